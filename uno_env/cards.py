@@ -1,0 +1,173 @@
+"""Cards, actions and their canonical text notation.
+
+Faces: ``c*13 + r`` for colour ``c`` (R, Y, G, B) and rank ``r`` (0-9, 10 Skip, 11 Reverse,
+12 Draw Two); 52 is Wild, 53 Wild Draw Four. Actions are the 80 ids documented in
+``docs/engine.md``. Names: ``R0``..``B9``, ``RS``, ``RR``, ``R+2``, ``W``, ``W+4``; wild plays
+name their colour (``W:G``, ``W+4:B``); other actions are ``draw``, ``keep``, ``challenge``,
+``accept``, ``uno``, ``catch``, ``pass``, ``colour:R`` and ``swap:k``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+COLOURS = "RYGB"
+NUM_COLOURS = 4
+NUM_RANKS = 13
+RANK_NAMES = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "S", "R", "+2")
+SKIP, REVERSE, DRAW_TWO = 10, 11, 12
+NUM_COLOURED_FACES = NUM_COLOURS * NUM_RANKS  # 52
+WILD = 52
+WILD_DRAW_FOUR = 53
+NUM_FACES = 54
+DECK_SIZE = 108
+NO_COLOUR = 4  # colour of a Wild starter before it is named
+
+# Actions.
+PLAY_WILD = 52  # 52..55: W naming colour c
+PLAY_WILD_DRAW_FOUR = 56  # 56..59: W+4 naming colour c
+DRAW = 60
+KEEP = 61
+CHALLENGE = 62
+ACCEPT = 63
+UNO = 64
+CATCH = 65
+PASS = 66
+NAME_COLOUR = 67  # 67..70: name the Wild starter's colour
+SWAP = 71  # 71..79: swap hands with the seat k = 1..9 places ahead
+NUM_PLAY_ACTIONS = 60
+NUM_ACTIONS = 80
+MAX_PLAYERS = 10
+
+FACE_COLOUR: npt.NDArray[np.int8] = np.array(
+    [f // NUM_RANKS for f in range(NUM_COLOURED_FACES)] + [NO_COLOUR, NO_COLOUR], dtype=np.int8
+)
+"""Colour of each face; wilds have ``NO_COLOUR``."""
+FACE_RANK: npt.NDArray[np.int8] = np.array(
+    [f % NUM_RANKS for f in range(NUM_COLOURED_FACES)] + [-1, -2], dtype=np.int8
+)
+"""Rank of each face; Wild is -1 and Wild Draw Four -2 so that no two wilds 'match by rank'."""
+FACE_POINTS: npt.NDArray[np.int32] = np.array(
+    [r if r < 10 else 20 for r in FACE_RANK[:NUM_COLOURED_FACES]] + [50, 50], dtype=np.int32
+)
+"""Points a face is worth when left in a hand."""
+FACE_NAMES: tuple[str, ...] = tuple(
+    [COLOURS[f // NUM_RANKS] + RANK_NAMES[f % NUM_RANKS] for f in range(NUM_COLOURED_FACES)]
+    + ["W", "W+4"]
+)
+
+ACTION_FACE: npt.NDArray[np.int8] = np.array(
+    list(range(NUM_COLOURED_FACES)) + [WILD] * 4 + [WILD_DRAW_FOUR] * 4 + [-1] * 20, dtype=np.int8
+)
+"""Face played by each action, -1 for non-play actions."""
+ACTION_COLOUR: npt.NDArray[np.int8] = np.array(
+    [f // NUM_RANKS for f in range(NUM_COLOURED_FACES)]
+    + [0, 1, 2, 3, 0, 1, 2, 3]
+    + [-1] * 7
+    + [0, 1, 2, 3]
+    + [-1] * 9,
+    dtype=np.int8,
+)
+"""Colour that each play (or colour-naming) action makes current, -1 otherwise."""
+
+ACTION_NAMES: tuple[str, ...] = (
+    FACE_NAMES[:NUM_COLOURED_FACES]
+    + tuple(f"W:{c}" for c in COLOURS)
+    + tuple(f"W+4:{c}" for c in COLOURS)
+    + ("draw", "keep", "challenge", "accept", "uno", "catch", "pass")
+    + tuple(f"colour:{c}" for c in COLOURS)
+    + tuple(f"swap:{k}" for k in range(1, MAX_PLAYERS))
+)
+assert len(ACTION_NAMES) == NUM_ACTIONS
+
+_FACE_IDS = {name: i for i, name in enumerate(FACE_NAMES)}
+_ACTION_IDS = {name: i for i, name in enumerate(ACTION_NAMES)}
+
+
+def _canonical_deck() -> npt.NDArray[np.int8]:
+    deck: list[int] = []
+    for c in range(NUM_COLOURS):
+        deck.append(c * NUM_RANKS)
+        for r in range(1, NUM_RANKS):
+            deck += [c * NUM_RANKS + r] * 2
+    deck += [WILD] * 4 + [WILD_DRAW_FOUR] * 4
+    return np.array(deck, dtype=np.int8)
+
+
+CANONICAL_DECK: npt.NDArray[np.int8] = _canonical_deck()
+"""The 108 cards in a fixed order (colour by colour, then the wilds)."""
+FACE_COUNTS: npt.NDArray[np.int16] = np.bincount(CANONICAL_DECK, minlength=NUM_FACES).astype(
+    np.int16
+)
+"""How many copies of each face the deck holds."""
+
+
+def card_name(face: int) -> str:
+    """Return the notation of a card face, e.g. ``G7``, ``RS``, ``W+4``."""
+    if not 0 <= int(face) < NUM_FACES:
+        raise ValueError(f"card face id must be in 0..{NUM_FACES - 1}, got {face}")
+    return FACE_NAMES[int(face)]
+
+
+def parse_card(name: str) -> int:
+    """Parse a card name (case-insensitive) into its face id.
+
+    Raises:
+        ValueError: naming the bad text and the valid forms.
+    """
+    key = name.strip().upper()
+    if key not in _FACE_IDS:
+        raise ValueError(
+            f"unknown card {name!r}: expected a colour R/Y/G/B followed by 0-9, S, R or +2 "
+            "(e.g. 'G7', 'RS', 'B+2'), or 'W' / 'W+4'"
+        )
+    return _FACE_IDS[key]
+
+
+def parse_cards(names: Iterable[str]) -> list[int]:
+    """Parse a sequence of card names into face ids."""
+    return [parse_card(n) for n in names]
+
+
+def action_name(action: int) -> str:
+    """Return the notation of an action id, e.g. ``G7``, ``W:B``, ``draw``, ``swap:2``."""
+    if not 0 <= int(action) < NUM_ACTIONS:
+        raise ValueError(f"action id must be in 0..{NUM_ACTIONS - 1}, got {action}")
+    return ACTION_NAMES[int(action)]
+
+
+def parse_action(name: str) -> int:
+    """Parse an action name (case-insensitive) into its id.
+
+    Raises:
+        ValueError: naming the bad text and the valid forms.
+    """
+    text = name.strip()
+    low = text.lower()
+    if low in _ACTION_IDS:
+        return _ACTION_IDS[low]
+    if ":" in text:
+        head, _, tail = text.partition(":")
+        if head.lower() in ("colour", "color"):
+            candidate = "colour:" + tail.strip().upper()
+        elif head.lower() == "swap":
+            candidate = "swap:" + tail.strip()
+        else:
+            candidate = head.strip().upper() + ":" + tail.strip().upper()
+    else:
+        candidate = text.upper()
+    if candidate in _ACTION_IDS:
+        return _ACTION_IDS[candidate]
+    raise ValueError(
+        f"unknown action {name!r}: expected a card like 'G7' or 'R+2', a wild naming its colour "
+        "like 'W:G' or 'W+4:B', or one of draw, keep, challenge, accept, uno, catch, pass, "
+        "colour:R, swap:1"
+    )
+
+
+def action_names(actions: Sequence[int] | npt.NDArray[np.integer]) -> list[str]:
+    """Return the names of several action ids."""
+    return [action_name(int(a)) for a in actions]
