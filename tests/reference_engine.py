@@ -20,6 +20,11 @@ Conventions that must match the core exactly:
 * Re-drawing a Wild Draw Four starter (or any wild with ``starter_redraw_wilds``): the starter
   goes back on top of the draw pile and ``old`` is the whole draw pile ``deck[draw_pos:]``, top
   first; ``new`` replaces it in place.
+
+Where docs/engine.md says nothing, this engine makes the same choice as the batched core and
+says so where it happens: a finished hand clears ``declared``; a truncated hand clears
+``uno_exposed``; ``wd4_illegal`` is cleared when the Wild Draw Four is resolved (it is only
+meaningful in the CHALLENGE phase, and the differential test compares it only there).
 """
 
 from __future__ import annotations
@@ -330,9 +335,7 @@ class RefGame:
 
     def _may_declare(self) -> bool:
         return (
-            bool(self.rules.uno_call)
-            and sum(self.hands[self.current]) == 2
-            and not self.declared
+            bool(self.rules.uno_call) and sum(self.hands[self.current]) == 2 and not self.declared
         )
 
     def legal_actions(self) -> list[int]:
@@ -385,7 +388,6 @@ class RefGame:
                 f"{self.current}; legal: {[action_name(a) for a in legal]}"
             )
         self.history.append(action)
-        actor = self.current
         if action == UNO:
             self.declared = True
         elif action == CATCH:
@@ -395,8 +397,6 @@ class RefGame:
         else:
             self.uno_exposed = -1
             self._apply_decision(action)
-        if self.current != actor:
-            self.declared = False
         self.turn += 1
         if self.phase != PHASE_OVER and self.turn >= self.rules.max_turns:
             self._truncate()
@@ -423,7 +423,7 @@ class RefGame:
             self._pass_turn(self.seat(self.direction))
         elif action == ACCEPT:
             self._draw(self.current, self.pending)
-            self.wd4_illegal = False
+            self.wd4_illegal = False  # resolved (docs silent)
             self._pass_turn(self.seat(self.direction))
         elif action == CHALLENGE:
             self._challenge()
@@ -432,9 +432,13 @@ class RefGame:
             self._play(face, colour)
 
     def _pass_turn(self, seat: int) -> None:
-        """Give a normal turn (phase PLAY) to ``seat`` and clear per-decision fields."""
+        """The turn passes to ``seat`` (possibly the same seat) and starts clean.
+
+        docs/engine.md: phase PLAY, ``declared`` false, ``drawn`` -1, ``pending`` 0,
+        ``wd4_seat`` -1 -- even when the same seat plays again (two-player Skip).
+        """
         self.current = seat
-        self.declared = False  # TEMP mimic core
+        self.declared = False
         self.phase = PHASE_PLAY
         self.drawn = -1
         self.pending = 0
@@ -454,7 +458,7 @@ class RefGame:
     def _challenge(self) -> None:
         """Resolve a challenge of the Wild Draw Four played by ``wd4_seat``."""
         guilty = self.wd4_illegal
-        self.wd4_illegal = False
+        self.wd4_illegal = False  # resolved (docs silent)
         self.events["challenge_guilty" if guilty else "challenge_innocent"] += 1
         if guilty:
             self._draw(self.wd4_seat, 4)
@@ -480,8 +484,6 @@ class RefGame:
             self.uno_exposed = seat
             self.events["exposed"] += 1
         if cards_left == 0:
-            if face_rank(face) == REVERSE:
-                self.direction = -self.direction  # TEMP mimic core
             self._finish_hand(seat, face)
             return
         rank = face_rank(face)
@@ -512,7 +514,11 @@ class RefGame:
     # ------------------------------------------------------------------ end of hand
 
     def _finish_hand(self, seat: int, face: int) -> None:
-        """``seat`` went out with ``face``: final penalty, then winner_takes scoring."""
+        """``seat`` went out with ``face``: final penalty, then winner_takes scoring.
+
+        Only a last Draw Two or Wild Draw Four still acts (the next seat draws, no challenge);
+        a last Skip or Reverse does nothing: the direction is left as it was.
+        """
         victim = self.seat(self.direction, seat)
         self.events["won"] += 1
         if face_rank(face) == DRAW_TWO:

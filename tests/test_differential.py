@@ -35,6 +35,8 @@ from uno_env.cards import (
     NUM_FACES,
     UNO,
     action_names,
+    parse_action,
+    parse_cards,
 )
 from uno_env.rules import Rules
 
@@ -101,6 +103,7 @@ NEVER_UNO = Policy("never-uno-always-catch", ((UNO, 0.0), (CATCH, 1.0), (DRAW, 0
 ALWAYS_CHALLENGE = Policy("always-challenge", ((CHALLENGE, 1.0), (DRAW, 0.1), (UNO, 0.5)))
 ALWAYS_DRAW = Policy("always-draw-keep", ((DRAW, 1.0), (KEEP, 1.0)))
 MOSTLY_DRAW = Policy("mostly-draw", ((DRAW, 0.8), (KEEP, 0.5), (CATCH, 0.5)))
+HALF_UNO = Policy("half-uno-always-catch", ((UNO, 0.5), (CATCH, 1.0), (DRAW, 0.1)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,6 +132,7 @@ class Mirror:
         self.arrays["discard"] = np.zeros((b, DECK_SIZE), dtype=np.int64)
         self.arrays["mask"] = np.zeros((b, NUM_ACTIONS), dtype=bool)
         self.legal = [[] for _ in range(b)]
+        self._deck_shuffles = [-1] * b  # the deck only changes when it is shuffled
         for i in range(b):
             self.refresh(i)
 
@@ -140,7 +144,9 @@ class Mirror:
         a["hand_points"][i] = g.hand_points
         a["scores"][i] = g.scores
         a["hands"][i] = g.hands
-        a["deck"][i] = g.deck
+        if self._deck_shuffles[i] != g.shuffles:
+            a["deck"][i] = g.deck
+            self._deck_shuffles[i] = g.shuffles
         a["discard"][i, : len(g.discard)] = g.discard
         self.legal[i] = g.legal_actions()
         a["mask"][i] = False
@@ -270,23 +276,39 @@ def run_batch(
 
 @dataclass(frozen=True)
 class Case:
+    """A batch of random games: rules, policy, how many games (and hands per match), and the
+    rule branches (reference-engine events) that the case must reach."""
+
     label: str
     rules: Rules
     policy: Policy
     games: int
     hands: int = 1
+    expect: tuple[str, ...] = ()
 
 
 CASES = [
-    Case("2p", Rules(num_players=2), PLAYER, 256),
+    Case("2p", Rules(num_players=2), PLAYER, 192, expect=("two_player_reverse", "exposed")),
     Case("2p-uniform", Rules(num_players=2, max_turns=300), UNIFORM, 64),
-    Case("3p", Rules(num_players=3), PLAYER, 192),
-    Case("4p", Rules(num_players=4), PLAYER, 256),
+    Case("3p", Rules(num_players=3), PLAYER, 192, expect=("catch", "challenge_guilty")),
+    Case("4p", Rules(num_players=4), PLAYER, 192, expect=("final_draw_two", "final_reverse")),
     Case("4p-uniform", Rules(num_players=4, max_turns=300), UNIFORM, 64),
-    Case("7p", Rules(num_players=7), PLAYER, 192),
-    Case("4p-never-uno", Rules(num_players=4), NEVER_UNO, 128),
-    Case("2p-never-uno", Rules(num_players=2), NEVER_UNO, 64),
-    Case("3p-always-challenge", Rules(num_players=3), ALWAYS_CHALLENGE, 128),
+    Case("7p", Rules(num_players=7), PLAYER, 192, expect=("reshuffle", "starter_redraw")),
+    Case(
+        "4p-never-uno",
+        Rules(num_players=4, max_turns=300),
+        NEVER_UNO,
+        128,
+        expect=("catch", "exposed", "truncated"),
+    ),
+    Case("2p-never-uno", Rules(num_players=2, max_turns=400), NEVER_UNO, 64, expect=("catch",)),
+    Case(
+        "3p-always-challenge",
+        Rules(num_players=3),
+        ALWAYS_CHALLENGE,
+        128,
+        expect=("challenge_guilty", "challenge_innocent"),
+    ),
     Case("2p-always-challenge", Rules(num_players=2), ALWAYS_CHALLENGE, 64),
     Case("2p-no-two-player-rules", Rules(num_players=2, two_player_rules=False), PLAYER, 128),
     Case("4p-no-challenge", Rules(num_players=4, wd4_challenge=False), PLAYER, 128),
@@ -297,36 +319,65 @@ CASES = [
         64,
     ),
     Case("4p-no-uno-call", Rules(num_players=4, uno_call=False), PLAYER, 128),
-    Case("6p-hand2-penalty4", Rules(num_players=6, hand_size=2, uno_penalty=4), NEVER_UNO, 64),
+    Case(
+        "6p-hand2-penalty4",
+        Rules(num_players=6, hand_size=2, uno_penalty=4, max_turns=300),
+        HALF_UNO,
+        64,
+        expect=("catch", "won"),
+    ),
     Case(
         "10p-hand9-always-draw",
         Rules(num_players=10, hand_size=9, max_turns=250),
         ALWAYS_DRAW,
         32,
+        expect=("both_piles_empty", "truncated"),
     ),
     Case(
         "10p-hand9-mostly-draw",
         Rules(num_players=10, hand_size=9, max_turns=400),
         MOSTLY_DRAW,
         32,
+        expect=("both_piles_empty", "reshuffle"),
     ),
-    Case("10p-hand9", Rules(num_players=10, hand_size=9), PLAYER, 64),
-    Case("5p-max-turns-25", Rules(num_players=5, max_turns=25), PLAYER, 128),
-    Case("4p-redraw-wilds", Rules(num_players=4, starter_redraw_wilds=True), PLAYER, 128),
-    Case("3p-match", Rules(num_players=3, target_score=120), PLAYER, 64, hands=8),
-    Case("2p-match", Rules(num_players=2, target_score=100, hand_size=4), PLAYER, 64, hands=8),
+    Case("10p-hand9", Rules(num_players=10, hand_size=9), PLAYER, 64, expect=("reshuffle",)),
+    Case("5p-max-turns-25", Rules(num_players=5, max_turns=25), PLAYER, 128, expect=("truncated",)),
+    Case(
+        "4p-redraw-wilds",
+        Rules(num_players=4, starter_redraw_wilds=True),
+        PLAYER,
+        128,
+        expect=("starter_redraw",),
+    ),
+    Case(
+        "3p-match",
+        Rules(num_players=3, target_score=120),
+        PLAYER,
+        64,
+        hands=8,
+        expect=("match_over",),
+    ),
+    Case(
+        "2p-match",
+        Rules(num_players=2, target_score=100, hand_size=4),
+        PLAYER,
+        64,
+        hands=8,
+        expect=("match_over",),
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.label for c in CASES])
 def test_engines_agree_under_random_play(case: Case) -> None:
-    played = 0
+    events: Counter[str] = Counter()
     for k in range(0, case.games, 64):
         seed = 1000 * CASES.index(case) + k
-        played += run_batch(
-            case.rules, case.policy, seed, min(64, case.games - k), case.label, case.hands
-        )
-    assert played >= case.games
+        batch = min(64, case.games - k)
+        events += run_batch(case.rules, case.policy, seed, batch, case.label, case.hands)
+    assert events["hands"] >= case.games
+    missing = [e for e in case.expect if events[e] == 0]
+    assert not missing, f"{case.label}: never reached {missing}; events: {dict(events)}"
 
 
 def test_cover_at_least_2000_games() -> None:
@@ -355,7 +406,9 @@ def test_every_starter_card(num_players: int) -> None:
     faces = list(range(NUM_FACES)) * 2
     keys = np.random.SeedSequence(77 + num_players).generate_state(len(faces), dtype=np.uint64)
     dealers = np.arange(len(faces)) % num_players
-    decks = [_deck_with_starter(int(k), num_players, 7, f) for k, f in zip(keys, faces, strict=True)]
+    decks = [
+        _deck_with_starter(int(k), num_players, 7, f) for k, f in zip(keys, faces, strict=True)
+    ]
     state = core.init(rules, len(faces), keys=keys, dealer=dealers, decks=np.array(decks))
     games = [
         RefGame(rules, int(k), dealer=int(d), deck=deck)
@@ -363,6 +416,63 @@ def test_every_starter_card(num_players: int) -> None:
     ]
     mirror = Mirror(rules, games, f"starter {num_players}p")
     play_hand(rules, state, mirror, PLAYER, np.random.default_rng(num_players))
+
+
+# ---------------------------------------------------------------------------------------------
+# Scripted games on stacked decks (one per subtle rule of docs/engine.md)
+# ---------------------------------------------------------------------------------------------
+
+
+def stacked_deck(top_cards: list[str]) -> list[int]:
+    """A deck that starts with ``top_cards`` (names), the rest in canonical order."""
+    front = parse_cards(top_cards)
+    rest = [int(f) for f in CANONICAL_DECK]
+    for face in front:
+        rest.remove(face)
+    return front + rest
+
+
+def play_script(rules: Rules, top_cards: list[str], script: list[str], label: str) -> RefGame:
+    """Deal ``top_cards`` with dealer 0 and play ``script`` in both engines, comparing."""
+    deck = stacked_deck(top_cards)
+    state = core.init(rules, 1, keys=np.array([7], dtype=np.uint64), dealer=0, decks=deck)
+    mirror = Mirror(rules, [RefGame(rules, 7, dealer=0, deck=deck)], label)
+    compare(state, mirror, "after the deal")
+    for n, name in enumerate(script, 1):
+        action = parse_action(name)
+        mirror.games[0].step(action)
+        mirror.refresh(0)
+        state = core.step(rules, state, np.array([action]))
+        compare(state, mirror, f"after scripted action {n} ({name})")
+    return mirror.games[0]
+
+
+def test_a_new_turn_of_the_same_seat_starts_clean() -> None:
+    """docs: whenever the turn passes, even to the same seat (two-player Skip), ``declared``
+    is reset.
+
+    Seat 1 holds RS R5 on R3: it declares, plays RS and plays again with ``declared`` false; it
+    draws R7 (two cards again, so it may declare again) and plays it without declaring: exposed.
+    """
+    rules = Rules(num_players=2, hand_size=2)
+    deck = ["RS", "Y1", "R5", "Y2", "R3", "R7"]
+    game = play_script(rules, deck, ["uno", "RS", "draw", "R7"], "2p")
+    assert game.uno_exposed == 1 and game.current == 0
+
+
+def test_a_final_reverse_does_not_turn_the_direction() -> None:
+    """docs: the hand ends before a last card's effect (only +2/W+4 still make a seat draw)."""
+    rules = Rules(num_players=3, hand_size=1)
+    game = play_script(rules, ["RR", "Y1", "Y2", "R3"], ["RR"], "3p")
+    assert game.done and game.direction == 1
+
+
+def test_final_draw_two_and_wild_draw_four_still_make_the_next_seat_draw() -> None:
+    rules = Rules(num_players=3, hand_size=1)
+    game = play_script(rules, ["R+2", "Y1", "Y2", "R3"], ["R+2"], "final +2")
+    assert game.winner == 1 and sum(game.hands[2]) == 3
+    game = play_script(rules, ["W+4", "Y1", "Y2", "R3"], ["W+4:G"], "final W+4")
+    assert game.winner == 1 and sum(game.hands[2]) == 5
 
 
 # ---------------------------------------------------------------------------------------------

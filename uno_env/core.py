@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.rng import derive_keys, keyed_permutation, keyed_randint
+from uno_env.rng import derive_keys, keyed_bits, keyed_permutation, keyed_randint
 from uno_env.rules import Rules
 
 __all__ = [
@@ -85,6 +85,7 @@ class UnoState:
     discard: npt.NDArray[np.int8]
     discard_len: npt.NDArray[np.int16]
     hands: npt.NDArray[np.int8]
+    hand_size: npt.NDArray[np.int16]
     top: npt.NDArray[np.int8]
     colour: npt.NDArray[np.int8]
     direction: npt.NDArray[np.int8]
@@ -163,6 +164,26 @@ FACE_PLAY_ACTIONS = np.zeros((C.NUM_FACES, C.NUM_PLAY_ACTIONS), dtype=bool)
 for _a in range(C.NUM_PLAY_ACTIONS):
     FACE_PLAY_ACTIONS[C.ACTION_FACE[_a], _a] = True
 SORTED_DECK = np.sort(C.CANONICAL_DECK)
+FACE_MATCH = np.ones((C.NUM_FACES * (C.NUM_COLOURS + 1), C.NUM_FACES), dtype=bool)
+"""FACE_MATCH[top * 5 + colour] marks the faces that may be played on them (wilds always)."""
+FACE_MATCH[:, : C.NUM_COLOURED_FACES] = PLAYABLE.reshape(-1, C.NUM_COLOURED_FACES)
+
+# The mask is gathered from per-game "parts": one per face (held and playable), then one per
+# other decision. _ACTION_PART[a] is the part that makes action a legal.
+_PART_DRAW, _PART_KEEP, _PART_CHALLENGE, _PART_UNO, _PART_CATCH, _PART_NAME_COLOUR = range(
+    C.NUM_FACES, C.NUM_FACES + 6
+)
+_PART_NEVER = C.NUM_FACES + 6  # always False (actions of house rules not yet in play)
+_NUM_PARTS = C.NUM_FACES + 7
+_ACTION_PART = np.full(C.NUM_ACTIONS, _PART_NEVER, dtype=np.intp)
+_ACTION_PART[: C.NUM_PLAY_ACTIONS] = C.ACTION_FACE[: C.NUM_PLAY_ACTIONS]
+_ACTION_PART[C.DRAW] = _PART_DRAW
+_ACTION_PART[C.KEEP] = _PART_KEEP
+_ACTION_PART[C.CHALLENGE] = _PART_CHALLENGE
+_ACTION_PART[C.ACCEPT] = _PART_CHALLENGE
+_ACTION_PART[C.UNO] = _PART_UNO
+_ACTION_PART[C.CATCH] = _PART_CATCH
+_ACTION_PART[C.NAME_COLOUR : C.NAME_COLOUR + 4] = _PART_NAME_COLOUR
 
 
 # ----------------------------------------------------------------------------------------
@@ -272,6 +293,7 @@ def _deal(
         discard=np.zeros((n_games, C.DECK_SIZE), dtype=np.int8),
         discard_len=np.zeros(n_games, dtype=np.int16),
         hands=hands.reshape(n_games, n_players, C.NUM_FACES).astype(np.int8),
+        hand_size=np.full((n_games, n_players), rules.hand_size, dtype=np.int16),
         top=np.zeros(n_games, dtype=np.int8),
         colour=np.zeros(n_games, dtype=np.int8),
         direction=np.ones(n_games, dtype=np.int8),
@@ -303,13 +325,14 @@ def _turn_starter(rules: Rules, s: UnoState) -> None:
     games = np.arange(s.batch_size)
     while True:
         starter = s.deck[games, s.draw_pos.astype(np.int64)]
-        for g in np.flatnonzero(np.isin(starter, redraw_faces)):
-            # The card goes back into the draw pile, which is reshuffled; a new card is turned.
-            start = int(s.draw_pos[g])
-            pile = s.deck[g, start:].copy()
-            s.deck[g, start:] = pile[_next_permutation(s, int(g), pile.shape[0])]
-        if not np.isin(starter, redraw_faces).any():
+        redraw = np.flatnonzero(np.isin(starter, redraw_faces))
+        if not redraw.size:
             break
+        # The card goes back into the draw pile, which is reshuffled; a new card is turned.
+        start = s.draw_pos[redraw].astype(np.int64)
+        n = C.DECK_SIZE - start
+        order = _shuffle_orders(s, redraw, n)
+        _place_shuffled(s.deck, redraw, start, s.deck, redraw, start, order, n)
     s.draw_pos += 1
     s.discard[:, 0] = starter
     s.discard_len[:] = 1
@@ -330,11 +353,38 @@ def _turn_starter(rules: Rules, s: UnoState) -> None:
         _draw_cards(s, draw_two, victims, np.full(draw_two.size, 2, dtype=np.int64))
 
 
-def _next_permutation(s: UnoState, game: int, n: int) -> IntArray:
-    """The permutation for the game's next reshuffle (and count the reshuffle)."""
-    stream = int(s.hand_no[game]) * STREAM_STRIDE + int(s.shuffles[game]) + 1
-    s.shuffles[game] += 1
-    return keyed_permutation(s.key[game : game + 1], stream, n)[0]
+_SORT_LAST = np.uint64(2**64 - 1)
+
+
+def _shuffle_orders(s: UnoState, games: IntArray, n: IntArray) -> IntArray:
+    """Permutations for the next reshuffle of each game (and count the reshuffles).
+
+    Row i's first ``n[i]`` entries are ``keyed_permutation(key, stream, n[i])``: the hash of
+    an index does not depend on how many are drawn, and the padding sorts last.
+    """
+    streams = s.hand_no[games].astype(np.uint64) * np.uint64(STREAM_STRIDE) + (
+        s.shuffles[games].astype(np.uint64) + np.uint64(1)
+    )
+    s.shuffles[games] += 1
+    bits = keyed_bits(s.key[games], streams, C.DECK_SIZE)
+    bits[np.arange(C.DECK_SIZE)[None, :] >= n[:, None]] = _SORT_LAST
+    return np.argsort(bits, axis=1, kind="stable")
+
+
+def _place_shuffled(
+    dest: npt.NDArray[np.int8],
+    dest_games: IntArray,
+    dest_start: IntArray,
+    src: npt.NDArray[np.int8],
+    src_games: IntArray,
+    src_start: IntArray,
+    order: IntArray,
+    n: IntArray,
+) -> None:
+    """``dest[g, dest_start + i] = src[g, src_start + order[i]]`` for ``i < n`` in each row."""
+    rows, cols = np.nonzero(np.arange(C.DECK_SIZE)[None, :] < n[:, None])
+    values = src[src_games[rows], src_start[rows] + order[rows, cols]]
+    dest[dest_games[rows], dest_start[rows] + cols] = values
 
 
 # ----------------------------------------------------------------------------------------
@@ -368,34 +418,37 @@ def _wd4_allowed(rules: Rules, have: BoolArray, colour: npt.NDArray[np.int8]) ->
 def _compute_mask(rules: Rules, s: UnoState) -> BoolArray:
     n_games = s.batch_size
     games = np.arange(n_games)
-    hand = s.hands[games, s.current]
-    have = hand > 0
+    current = s.current.astype(np.intp)
     phase = s.phase
     in_play = phase == PLAY
-    after_draw = phase == AFTER_DRAW
-    can_play = in_play | after_draw
-
-    mask = np.zeros((n_games, C.NUM_ACTIONS), dtype=bool)
-    plays = mask[:, : C.NUM_PLAY_ACTIONS]
-    plays[:, : C.NUM_COLOURED_FACES] = have[:, : C.NUM_COLOURED_FACES] & PLAYABLE[s.top, s.colour]
-    plays[:, C.PLAY_WILD : C.PLAY_WILD + 4] = have[:, C.WILD, None]
-    wd4 = have[:, C.WILD_DRAW_FOUR] & _wd4_allowed(rules, have, s.colour)
-    plays[:, C.PLAY_WILD_DRAW_FOUR : C.PLAY_WILD_DRAW_FOUR + 4] = wd4[:, None]
-    plays &= can_play[:, None]
-    if after_draw.any():
-        rows = np.flatnonzero(after_draw)
-        plays[rows] &= FACE_PLAY_ACTIONS[s.drawn[rows]]
-    mask[:, C.DRAW] = in_play
-    mask[:, C.KEEP] = after_draw
-    facing_wd4 = phase == CHALLENGE_PHASE
-    mask[:, C.CHALLENGE] = facing_wd4
-    mask[:, C.ACCEPT] = facing_wd4
-    mask[:, C.NAME_COLOUR : C.NAME_COLOUR + 4] = (phase == CHOOSE_COLOUR)[:, None]
+    # One row of "ingredients" per game, then one gather spreads them over the 80 actions.
+    parts = np.zeros((n_games, _NUM_PARTS), dtype=bool)
+    have = np.greater(s.hands[games, current], 0, out=parts[:, : C.NUM_FACES])
+    # A card held that matches the top card and the colour (wilds always match).
+    have &= FACE_MATCH[s.top.astype(np.intp) * (C.NUM_COLOURS + 1) + s.colour]
+    if not (rules.wd4_challenge or rules.wd4_anytime):
+        holds = s.hands[games, current] > 0
+        have[:, C.WILD_DRAW_FOUR] &= _wd4_allowed(rules, holds, s.colour)
+    parts[:, _PART_DRAW] = in_play
     if rules.uno_call:
-        two_cards = hand.sum(axis=1, dtype=np.int16) == 2
-        mask[:, C.UNO] = can_play & two_cards & ~s.declared
-        mask[:, C.CATCH] = (phase != OVER) & (s.uno_exposed >= 0) & (s.uno_exposed != s.current)
-    return mask
+        can_play = in_play | (phase == AFTER_DRAW)
+        two_cards = s.hand_size[games, current] == 2
+        parts[:, _PART_UNO] = can_play & two_cards & ~s.declared
+        exposed = s.uno_exposed
+        parts[:, _PART_CATCH] = (phase != OVER) & (exposed >= 0) & (exposed != s.current)
+    special = np.flatnonzero(~in_play)  # few games: after a draw, a challenge, over...
+    if special.size:
+        sub = parts[special]
+        sub[:, : C.NUM_FACES] = False
+        sub_phase = phase[special]
+        after = sub_phase == AFTER_DRAW
+        # Only the card just drawn may be played (it was playable when drawn).
+        sub[np.flatnonzero(after), s.drawn[special[after]]] = True
+        sub[:, _PART_KEEP] = after
+        sub[:, _PART_CHALLENGE] = sub_phase == CHALLENGE_PHASE
+        sub[:, _PART_NAME_COLOUR] = sub_phase == CHOOSE_COLOUR
+        parts[special] = sub
+    return parts[:, _ACTION_PART]
 
 
 # ----------------------------------------------------------------------------------------
@@ -601,12 +654,13 @@ def _play(
         held = (s.hands[games[wd4], seats[wd4]] > 0) & COLOUR_MEMBERS[s.colour[games[wd4]]]
         s.wd4_illegal[games[wd4]] = held.any(axis=1)
     s.hands[games, seats, faces] -= 1
+    s.hand_size[games, seats] -= 1
     s.discard[games, s.discard_len[games]] = faces
     s.discard_len[games] += 1
     s.top[games] = faces
     s.colour[games] = C.ACTION_COLOUR[acts]
     s.drawn[games] = -1
-    left = s.hands[games, seats].sum(axis=1, dtype=np.int16)
+    left = s.hand_size[games, seats]
     if rules.uno_call:
         exposed = (left == 1) & ~s.declared[games]
         s.uno_exposed[games[exposed]] = seats[exposed]
@@ -660,45 +714,53 @@ def _end_hand(rules: Rules, s: UnoState, games: IntArray, winners: IntArray) -> 
 def _draw_cards(s: UnoState, games: IntArray, seats: IntArray, counts: IntArray) -> IntArray:
     """Move cards from the draw pile to the seats' hands, reshuffling when it runs out.
 
-    ``games`` must not repeat. Returns the last face drawn per game (-1 if none could be).
+    ``games`` must not repeat. Returns the last face drawn per game (-1 if none could be:
+    both piles empty).
     """
     last = np.full(games.shape, -1, dtype=np.int64)
-    # Games whose pile may run out mid-draw take the careful path, one card at a time.
-    short = s.draw_pos[games] + counts > C.DECK_SIZE
-    rows = np.flatnonzero(~short)
-    g, seat, n = games[rows], seats[rows], counts[rows]
-    for k in range(int(n.max(initial=0))):
-        sel = np.flatnonzero(n > k)
-        gk = g[sel]
-        pos = s.draw_pos[gk].astype(np.int64)
-        faces = s.deck[gk, pos]
-        s.hands[gk, seat[sel], faces] += 1
-        s.draw_pos[gk] += 1
-        last[rows[sel]] = faces
-    for row in np.flatnonzero(short):
-        game = int(games[row])
-        for _ in range(int(counts[row])):
-            if s.draw_pos[game] >= C.DECK_SIZE:
-                _reshuffle_discards(s, game)
-            if s.draw_pos[game] >= C.DECK_SIZE:
-                break  # both piles are empty: nothing left to draw
-            face = int(s.deck[game, s.draw_pos[game]])
-            s.hands[game, seats[row], face] += 1
-            s.draw_pos[game] += 1
-            last[row] = face
+    # Most games have the cards in the pile: take them all at once.
+    enough = s.draw_pos[games] + counts <= C.DECK_SIZE
+    rows = np.flatnonzero(enough)
+    if rows.size:
+        g, n = games[rows], counts[rows]
+        card_row = np.repeat(np.arange(rows.size), n)  # one entry per card drawn
+        first = np.cumsum(n) - n
+        pos = s.draw_pos[g].astype(np.int64)[card_row] + np.arange(card_row.size) - first[card_row]
+        faces = s.deck[g[card_row], pos]
+        np.add.at(s.hands, (g[card_row], seats[rows][card_row], faces), 1)
+        s.hand_size[g, seats[rows]] += n.astype(np.int16)
+        s.draw_pos[g] += n.astype(np.int16)
+        last[rows] = faces[first + n - 1]
+    # The others draw one card at a time, reshuffling the discards when the pile runs out.
+    short = np.flatnonzero(~enough)
+    for k in range(int(counts[short].max(initial=0))):
+        sel = short[counts[short] > k]
+        g = games[sel]
+        empty = s.draw_pos[g] >= C.DECK_SIZE
+        if empty.any():
+            _reshuffle_discards(s, g[empty])
+            can = s.draw_pos[g] < C.DECK_SIZE  # both piles may be empty: nothing to draw
+            g, sel = g[can], sel[can]
+        faces = s.deck[g, s.draw_pos[g].astype(np.int64)]
+        s.hands[g, seats[sel], faces] += 1
+        s.hand_size[g, seats[sel]] += 1
+        s.draw_pos[g] += 1
+        last[sel] = faces
     return last
 
 
-def _reshuffle_discards(s: UnoState, game: int) -> None:
-    """Shuffle the discard pile, except its top card, into a new draw pile."""
-    n = int(s.discard_len[game]) - 1
-    if n <= 0:
+def _reshuffle_discards(s: UnoState, games: IntArray) -> None:
+    """Shuffle each game's discard pile, except its top card, into a new draw pile."""
+    n = s.discard_len[games].astype(np.int64) - 1
+    games, n = games[n > 0], n[n > 0]
+    if not games.size:
         return
-    rest = s.discard[game, :n].copy()
-    s.deck[game, C.DECK_SIZE - n :] = rest[_next_permutation(s, game, n)]
-    s.draw_pos[game] = C.DECK_SIZE - n
-    s.discard[game, 0] = s.discard[game, n]
-    s.discard_len[game] = 1
+    order = _shuffle_orders(s, games, n)
+    zero = np.zeros_like(n)
+    _place_shuffled(s.deck, games, C.DECK_SIZE - n, s.discard, games, zero, order, n)
+    s.draw_pos[games] = C.DECK_SIZE - n
+    s.discard[games, 0] = s.discard[games, n]
+    s.discard_len[games] = 1
 
 
 # ----------------------------------------------------------------------------------------

@@ -74,4 +74,5 @@ def derive_keys(seed: int | np.random.Generator | None, count: int) -> npt.NDArr
         raise ValueError(
             f"seed must be a non-negative int, a numpy Generator or None, got {seed!r}"
         )
-    return np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
+    state = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
+    return np.asarray(state, dtype=np.uint64)

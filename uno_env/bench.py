@@ -1,0 +1,142 @@
+"""Engine throughput benchmark: uno-lab's batched core against RLCard's UNO env, in one run.
+
+Run ``python -m uno_env.bench`` (or ``make bench``). It measures random-legal-play throughput
+(legal mask + random choice + step, finished games auto-reset) at several batch sizes, and
+RLCard 1.2.0's bare ``env.step`` loop with random legal actions, then prints a table and a
+JSON line with the ratios. Each figure is the median of several timed repeats; timings on a
+shared machine are noisy, so compare the ratios, which are measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from uno_env import core
+from uno_env.rng import derive_keys
+from uno_env.rules import Rules, load_rules
+from uno_env.sampling import uniform_legal_actions
+
+__all__ = ["BenchResult", "engine_steps_per_second", "main"]
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """One throughput figure: the median and all repeats, in units per second."""
+
+    name: str
+    median: float
+    repeats: tuple[float, ...]
+
+
+def engine_steps_per_second(rules: Rules, batch_size: int, seconds: float, seed: int = 0) -> float:
+    """Random legal play on the batched core; return game-steps per second.
+
+    One game-step is one decision in one live game (so a batch step of B live games counts
+    B). Finished games are replaced by fresh ones in groups of at least 1/64 of the batch,
+    so that at least ~98% of the batch is live and the replacement cost is amortised.
+    """
+    rng = np.random.default_rng(seed)
+    state = core.init(rules, batch_size, seed=seed)
+    fresh_keys = np.random.default_rng(seed + 1)
+    steps = 0
+    # Warm up once so that first-call costs are not timed.
+    state = core.step(
+        rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
+    )
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        mask = core.legal_action_mask(rules, state)
+        live = state.live
+        steps += int(np.count_nonzero(live))
+        state = core.step(rules, state, uniform_legal_actions(mask, rng))
+        finished = np.flatnonzero(~state.live)
+        if finished.size * 64 >= batch_size:
+            state = core.reset_games(rules, state, finished, derive_keys(fresh_keys, finished.size))
+        if time.perf_counter() >= deadline:
+            break
+    return steps / (time.perf_counter() - start)
+
+
+def _rlcard_rate(seconds: float, seed: int) -> float | None:
+    try:
+        from uno_env.bench_rlcard import rlcard_steps_per_second
+    except ImportError:  # the bench extra (rlcard) is not installed
+        return None
+    return rlcard_steps_per_second(seconds=seconds, seed=seed)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, float]:
+    """Run the benchmark, print a table and a JSON line, and return the figures."""
+    parser = argparse.ArgumentParser(prog="python -m uno_env.bench", description=__doc__)
+    parser.add_argument("--rules", default="official", help="rules preset or YAML path")
+    parser.add_argument("--players", type=int, default=2, help="players per game (RLCard: 2)")
+    parser.add_argument(
+        "--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 4096], help="B values"
+    )
+    parser.add_argument("--seconds", type=float, default=6.0, help="time per figure")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats per figure (median)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
+    args = parser.parse_args(argv)
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+    rules = load_rules(args.rules, num_players=args.players)
+    # Interleave the repeats (peer, then each batch size) so that load on the shared machine
+    # hits every figure alike; each figure is the median of its repeats.
+    per_figure = args.seconds / args.repeats
+    samples: dict[str, list[float]] = {}
+    rlcard_missing = args.no_rlcard
+    for rep in range(args.repeats):
+        if not rlcard_missing:
+            rate = _rlcard_rate(per_figure, args.seed + rep)
+            if rate is None:
+                rlcard_missing = True
+                print(
+                    "rlcard is not installed (pip install '.[bench]'): peer skipped",
+                    file=sys.stderr,
+                )
+            else:
+                samples.setdefault("RLCard 1.2.0 env.step loop", []).append(rate)
+        for batch in args.batch_sizes:
+            rate = engine_steps_per_second(rules, batch, per_figure, args.seed + rep)
+            samples.setdefault(f"uno-lab core B={batch}", []).append(rate)
+    rows = [
+        (label, BenchResult(label, statistics.median(rates), tuple(rates)))
+        for label, rates in samples.items()
+    ]
+    peer = rows[0][1] if rows and rows[0][0].startswith("RLCard") else None
+    figures: dict[str, float] = {}
+    if peer is not None:
+        figures["rlcard_steps_per_s"] = peer.median
+    for batch in args.batch_sizes:
+        median = statistics.median(samples[f"uno-lab core B={batch}"])
+        figures[f"engine_B{batch}_steps_per_s"] = median
+        if peer is not None:
+            figures[f"ratio_B{batch}"] = median / peer.median
+
+    print(f"Random legal play, {rules.num_players} players, rules {args.rules!r}")
+    print(f"{'engine':<32}{'steps/s (median)':>18}{'vs RLCard':>12}   repeats")
+    for label, res in rows:
+        ratio = f"{res.median / peer.median:.1f}x" if peer is not None else "-"
+        reps = ", ".join(f"{r:,.0f}" for r in res.repeats)
+        print(f"{label:<32}{res.median:>18,.0f}{ratio:>12}   [{reps}]")
+    print(json.dumps({k: round(v, 2) for k, v in figures.items()}))
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,297 @@
+"""State invariants of the batched core, checked over a whole batch at once.
+
+:func:`check_invariants` returns human-readable violations (an empty list when the batch is
+consistent); :func:`assert_invariants` raises them as an :class:`AssertionError`. The checks
+are vectorised (a few array passes over the batch), so the fuzzers and environment wrappers
+can afford them on every step. Every state that ``init``, ``step``, ``next_hand`` and
+``reset_games`` return must pass.
+
+What is checked (``docs/engine.md`` is the contract):
+
+* cards: 108 per game in hands + draw pile ``deck[draw_pos:]`` + discard pile
+  ``discard[:discard_len]``, and per face exactly the deck's count of that face; no negative
+  hand counts; pile bounds in range; ``top == discard[discard_len - 1]``;
+* turn state: current seat in range, phase a known value, direction +-1, colour 0..3 (4 only
+  while a Wild starter's colour is being named), ``drawn`` / ``pending`` / ``wd4_seat`` /
+  ``uno_exposed`` consistent with the phase (``drawn`` / ``pending`` / ``wd4_seat`` are not
+  checked in truncated hands, which keep the values of the decision they stopped in), an
+  exposed seat holding exactly one card, ``turn`` within ``0..max_turns``;
+* the mask: non-empty for every live game, all False for every finished one;
+* the end of a hand: ``done`` and ``truncated`` never both set, phase OVER exactly when one of
+  them is; a won hand has a winner with an empty hand who scored the points left in the other
+  hands (the other seats 0); a live or truncated hand has no winner and zero ``hand_points``;
+* scores: non-negative, at least the current ``hand_points``, equal to ``hand_points`` while
+  the match is in its first hand, and ``match_over`` exactly when a score reached the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env import core
+from uno_env.rules import Rules
+
+__all__ = ["MAX_REPORTED_GAMES", "assert_invariants", "check_invariants"]
+
+MAX_REPORTED_GAMES = 5
+"""Games listed (with details) per violated invariant; the total count is always given."""
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+_Detail = Callable[[int], str]
+
+_POSITIONS = np.arange(C.DECK_SIZE, dtype=np.int64)
+
+
+def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
+    """Check every invariant of ``state`` over the whole batch.
+
+    Args:
+        rules: The rules of the batch.
+        state: The batch to check (not modified; its legal-action mask may be computed and
+            cached as :func:`uno_env.core.legal_action_mask` does).
+
+    Returns:
+        One message per violated invariant, naming the first offending games and how many
+        games violate it. An empty list means the batch is consistent.
+    """
+    report = _Report()
+    n_games, n_players = state.batch_size, state.num_players
+    if n_players != rules.num_players:
+        return [f"state has {n_players} seats but rules.num_players is {rules.num_players}"]
+    games = np.arange(n_games)
+    hands = state.hands  # int8: reductions below widen with dtype=, no full-size copies
+    draw_pos = state.draw_pos.astype(np.int64)
+    discard_len = state.discard_len.astype(np.int64)
+    phase = state.phase.astype(np.int64)
+    current = state.current.astype(np.int64)
+    done, truncated = state.done, state.truncated
+    over = phase == core.OVER
+
+    # ---- cards ------------------------------------------------------------------------
+    report.add("a hand holds a negative count of a face", (hands < 0).any(axis=(1, 2)))
+    bad_draw = (draw_pos < 0) | (draw_pos > C.DECK_SIZE)
+    report.add("draw_pos out of 0..108", bad_draw, draw_pos)
+    bad_discard = (discard_len < 1) | (discard_len > C.DECK_SIZE)
+    report.add("discard_len out of 1..108 (the top card is always on the pile)", bad_discard)
+    in_pile = _POSITIONS[None, :] >= np.clip(draw_pos, 0, C.DECK_SIZE)[:, None]
+    in_discard = _POSITIONS[None, :] < np.clip(discard_len, 0, C.DECK_SIZE)[:, None]
+    deck, discard = state.deck, state.discard
+    bad_face = ((deck < 0) | (deck >= C.NUM_FACES)) & in_pile
+    bad_face |= ((discard < 0) | (discard >= C.NUM_FACES)) & in_discard
+    report.add("a pile holds a face id out of 0..53", bad_face.any(axis=1))
+
+    totals = hands.sum(axis=(1, 2), dtype=np.int64) + (C.DECK_SIZE - draw_pos) + discard_len
+    report.add(
+        "cards not conserved (hands + draw pile + discard pile != 108)", totals != 108, totals
+    )
+    per_face = hands.sum(axis=1, dtype=np.int64) + _face_counts(deck, in_pile, discard, in_discard)
+    wrong_faces = per_face != C.FACE_COUNTS[None, :]
+    report.add(
+        "faces not conserved (a face's total in hands + piles differs from the deck)",
+        wrong_faces.any(axis=1),
+        detail=lambda g: ", ".join(
+            f"{C.FACE_NAMES[f]}: {per_face[g, f]} (deck {C.FACE_COUNTS[f]})"
+            for f in np.flatnonzero(wrong_faces[g])
+        ),
+    )
+    top_index = np.clip(discard_len - 1, 0, C.DECK_SIZE - 1)
+    top_of_pile = discard[games, top_index].astype(np.int64)
+    report.add(
+        "top != discard[discard_len - 1]",
+        state.top.astype(np.int64) != top_of_pile,
+        detail=lambda g: f"top {state.top[g]}, pile top {top_of_pile[g]}",
+    )
+
+    # ---- whose turn, which phase --------------------------------------------------------
+    report.add("current seat out of range", (current < 0) | (current >= n_players), current)
+    valid_phase = (phase >= 0) & (phase < len(core.PHASE_NAMES))
+    report.add("phase is not a known value", ~valid_phase, phase)
+    report.add("direction is not +1 or -1", np.abs(state.direction.astype(np.int64)) != 1)
+    colour = state.colour.astype(np.int64)
+    naming = phase == core.CHOOSE_COLOUR
+    bad_colour = np.where(naming, colour != C.NO_COLOUR, (colour < 0) | (colour >= C.NUM_COLOURS))
+    report.add(
+        "colour not in 0..3 (or not 4 while a Wild starter's colour is named)", bad_colour, colour
+    )
+    turn = state.turn.astype(np.int64)
+    report.add("turn out of 0..max_turns", (turn < 0) | (turn > rules.max_turns), turn)
+
+    # A truncated hand keeps the drawn / pending / wd4_seat of the decision it stopped in
+    # (both engines do; docs/engine.md only says "phase OVER, no winner, no points"), so these
+    # phase-consistency checks skip truncated games.
+    drawn = state.drawn.astype(np.int64)
+    after_draw = phase == core.AFTER_DRAW
+    safe_drawn = np.clip(drawn, 0, C.NUM_FACES - 1)
+    safe_current = np.clip(current, 0, n_players - 1)
+    holds_drawn = hands[games, safe_current, safe_drawn] > 0
+    bad_drawn = (
+        np.where(after_draw, (drawn < 0) | (drawn >= C.NUM_FACES) | ~holds_drawn, drawn != -1)
+        & ~truncated
+    )
+    report.add("drawn inconsistent with phase (AFTER_DRAW: a held face, else -1)", bad_drawn, drawn)
+    challenge = phase == core.CHALLENGE_PHASE
+    wd4_seat = state.wd4_seat.astype(np.int64)
+    bad_wd4 = (
+        np.where(
+            challenge,
+            (wd4_seat < 0) | (wd4_seat >= n_players) | (wd4_seat == current) | (state.pending != 4),
+            (wd4_seat != -1) | (state.pending != 0),
+        )
+        & ~truncated
+    )
+    report.add(
+        "wd4_seat/pending inconsistent with phase (CHALLENGE: another seat and 4, else -1 and 0)",
+        bad_wd4,
+        detail=lambda g: f"phase {phase[g]}, wd4_seat {wd4_seat[g]}, pending {state.pending[g]}",
+    )
+    exposed = state.uno_exposed.astype(np.int64)
+    bad_exposed = (exposed < -1) | (exposed >= n_players) | ((exposed >= 0) & over)
+    if not rules.uno_call:
+        bad_exposed |= exposed >= 0
+    report.add("uno_exposed out of range, set in a finished hand or without uno_call", bad_exposed)
+    # An exposed seat went down to one card, and any action that could change that hand
+    # (other than the catch, which ends the exposure) ends the exposure first.
+    exposed_cards = hands[games, np.clip(exposed, 0, n_players - 1)].sum(axis=1, dtype=np.int64)
+    report.add(
+        "the uno_exposed seat does not hold exactly one card",
+        (exposed >= 0) & (exposed < n_players) & (exposed_cards != 1),
+        exposed_cards,
+    )
+
+    # ---- the mask -----------------------------------------------------------------------
+    bad_seat = (current < 0) | (current >= n_players)
+    if not (bad_draw | bad_discard | bad_face.any(axis=1) | bad_seat | ~valid_phase).any():
+        # The mask itself is only computed on a structurally sound batch (it would not index).
+        mask = core.legal_action_mask(rules, state)
+        n_legal = mask.sum(axis=1)
+        report.add("no legal action in a live game", ~over & (n_legal == 0), phase)
+        report.add("legal actions in a finished game", over & (n_legal > 0), n_legal)
+
+    # ---- end of the hand ----------------------------------------------------------------
+    report.add("done and truncated both set", done & truncated)
+    report.add("phase OVER disagrees with done | truncated", over != (done | truncated), phase)
+    winner = state.winner.astype(np.int64)
+    hand_points = state.hand_points.astype(np.int64)
+    won = np.flatnonzero(done)
+    bad_won = np.zeros(n_games, dtype=bool)
+    if won.size:
+        w = winner[won]
+        seat_ok = (w >= 0) & (w < n_players)
+        w_safe = np.clip(w, 0, n_players - 1)
+        won_hands = hands[won].astype(np.int64)
+        left = won_hands @ C.FACE_POINTS.astype(np.int64)  # (k, N) points left in each hand
+        owed = left.sum(axis=1) - left[np.arange(won.size), w_safe]
+        expected = np.zeros_like(left)
+        expected[np.arange(won.size), w_safe] = owed
+        winner_out = won_hands[np.arange(won.size), w_safe].sum(axis=1) == 0
+        points_ok = (hand_points[won] == expected).all(axis=1)
+        bad_won[won] = ~(seat_ok & winner_out & points_ok)
+    report.add(
+        "won hand: the winner must hold no card and score the points left in the other hands "
+        "(others 0)",
+        bad_won,
+        detail=lambda g: (
+            f"winner {winner[g]}, cards left {hands[g].sum(axis=1).tolist()}, "
+            f"hand_points {hand_points[g].tolist()}"
+        ),
+    )
+    not_won = ~done
+    report.add("winner set in a hand that was not won", not_won & (winner != -1), winner)
+    report.add(
+        "hand_points non-zero in a hand that was not won",
+        not_won & (hand_points != 0).any(axis=1),
+        detail=lambda g: str(hand_points[g].tolist()),
+    )
+
+    # ---- scores and the match -----------------------------------------------------------
+    scores = state.scores.astype(np.int64)
+    report.add("negative score", (scores < 0).any(axis=1), detail=lambda g: str(scores[g].tolist()))
+    report.add(
+        "score below the points of the hand just scored",
+        (scores < hand_points).any(axis=1),
+        detail=lambda g: f"scores {scores[g].tolist()}, hand_points {hand_points[g].tolist()}",
+    )
+    first_hand = state.hand_no == 0
+    report.add(
+        "scores differ from hand_points in the first hand of a match",
+        first_hand & (scores != hand_points).any(axis=1),
+        detail=lambda g: f"scores {scores[g].tolist()}, hand_points {hand_points[g].tolist()}",
+    )
+    reached = scores.max(axis=1) >= rules.target_score
+    report.add(
+        "match_over disagrees with a score reaching target_score",
+        state.match_over != reached,
+        detail=lambda g: f"match_over {bool(state.match_over[g])}, scores {scores[g].tolist()}",
+    )
+    return report.messages
+
+
+def assert_invariants(rules: Rules, state: core.UnoState, context: str = "") -> None:
+    """Raise an :class:`AssertionError` listing every violated invariant of ``state``.
+
+    Args:
+        rules: The rules of the batch.
+        state: The batch to check.
+        context: Text prefixed to the message (e.g. the seed and step of a fuzz run).
+
+    Raises:
+        AssertionError: if :func:`check_invariants` reports any violation.
+    """
+    problems = check_invariants(rules, state)
+    if problems:
+        head = f"{context}: " if context else ""
+        raise AssertionError(head + "state invariants violated:\n  " + "\n  ".join(problems))
+
+
+def _face_counts(
+    deck: npt.NDArray[np.int8],
+    in_pile: BoolArray,
+    discard: npt.NDArray[np.int8],
+    in_discard: BoolArray,
+) -> IntArray:
+    """Count, per game, the faces in the draw pile and the discard pile: shape (B, 54).
+
+    Positions outside the piles (and out-of-range face ids) go to one spare bin.
+    """
+    n_games = deck.shape[0]
+    spare = n_games * C.NUM_FACES
+    base = (np.arange(n_games, dtype=np.int64) * C.NUM_FACES)[:, None]
+    total = np.zeros(spare + 1, dtype=np.int64)
+    for faces, where in ((deck, in_pile), (discard, in_discard)):
+        ok = where & (faces >= 0) & (faces < C.NUM_FACES)
+        total += np.bincount(np.where(ok, base + faces, spare).ravel(), minlength=spare + 1)
+    return total[:spare].reshape(n_games, C.NUM_FACES)
+
+
+class _Report:
+    """Collects one message per violated invariant."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def add(
+        self,
+        what: str,
+        bad: npt.ArrayLike,
+        values: npt.ArrayLike | None = None,
+        detail: _Detail | None = None,
+    ) -> None:
+        """Record ``what`` if any game is ``bad``, with the first games and their values."""
+        offenders = np.flatnonzero(np.asarray(bad, dtype=bool))
+        if not offenders.size:
+            return
+        shown = offenders[:MAX_REPORTED_GAMES]
+        if detail is not None:
+            parts = [f"game {int(g)}: {detail(int(g))}" for g in shown]
+        elif values is not None:
+            shown_values = np.asarray(values)[shown]
+            parts = [f"game {int(g)}: {v}" for g, v in zip(shown, shown_values, strict=True)]
+        else:
+            parts = [f"game {int(g)}" for g in shown]
+        more = f" (+{offenders.size - shown.size} more)" if offenders.size > shown.size else ""
+        self.messages.append(f"{what} [{offenders.size} games] {'; '.join(parts)}{more}")
