@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from tests.reference_engine import PHASE_CHALLENGE, PHASE_OVER, RefGame
 from uno_env import core
 from uno_env.cards import (
     ACCEPT,
@@ -39,6 +38,11 @@ from uno_env.cards import (
     parse_cards,
 )
 from uno_env.rules import Rules
+
+try:  # `python -m pytest` puts the repository root on sys.path, plain `pytest` puts tests/
+    from tests.reference_engine import PHASE_CHALLENGE, PHASE_OVER, RefGame
+except ImportError:  # pragma: no cover
+    from reference_engine import PHASE_CHALLENGE, PHASE_OVER, RefGame  # type: ignore[no-redef]
 
 SCALAR_FIELDS = (
     "key",
@@ -181,6 +185,7 @@ def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
     bad["discard"] = ((state.discard.astype(np.int64) != a["discard"]) & in_discard).any(axis=1)
     bad["mask"] = (core.legal_action_mask(mirror.rules, state) != a["mask"]).any(axis=1)
     bad["card_total"] = core.card_totals(state) != DECK_SIZE
+    bad["hand_size"] = (state.hand_size.astype(np.int64) != a["hands"].sum(axis=2)).any(axis=1)
 
     any_bad = np.zeros(b, dtype=bool)
     for diff in bad.values():
@@ -198,6 +203,8 @@ def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
             ref_val = action_names(np.flatnonzero(a["mask"][i]))
         elif name == "card_total":
             core_val, ref_val = int(core.card_totals(state)[i]), DECK_SIZE
+        elif name == "hand_size":
+            core_val, ref_val = state.hand_size[i].tolist(), a["hands"][i].sum(axis=1).tolist()
         elif name == "deck":
             lo = int(a["draw_pos"][i])
             core_val, ref_val = state.deck[i, lo:].tolist(), a["deck"][i, lo:].tolist()

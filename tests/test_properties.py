@@ -320,6 +320,10 @@ def _extra_card(s: core.UnoState) -> None:
     s.hands[0, 0, 0] += 1
 
 
+def _stale_hand_size(s: core.UnoState) -> None:
+    s.hand_size[0, 1] += 1
+
+
 def _changed_face(s: core.UnoState) -> None:
     held = int(np.flatnonzero(s.hands[0, 0])[0])
     s.hands[0, 0, held] -= 1
@@ -375,6 +379,7 @@ def _draw_pos_out_of_range(s: core.UnoState) -> None:
     [
         (_extra_card, "cards not conserved"),
         (_changed_face, "faces not conserved"),
+        (_stale_hand_size, "hand_size != hands.sum(-1)"),
         (_wrong_top, "top != discard"),
         (_bad_seat, "current seat out of range"),
         (_bad_phase, "phase is not a known value"),

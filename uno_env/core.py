@@ -448,7 +448,7 @@ def _compute_mask(rules: Rules, s: UnoState) -> BoolArray:
         sub[:, _PART_CHALLENGE] = sub_phase == CHALLENGE_PHASE
         sub[:, _PART_NAME_COLOUR] = sub_phase == CHOOSE_COLOUR
         parts[special] = sub
-    return parts[:, _ACTION_PART]
+    return np.take(parts, _ACTION_PART, axis=1)
 
 
 # ----------------------------------------------------------------------------------------
@@ -666,11 +666,11 @@ def _play(
         s.uno_exposed[games[exposed]] = seats[exposed]
 
     rank = C.FACE_RANK[faces]
+    out = left == 0
     reverse = rank == C.REVERSE
-    s.direction[games[reverse]] *= -1
+    s.direction[games[reverse & ~out]] *= -1  # a final Reverse has no effect
     victim = (seats + s.direction[games]) % n_players
     draw_two = rank == C.DRAW_TWO
-    out = left == 0
 
     # A final Draw Two / Wild Draw Four still makes the next player draw (RULES.md §7).
     penalty = np.where(draw_two, 2, np.where(wd4, 4, 0))
@@ -727,7 +727,14 @@ def _draw_cards(s: UnoState, games: IntArray, seats: IntArray, counts: IntArray)
         first = np.cumsum(n) - n
         pos = s.draw_pos[g].astype(np.int64)[card_row] + np.arange(card_row.size) - first[card_row]
         faces = s.deck[g[card_row], pos]
-        np.add.at(s.hands, (g[card_row], seats[rows][card_row], faces), 1)
+        seat_of_card = seats[rows][card_row]
+        # Each game's first card by plain indexing (games are distinct); the rest, where a
+        # game may draw the same face twice, need the unbuffered np.add.at.
+        s.hands[g, seats[rows], faces[first]] += 1
+        extra = np.ones(card_row.size, dtype=bool)
+        extra[first] = False
+        if extra.any():
+            np.add.at(s.hands, (g[card_row[extra]], seat_of_card[extra], faces[extra]), 1)
         s.hand_size[g, seats[rows]] += n.astype(np.int16)
         s.draw_pos[g] += n.astype(np.int16)
         last[rows] = faces[first + n - 1]

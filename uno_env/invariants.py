@@ -10,7 +10,8 @@ What is checked (``docs/engine.md`` is the contract):
 
 * cards: 108 per game in hands + draw pile ``deck[draw_pos:]`` + discard pile
   ``discard[:discard_len]``, and per face exactly the deck's count of that face; no negative
-  hand counts; pile bounds in range; ``top == discard[discard_len - 1]``;
+  hand counts; ``hand_size`` equal to the cards held; pile bounds in range;
+  ``top == discard[discard_len - 1]``;
 * turn state: current seat in range, phase a known value, direction +-1, colour 0..3 (4 only
   while a Wild starter's colour is being named), ``drawn`` / ``pending`` / ``wd4_seat`` /
   ``uno_exposed`` consistent with the phase (``drawn`` / ``pending`` / ``wd4_seat`` are not
@@ -85,7 +86,13 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     bad_face |= ((discard < 0) | (discard >= C.NUM_FACES)) & in_discard
     report.add("a pile holds a face id out of 0..53", bad_face.any(axis=1))
 
-    totals = hands.sum(axis=(1, 2), dtype=np.int64) + (C.DECK_SIZE - draw_pos) + discard_len
+    held = hands.sum(axis=2, dtype=np.int64)  # (B, N) cards per seat
+    report.add(
+        "hand_size != hands.sum(-1)",
+        (state.hand_size != held).any(axis=1),
+        detail=lambda g: f"hand_size {state.hand_size[g].tolist()}, held {held[g].tolist()}",
+    )
+    totals = held.sum(axis=1) + (C.DECK_SIZE - draw_pos) + discard_len
     report.add(
         "cards not conserved (hands + draw pile + discard pile != 108)", totals != 108, totals
     )
@@ -156,7 +163,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     report.add("uno_exposed out of range, set in a finished hand or without uno_call", bad_exposed)
     # An exposed seat went down to one card, and any action that could change that hand
     # (other than the catch, which ends the exposure) ends the exposure first.
-    exposed_cards = hands[games, np.clip(exposed, 0, n_players - 1)].sum(axis=1, dtype=np.int64)
+    exposed_cards = held[games, np.clip(exposed, 0, n_players - 1)]
     report.add(
         "the uno_exposed seat does not hold exactly one card",
         (exposed >= 0) & (exposed < n_players) & (exposed_cards != 1),
@@ -188,7 +195,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
         owed = left.sum(axis=1) - left[np.arange(won.size), w_safe]
         expected = np.zeros_like(left)
         expected[np.arange(won.size), w_safe] = owed
-        winner_out = won_hands[np.arange(won.size), w_safe].sum(axis=1) == 0
+        winner_out = held[won, w_safe] == 0
         points_ok = (hand_points[won] == expected).all(axis=1)
         bad_won[won] = ~(seat_ok & winner_out & points_ok)
     report.add(
@@ -196,7 +203,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
         "(others 0)",
         bad_won,
         detail=lambda g: (
-            f"winner {winner[g]}, cards left {hands[g].sum(axis=1).tolist()}, "
+            f"winner {winner[g]}, cards left {held[g].tolist()}, "
             f"hand_points {hand_points[g].tolist()}"
         ),
     )

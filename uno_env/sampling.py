@@ -22,12 +22,13 @@ def uniform_legal_actions(
     Returns:
         Action ids, shape (B,).
     """
-    n_actions = mask.shape[1]
+    n_games, n_actions = mask.shape
     legal = np.flatnonzero(mask)  # row-major, so each row's legal actions are contiguous
-    counts = np.count_nonzero(mask, axis=1)
+    rows, actions = np.divmod(legal, n_actions)
+    counts = np.bincount(rows, minlength=n_games)
     starts = np.cumsum(counts) - counts
-    pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)
-    chosen = np.zeros(mask.shape[0], dtype=np.int64)
-    rows = counts > 0
-    chosen[rows] = legal[starts[rows] + pick[rows]] % n_actions
+    pick = (rng.random(n_games) * counts).astype(np.int64)
+    chosen = np.zeros(n_games, dtype=np.int64)
+    has_legal = counts > 0
+    chosen[has_legal] = actions[starts[has_legal] + pick[has_legal]]
     return chosen
