@@ -404,13 +404,17 @@ class RefGame:
     def _truncate(self) -> None:
         """The hand hit ``max_turns``: over, no winner, no points.
 
-        Nobody acts in a finished hand, so an exposure can no longer be caught and is cleared
-        (docs/engine.md is silent on this; the batched core does the same).
+        Nobody acts in a finished hand, so the decision it stopped in is cleared: no exposure,
+        no drawn card, no pending penalty, no declaration (docs/engine.md).
         """
         self.events["truncated"] += 1
         self.truncated = True
         self.phase = PHASE_OVER
         self.uno_exposed = -1
+        self.drawn = -1
+        self.pending = 0
+        self.wd4_seat = -1
+        self.declared = False
 
     def _apply_decision(self, action: int) -> None:
         """Every action other than ``uno`` and ``catch``."""

@@ -583,7 +583,12 @@ def _apply(rules: Rules, s: UnoState, acts: IntArray) -> None:
     if truncate.any():
         s.truncated[truncate] = True
         s.phase[truncate] = OVER
+        # Nobody acts in a finished hand: clear the decision it stopped in.
         s.uno_exposed[truncate] = -1
+        s.drawn[truncate] = -1
+        s.pending[truncate] = 0
+        s.wd4_seat[truncate] = -1
+        s.declared[truncate] = False
     s._mask_cache = None
 
 

@@ -14,9 +14,7 @@ What is checked (``docs/engine.md`` is the contract):
   ``top == discard[discard_len - 1]``;
 * turn state: current seat in range, phase a known value, direction +-1, colour 0..3 (4 only
   while a Wild starter's colour is being named), ``drawn`` / ``pending`` / ``wd4_seat`` /
-  ``uno_exposed`` consistent with the phase (``drawn`` / ``pending`` / ``wd4_seat`` are not
-  checked in truncated hands, which keep the values of the decision they stopped in), an
-  exposed seat holding exactly one card, ``turn`` within ``0..max_turns``;
+  ``uno_exposed`` consistent with the phase, an exposed seat holding exactly one card, ``turn`` within ``0..max_turns``;
 * the mask: non-empty for every live game, all False for every finished one;
 * the end of a hand: ``done`` and ``truncated`` never both set, phase OVER exactly when one of
   them is; a won hand has a winner with an empty hand who scored the points left in the other
@@ -128,28 +126,21 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     turn = state.turn.astype(np.int64)
     report.add("turn out of 0..max_turns", (turn < 0) | (turn > rules.max_turns), turn)
 
-    # A truncated hand keeps the drawn / pending / wd4_seat of the decision it stopped in
-    # (both engines do; docs/engine.md only says "phase OVER, no winner, no points"), so these
-    # phase-consistency checks skip truncated games.
     drawn = state.drawn.astype(np.int64)
     after_draw = phase == core.AFTER_DRAW
     safe_drawn = np.clip(drawn, 0, C.NUM_FACES - 1)
     safe_current = np.clip(current, 0, n_players - 1)
     holds_drawn = hands[games, safe_current, safe_drawn] > 0
-    bad_drawn = (
-        np.where(after_draw, (drawn < 0) | (drawn >= C.NUM_FACES) | ~holds_drawn, drawn != -1)
-        & ~truncated
+    bad_drawn = np.where(
+        after_draw, (drawn < 0) | (drawn >= C.NUM_FACES) | ~holds_drawn, drawn != -1
     )
     report.add("drawn inconsistent with phase (AFTER_DRAW: a held face, else -1)", bad_drawn, drawn)
     challenge = phase == core.CHALLENGE_PHASE
     wd4_seat = state.wd4_seat.astype(np.int64)
-    bad_wd4 = (
-        np.where(
-            challenge,
-            (wd4_seat < 0) | (wd4_seat >= n_players) | (wd4_seat == current) | (state.pending != 4),
-            (wd4_seat != -1) | (state.pending != 0),
-        )
-        & ~truncated
+    bad_wd4 = np.where(
+        challenge,
+        (wd4_seat < 0) | (wd4_seat >= n_players) | (wd4_seat == current) | (state.pending != 4),
+        (wd4_seat != -1) | (state.pending != 0),
     )
     report.add(
         "wd4_seat/pending inconsistent with phase (CHALLENGE: another seat and 4, else -1 and 0)",
