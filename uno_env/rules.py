@@ -24,37 +24,80 @@ __all__ = ["PRESETS", "Rules", "load_rules"]
 class Rules:
     """Rules of a batch of UNO games. The defaults are the official rules.
 
+    The switches are documented, with their defaults, in ``docs/rules.md``; their exact
+    semantics are in ``docs/engine.md``.
+
     Attributes:
         num_players: Players at the table, 2 to 10.
         hand_size: Cards dealt to each player.
-        draw_rule: ``"one"``: a voluntary draw takes one card (official).
-        draw_cap: Most cards drawn by ``draw_rule: until_playable`` (house rules).
+        draw_rule: ``"one"``: a voluntary draw takes one card (official);
+            ``"until_playable"``: draw until a playable card, at most ``draw_cap`` cards.
+        draw_cap: Most cards drawn by ``draw_rule: until_playable``.
+        voluntary_draw: A player may draw instead of playing. False: only when stuck.
+        after_draw: ``"choose"``: a playable drawn card may be played or kept (official);
+            ``"rlcard"``: RLCard's automatic play of a drawn wild or current-colour card.
         wd4_challenge: A Wild Draw Four may be challenged; an illegal one is always offered
             and punished only if challenged. Off: an illegal one is masked out.
         wd4_anytime: A Wild Draw Four is always legal and never challenged.
+        wd4_last_resort: A Wild Draw Four is legal only when no other play is (RLCard).
         uno_call: Declaring "UNO" is a real decision, and failing to is catchable.
         uno_penalty: Cards drawn by a caught player.
         two_player_rules: The two-player rules (Reverse acts as Skip). ``None`` means on
             exactly when there are two players.
-        scoring: ``"winner_takes"``: the winner scores the opponents' cards (official).
+        stack_draw_two: A Draw Two may be answered with a Draw Two.
+        stack_draw_four: A Wild Draw Four may be answered with a Wild Draw Four.
+        stack_draw_two_on_four: A Draw Two of the named colour may answer a Wild Draw Four.
+        stack_draw_four_on_two: A Wild Draw Four may answer a Draw Two.
+        stack_cumulative: Stacked penalties add up (else the original penalty passes on).
+        reverse_deflects: A Reverse of the current colour sends a draw penalty back.
+        jump_in: A player holding the identical card may play it out of turn.
+        seven_zero: A 0 rotates all hands; a 7 swaps hands with a chosen player.
+        colours_in_circle: A wild names the next colour in the cycle R, Y, G, B.
+        play_to_last: The hand goes on until one player is left (full finishing order).
+        teams: Four players in two teams of partners sitting opposite.
+        scoring: ``"winner_takes"`` (official) or ``"penalty_points"`` (lowest total wins).
+        zero_scores_fifty: A lone 0 left in a hand counts 50 points.
         target_score: Match score that ends the match.
         max_turns: Decisions after which a hand is truncated (never a false win).
         starter_redraw_wilds: Reshuffle on any wild starter, not just Wild Draw Four.
+        starter_draw_two_skips: A Draw Two starter skips the first player (official). False:
+            the first player draws two and still plays (RLCard).
+        starter_wild_colour: ``"choose"``: the first player names a Wild starter's colour;
+            ``"random"``: it is drawn at random (RLCard).
+        reshuffle_top: The reshuffle takes the top discard too (RLCard).
     """
 
     num_players: int = 4
     hand_size: int = 7
-    draw_rule: Literal["one"] = "one"
+    draw_rule: Literal["one", "until_playable"] = "one"
     draw_cap: int = 10
+    voluntary_draw: bool = True
+    after_draw: Literal["choose", "rlcard"] = "choose"
     wd4_challenge: bool = True
     wd4_anytime: bool = False
+    wd4_last_resort: bool = False
     uno_call: bool = True
     uno_penalty: int = 2
     two_player_rules: bool | None = None
-    scoring: Literal["winner_takes"] = "winner_takes"
+    stack_draw_two: bool = False
+    stack_draw_four: bool = False
+    stack_draw_two_on_four: bool = False
+    stack_draw_four_on_two: bool = False
+    stack_cumulative: bool = False
+    reverse_deflects: bool = False
+    jump_in: bool = False
+    seven_zero: bool = False
+    colours_in_circle: bool = False
+    play_to_last: bool = False
+    teams: bool = False
+    scoring: Literal["winner_takes", "penalty_points"] = "winner_takes"
+    zero_scores_fifty: bool = False
     target_score: int = 500
     max_turns: int = 3000
     starter_redraw_wilds: bool = False
+    starter_draw_two_skips: bool = True
+    starter_wild_colour: Literal["choose", "random"] = "choose"
+    reshuffle_top: bool = False
 
     def __post_init__(self) -> None:
         if not 2 <= self.num_players <= MAX_PLAYERS:
@@ -70,15 +113,48 @@ class Rules:
             raise ConfigError(f"uno_penalty must be >= 0, got {self.uno_penalty}")
         if self.target_score < 1:
             raise ConfigError(f"target_score must be >= 1, got {self.target_score}")
-        if self.max_turns < 1:
-            raise ConfigError(f"max_turns must be >= 1, got {self.max_turns}")
-        if self.wd4_anytime and self.wd4_challenge:
+        if not 1 <= self.max_turns < MAX_TURNS_LIMIT:
             raise ConfigError(
-                "wd4_anytime makes every Wild Draw Four legal, so it cannot be challenged: "
-                "set wd4_challenge: false with wd4_anytime: true"
+                f"max_turns must be in 1..{MAX_TURNS_LIMIT - 1}, got {self.max_turns}"
+            )
+        wd4_modes = [
+            name
+            for name in ("wd4_challenge", "wd4_anytime", "wd4_last_resort")
+            if getattr(self, name)
+        ]
+        if len(wd4_modes) > 1:
+            raise ConfigError(
+                f"{' and '.join(wd4_modes)} contradict each other: choose at most one of "
+                "wd4_challenge (official), wd4_anytime and wd4_last_resort"
             )
         if self.two_player_rules and self.num_players != 2:
             raise ConfigError(f"two_player_rules needs num_players == 2, got {self.num_players}")
+        if self.teams and self.num_players != 4:
+            raise ConfigError(
+                f"teams needs num_players == 4 (partners sit opposite), got {self.num_players}"
+            )
+        if self.teams and self.play_to_last:
+            raise ConfigError(
+                "teams and play_to_last cannot be combined: a team hand ends when "
+                "either partner goes out"
+            )
+        if self.stack_cumulative and not self.stacking:
+            raise ConfigError(
+                "stack_cumulative needs a stacking rule: set one of stack_draw_two, "
+                "stack_draw_four, stack_draw_two_on_four, stack_draw_four_on_two"
+            )
+        if self.after_draw == "rlcard" and self.draw_rule != "one":
+            raise ConfigError('after_draw: "rlcard" draws exactly one card: needs draw_rule: one')
+
+    @property
+    def stacking(self) -> bool:
+        """Whether any stacking rule is on."""
+        return (
+            self.stack_draw_two
+            or self.stack_draw_four
+            or self.stack_draw_two_on_four
+            or self.stack_draw_four_on_two
+        )
 
     @property
     def two_player(self) -> bool:
@@ -101,8 +177,31 @@ class Rules:
         return from_mapping(cls, data, where=where)
 
 
+MAX_TURNS_LIMIT = 2**19
+"""``max_turns`` must stay below this: per-turn random streams are numbered by turn."""
+
 PRESETS: dict[str, Rules] = {
     "official": Rules(),
+    "street": Rules(
+        stack_draw_two=True,
+        stack_draw_four=True,
+        stack_cumulative=True,
+        draw_rule="until_playable",
+        jump_in=True,
+    ),
+    "seven_zero": Rules(seven_zero=True),
+    "rlcard": Rules(
+        num_players=2,
+        voluntary_draw=False,
+        after_draw="rlcard",
+        wd4_challenge=False,
+        wd4_last_resort=True,
+        uno_call=False,
+        two_player_rules=False,
+        starter_draw_two_skips=False,
+        starter_wild_colour="random",
+        reshuffle_top=True,
+    ),
 }
 """Named rule sets. ``official`` is the default."""
 

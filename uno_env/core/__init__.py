@@ -1,0 +1,68 @@
+"""The batched UNO game core: pure rules over state arrays.
+
+All rules of the game live in this package. Every function takes a
+:class:`~uno_env.rules.Rules` and an :class:`UnoState` whose arrays have a leading batch axis
+B (1 to tens of thousands of games), and returns new arrays: nothing passed in is mutated and
+no global random state is used, so a game replays exactly from its key (see
+:mod:`uno_env.rng`).
+
+The exact semantics (action ids, phases, the order of effects, who may catch an UNO, every
+house rule) are the contract in ``docs/engine.md``; the tests check this package against an
+independent scalar reference engine under random play.
+
+Modules, in pipeline order: ``state`` (the arrays and phases), ``tables`` (lookup tables),
+``setup`` (dealing, the starter card, next hand, resets), ``piles`` (drawing, reshuffles),
+``seats`` (who is k seats ahead), ``mask`` (legal actions), ``effects`` (what actions do),
+``step`` (one decision per game) and ``scoring`` (end of hand, rewards).
+
+Functions:
+    init: deal a batch of new matches.
+    legal_action_mask: the (B, 80) boolean mask of legal actions.
+    step: apply one action per game; an illegal action raises :class:`IllegalActionError`.
+    next_hand: deal the next hand of each match, the deal passing to the left.
+    reset_games: replace some games of a batch with fresh matches (for autoreset).
+    hand_rewards, place_rewards: rewards of finished hands.
+"""
+
+from uno_env.core.mask import legal_action_mask
+from uno_env.core.scoring import card_totals, hand_rewards, place_rewards, points_left
+from uno_env.core.setup import init, next_hand, reset_games
+from uno_env.core.state import (
+    AFTER_DRAW,
+    CHALLENGE_PHASE,
+    CHOOSE_COLOUR,
+    JUMP_IN,
+    NUM_PHASES,
+    OVER,
+    PHASE_NAMES,
+    PLAY,
+    STACK,
+    SWAP_TARGET,
+    IllegalActionError,
+    UnoState,
+)
+from uno_env.core.step import step
+
+__all__ = [
+    "AFTER_DRAW",
+    "CHALLENGE_PHASE",
+    "CHOOSE_COLOUR",
+    "JUMP_IN",
+    "NUM_PHASES",
+    "OVER",
+    "PHASE_NAMES",
+    "PLAY",
+    "STACK",
+    "SWAP_TARGET",
+    "IllegalActionError",
+    "UnoState",
+    "card_totals",
+    "hand_rewards",
+    "init",
+    "legal_action_mask",
+    "next_hand",
+    "place_rewards",
+    "points_left",
+    "reset_games",
+    "step",
+]

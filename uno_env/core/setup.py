@@ -1,0 +1,244 @@
+"""Setting up games: dealing a batch of matches, the starter card, the next hand, resets."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env.core.piles import draw_cards, place_shuffled, shuffle_orders
+from uno_env.core.state import (
+    CHOOSE_COLOUR,
+    DEALER_STREAM,
+    PLAY,
+    STREAM_STRIDE,
+    TURN_STREAM_OFFSET,
+    BoolArray,
+    IntArray,
+    UnoState,
+)
+from uno_env.core.tables import SORTED_DECK
+from uno_env.rng import derive_keys, keyed_permutation, keyed_randint
+from uno_env.rules import Rules
+
+__all__ = ["init", "next_hand", "reset_games"]
+
+
+def init(
+    rules: Rules,
+    batch_size: int = 1,
+    seed: int | np.random.Generator | None = None,
+    *,
+    keys: npt.ArrayLike | None = None,
+    dealer: int | npt.ArrayLike | None = None,
+    decks: npt.ArrayLike | None = None,
+) -> UnoState:
+    """Deal the first hand of ``batch_size`` new matches.
+
+    Args:
+        rules: The rules shared by the batch.
+        batch_size: Number of games B.
+        seed: An int seed or a numpy Generator from which the per-game keys are derived.
+            Ignored when ``keys`` is given.
+        keys: Explicit per-game 64-bit keys, shape (B,).
+        dealer: Dealer seat for every game (int) or per game (B,). ``None`` draws it from the
+            game's key, as the official rules choose the first dealer at random.
+        decks: Stacked decks, shape (B, 108) or (108,), top card first. Each row must hold
+            exactly the 108 cards. ``None`` shuffles the deck with the game's key.
+
+    Returns:
+        The dealt state. Starter-card effects (RULES.md §2) are already applied.
+
+    Raises:
+        ValueError: for a bad batch size, key array, dealer seat or deck.
+    """
+    if keys is None:
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        key_arr = derive_keys(seed, int(batch_size))
+    else:
+        key_arr = np.atleast_1d(np.asarray(keys)).astype(np.uint64)
+        if key_arr.ndim != 1:
+            raise ValueError(f"keys must have shape (B,), got {key_arr.shape}")
+    n_games = key_arr.shape[0]
+    hand_no = np.zeros(n_games, dtype=np.int32)
+    dealer_arr = _dealer_array(rules, key_arr, dealer)
+    deck_arr = _deck_array(key_arr, hand_no, decks)
+    scores = np.zeros((n_games, rules.num_players), dtype=np.int32)
+    return _deal(rules, key_arr, hand_no, dealer_arr, deck_arr, scores)
+
+
+def _dealer_array(
+    rules: Rules, keys: npt.NDArray[np.uint64], dealer: int | npt.ArrayLike | None
+) -> IntArray:
+    n_players = rules.num_players
+    if dealer is None:
+        return keyed_randint(keys, DEALER_STREAM, n_players)
+    arr = np.broadcast_to(np.asarray(dealer), keys.shape)
+    if not np.issubdtype(arr.dtype, np.integer) or ((arr < 0) | (arr >= n_players)).any():
+        raise ValueError(f"dealer must be a seat in 0..{n_players - 1}, got {dealer!r}")
+    return arr.astype(np.int64)
+
+
+def _deck_array(
+    keys: npt.NDArray[np.uint64], hand_no: npt.NDArray[np.int32], decks: npt.ArrayLike | None
+) -> npt.NDArray[np.int8]:
+    if decks is None:
+        streams = hand_no.astype(np.uint64) * np.uint64(STREAM_STRIDE)
+        return C.CANONICAL_DECK[keyed_permutation(keys, streams, C.DECK_SIZE)]
+    arr = np.asarray(decks)
+    if arr.ndim == 1:
+        arr = np.broadcast_to(arr, (keys.shape[0], arr.shape[0]))
+    if arr.shape != (keys.shape[0], C.DECK_SIZE):
+        raise ValueError(f"decks must have shape ({keys.shape[0]}, 108), got {arr.shape}")
+    bad = np.flatnonzero((np.sort(arr, axis=1) != SORTED_DECK).any(axis=1))
+    if bad.size:
+        counts = np.bincount(arr[bad[0]].astype(np.int64), minlength=C.NUM_FACES)
+        wrong = [
+            f"{C.FACE_NAMES[f]}: {counts[f]} (expected {C.FACE_COUNTS[f]})"
+            for f in range(C.NUM_FACES)
+            if counts[f] != C.FACE_COUNTS[f]
+        ]
+        raise ValueError(f"deck of game {bad[0]} is not the 108-card UNO deck: {wrong}")
+    return arr.astype(np.int8)
+
+
+def _deal(
+    rules: Rules,
+    keys: npt.NDArray[np.uint64],
+    hand_no: npt.NDArray[np.int32],
+    dealer: IntArray,
+    decks: npt.NDArray[np.int8],
+    scores: npt.NDArray[np.int32],
+) -> UnoState:
+    n_games, n_players = keys.shape[0], rules.num_players
+    games = np.arange(n_games)
+    n_dealt = n_players * rules.hand_size
+    # One card at a time, starting at the dealer's left.
+    seat_of = (dealer[:, None] + 1 + np.arange(n_dealt)[None, :]) % n_players
+    flat = (games[:, None] * n_players + seat_of) * C.NUM_FACES + decks[:, :n_dealt]
+    hands = np.bincount(flat.ravel(), minlength=n_games * n_players * C.NUM_FACES)
+    state = UnoState(
+        key=keys.copy(),
+        hand_no=hand_no.astype(np.int32),
+        deck=decks.astype(np.int8, copy=True),
+        draw_pos=np.full(n_games, n_dealt, dtype=np.int16),
+        discard=np.zeros((n_games, C.DECK_SIZE), dtype=np.int8),
+        discard_len=np.zeros(n_games, dtype=np.int16),
+        hands=hands.reshape(n_games, n_players, C.NUM_FACES).astype(np.int8),
+        hand_size=np.full((n_games, n_players), rules.hand_size, dtype=np.int16),
+        top=np.zeros(n_games, dtype=np.int8),
+        colour=np.zeros(n_games, dtype=np.int8),
+        direction=np.ones(n_games, dtype=np.int8),
+        current=((dealer + 1) % n_players).astype(np.int8),
+        phase=np.full(n_games, PLAY, dtype=np.int8),
+        drawn=np.full(n_games, -1, dtype=np.int8),
+        pending=np.zeros(n_games, dtype=np.int16),
+        penalty_kind=np.zeros(n_games, dtype=np.int8),
+        wd4_seat=np.full(n_games, -1, dtype=np.int8),
+        wd4_illegal=np.zeros(n_games, dtype=bool),
+        declared=np.zeros(n_games, dtype=bool),
+        uno_exposed=np.full(n_games, -1, dtype=np.int8),
+        effect_face=np.full(n_games, -1, dtype=np.int8),
+        effect_seat=np.full(n_games, -1, dtype=np.int8),
+        shuffles=np.zeros(n_games, dtype=np.int32),
+        dealer=dealer.astype(np.int8),
+        turn=np.zeros(n_games, dtype=np.int32),
+        done=np.zeros(n_games, dtype=bool),
+        truncated=np.zeros(n_games, dtype=bool),
+        winner=np.full(n_games, -1, dtype=np.int8),
+        finish_rank=np.full((n_games, n_players), -1, dtype=np.int8),
+        hand_points=np.zeros((n_games, n_players), dtype=np.int32),
+        scores=scores.astype(np.int32, copy=True),
+        match_over=np.zeros(n_games, dtype=bool),
+    )
+    _turn_starter(rules, state)
+    return state
+
+
+def _turn_starter(rules: Rules, s: UnoState) -> None:
+    """Turn the first discard and apply the starter-card rules of RULES.md §2."""
+    redraw_faces = [C.WILD_DRAW_FOUR] + ([C.WILD] if rules.starter_redraw_wilds else [])
+    games = np.arange(s.batch_size)
+    while True:
+        starter = s.deck[games, s.draw_pos.astype(np.int64)]
+        redraw = np.flatnonzero(np.isin(starter, redraw_faces))
+        if not redraw.size:
+            break
+        # The card goes back into the draw pile, which is reshuffled; a new card is turned.
+        start = s.draw_pos[redraw].astype(np.int64)
+        n = C.DECK_SIZE - start
+        order = shuffle_orders(s, redraw, n)
+        place_shuffled(s.deck, redraw, start, s.deck, redraw, start, order, n)
+    s.draw_pos += 1
+    s.discard[:, 0] = starter
+    s.discard_len[:] = 1
+    s.top[:] = starter
+    s.colour[:] = C.FACE_COLOUR[starter]
+    n_players = rules.num_players
+    dealer = s.dealer.astype(np.int64)
+    rank = C.FACE_RANK[starter]
+    wild = starter == C.WILD
+    if rules.starter_wild_colour == "random":
+        streams = s.hand_no.astype(np.uint64) * np.uint64(STREAM_STRIDE) + np.uint64(
+            TURN_STREAM_OFFSET - 1
+        )
+        s.colour[wild] = keyed_randint(s.key, streams, C.NUM_COLOURS)[wild]
+    else:
+        s.phase[wild] = CHOOSE_COLOUR
+    reverse = rank == C.REVERSE
+    s.direction[reverse] = -1
+    s.current[reverse] = s.dealer[reverse]
+    skipped = rank == C.SKIP
+    if rules.starter_draw_two_skips:
+        skipped |= rank == C.DRAW_TWO
+    s.current[skipped] = (dealer[skipped] + 2) % n_players
+    draw_two = np.flatnonzero(rank == C.DRAW_TWO)
+    if draw_two.size:
+        victims = (dealer[draw_two] + 1) % n_players
+        draw_cards(rules, s, draw_two, victims, np.full(draw_two.size, 2, dtype=np.int64))
+
+
+def next_hand(rules: Rules, state: UnoState) -> UnoState:
+    """Deal the next hand of every match: the deal passes to the left, scores are kept.
+
+    Raises:
+        ValueError: if a hand is still live or a match is already over.
+    """
+    if state.live.any():
+        raise ValueError(
+            f"games {np.flatnonzero(state.live)[:10].tolist()} are still being played; "
+            "next_hand needs every hand finished"
+        )
+    if state.match_over.any():
+        raise ValueError(
+            f"the matches of games {np.flatnonzero(state.match_over)[:10].tolist()} are over; "
+            "start new ones with init or reset_games"
+        )
+    hand_no = state.hand_no + 1
+    dealer = (state.dealer.astype(np.int64) + 1) % rules.num_players
+    decks = _deck_array(state.key, hand_no, None)
+    return _deal(rules, state.key, hand_no, dealer, decks, state.scores)
+
+
+def reset_games(
+    rules: Rules, state: UnoState, games: IntArray | BoolArray, keys: npt.ArrayLike
+) -> UnoState:
+    """Replace the given games with freshly dealt matches (used by autoreset).
+
+    Args:
+        rules: The rules of the batch.
+        state: The batch (not modified).
+        games: Indices or a boolean mask of the games to replace.
+        keys: One new key per replaced game.
+    """
+    idx = np.arange(state.batch_size)[games]
+    key_arr = np.atleast_1d(np.asarray(keys)).astype(np.uint64)
+    if key_arr.shape != idx.shape:
+        raise ValueError(f"need one key per reset game: {idx.size} games, {key_arr.size} keys")
+    new = state.copy()
+    if idx.size:
+        fresh = init(rules, keys=key_arr)
+        for name, arr in fresh.array_fields().items():
+            getattr(new, name)[idx] = arr
+    return new
