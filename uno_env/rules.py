@@ -17,7 +17,10 @@ from typing import Any, Literal
 from uno_env.cards import DECK_SIZE, MAX_PLAYERS
 from uno_env.configuration import ConfigError, from_mapping, load_yaml_mapping
 
-__all__ = ["PRESETS", "Rules", "load_rules"]
+__all__ = ["PRESETS", "Rules", "load_rules", "rules_table"]
+
+MAX_TURNS_LIMIT = 2**19
+"""``max_turns`` must stay below this: per-turn random streams are numbered by turn."""
 
 
 @dataclass(frozen=True)
@@ -177,9 +180,6 @@ class Rules:
         return from_mapping(cls, data, where=where)
 
 
-MAX_TURNS_LIMIT = 2**19
-"""``max_turns`` must stay below this: per-turn random streams are numbered by turn."""
-
 PRESETS: dict[str, Rules] = {
     "official": Rules(),
     "street": Rules(
@@ -240,3 +240,44 @@ def load_rules(
                 "path to a YAML file"
             )
     return base.replace(**overrides) if overrides else base
+
+
+def _switch_descriptions() -> dict[str, str]:
+    """The one-line meaning of each field, read from the Rules docstring."""
+    doc = Rules.__doc__ or ""
+    out: dict[str, str] = {}
+    current = ""
+    for line in doc.split("Attributes:")[1].splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        head, sep, rest = stripped.partition(": ")
+        if sep and head in Rules.__dataclass_fields__:
+            current = head
+            out[current] = rest
+        elif current:
+            out[current] += " " + stripped
+    return out
+
+
+def rules_table() -> str:
+    """A Markdown table of every switch: name, default, allowed values, meaning, and the
+    presets that change it. ``docs/rules.md`` embeds it (a test keeps the two in step)."""
+    descriptions = _switch_descriptions()
+    default = Rules()
+    lines = [
+        "| switch | default | values | meaning | presets that change it |",
+        "|---|---|---|---|---|",
+    ]
+    for f in dataclasses.fields(Rules):
+        hint = str(f.type).replace("Literal", "").replace("'", "").replace("|", "or")
+        changed = [
+            f"{name}: `{getattr(preset, f.name)}`"
+            for name, preset in PRESETS.items()
+            if getattr(preset, f.name) != getattr(default, f.name)
+        ]
+        lines.append(
+            f"| `{f.name}` | `{getattr(default, f.name)}` | {hint} | {descriptions.get(f.name, '')} "
+            f"| {', '.join(changed)} |"
+        )
+    return "\n".join(lines)
