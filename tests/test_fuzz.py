@@ -21,7 +21,7 @@ import pytest
 from uno_env import cards as C
 from uno_env import core
 from uno_env.invariants import check_invariants
-from uno_env.rules import Rules
+from uno_env.rules import PRESETS, Rules
 from uno_env.sampling import uniform_legal_actions
 
 BATCH = 1024
@@ -103,6 +103,9 @@ def fuzz(config: FuzzConfig, batch: int, steps: int) -> Counter[str]:
         stats["empty_piles"] += int((new.live & (new.draw_pos == C.DECK_SIZE)).sum())
         stats["wd4_challenges"] += int((live & (actions == C.CHALLENGE)).sum())
         stats["catches"] += int((live & (actions == C.CATCH)).sum())
+        stats["stacks"] += int((new.phase == core.STACK).sum())
+        stats["jump_ins"] += int((live & (state.phase == core.JUMP_IN) & (actions < 60)).sum())
+        stats["swaps"] += int((live & (actions >= C.SWAP)).sum())
         finished = ~new.live
         stats["won"] += int(new.done.sum())
         stats["truncated"] += int(new.truncated.sum())
@@ -128,3 +131,63 @@ def test_fuzz_invariants_million_steps() -> None:
     for what in ("won", "truncated", "reshuffles", "empty_piles", "wd4_challenges", "catches"):
         assert total[what] > 0, f"the fuzz run never saw {what}: {dict(total)}"
     assert total["match_over"] > 0, dict(total)
+
+
+HOUSE_SWITCHES = (
+    "stack_draw_two",
+    "stack_draw_four",
+    "stack_draw_two_on_four",
+    "stack_draw_four_on_two",
+    "stack_cumulative",
+    "reverse_deflects",
+    "jump_in",
+    "seven_zero",
+    "colours_in_circle",
+    "play_to_last",
+    "zero_scores_fifty",
+    "starter_redraw_wilds",
+    "reshuffle_top",
+)
+
+
+def random_house_rules(rng: np.random.Generator) -> Rules:
+    """Draw a valid combination of house-rule switches (invalid draws are redrawn)."""
+    while True:
+        fields: dict[str, object] = {k: bool(rng.random() < 0.4) for k in HOUSE_SWITCHES}
+        fields["num_players"] = int(rng.integers(2, 9))
+        fields["draw_rule"] = str(rng.choice(["one", "until_playable"]))
+        fields["voluntary_draw"] = bool(rng.random() < 0.8)
+        wd4 = int(rng.integers(0, 4))
+        fields["wd4_challenge"] = wd4 == 0
+        fields["wd4_anytime"] = wd4 == 1
+        fields["wd4_last_resort"] = wd4 == 2
+        fields["scoring"] = str(rng.choice(["winner_takes", "penalty_points"]))
+        fields["uno_call"] = bool(rng.random() < 0.7)
+        fields["max_turns"] = 500
+        if rng.random() < 0.15:
+            fields.update(num_players=4, teams=True, play_to_last=False)
+        try:
+            return Rules.from_dict(fields)
+        except ValueError:
+            continue
+
+
+HOUSE_CONFIGS = tuple(
+    FuzzConfig(f"preset {name}", rules, 20 + i)
+    for i, (name, rules) in enumerate(sorted(PRESETS.items()))
+) + tuple(
+    FuzzConfig(
+        f"random house rules #{i}", random_house_rules(np.random.default_rng(100 + i)), 30 + i
+    )
+    for i in range(8)
+)
+
+
+@pytest.mark.slow
+def test_fuzz_house_rules_million_steps() -> None:
+    total: Counter[str] = Counter()
+    for config in HOUSE_CONFIGS:
+        total += fuzz(config, BATCH, STEPS_PER_CONFIG)
+    assert total["steps"] >= MIN_TOTAL_STEPS, total
+    for what in ("won", "reshuffles", "stacks", "jump_ins", "swaps"):
+        assert total[what] > 0, f"the house-rule fuzz run never saw {what}: {dict(total)}"

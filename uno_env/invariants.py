@@ -75,8 +75,10 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     report.add("a hand holds a negative count of a face", (hands < 0).any(axis=(1, 2)))
     bad_draw = (draw_pos < 0) | (draw_pos > C.DECK_SIZE)
     report.add("draw_pos out of 0..108", bad_draw, draw_pos)
-    bad_discard = (discard_len < 1) | (discard_len > C.DECK_SIZE)
-    report.add("discard_len out of 1..108 (the top card is always on the pile)", bad_discard)
+    # The top card always stays on the pile, unless reshuffle_top (RLCard) takes it too.
+    min_discard = 0 if rules.reshuffle_top else 1
+    bad_discard = (discard_len < min_discard) | (discard_len > C.DECK_SIZE)
+    report.add(f"discard_len out of {min_discard}..108", bad_discard)
     in_pile = _POSITIONS[None, :] >= np.clip(draw_pos, 0, C.DECK_SIZE)[:, None]
     in_discard = _POSITIONS[None, :] < np.clip(discard_len, 0, C.DECK_SIZE)[:, None]
     deck, discard = state.deck, state.discard
@@ -108,7 +110,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     top_of_pile = discard[games, top_index].astype(np.int64)
     report.add(
         "top != discard[discard_len - 1]",
-        state.top.astype(np.int64) != top_of_pile,
+        (discard_len > 0) & (state.top.astype(np.int64) != top_of_pile),
         detail=lambda g: f"top {state.top[g]}, pile top {top_of_pile[g]}",
     )
 
@@ -136,17 +138,52 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     )
     report.add("drawn inconsistent with phase (AFTER_DRAW: a held face, else -1)", bad_drawn, drawn)
     challenge = phase == core.CHALLENGE_PHASE
+    stack = phase == core.STACK
     wd4_seat = state.wd4_seat.astype(np.int64)
+    pending = state.pending.astype(np.int64)
+    kind = state.penalty_kind.astype(np.int64)
+    other_seat = (wd4_seat >= 0) & (wd4_seat < n_players) & (wd4_seat != current)
     bad_wd4 = np.where(
         challenge,
-        (wd4_seat < 0) | (wd4_seat >= n_players) | (wd4_seat == current) | (state.pending != 4),
-        (wd4_seat != -1) | (state.pending != 0),
+        ~other_seat | (pending != 4) | (kind != 0),
+        np.where(
+            stack,
+            ((wd4_seat != -1) & ~other_seat) | (pending < 1) | ((kind != 2) & (kind != 4)),
+            (wd4_seat != -1) | (pending != 0) | (kind != 0),
+        ),
     )
     report.add(
-        "wd4_seat/pending inconsistent with phase (CHALLENGE: another seat and 4, else -1 and 0)",
+        "wd4_seat/pending/penalty_kind inconsistent with phase (CHALLENGE: another seat, 4, 0; "
+        "STACK: -1 or another seat, > 0, 2 or 4; else -1, 0, 0)",
         bad_wd4,
-        detail=lambda g: f"phase {phase[g]}, wd4_seat {wd4_seat[g]}, pending {state.pending[g]}",
+        detail=lambda g: (
+            f"phase {phase[g]}, wd4_seat {wd4_seat[g]}, pending {pending[g]}, kind {kind[g]}"
+        ),
     )
+    effect_phase = (phase == core.JUMP_IN) | (phase == core.SWAP_TARGET)
+    effect_face = state.effect_face.astype(np.int64)
+    effect_seat = state.effect_seat.astype(np.int64)
+    bad_effect = np.where(
+        effect_phase,
+        (effect_face < 0) | (effect_face >= C.NUM_FACES) | (effect_seat < 0),
+        (effect_face != -1) | (effect_seat != -1),
+    )
+    report.add("effect_face/effect_seat set outside JUMP_IN / SWAP_TARGET", bad_effect, phase)
+    ranks = state.finish_rank.astype(np.int64)
+    if rules.play_to_last:
+        finished = ranks >= 0
+        sorted_ranks = np.sort(np.where(finished, ranks, n_players + 1), axis=1)
+        expected_ranks = np.where(
+            np.arange(n_players)[None, :] < finished.sum(axis=1)[:, None],
+            np.arange(n_players)[None, :],
+            n_players + 1,
+        )
+        bad_ranks = (sorted_ranks != expected_ranks).any(axis=1)
+        bad_ranks |= done & ~finished.all(axis=1)
+        bad_ranks |= (finished & (held > 0)).any(axis=1) & ~done
+        report.add("finish_rank is not 0, 1, 2... for the finished seats", bad_ranks)
+    else:
+        report.add("finish_rank set without play_to_last", (ranks != -1).any(axis=1))
     exposed = state.uno_exposed.astype(np.int64)
     bad_exposed = (exposed < -1) | (exposed >= n_players) | ((exposed >= 0) & over)
     if not rules.uno_call:
@@ -181,24 +218,40 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
         w = winner[won]
         seat_ok = (w >= 0) & (w < n_players)
         w_safe = np.clip(w, 0, n_players - 1)
-        won_hands = hands[won].astype(np.int64)
-        left = won_hands @ C.FACE_POINTS.astype(np.int64)  # (k, N) points left in each hand
-        owed = left.sum(axis=1) - left[np.arange(won.size), w_safe]
-        expected = np.zeros_like(left)
-        expected[np.arange(won.size), w_safe] = owed
+        rows = np.arange(won.size)
+        left = _points_left(rules, hands[won], held[won])  # (k, N) points left in each hand
+        if rules.scoring == "penalty_points":
+            expected = left
+        elif rules.teams:
+            opponents = (w_safe[:, None] + np.array([1, 3])[None, :]) % 4
+            owed = left[rows[:, None], opponents].sum(axis=1)
+            expected = np.zeros_like(left)
+            expected[rows, w_safe] = owed
+            expected[rows, (w_safe + 2) % 4] = owed
+        else:
+            owed = left.sum(axis=1) - left[rows, w_safe]
+            expected = np.zeros_like(left)
+            expected[rows, w_safe] = owed
         winner_out = held[won, w_safe] == 0
         points_ok = (hand_points[won] == expected).all(axis=1)
+        if rules.play_to_last:
+            # The first seat out scored when it went out; the hand went on after that.
+            points_ok = (hand_points[won] >= 0).all(axis=1)
+            if rules.scoring == "penalty_points":
+                points_ok = (hand_points[won] == expected).all(axis=1)
+            winner_out &= ranks[won, w_safe] == 0
         bad_won[won] = ~(seat_ok & winner_out & points_ok)
     report.add(
-        "won hand: the winner must hold no card and score the points left in the other hands "
-        "(others 0)",
+        "won hand: the winner must hold no card and the points follow the scoring rule",
         bad_won,
         detail=lambda g: (
             f"winner {winner[g]}, cards left {held[g].tolist()}, "
             f"hand_points {hand_points[g].tolist()}"
         ),
     )
-    not_won = ~done
+    # Under play_to_last the first seat out is the winner (and scored) before the hand ends.
+    first_out = (ranks == 0).any(axis=1) if rules.play_to_last else np.zeros(n_games, bool)
+    not_won = ~done & ~first_out
     report.add("winner set in a hand that was not won", not_won & (winner != -1), winner)
     report.add(
         "hand_points non-zero in a hand that was not won",
@@ -211,10 +264,10 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     report.add("negative score", (scores < 0).any(axis=1), detail=lambda g: str(scores[g].tolist()))
     report.add(
         "score below the points of the hand just scored",
-        (scores < hand_points).any(axis=1),
+        (done | ~first_out) & (scores < hand_points).any(axis=1),
         detail=lambda g: f"scores {scores[g].tolist()}, hand_points {hand_points[g].tolist()}",
     )
-    first_hand = state.hand_no == 0
+    first_hand = (state.hand_no == 0) & (done | ~first_out)
     report.add(
         "scores differ from hand_points in the first hand of a match",
         first_hand & (scores != hand_points).any(axis=1),
@@ -244,6 +297,15 @@ def assert_invariants(rules: Rules, state: core.UnoState, context: str = "") -> 
     if problems:
         head = f"{context}: " if context else ""
         raise AssertionError(head + "state invariants violated:\n  " + "\n  ".join(problems))
+
+
+def _points_left(rules: Rules, hands: npt.NDArray[np.int8], held: IntArray) -> IntArray:
+    """(k, N) points left in each hand; a lone 0 counts 50 under ``zero_scores_fifty``."""
+    left = hands.astype(np.int64) @ C.FACE_POINTS.astype(np.int64)
+    if rules.zero_scores_fifty:
+        zeros = hands[:, :, [0, 13, 26, 39]].sum(axis=2)
+        left[(held == 1) & (zeros == 1)] = 50
+    return left
 
 
 def _face_counts(
