@@ -45,22 +45,63 @@ seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
 @st.composite
 def rules_strategy(
-    draw: st.DrawFn, max_hand_size: int = 12, play_to_the_end: bool = False
+    draw: st.DrawFn,
+    max_hand_size: int = 12,
+    play_to_the_end: bool = False,
+    official_scoring: bool = False,
 ) -> Rules:
-    """Valid rules: every switch that exists now, only in combinations Rules accepts."""
+    """Valid rules: every switch, house rules included, in combinations Rules accepts.
+
+    ``official_scoring`` keeps the scoring switches (teams, play_to_last, penalty_points,
+    zero_scores_fifty) off, for properties stated for the official scoring.
+    """
     n_players = draw(st.integers(2, 10))
     # Rules needs n_players * hand_size <= 99 (a starter and a draw pile must remain).
     hand_size = draw(st.integers(1, min(max_hand_size, (C.DECK_SIZE - 9) // n_players)))
-    wd4 = draw(st.sampled_from(("challenge", "masked", "anytime")))
+    wd4 = draw(st.sampled_from(("challenge", "masked", "anytime", "last_resort")))
     two_player_rules = draw(st.sampled_from((None, True, False))) if n_players == 2 else None
     # Half the examples play to the end, half are truncated early (or at once).
     turn_limits = (1, 2, 7, 40, 150, 3000, 3000, 3000, 3000, 3000)
     max_turns = 3000 if play_to_the_end else draw(st.sampled_from(turn_limits))
+    stacks = {
+        name: draw(st.booleans())
+        for name in (
+            "stack_draw_two",
+            "stack_draw_four",
+            "stack_draw_two_on_four",
+            "stack_draw_four_on_two",
+        )
+    }
+    stacking = any(stacks.values())
+    teams = n_players == 4 and not official_scoring and draw(st.booleans())
+    after_draw = draw(st.sampled_from(("choose", "rlcard")))
     return Rules(
+        **stacks,
+        stack_cumulative=stacking and draw(st.booleans()),
+        reverse_deflects=draw(st.booleans()),
+        jump_in=draw(st.booleans()),
+        seven_zero=draw(st.booleans()),
+        colours_in_circle=draw(st.booleans()),
+        play_to_last=not (teams or official_scoring) and draw(st.booleans()),
+        teams=teams,
+        scoring="winner_takes"
+        if official_scoring
+        else draw(st.sampled_from(("winner_takes", "penalty_points"))),
+        zero_scores_fifty=not official_scoring and draw(st.booleans()),
+        voluntary_draw=draw(st.booleans()),
+        after_draw=after_draw,
+        draw_rule="one"
+        if after_draw == "rlcard"
+        else draw(st.sampled_from(("one", "until_playable"))),
+        draw_cap=draw(st.integers(1, 12)),
+        reshuffle_top=draw(st.booleans()),
+        starter_draw_two_skips=draw(st.booleans()),
+        starter_wild_colour=draw(st.sampled_from(("choose", "random"))),
         num_players=n_players,
         hand_size=hand_size,
         wd4_challenge=wd4 == "challenge",
         wd4_anytime=wd4 == "anytime",
+        wd4_last_resort=wd4 == "last_resort",
         uno_call=draw(st.booleans()),
         uno_penalty=draw(st.integers(0, 4)),
         two_player_rules=two_player_rules,
@@ -160,7 +201,11 @@ def test_mask_never_empty_while_live(rules: Rules, seed: int, policy_seed: int) 
 
 
 @PROPERTY_SETTINGS
-@given(rules=rules_strategy(max_hand_size=5, play_to_the_end=True), seed=seeds, policy_seed=seeds)
+@given(
+    rules=rules_strategy(max_hand_size=5, play_to_the_end=True, official_scoring=True),
+    seed=seeds,
+    policy_seed=seeds,
+)
 def test_points_scored_equal_points_left_in_losers_hands(
     rules: Rules, seed: int, policy_seed: int
 ) -> None:
@@ -190,7 +235,11 @@ def test_points_scored_equal_points_left_in_losers_hands(
 
 
 @PROPERTY_SETTINGS
-@given(rules=rules_strategy(max_hand_size=5, play_to_the_end=True), seed=seeds, policy_seed=seeds)
+@given(
+    rules=rules_strategy(max_hand_size=5, play_to_the_end=True, official_scoring=True),
+    seed=seeds,
+    policy_seed=seeds,
+)
 def test_hand_rewards_sum_to_zero_for_won_hands(rules: Rules, seed: int, policy_seed: int) -> None:
     def check(_before: core.UnoState, _actions: np.ndarray, after: core.UnoState) -> None:
         rewards = core.hand_rewards(rules, after)
