@@ -46,8 +46,8 @@ class RandomBot(RandomAnyBot):
         can_play = masks[:, : C.NUM_PLAY_ACTIONS].any(axis=1)
         preferred[can_play, C.DRAW] = False
         preferred[can_play, C.KEEP] = False
-        # Declaring and catching are free: do them whenever they are offered.
-        for forced in (C.CATCH, C.UNO):
+        # Declaring and catching are free: do them whenever they are offered (catch first).
+        for forced in (C.UNO, C.CATCH):
             rows = masks[:, forced]
             preferred[rows] = False
             preferred[rows, forced] = True

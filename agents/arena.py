@@ -1,0 +1,342 @@
+"""The arena: play complete hands between batched policies, and rate one against others.
+
+:func:`play_games` plays hands in batches through the core (:mod:`uno_env.core`). Each step
+it encodes every live game once from the acting seat's point of view
+(:func:`uno_env.observation.encode`), then calls each policy once, on the rows of the games
+where one of its seats must act. Finished games are dropped from the batch as it shrinks, so
+the long tail of slow games costs little.
+
+:func:`evaluate_vs` rates a candidate against opponents: the candidate's seat is rotated
+evenly over all seats and the win rate comes with a Wilson 95% interval.
+
+Results are reproducible: the same rules, seed, batch size and freshly built (seeded)
+policies give the same results. Game ``i`` is always dealt from the same key, whatever the
+batch size; with randomised policies the actions also depend on how the games are batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from tqdm.auto import tqdm
+
+from agents.base import Policy
+from agents.stats import wilson_interval
+from uno_env import core
+from uno_env.core import IllegalActionError
+from uno_env.observation import encode
+from uno_env.rng import derive_keys
+from uno_env.rules import Rules
+
+__all__ = ["EvalResult", "GameResults", "evaluate_vs", "play_games"]
+
+DEFAULT_BATCH_SIZE = 4096
+_MIN_COMPACT_ROWS = 64
+"""Below this many rows a batch is not compacted any more (not worth a copy)."""
+
+OpponentFactory = Callable[[int], Policy]
+"""Builds one opponent from an integer seed."""
+
+
+@dataclass(frozen=True)
+class GameResults:
+    """Outcomes of ``G`` hands between ``N`` seats.
+
+    Attributes:
+        winners: Seat that went out, -1 for a truncated hand, (G,) int8.
+        turns: Decisions taken in the hand, (G,) int32.
+        truncated: The hand hit ``max_turns`` (no winner), (G,) bool.
+        rewards: Win/loss rewards (+1 for the winner, -1/(N-1) for the others, 0 for all in
+            a truncated hand), (G, N) float32; see :func:`uno_env.core.hand_rewards`.
+        points: Points scored in the hand (the winner's ``hand_points``), (G, N) int32.
+    """
+
+    winners: npt.NDArray[np.int8]
+    turns: npt.NDArray[np.int32]
+    truncated: npt.NDArray[np.bool_]
+    rewards: npt.NDArray[np.float32]
+    points: npt.NDArray[np.int32]
+
+    @property
+    def num_games(self) -> int:
+        """Number of hands G."""
+        return int(self.winners.shape[0])
+
+    @property
+    def num_players(self) -> int:
+        """Seats N."""
+        return int(self.rewards.shape[1])
+
+    def wins(self) -> npt.NDArray[np.int64]:
+        """Hands won by each seat, (N,)."""
+        won = self.winners[self.winners >= 0].astype(np.int64)
+        return np.bincount(won, minlength=self.num_players)
+
+
+def _empty_results(num_games: int, num_players: int) -> GameResults:
+    return GameResults(
+        winners=np.full(num_games, -1, dtype=np.int8),
+        turns=np.zeros(num_games, dtype=np.int32),
+        truncated=np.zeros(num_games, dtype=bool),
+        rewards=np.zeros((num_games, num_players), dtype=np.float32),
+        points=np.zeros((num_games, num_players), dtype=np.int32),
+    )
+
+
+def _seat_groups(policies: Sequence[Policy]) -> list[tuple[Policy, npt.NDArray[np.int64]]]:
+    """Group the seats by policy object, so a policy in several seats is called once."""
+    groups: dict[int, tuple[Policy, list[int]]] = {}
+    for seat, policy in enumerate(policies):
+        groups.setdefault(id(policy), (policy, []))[1].append(seat)
+    return [(policy, np.array(seats, dtype=np.int64)) for policy, seats in groups.values()]
+
+
+def play_games(
+    rules: Rules,
+    policies: Sequence[Policy],
+    num_games: int,
+    seed: int | None = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    *,
+    progress: bool = True,
+    description: str = "games",
+) -> GameResults:
+    """Play ``num_games`` complete hands, one policy per seat.
+
+    Args:
+        rules: The rules of every game; ``rules.num_players`` must equal ``len(policies)``.
+        policies: The policy of each seat. The same object may sit in several seats.
+        num_games: Hands to play (each a fresh match's first hand).
+        seed: Seed of the game keys (:func:`uno_env.rng.derive_keys`).
+        batch_size: Games played side by side.
+        progress: Show a tqdm bar (hidden anyway when the output is not a terminal).
+        description: Label of the progress bar.
+
+    Returns:
+        The outcome of every hand, in the order of the game keys.
+
+    Raises:
+        ValueError: for a wrong number of policies, a negative game count or batch size < 1.
+        IllegalActionError: if a policy chooses an illegal action (the message names it).
+    """
+    n_players = rules.num_players
+    if len(policies) != n_players:
+        raise ValueError(f"need one policy per seat: {n_players} seats, {len(policies)} policies")
+    if num_games < 0:
+        raise ValueError(f"num_games must be >= 0, got {num_games}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    results = _empty_results(num_games, n_players)
+    if num_games == 0:
+        return results
+    keys = derive_keys(seed, num_games)
+    groups = _seat_groups(policies)
+    with tqdm(total=num_games, desc=description, disable=None if progress else True) as bar:
+        for start in range(0, num_games, batch_size):
+            ids = np.arange(start, min(start + batch_size, num_games))
+            for policy, _ in groups:
+                policy.reset()
+            _play_batch(rules, groups, core.init(rules, keys=keys[ids]), ids, results, bar)
+    return results
+
+
+def _play_batch(
+    rules: Rules,
+    groups: list[tuple[Policy, npt.NDArray[np.int64]]],
+    state: core.UnoState,
+    ids: npt.NDArray[np.int64],
+    results: GameResults,
+    bar: Any,
+) -> None:
+    """Play one batch to the end, writing each finished game into ``results``."""
+    seat_group = np.zeros(rules.num_players, dtype=np.int64)
+    for index, (_, seats) in enumerate(groups):
+        seat_group[seats] = index
+    live = state.live
+    _record(rules, state, ~live, ids, results, bar)  # no hand ends at the deal; be safe
+    while live.any():
+        masks = core.legal_action_mask(rules, state)
+        observations = encode(rules, state)
+        actions = np.zeros(state.batch_size, dtype=np.int64)
+        group = seat_group[state.current]
+        for index, (policy, _) in enumerate(groups):
+            rows = np.flatnonzero(live & (group == index))
+            if rows.size == 0:
+                continue
+            chosen = np.asarray(policy.act(observations[rows], masks[rows]), dtype=np.int64)
+            if chosen.shape != rows.shape:
+                raise ValueError(
+                    f"policy {policy.name!r} returned shape {chosen.shape} for {rows.size} rows"
+                )
+            in_range = (chosen >= 0) & (chosen < masks.shape[1])
+            legal = in_range & masks[rows, np.where(in_range, chosen, 0)]
+            if not legal.all():
+                bad = int(np.flatnonzero(~legal)[0])
+                raise IllegalActionError(
+                    f"policy {policy.name!r} chose illegal action {int(chosen[bad])} in game "
+                    f"{int(ids[rows[bad]])}; legal: {np.flatnonzero(masks[rows[bad]]).tolist()}"
+                )
+            actions[rows] = chosen
+        state = core.step(rules, state, actions)
+        now_live = state.live
+        _record(rules, state, live & ~now_live, ids, results, bar)
+        live = now_live
+        n_live = int(np.count_nonzero(live))
+        if state.batch_size > _MIN_COMPACT_ROWS and 2 * n_live < state.batch_size:
+            keep = np.flatnonzero(live)
+            state, ids, live = state.select(keep), ids[keep], live[keep]
+
+
+def _record(
+    rules: Rules,
+    state: core.UnoState,
+    finished: npt.NDArray[np.bool_],
+    ids: npt.NDArray[np.int64],
+    results: GameResults,
+    bar: Any,
+) -> None:
+    rows = np.flatnonzero(finished)
+    if rows.size == 0:
+        return
+    games = ids[rows]
+    results.winners[games] = state.winner[rows]
+    results.turns[games] = state.turn[rows]
+    results.truncated[games] = state.truncated[rows]
+    results.points[games] = state.hand_points[rows]
+    results.rewards[games] = core.hand_rewards(rules, state)[rows]
+    bar.update(rows.size)
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """A candidate's record against opponents, its seat rotated over the table.
+
+    Attributes:
+        candidate: The candidate's name.
+        opponent: The opponents' name.
+        num_players: Seats at the table.
+        games: Hands played.
+        wins: Hands the candidate won.
+        truncated: Hands truncated at ``max_turns`` (nobody won; they count as not won).
+        win_rate: ``wins / games``.
+        ci_low: Lower end of the Wilson 95% interval of the win rate.
+        ci_high: Upper end of that interval.
+        fair_share: ``1 / num_players``, the win rate of an equal player.
+        mean_turns: Mean decisions per hand.
+        seat_games: Hands played with the candidate in each seat.
+        seat_wins: Hands the candidate won from each seat.
+    """
+
+    candidate: str
+    opponent: str
+    num_players: int
+    games: int
+    wins: int
+    truncated: int
+    win_rate: float
+    ci_low: float
+    ci_high: float
+    fair_share: float
+    mean_turns: float
+    seat_games: tuple[int, ...]
+    seat_wins: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping (for JSON)."""
+        out = asdict(self)
+        out["seat_games"] = list(self.seat_games)
+        out["seat_wins"] = list(self.seat_wins)
+        return out
+
+
+def _opponent_builder(opponent_factory: str | OpponentFactory) -> OpponentFactory:
+    if not isinstance(opponent_factory, str):
+        return opponent_factory
+    from agents import make_agent  # the registry imports the bots, not the arena
+
+    name = opponent_factory
+    make_agent(name)  # fail early with the list of valid names
+
+    def build(seed: int) -> Policy:
+        return make_agent(name, seed)
+
+    return build
+
+
+def evaluate_vs(
+    rules: Rules,
+    candidate: Policy,
+    opponent_factory: str | OpponentFactory,
+    num_games: int,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    *,
+    progress: bool = True,
+) -> EvalResult:
+    """Rate ``candidate`` against opponents, its seat rotated evenly over all seats.
+
+    Seat ``k`` gets ``num_games // N`` hands (the first ``num_games % N`` seats one more),
+    with the candidate in seat ``k`` and a fresh opponent in every other seat. The dealer of
+    each hand is drawn at random from its key (RULES.md §2), as at a real table.
+
+    Args:
+        rules: The rules of every game (``rules.num_players`` seats).
+        candidate: The policy rated.
+        opponent_factory: A bot name for :func:`agents.make_agent`, or a callable that
+            builds one opponent from an integer seed (seeds are derived from ``seed``).
+        num_games: Hands in all.
+        seed: Seed of the game keys and of the opponents.
+        batch_size: Games played side by side.
+        progress: Show a tqdm bar per seat (hidden when the output is not a terminal).
+
+    Returns:
+        The candidate's wins, win rate and Wilson 95% interval.
+    """
+    n_players = rules.num_players
+    build = _opponent_builder(opponent_factory)
+    # Per rotation: one seed per opponent seat, and one (the last) for the game keys.
+    seeds = np.random.SeedSequence(seed).generate_state(n_players * (n_players + 1), np.uint32)
+    seat_seeds = seeds.reshape(n_players, n_players + 1).astype(np.int64)
+    opponent_name = opponent_factory if isinstance(opponent_factory, str) else ""
+    seat_games, seat_wins, turns, truncated = [], [], 0, 0
+    for seat in range(n_players):
+        games = num_games // n_players + (1 if seat < num_games % n_players else 0)
+        policies: list[Policy] = [
+            candidate if other == seat else build(int(seat_seeds[seat, other]))
+            for other in range(n_players)
+        ]
+        opponent_name = opponent_name or policies[(seat + 1) % n_players].name
+        results = play_games(
+            rules,
+            policies,
+            games,
+            seed=int(seat_seeds[seat, n_players]),
+            batch_size=batch_size,
+            progress=progress,
+            description=f"{candidate.name} vs {opponent_name} (seat {seat} of {n_players})",
+        )
+        seat_games.append(games)
+        seat_wins.append(int(np.count_nonzero(results.winners == seat)))
+        turns += int(results.turns.sum(dtype=np.int64))
+        truncated += int(np.count_nonzero(results.truncated))
+    wins = sum(seat_wins)
+    low, high = wilson_interval(wins, num_games)
+    return EvalResult(
+        candidate=candidate.name,
+        opponent=opponent_name,
+        num_players=n_players,
+        games=num_games,
+        wins=wins,
+        truncated=truncated,
+        win_rate=wins / num_games if num_games else float("nan"),
+        ci_low=low,
+        ci_high=high,
+        fair_share=1.0 / n_players,
+        mean_turns=turns / num_games if num_games else float("nan"),
+        seat_games=tuple(seat_games),
+        seat_wins=tuple(seat_wins),
+    )
