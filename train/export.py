@@ -1,0 +1,93 @@
+"""From SB3 models to the lab's own pickle-free policies (safetensors + JSON metadata)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
+from uno_env.cards import NUM_ACTIONS
+from uno_env.observation import OBS_DIM, OBS_VERSION
+from uno_env.rules import Rules
+
+__all__ = ["export_policy", "git_commit", "metadata_for", "policy_layers", "snapshot_policy"]
+
+
+def git_commit() -> str:
+    """The commit of the working tree, or ``unknown`` outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def policy_layers(model: Any) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], str]:
+    """The linear layers (weight, bias) of an SB3 model's acting network, and its activation.
+
+    MaskablePPO: the policy branch of the MLP extractor, then the action head (tanh).
+    DQN: the Q-network (relu). Both use a flatten features extractor, so the layers map
+    the observation straight to one logit / Q-value per action.
+
+    Raises:
+        TypeError: for a model of another kind.
+    """
+    policy = model.policy
+    if hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net"):
+        modules = [*policy.mlp_extractor.policy_net, policy.action_net]
+    elif hasattr(policy, "q_net"):
+        modules = list(policy.q_net.q_net)
+    else:
+        raise TypeError(f"cannot export a {type(model).__name__}: expected MaskablePPO or DQN")
+    linears = [m for m in modules if isinstance(m, nn.Linear)]
+    activations = {type(m).__name__ for m in modules if not isinstance(m, nn.Linear)}
+    activation = "relu" if "ReLU" in activations else "tanh"
+    return [(m.weight.detach().clone(), m.bias.detach().clone()) for m in linears], activation
+
+
+def metadata_for(
+    model: Any, name: str, algorithm: str, rules: Rules, extra: dict[str, Any]
+) -> PolicyMetadata:
+    """The metadata of an exported policy (the architecture is read off the model)."""
+    layers, activation = policy_layers(model)
+    return PolicyMetadata(
+        name=name,
+        algorithm=algorithm,
+        obs_version=OBS_VERSION,
+        obs_dim=OBS_DIM,
+        num_actions=NUM_ACTIONS,
+        hidden=tuple(int(w.shape[0]) for w, _ in layers[:-1]),
+        activation=activation,
+        rules=rules.to_dict(),
+        extra={"git_commit": git_commit(), **extra},
+    )
+
+
+def export_policy(
+    model: Any, path: str | Path, name: str, algorithm: str, rules: Rules, extra: dict[str, Any]
+) -> Path:
+    """Write ``<path>.safetensors`` + ``<path>.json`` for an SB3 model; return the weights path."""
+    layers, _ = policy_layers(model)
+    return save_policy(path, layers, metadata_for(model, name, algorithm, rules, extra))
+
+
+def snapshot_policy(model: Any, name: str, algorithm: str, rules: Rules) -> TorchPolicy:
+    """A frozen copy of the model's current policy (deterministic argmax), in memory."""
+    layers, activation = policy_layers(model)
+    meta = metadata_for(model, name, algorithm, rules, {})
+    net = MLPNet(OBS_DIM, meta.hidden, NUM_ACTIONS, activation)
+    linears = [m for m in net.layers if isinstance(m, nn.Linear)]
+    for linear, (weight, bias) in zip(linears, layers, strict=True):
+        linear.weight.data.copy_(weight)
+        linear.bias.data.copy_(bias)
+    return TorchPolicy(net, meta)
