@@ -156,7 +156,7 @@ class TorchPolicy:
         """Choose one legal action per row."""
         with torch.no_grad():
             logits = self.net(torch.as_tensor(observations, dtype=torch.float32))
-            legal = torch.as_tensor(np.asarray(masks, dtype=bool))
+            legal = torch.tensor(np.asarray(masks, dtype=bool))
             logits = logits.masked_fill(~legal, float("-inf"))
             # Rows with no legal action (finished games) get action 0, which is ignored.
             logits[~legal.any(dim=1)] = 0.0

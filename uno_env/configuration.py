@@ -65,6 +65,12 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
             raise ConfigError(f"{where}: expected an integer, got {value!r}")
         return value
     if annotation is float:
+        if isinstance(value, str):
+            # YAML 1.1 reads "1e-4" (no dot) as a string: accept what Python reads as a number.
+            try:
+                return float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
         return float(value)

@@ -1,0 +1,129 @@
+"""The training pipeline end to end: configs, PPO train/checkpoint/resume/export, learning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.learned import CheckpointMismatchError, load_policy
+from train import ppo
+from train.config import TrainConfig, apply_overrides, load_config
+from train.league import League
+from train.run import evaluate_model
+from uno_env import ConfigError, core, load_rules
+from uno_env.observation import encode
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
+
+
+def test_every_shipped_config_is_valid() -> None:
+    for path in sorted((ROOT / "configs").glob("*/*.yaml")):
+        if path.parent.name in ("ppo", "dqn"):
+            config = load_config(path)
+            assert config.algorithm == path.parent.name, path
+
+
+def test_set_overrides_nested_fields_and_parse_values() -> None:
+    config = load_config(TINY, ["ppo.learning_rate=1e-4", "eval.bots=[random, mixbot]"])
+    assert config.ppo.learning_rate == pytest.approx(1e-4)
+    assert config.eval.bots == ("random", "mixbot")
+    assert apply_overrides({"a": {"b": 1}}, ["a.c=true"]) == {"a": {"b": 1, "c": True}}
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("ppo.learnig_rate=1", "unknown key(s) ['learnig_rate']"),
+        ("algorithm=a2c", "choose one of ['ppo', 'dqn']"),
+        ("eval.bots=[nobody]", "unknown bot(s) ['nobody']"),
+        ("opponents.bots={random: 0}", "at least one bot needs a positive weight"),
+        ("rules=street2", "unknown rules preset 'street2'"),
+        ("num_players=11", "num_players must be 2..10"),
+        ("total_steps", "--set expects key=value"),
+    ],
+)
+def test_bad_configs_name_the_problem(override: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(TINY, [override])
+    assert message in str(err.value)
+
+
+def test_league_slots_play_as_a_bot_until_filled() -> None:
+    config = load_config(TINY)
+    rules = config.build_rules()
+    league = League(config.opponents, rules, seed=0)
+    assert len(league.slots) == 2 and league.slots[0].snapshot is None
+    state = core.init(rules, 8, seed=0)
+    masks = core.legal_action_mask(rules, state)
+    actions = league.slots[0].act(encode(rules, state), masks)
+    assert masks[np.arange(8), actions].all()
+
+
+def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
+    result = ppo.main(["--config", str(TINY), "--set", f"runs_dir={tmp_path}", "--no-progress"])
+    run_dir = tmp_path / "ppo_tiny"
+    assert result.steps >= 2048 and result.run_dir == run_dir
+    for name in ("config.yaml", "latest.zip", "best.zip", "best_policy.safetensors", "tb"):
+        assert (run_dir / name).exists(), name
+    meta = json.loads((run_dir / "latest.json").read_text())
+    assert meta["algorithm"] == "ppo" and meta["obs_version"] >= 1 and meta["steps"] == result.steps
+    assert meta["rules"]["num_players"] == 2 and "random" in meta["evaluations"]
+    assert {"seed", "git_commit"} <= set(meta)
+
+    resumed = ppo.main(["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"])
+    assert resumed.steps >= 3072 > result.steps
+
+    rules = load_rules("official", num_players=2)
+    policy = load_policy(run_dir / "best_policy.safetensors", rules=rules)
+    state = core.init(rules, 32, seed=3)
+    masks = core.legal_action_mask(rules, state)
+    actions = policy.act(encode(rules, state), masks)
+    assert masks[np.arange(32), actions].all()
+    with pytest.raises(CheckpointMismatchError, match="num_players"):
+        load_policy(run_dir / "best_policy.safetensors", rules=load_rules("official"))
+
+
+def test_resume_without_a_run_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "ghost").mkdir()
+    (tmp_path / "ghost" / "config.yaml").write_text(TINY.read_text())
+    with pytest.raises(FileNotFoundError, match="cannot resume"):
+        ppo.main(["--resume", str(tmp_path / "ghost"), "--no-progress"])
+
+
+@pytest.mark.slow
+def test_ppo_improves_against_random(tmp_path: Path) -> None:
+    """A learning test with a small budget: the win rate against `random` must rise."""
+    overrides = [
+        f"runs_dir={tmp_path}",
+        "name=learning",
+        "total_steps=120000",
+        "num_envs=64",
+        "opponents.self_play=0",
+        "eval.every=1000000",
+        "eval.games=600",
+        "ppo.n_steps=128",
+        "ppo.batch_size=2048",
+        "ppo.n_epochs=4",
+        "ppo.net_arch=[64, 64]",
+    ]
+    config: TrainConfig = load_config(TINY, overrides)
+    rules = config.build_rules()
+    before_model = ppo.make_model(config, _env(config))
+    before = evaluate_model(before_model, config, rules, 0)["random"]
+    args = ["--config", str(TINY), "--no-progress"]
+    for item in overrides:
+        args += ["--set", item]
+    result = ppo.main(args)
+    after = result.evaluations["random"]
+    assert after["ci_low"] > before.ci_high, (before.win_rate, after["win_rate"])
+    assert after["win_rate"] > 0.45, after
+
+
+def _env(config: TrainConfig):  # type: ignore[no-untyped-def]
+    from uno_env.envs.vec_env import UnoVecEnv
+
+    return UnoVecEnv(4, config.build_rules(), seed=0)
