@@ -189,7 +189,8 @@ def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
         raise CheckpointMismatchError(
             f"{where}: {meta.num_actions} actions, expected {NUM_ACTIONS}"
         )
-    trained = Rules.from_dict(meta.rules)
+    trained = Rules.from_dict(meta.rules).game_rules()
+    rules = rules.game_rules()
     if trained != rules:
         diff = {
             k: (v, getattr(rules, k))

@@ -172,14 +172,22 @@ def random_house_rules(rng: np.random.Generator) -> Rules:
             continue
 
 
-HOUSE_CONFIGS = tuple(
-    FuzzConfig(f"preset {name}", rules, 20 + i)
-    for i, (name, rules) in enumerate(sorted(PRESETS.items()))
-) + tuple(
+HOUSE_CONFIGS = (
+    *(
+        FuzzConfig(f"preset {name}", rules, 20 + i)
+        for i, (name, rules) in enumerate(sorted(PRESETS.items()))
+    ),
     FuzzConfig(
-        f"random house rules #{i}", random_house_rules(np.random.default_rng(100 + i)), 30 + i
-    )
-    for i in range(8)
+        "4p street with per-seat draw streams",
+        PRESETS["street"].replace(seat_draw_streams=True),
+        29,
+    ),
+    *(
+        FuzzConfig(
+            f"random house rules #{i}", random_house_rules(np.random.default_rng(100 + i)), 30 + i
+        )
+        for i in range(8)
+    ),
 )
 
 

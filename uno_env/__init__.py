@@ -4,12 +4,19 @@ The rules live in :mod:`uno_env.core` (pure functions over batched state arrays)
 ``docs/engine.md`` for the exact contract and ``docs/rules.md`` for the rule switches.
 """
 
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as _gymnasium
+
 from uno_env import cards, core
 from uno_env.cards import action_name, card_name, parse_action, parse_card
 from uno_env.configuration import ConfigError
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.game import UnoGame
 from uno_env.rules import PRESETS, Rules, load_rules
+
+if TYPE_CHECKING:
+    from uno_env.envs.pettingzoo_env import env, raw_env
 
 __all__ = [
     "PRESETS",
@@ -22,7 +29,22 @@ __all__ = [
     "card_name",
     "cards",
     "core",
+    "env",
     "load_rules",
     "parse_action",
     "parse_card",
+    "raw_env",
 ]
+
+# ``gymnasium.make("uno_env/Uno-v0", ...)``: the env module is imported only by make().
+if "uno_env/Uno-v0" not in _gymnasium.registry:
+    _gymnasium.register(id="uno_env/Uno-v0", entry_point="uno_env.envs.gym_env:UnoGymEnv")
+
+
+def __getattr__(name: str) -> Any:
+    """Import the PettingZoo env on first use: ``from uno_env import env, raw_env``."""
+    if name in ("env", "raw_env"):
+        from uno_env.envs import pettingzoo_env
+
+        return getattr(pettingzoo_env, name)
+    raise AttributeError(f"module 'uno_env' has no attribute {name!r}")

@@ -11,7 +11,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["derive_keys", "keyed_bits", "keyed_permutation", "keyed_randint"]
+__all__ = [
+    "derive_keys",
+    "keyed_bits",
+    "keyed_permutation",
+    "keyed_randint",
+    "keyed_uniform",
+]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -43,6 +49,23 @@ def keyed_bits(keys: npt.ArrayLike, streams: npt.ArrayLike, size: int) -> npt.ND
         base = _mix(k ^ _mix(s * _STREAM_SALT + _GOLDEN))
         idx = np.arange(1, size + 1, dtype=np.uint64) * _GOLDEN
         return _mix(base[:, None] + idx[None, :])
+
+
+def keyed_uniform(
+    keys: npt.ArrayLike, streams: npt.ArrayLike, index: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
+    """The ``index``-th uniform number in ``[0, 1)`` of each (key, stream) pair.
+
+    The same word as ``keyed_bits(keys, streams, index + 1)[:, index]``, computed alone (53
+    bits of it).
+    """
+    with np.errstate(over="ignore"):
+        k = np.atleast_1d(np.asarray(keys, dtype=np.uint64))
+        s = np.broadcast_to(np.asarray(streams, dtype=np.uint64), k.shape)
+        i = np.broadcast_to(np.asarray(index, dtype=np.uint64), k.shape)
+        base = _mix(k ^ _mix(s * _STREAM_SALT + _GOLDEN))
+        word = _mix(base + (i + np.uint64(1)) * _GOLDEN)
+    return (word >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def keyed_permutation(keys: npt.ArrayLike, streams: npt.ArrayLike, n: int) -> npt.NDArray[np.intp]:

@@ -68,6 +68,10 @@ class Rules:
         starter_wild_colour: ``"choose"``: the first player names a Wild starter's colour;
             ``"random"``: it is drawn at random (RLCard).
         reshuffle_top: The reshuffle takes the top discard too (RLCard).
+        seat_draw_streams: An engine option for tournaments, not a rule: each seat's k-th draw
+            is a uniform pick from the stock driven by that seat's k-th random number, so
+            that duplicate deals replayed under other seatings stay correlated. The
+            distribution of the game is unchanged.
     """
 
     num_players: int = 4
@@ -101,6 +105,7 @@ class Rules:
     starter_draw_two_skips: bool = True
     starter_wild_colour: Literal["choose", "random"] = "choose"
     reshuffle_top: bool = False
+    seat_draw_streams: bool = False
 
     def __post_init__(self) -> None:
         if not 2 <= self.num_players <= MAX_PLAYERS:
@@ -148,6 +153,10 @@ class Rules:
             )
         if self.after_draw == "rlcard" and self.draw_rule != "one":
             raise ConfigError('after_draw: "rlcard" draws exactly one card: needs draw_rule: one')
+
+    def game_rules(self) -> Rules:
+        """These rules without the engine options that do not change the game."""
+        return self.replace(seat_draw_streams=False) if self.seat_draw_streams else self
 
     @property
     def stacking(self) -> bool:

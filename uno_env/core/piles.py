@@ -6,8 +6,8 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core.state import STREAM_STRIDE, IntArray, UnoState
-from uno_env.rng import keyed_bits
+from uno_env.core.state import SEAT_STREAM_OFFSET, STREAM_STRIDE, IntArray, UnoState
+from uno_env.rng import keyed_bits, keyed_uniform
 from uno_env.rules import Rules
 
 __all__ = ["draw_cards", "place_shuffled", "reshuffle_discards", "shuffle_orders"]
@@ -56,9 +56,22 @@ def draw_cards(
     both piles empty).
     """
     last = np.full(games.shape, -1, dtype=np.int64)
-    # Most games have the cards in the pile: take them all at once.
-    enough = s.draw_pos[games] + counts <= C.DECK_SIZE
-    rows = np.flatnonzero(enough & (counts > 0))
+    # Most games have the cards in the pile: take them all at once (but with per-seat draw
+    # streams every card is picked by its own number: one at a time).
+    if rules.seat_draw_streams:
+        enough = np.zeros(games.shape, dtype=bool)
+    else:
+        enough = s.draw_pos[games] + counts <= C.DECK_SIZE
+    single = enough & (counts == 1)
+    if single.any():  # the common case: one card (a voluntary draw)
+        rows = np.flatnonzero(single)
+        g, seat = games[rows], seats[rows]
+        faces = s.deck[g, s.draw_pos[g].astype(np.int64)]
+        s.hands[g, seat, faces] += 1
+        s.hand_size[g, seat] += 1
+        s.draw_pos[g] += 1
+        last[rows] = faces
+    rows = np.flatnonzero(enough & (counts > 1))
     if rows.size:
         g, n = games[rows], counts[rows]
         card_row = np.repeat(np.arange(rows.size), n)  # one entry per card drawn
@@ -86,12 +99,34 @@ def draw_cards(
             reshuffle_discards(rules, s, g[empty])
             can = s.draw_pos[g] < C.DECK_SIZE  # both piles may be empty: nothing to draw
             g, sel = g[can], sel[can]
+        if rules.seat_draw_streams:
+            _pick_for_seats(s, g, seats[sel])
         faces = s.deck[g, s.draw_pos[g].astype(np.int64)]
         s.hands[g, seats[sel], faces] += 1
         s.hand_size[g, seats[sel]] += 1
         s.draw_pos[g] += 1
         last[sel] = faces
     return last
+
+
+def _pick_for_seats(s: UnoState, games: IntArray, seats: IntArray) -> None:
+    """Per-seat draw streams: bring a uniform pick from the stock to the top of the pile.
+
+    A seat's k-th draw of the hand is driven by the k-th number of its own stream, so that
+    replays of a deal under another seating stay correlated while the draw distribution
+    stays exact (a uniform pick from the remaining stock).
+    """
+    pos = s.draw_pos[games].astype(np.int64)
+    streams = (
+        s.hand_no[games].astype(np.uint64) * np.uint64(STREAM_STRIDE)
+        + np.uint64(SEAT_STREAM_OFFSET)
+        + seats.astype(np.uint64)
+    )
+    u = keyed_uniform(s.key[games], streams, s.seat_draws[games, seats])
+    pick = pos + (u * (C.DECK_SIZE - pos)).astype(np.int64)
+    top, chosen = s.deck[games, pos].copy(), s.deck[games, pick].copy()
+    s.deck[games, pos], s.deck[games, pick] = chosen, top
+    s.seat_draws[games, seats] += 1
 
 
 def reshuffle_discards(rules: Rules, s: UnoState, games: IntArray) -> None:

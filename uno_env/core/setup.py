@@ -147,6 +147,7 @@ def _deal(
         done=np.zeros(n_games, dtype=bool),
         truncated=np.zeros(n_games, dtype=bool),
         winner=np.full(n_games, -1, dtype=np.int8),
+        seat_draws=np.zeros((n_games, n_players), dtype=np.int32),
         finish_rank=np.full((n_games, n_players), -1, dtype=np.int8),
         hand_points=np.zeros((n_games, n_players), dtype=np.int32),
         scores=scores.astype(np.int32, copy=True),

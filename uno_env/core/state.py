@@ -52,6 +52,8 @@ STREAM_STRIDE = 2**20
 """Random streams per hand: the deal uses ``hand * STREAM_STRIDE``, reshuffles the next ones."""
 TURN_STREAM_OFFSET = 2**19
 """Per-turn random draws (RLCard's random wild colour) use ``hand*STRIDE + OFFSET + turn``."""
+SEAT_STREAM_OFFSET = 2**18
+"""Per-seat draw streams use ``hand*STRIDE + OFFSET + seat``, numbered by the seat's draws."""
 DEALER_STREAM = 2**40 - 1
 
 IntArray = npt.NDArray[np.int64]
@@ -101,6 +103,7 @@ class UnoState:
     done: npt.NDArray[np.bool_]
     truncated: npt.NDArray[np.bool_]
     winner: npt.NDArray[np.int8]
+    seat_draws: npt.NDArray[np.int32]
     finish_rank: npt.NDArray[np.int8]
     hand_points: npt.NDArray[np.int32]
     scores: npt.NDArray[np.int32]

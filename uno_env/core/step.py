@@ -136,7 +136,8 @@ def _apply(rules: Rules, s: UnoState, acts: IntArray) -> None:
     drawn = plan.execute_draws(rules, s)
     if voluntary.size:
         effects.after_voluntary_draw(rules, s, plan, voluntary, drawn[voluntary])
-        plan.execute_draws(rules, s)  # penalties of RLCard's automatic plays
+        if rules.after_draw == "rlcard":
+            plan.execute_draws(rules, s)  # penalties of RLCard's automatic plays
 
     first_out = np.flatnonzero(plan.first_out)
     if first_out.size:

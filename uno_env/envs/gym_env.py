@@ -1,0 +1,202 @@
+"""``UnoGymEnv``: single-agent Gymnasium UNO, the learner against opponent policies.
+
+The learner holds one seat (fixed, or drawn for each hand); opponent policies from
+``agents/`` play the other seats inside :meth:`UnoGymEnv.step`, so the observation and the
+reward it returns always belong to the learner. An episode is one hand. The env is one game
+of :class:`~uno_env.envs.opponents.LearnerTables`, the machinery of the batched
+:class:`~uno_env.envs.vec_env.UnoVecEnv` too, so both play identical games from one seed.
+
+``import uno_env`` registers it::
+
+    import gymnasium, uno_env
+    env = gymnasium.make("uno_env/Uno-v0", rules="official", num_players=2)
+
+It exposes ``action_masks()`` for sb3-contrib's ``MaskablePPO``; ``info["action_mask"]``
+holds the same mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env.envs import RewardFn, action_space, observation_space
+from uno_env.envs.opponents import LearnerTables, OpponentsSpec
+from uno_env.envs.render import render_table
+from uno_env.rules import Rules, load_rules
+
+__all__ = ["ENV_ID", "UnoGymEnv", "register_envs"]
+
+ENV_ID = "uno_env/Uno-v0"
+
+
+class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
+    """UNO for one learner seat; opponents act inside ``step``.
+
+    Args:
+        rules: A preset name, YAML path, mapping or :class:`~uno_env.rules.Rules`
+            (``None``: official).
+        opponents: One policy for every opponent seat, a list with one per opponent seat (in
+            seat order after the learner), or an
+            :class:`~uno_env.envs.opponents.OpponentPool`; a policy may be a bot name of
+            :func:`agents.make_agent`. ``None``: the ``"random"`` bot.
+        learner_seat: A fixed seat, or ``"random"`` (drawn for each hand from the seed).
+        reward: ``"win_loss"`` (default), ``"points"``, or a reward function (see
+            :data:`uno_env.envs.REWARD_SCHEMES`).
+        render_mode: ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it).
+        colour: Use ANSI colours in the rendering.
+        illegal_action: ``"terminate"`` (default): an illegal action ends the episode with
+            ``illegal_reward`` for the learner, as PettingZoo's ``TerminateIllegalWrapper``
+            does, so that unmasked algorithms and the env checkers (which step random
+            actions) work; ``"raise"``: it raises ``uno_env.IllegalActionError``.
+        illegal_reward: The learner's reward for an illegal action under ``"terminate"``.
+        **rule_overrides: Rule fields on top of ``rules`` (e.g. ``num_players=2``).
+
+    ``reset(options=...)`` accepts ``{"key": k}`` to deal the hand of game key ``k`` and
+    ``{"learner_seat": s}`` to seat the learner for that hand.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
+
+    def __init__(
+        self,
+        rules: str | Path | Mapping[str, Any] | Rules | None = None,
+        opponents: OpponentsSpec = None,
+        learner_seat: int | Literal["random"] = "random",
+        reward: str | RewardFn = "win_loss",
+        render_mode: str | None = None,
+        colour: bool = True,
+        illegal_action: Literal["terminate", "raise"] = "terminate",
+        illegal_reward: float = -1.0,
+        **rule_overrides: Any,
+    ) -> None:
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(
+                f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        self.rules = load_rules(rules, **rule_overrides)
+        self.render_mode = render_mode
+        self.colour = colour
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self._forfeited = False
+        self.tables = LearnerTables(
+            self.rules, 1, opponents, learner_seat=learner_seat, reward=reward, autoreset=False
+        )
+        self.observation_space = observation_space(self.rules)
+        self.action_space = action_space()
+
+    @property
+    def learner_seat(self) -> int:
+        """The learner's seat in the current hand."""
+        return int(self.tables.learner_seats[0])
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learner's legal actions, (80,) bool (for ``MaskablePPO``)."""
+        return self.tables.action_masks()[0].copy()
+
+    def _is_legal(self, action: object) -> bool:
+        arr = np.asarray(action)
+        if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):
+            return False
+        a = int(arr.reshape(()))
+        return 0 <= a < C.NUM_ACTIONS and bool(self.tables.action_masks()[0, a])
+
+    def _info(self) -> dict[str, Any]:
+        return {"action_mask": self.action_masks(), "learner_seat": self.learner_seat}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
+        """Deal a hand and play the opponents up to the learner's first decision.
+
+        Args:
+            seed: Restart the key schedule (the same seed replays the same hands).
+            options: ``{"key": game_key, "learner_seat": seat}``, both optional; other keys
+                are ignored.
+
+        Returns:
+            The learner's observation and the info dict.
+        """
+        super().reset(seed=seed)
+        if seed is not None:
+            self.tables.seed(seed)
+        elif not self.tables.seeded:
+            self.tables.seed(self.np_random)
+        self._forfeited = False
+        opts = options or {}
+        obs = self.tables.reset(keys=opts.get("key"), learner_seats=opts.get("learner_seat"))
+        if self.render_mode == "human":
+            self.render()
+        return obs[0].copy(), self._info()
+
+    def step(
+        self, action: np.int64 | int | npt.NDArray[np.integer]
+    ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponents' until the learner must act again.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``, all the learner's.
+
+        Raises:
+            uno_env.IllegalActionError: if the action is not legal and ``illegal_action`` is
+                ``"raise"`` (the state is untouched).
+            RuntimeError: if the hand is over and ``reset`` was not called.
+        """
+        if self._forfeited or self.tables.over[0]:
+            raise RuntimeError("the hand is over: call reset() before stepping again")
+        if self.illegal_action == "terminate" and not self._is_legal(action):
+            self._forfeited = True
+            gymnasium.logger.warn(
+                "UnoGymEnv: an illegal action ends the episode with illegal_reward "
+                "(pass illegal_action='raise' to get an error instead)"
+            )
+            obs = self.tables.observations()[0].copy()
+            return obs, self.illegal_reward, True, False, {**self._info(), "illegal": True}
+        out = self.tables.step(np.asarray(action).reshape(-1))
+        if self.render_mode == "human":
+            self.render()
+        return (
+            out.observations[0].copy(),
+            float(out.rewards[0]),
+            bool(out.terminated[0]),
+            bool(out.truncated[0]),
+            self._info(),
+        )
+
+    def render(self) -> str | None:
+        """Render the table from the learner's seat (``ansi``: return it; ``human``: print)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        text = render_table(
+            self.rules,
+            self.tables.state,
+            view=self.learner_seat,
+            colour=self.colour,
+            names=[
+                ("you" if s == self.learner_seat else f"seat {s}")
+                for s in range(self.rules.num_players)
+            ],
+        )
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+def register_envs() -> None:
+    """Register ``uno_env/Uno-v0`` with Gymnasium (idempotent)."""
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=ENV_ID, entry_point="uno_env.envs.gym_env:UnoGymEnv")

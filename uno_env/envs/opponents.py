@@ -1,0 +1,499 @@
+"""Batched learner tables: one learner seat per game, opponent policies play the other seats.
+
+:class:`LearnerTables` is the machinery behind both single-agent envs: the Gymnasium env is
+one table (B = 1), the SB3 ``VecEnv`` is B tables stepped together. After the learner's
+action it lets the opponents act, batched across games, until every game is back at the
+learner's decision (or over), pays the rewards of the hands that ended, and (with
+``autoreset``) deals the next hands. All rules come from :mod:`uno_env.core`; observations
+come from :func:`uno_env.observation.encode`, always from the learner's seat.
+
+Opponents are batched policies: :class:`agents.base.Policy` objects, plain callables
+``(observations, masks) -> actions``, or bot names of :func:`agents.make_agent` (built here
+and seeded from the env's seed, so a seeded env replays exactly). They are given as
+
+* one policy for every opponent seat,
+* a list with one policy per opponent seat, in seat order after the learner (entry k-1 plays
+  the seat k places after the learner), or
+* an :class:`OpponentPool`, from which each opponent seat of each hand is drawn.
+
+A policy is called once per round with the sub-batch of games where one of its seats must
+act; it sees each game from the acting seat, like any player. Policies therefore see varying
+sub-batches and should keep no per-row memory; ``reset()`` is called on each whole reset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from agents import make_agent
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import IllegalActionError, UnoState
+from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
+from uno_env.observation import encode
+from uno_env.rules import Rules
+
+__all__ = [
+    "LearnerStep",
+    "LearnerTables",
+    "OpponentPool",
+    "OpponentsSpec",
+    "PolicyFn",
+    "as_policy_fn",
+]
+
+ObsArray = npt.NDArray[np.float32]
+MaskArray = npt.NDArray[np.bool_]
+ActArray = npt.NDArray[np.int64]
+PolicyFn = Callable[[ObsArray, MaskArray], npt.ArrayLike]
+"""A batched policy as a callable: ``(observations (B, D), masks (B, A)) -> actions (B,)``."""
+
+MAX_SILENT_REDEALS = 1000
+"""Hands of one game in a row that may end before the learner's first decision."""
+
+_BOT_SEED_SALT = 0xB07
+
+
+_STATE_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(UnoState) if not f.name.startswith("_")
+)
+"""The array fields of a state (``UnoState.array_fields`` without its per-call lookup)."""
+
+
+def _select(state: UnoState, games: npt.NDArray[np.int64]) -> UnoState:
+    """The sub-batch ``games`` (fancy indexing copies the arrays)."""
+    return UnoState(**{name: getattr(state, name)[games] for name in _STATE_FIELDS})
+
+
+def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoState:
+    """Write the sub-batch ``sub`` into rows ``games`` of ``state``, which the caller owns.
+
+    Returns a new state object over the same arrays, so that no mask cached on ``state``
+    survives the change.
+    """
+    for name in _STATE_FIELDS:
+        getattr(state, name)[games] = getattr(sub, name)
+    return UnoState(**{name: getattr(state, name) for name in _STATE_FIELDS})
+
+
+class OpponentPool:
+    """A pool of policies; each opponent seat of each hand plays one drawn from it.
+
+    The draw uses the env's key schedule, so it is reproducible from the env's seed.
+
+    Args:
+        policies: The policies (objects with ``act``, plain callables or bot names).
+        weights: Relative probabilities, one per policy (uniform when ``None``).
+
+    Raises:
+        ValueError: for an empty pool or bad weights.
+    """
+
+    def __init__(self, policies: Sequence[object], weights: Sequence[float] | None = None) -> None:
+        if not policies:
+            raise ValueError("an OpponentPool needs at least one policy")
+        self.policies = list(policies)
+        w = np.ones(len(self.policies)) if weights is None else np.asarray(weights, dtype=float)
+        if w.shape != (len(self.policies),) or (w < 0).any() or not w.sum() > 0:
+            raise ValueError(
+                f"weights must be {len(self.policies)} non-negative numbers with a positive "
+                f"sum, got {weights!r}"
+            )
+        self.cumulative = np.cumsum(w / w.sum())
+
+    def sample(self, words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """Map random 64-bit words to policy indices, following the weights."""
+        uniform = (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        idx = np.searchsorted(self.cumulative, uniform, side="right")
+        return np.minimum(idx, len(self.policies) - 1).astype(np.int64)
+
+
+OpponentsSpec = object | Sequence[object] | OpponentPool | None
+"""What the learner envs accept as ``opponents`` (see the module docstring)."""
+
+
+def _policy_name(policy: object) -> str:
+    name = getattr(policy, "name", None)
+    return str(name) if name is not None else getattr(policy, "__name__", type(policy).__name__)
+
+
+def as_policy_fn(policy: object) -> PolicyFn:
+    """Return the batched ``act`` callable of a policy object or a plain callable.
+
+    Raises:
+        TypeError: if ``policy`` has no ``act`` method and is not callable.
+    """
+    act = getattr(policy, "act", None)
+    if callable(act):
+        return act
+    if callable(policy):
+        return policy
+    raise TypeError(
+        f"an opponent must be a policy with an act(observations, masks) method or a callable, "
+        f"got {policy!r}"
+    )
+
+
+@dataclass
+class LearnerStep:
+    """What one learner step (or reset) returns, one row per game.
+
+    Attributes:
+        observations: (B, OBS_DIM) the learner's view of its next decision; for a game that
+            ended and was not dealt again (no autoreset), the view of the final state.
+        rewards: (B,) the learner's reward (non-zero only when a hand ended).
+        terminated: (B,) the hand ended with a winner.
+        truncated: (B,) the hand hit ``max_turns``.
+        finished: (k,) indices of the games whose hand ended in this step.
+        terminal_observations: (k, OBS_DIM) the learner's view of those final states.
+    """
+
+    observations: ObsArray
+    rewards: npt.NDArray[np.float32]
+    terminated: npt.NDArray[np.bool_]
+    truncated: npt.NDArray[np.bool_]
+    finished: npt.NDArray[np.int64]
+    terminal_observations: ObsArray
+
+
+class LearnerTables:
+    """B games, each with one learner seat and opponent policies in the other seats.
+
+    Args:
+        rules: The rules of every game.
+        num_games: B.
+        opponents: See the module docstring; ``None`` means the ``"random"`` bot in every
+            opponent seat.
+        learner_seat: A fixed seat, or ``"random"``: drawn for each hand from the key schedule.
+        reward: A scheme name of :data:`uno_env.envs.REWARD_SCHEMES` or a reward function.
+        autoreset: Deal the next hand of a game as soon as one ends (the VecEnv). Without
+            it, a finished game waits for :meth:`reset`.
+        seed: Seed of the key schedule (``None``: fresh entropy at the first reset).
+
+    Raises:
+        ValueError: for a bad size, seat, reward scheme or opponent list.
+        TypeError: for an opponent that is not a policy.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        num_games: int,
+        opponents: OpponentsSpec = None,
+        learner_seat: int | Literal["random"] = "random",
+        reward: str | RewardFn = "win_loss",
+        autoreset: bool = True,
+        seed: int | None = None,
+    ) -> None:
+        if not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"the number of games must be a positive int, got {num_games!r}")
+        n_players = rules.num_players
+        if learner_seat != "random" and not (
+            isinstance(learner_seat, (int, np.integer)) and 0 <= learner_seat < n_players
+        ):
+            raise ValueError(
+                f"learner_seat must be 'random' or a seat in 0..{n_players - 1}, "
+                f"got {learner_seat!r}"
+            )
+        self.rules = rules
+        self.num_games = int(num_games)
+        self.autoreset = autoreset
+        self.reward_fn = resolve_reward(reward)
+        self._fixed_seat = None if learner_seat == "random" else int(learner_seat)
+        self._pool: OpponentPool | None = None
+        specs: list[object]
+        if opponents is None:
+            specs, seat_policy = ["random"], [0] * (n_players - 1)
+        elif isinstance(opponents, OpponentPool):
+            self._pool = opponents
+            specs, seat_policy = opponents.policies, [0] * (n_players - 1)
+        elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            if len(opponents) != n_players - 1:
+                raise ValueError(
+                    f"a list of opponents needs one policy per opponent seat: {n_players - 1} "
+                    f"for {n_players} players, got {len(opponents)} (use an OpponentPool to "
+                    "sample from a pool)"
+                )
+            specs, seat_policy = list(opponents), list(range(n_players - 1))
+        else:
+            specs, seat_policy = [opponents], [0] * (n_players - 1)
+        # Bots given by name are built (and reseeded with the env's seed) here.
+        self._named = {i: spec for i, spec in enumerate(specs) if isinstance(spec, str)}
+        self.policies = [make_agent(spec) if isinstance(spec, str) else spec for spec in specs]
+        self._policy_fns = [as_policy_fn(p) for p in self.policies]
+        self._seat_policy = np.array([-1, *seat_policy], dtype=np.int64)
+        # Per game: which policy plays the seat k places after the learner (column 0 unused).
+        self._assign = np.tile(self._seat_policy, (self.num_games, 1))
+        self._learner = np.zeros(self.num_games, dtype=np.int64)
+        self._keys = np.zeros(self.num_games, dtype=np.uint64)
+        self._episode = np.zeros(self.num_games, dtype=np.int64)
+        self._base: np.uint64 | None = None
+        self._state: UnoState | None = None
+        self._obs: ObsArray | None = None
+        self._slots = np.arange(self.num_games, dtype=np.int64)
+        if seed is not None:
+            self.seed(seed)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def state(self) -> UnoState:
+        """A copy of the current batch state (absolute seats; full information)."""
+        return self._live_state().copy()
+
+    @property
+    def learner_seats(self) -> npt.NDArray[np.int64]:
+        """The learner's seat in each game (a copy)."""
+        return self._learner.copy()
+
+    @property
+    def game_keys(self) -> npt.NDArray[np.uint64]:
+        """The key of each game's current hand (a copy): ``core.init(rules, keys=...)``."""
+        return self._keys.copy()
+
+    @property
+    def over(self) -> npt.NDArray[np.bool_]:
+        """Games whose hand is over and waits for :meth:`reset` (only without autoreset)."""
+        return ~self._live_state().live
+
+    @property
+    def seeded(self) -> bool:
+        """Whether a seed (or fresh entropy) has fixed the key schedule."""
+        return self._base is not None
+
+    def _live_state(self) -> UnoState:
+        if self._state is None:
+            raise RuntimeError("the games have not been dealt yet: call reset() first")
+        return self._state
+
+    # ------------------------------------------------------------------ seeding and resets
+
+    def seed(self, seed: int | np.random.Generator | None) -> None:
+        """Restart the key schedule from ``seed`` (episodes count from 0 again).
+
+        Opponents given by name are rebuilt with seeds derived from it, so a seeded env
+        replays exactly.
+        """
+        self._base = base_key(seed)
+        self._episode[:] = 0
+        for i, name in self._named.items():
+            bot_seed = np.random.default_rng([int(self._base), _BOT_SEED_SALT, i])
+            self.policies[i] = make_agent(name, bot_seed)
+            self._policy_fns[i] = as_policy_fn(self.policies[i])
+
+    def reset(
+        self,
+        keys: npt.ArrayLike | None = None,
+        learner_seats: npt.ArrayLike | None = None,
+    ) -> ObsArray:
+        """Deal a new hand in every game and play the opponents up to the learner's turn.
+
+        Args:
+            keys: Explicit game keys (B,) instead of the key schedule's next ones.
+            learner_seats: Explicit learner seats (B,) instead of the configured choice.
+
+        Returns:
+            The learner's observations, (B, OBS_DIM). A hand that ends before the learner's
+            first decision is silently replaced by the next one of the schedule.
+        """
+        if self._base is None:
+            self.seed(None)
+        for policy in self.policies:
+            reset = getattr(policy, "reset", None)
+            if callable(reset):
+                reset()
+        games = self._slots
+        self._assign_hands(games, keys, learner_seats)
+        self._state = core.init(self.rules, keys=self._keys)
+        self._advance(np.ones(self.num_games, dtype=bool), None)
+        return self.observations()
+
+    def _assign_hands(
+        self,
+        games: npt.NDArray[np.int64],
+        keys: npt.ArrayLike | None = None,
+        learner_seats: npt.ArrayLike | None = None,
+    ) -> None:
+        """Draw the next episode of ``games`` from the schedule: keys, learner seats, pool."""
+        assert self._base is not None
+        n_players = self.rules.num_players
+        words = episode_words(self._base, games, self._episode[games], n_players + 1)
+        self._episode[games] += 1
+        if keys is None:
+            self._keys[games] = words[:, 0]
+        else:
+            key_arr = np.broadcast_to(np.asarray(keys), games.shape)
+            self._keys[games] = key_arr.astype(np.uint64)
+        if learner_seats is not None:
+            seats = np.broadcast_to(np.asarray(learner_seats), games.shape).astype(np.int64)
+            if ((seats < 0) | (seats >= n_players)).any():
+                raise ValueError(f"learner seats must be in 0..{n_players - 1}, got {seats}")
+            self._learner[games] = seats
+        elif self._fixed_seat is not None:
+            self._learner[games] = self._fixed_seat
+        else:
+            self._learner[games] = (words[:, 1] % np.uint64(n_players)).astype(np.int64)
+        if self._pool is not None:
+            self._assign[games, 1:] = self._pool.sample(words[:, 2:]).reshape(games.size, -1)
+
+    def _redeal(self, games: npt.NDArray[np.int64]) -> None:
+        self._assign_hands(games)
+        self._state = core.reset_games(self.rules, self._live_state(), games, self._keys[games])
+
+    # ------------------------------------------------------------------ stepping
+
+    def action_masks(self) -> MaskArray:
+        """The learner's legal-action masks, (B, 80) bool, read-only (all False when over)."""
+        return core.legal_action_mask(self.rules, self._live_state())
+
+    def observations(self) -> ObsArray:
+        """The learner's observations of the current states, (B, OBS_DIM)."""
+        if self._obs is None:
+            self._obs = encode(self.rules, self._live_state(), self._learner)
+        return self._obs
+
+    def step(self, actions: npt.ArrayLike) -> LearnerStep:
+        """Apply the learner's actions, then let the opponents play up to its next decision.
+
+        Args:
+            actions: One action id per game, shape (B,).
+
+        Returns:
+            The learner's next observations, rewards, end flags and terminal observations.
+
+        Raises:
+            IllegalActionError: if a learner action is illegal (the state is untouched).
+            RuntimeError: if a game is over and waits for :meth:`reset` (no autoreset).
+        """
+        state = self._live_state()
+        if not self.autoreset and not state.live.all():
+            raise RuntimeError("the hand is over: call reset() before stepping again")
+        try:
+            self._state = core.step(self.rules, state, actions)
+        except IllegalActionError as err:
+            raise IllegalActionError(f"learner action refused: {err}") from None
+        n = self.num_games
+        result = LearnerStep(
+            observations=np.zeros((0, 0), dtype=np.float32),
+            rewards=np.zeros(n, dtype=np.float32),
+            terminated=np.zeros(n, dtype=bool),
+            truncated=np.zeros(n, dtype=bool),
+            finished=np.zeros(0, dtype=np.int64),
+            terminal_observations=np.zeros((0, 0), dtype=np.float32),
+        )
+        self._advance(np.zeros(n, dtype=bool), result)
+        result.observations = self.observations()
+        if not self.autoreset:
+            result.terminal_observations = result.observations[result.finished]
+        return result
+
+    def _advance(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
+        """Let opponents act until each game waits for the learner; handle ended hands.
+
+        ``fresh`` marks the games dealt during this call: the learner has not acted in them,
+        so a hand of theirs that ends is replaced silently instead of being reported.
+        """
+        self._obs = None
+        state = self._live_state()
+        n_players = self.rules.num_players
+        reported = np.zeros(self.num_games, dtype=bool)
+        redeals = np.zeros(self.num_games, dtype=np.int64)
+        finished: list[npt.NDArray[np.int64]] = []
+        terminal: list[ObsArray] = []
+        while True:
+            over = state.phase == core.OVER
+            need = ~over & (state.current != self._learner)
+            ended = over & ~reported
+            if ended.any():
+                idx = np.flatnonzero(ended)
+                report = idx[~fresh[idx]]
+                if report.size and result is not None:
+                    self._harvest(state, report, result)
+                    finished.append(report)
+                    if self.autoreset:
+                        terminal.append(self._encode_rows(state, report))
+                reported[report] = True
+                again = idx if self.autoreset else idx[fresh[idx]]
+                if again.size:
+                    redeals[again] += 1
+                    if redeals.max() > MAX_SILENT_REDEALS:
+                        raise RuntimeError(
+                            f"{MAX_SILENT_REDEALS} hands in a row ended before the learner's "
+                            f"first decision (max_turns={self.rules.max_turns} is too small?)"
+                        )
+                    self._redeal(again)
+                    fresh[again] = True
+                    reported[again] = False
+                    state = self._live_state()
+                    over = state.phase == core.OVER
+                    need = ~over & (state.current != self._learner)
+            if not need.any():
+                break
+            state = self._opponents_act(state, np.flatnonzero(need), n_players)
+            self._state = state
+        if result is not None and finished:
+            result.finished = np.concatenate(finished)
+            if self.autoreset:
+                result.terminal_observations = np.concatenate(terminal)
+
+    def _harvest(self, state: UnoState, games: npt.NDArray[np.int64], out: LearnerStep) -> None:
+        table = self.reward_fn(self.rules, state)
+        out.rewards[games] = table[games, self._learner[games]]
+        out.terminated[games] = state.done[games]
+        out.truncated[games] = state.truncated[games]
+
+    def _encode_rows(self, state: UnoState, games: npt.NDArray[np.int64]) -> ObsArray:
+        if games.size == self.num_games:
+            return encode(self.rules, state, self._learner)
+        return encode(self.rules, _select(state, games), self._learner[games])
+
+    def _opponents_act(
+        self, state: UnoState, games: npt.NDArray[np.int64], n_players: int
+    ) -> UnoState:
+        """One decision in each of ``games`` (all live, an opponent to act); return the state.
+
+        ``state`` is owned by the tables: its arrays are updated in place for a sub-batch.
+        """
+        whole = games.size == self.num_games
+        sub = state if whole else _select(state, games)
+        obs = encode(self.rules, sub)
+        masks = core.legal_action_mask(self.rules, sub)
+        if len(self._policy_fns) == 1:
+            actions = self._call(0, obs, masks)
+        else:
+            relative = (sub.current.astype(np.int64) - self._learner[games]) % n_players
+            which = self._assign[games, relative]
+            actions = np.zeros(games.size, dtype=np.int64)
+            for p in np.unique(which):
+                rows = which == p
+                actions[rows] = self._call(int(p), obs[rows], masks[rows])
+        try:
+            new_sub = core.step(self.rules, sub, actions)
+        except IllegalActionError:
+            bad = int(np.flatnonzero(~masks[np.arange(games.size), actions])[0])
+            seat = int(sub.current[bad])
+            rel = (seat - int(self._learner[games[bad]])) % n_players
+            policy = self.policies[int(self._assign[games[bad], rel])]
+            raise IllegalActionError(
+                f"opponent {_policy_name(policy)!r} (game {int(games[bad])}, seat {seat}) chose "
+                f"action {int(actions[bad])} {C.action_name(int(actions[bad]))!r}, which is not "
+                f"legal; legal actions: {C.action_names(np.flatnonzero(masks[bad]))}"
+            ) from None
+        if whole:
+            return new_sub
+        return _merge(state, games, new_sub)
+
+    def _call(self, p: int, obs: ObsArray, masks: MaskArray) -> ActArray:
+        actions = np.asarray(self._policy_fns[p](obs, masks))
+        if actions.shape != (obs.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                f"opponent {_policy_name(self.policies[p])!r} must return ({obs.shape[0]},) "
+                f"integer actions, got shape {actions.shape} dtype {actions.dtype}"
+            )
+        return actions.astype(np.int64, copy=False)

@@ -1,0 +1,334 @@
+"""
+# UNO
+
+This environment follows the PettingZoo classic environments. One episode is one hand of
+UNO, played by the batched uno-lab core (B = 1); the env only adapts it.
+
+| Import             | `from uno_env import env, raw_env`                          |
+|--------------------|-------------------------------------------------------------|
+| Actions            | Discrete                                                    |
+| Parallel API       | No                                                          |
+| Manual Control     | No                                                          |
+| Agents             | `agents = ['player_0', ..., 'player_{n-1}']` (2 to 10)      |
+| Action Shape       | (1,)                                                        |
+| Action Values      | Discrete(80)                                                |
+| Observation Shape  | `observation`: (OBS_DIM,) float32; `action_mask`: (80,) int8 |
+| Observation Values | see `uno_env.observation.OBS_LAYOUT`                        |
+
+UNO for 2 to 10 players under the official rules or a house-rule preset: `env(rules=...)`
+takes a preset name (any of `uno_env.rules.PRESETS`), a YAML path, a mapping or a `Rules`,
+and rule fields as keyword arguments, e.g. `env(rules="official", num_players=2)`.
+
+### Agents and turns
+
+Agent `player_k` is seat k. `agent_selection` is always the seat the engine asks for a
+decision, which is not only the player whose turn it is: the victim of a Wild Draw Four
+decides to challenge or accept, the next seat to act may catch a missing UNO, and house
+rules add out-of-turn decisions (jump-in). The same agent may act several times in a row
+(after a draw, an UNO declaration or a catch, or after a two-player Skip).
+
+### Observation space
+
+A dict: `observation` is the flat float32 vector of `uno_env.observation.encode` from the
+agent's own seat (its hand, the table, every seat's card count relative to it; never an
+opponent's cards or the order of the draw pile), and `action_mask` is an int8 vector of
+the 80 actions, with the legal actions of the agent that must act and all zeros for the
+others.
+
+### Action space
+
+The 80 action ids of `docs/engine.md`: 0-51 play a coloured card, 52-59 play a wild naming
+its colour, then draw, keep, challenge, accept, uno, catch, pass, name a colour, swap.
+
+### Rewards
+
+By default, win/loss at the end of the hand: +1 for the winner and -1/(n-1) for every other
+player (zero-sum). `reward="points"` pays card points instead (`uno_env.envs.REWARD_SCHEMES`);
+a custom reward function may be given. A hand truncated by the rules' `max_turns` gives 0
+to everyone and sets every truncation flag.
+
+### Illegal actions
+
+An illegal action raises `uno_env.IllegalActionError`, naming the agent, the action and the
+legal actions; the state is unchanged. `env(illegal_action="terminate")` applies PettingZoo's
+`TerminateIllegalWrapper` instead: the offender gets `illegal_reward` (default -1) and the
+hand ends.
+
+### Rendering
+
+`render_mode="ansi"` returns a coloured text view of the table, `"human"` prints it after
+every step. `render_view` chooses the seat whose view is shown: `None` (the seat that must
+act), a seat number, or `"all"` (every hand, for debugging).
+
+### Seeding
+
+`reset(seed=s)` deals the hands of the shared key schedule (`uno_env.envs.episode_words`,
+slot 0): hand e after the seeded reset is episode e, as in the Gymnasium env and slot 0 of
+`UnoVecEnv`. `reset(options={"key": k})` deals the hand of game key `k`.
+
+### Why no `max_cycles`
+
+PettingZoo's `max_cycles_test` targets environments with a `max_cycles` argument that
+truncates every agent after so many cycles, which is meaningful for parallel, real-time
+games. UNO is a turn-based classic game without a parallel API: the length of a hand is
+bounded by the game itself, through the rule `max_turns` (decisions per hand), which
+truncates the hand for every agent, so the env has no `max_cycles` and the test does not
+apply, as for the other classic environments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import IllegalActionError, UnoState
+from uno_env.envs import (
+    RewardFn,
+    action_space,
+    base_key,
+    episode_words,
+    observation_space,
+    resolve_reward,
+)
+from uno_env.envs.render import render_table
+from uno_env.observation import encode
+from uno_env.rules import Rules, load_rules
+
+__all__ = ["env", "raw_env"]
+
+ObsDict = dict[str, npt.NDArray[Any]]
+_RENDER_MODES = ("ansi", "human")
+
+
+def env(
+    rules: str | Path | Mapping[str, Any] | Rules | None = None,
+    *,
+    illegal_action: Literal["raise", "terminate"] = "raise",
+    illegal_reward: float = -1.0,
+    **kwargs: Any,
+) -> AECEnv[str, ObsDict, int]:
+    """Build the UNO AEC env with PettingZoo's usual wrappers.
+
+    Args:
+        rules: Preset name, YAML path, mapping or Rules (``None``: official).
+        illegal_action: ``"raise"`` (an illegal action raises ``IllegalActionError``) or
+            ``"terminate"`` (PettingZoo's ``TerminateIllegalWrapper``: the hand ends and the
+            offender gets ``illegal_reward``).
+        illegal_reward: The offender's reward under ``"terminate"``.
+        **kwargs: Passed to :class:`raw_env` (``reward``, ``render_mode``, ``render_view``,
+            ``colour`` and rule fields such as ``num_players``).
+
+    Raises:
+        ValueError: for an unknown ``illegal_action``.
+    """
+    if illegal_action not in ("raise", "terminate"):
+        raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
+    wrapped: AECEnv[str, ObsDict, int] = raw_env(rules, **kwargs)
+    if illegal_action == "terminate":
+        wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv[str, ObsDict, int], EzPickle):
+    """The UNO AEC env without wrappers (see the module docstring, the env card).
+
+    Args:
+        rules: Preset name, YAML path, mapping or Rules (``None``: official).
+        reward: ``"win_loss"`` (default), ``"points"`` or a reward function.
+        render_mode: ``"ansi"``, ``"human"`` or ``None``.
+        render_view: Whose view ``render`` shows: ``None`` (the seat to act), a seat or
+            ``"all"``.
+        colour: Use ANSI colours when rendering.
+        **rule_overrides: Rule fields on top of ``rules``.
+    """
+
+    metadata = {  # noqa: RUF012
+        "render_modes": list(_RENDER_MODES),
+        "name": "uno_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: str | Path | Mapping[str, Any] | Rules | None = None,
+        *,
+        reward: str | RewardFn = "win_loss",
+        render_mode: str | None = None,
+        render_view: int | Literal["all"] | None = None,
+        colour: bool = True,
+        **rule_overrides: Any,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            rules,
+            reward=reward,
+            render_mode=render_mode,
+            render_view=render_view,
+            colour=colour,
+            **rule_overrides,
+        )
+        super().__init__()
+        if render_mode is not None and render_mode not in _RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be one of {list(_RENDER_MODES)} or None, got {render_mode!r}"
+            )
+        self.rules = load_rules(rules, **rule_overrides)
+        n_players = self.rules.num_players
+        if render_view is not None and render_view != "all" and not 0 <= render_view < n_players:
+            raise ValueError(
+                f"render_view must be None, 'all' or a seat in 0..{n_players - 1}, "
+                f"got {render_view!r}"
+            )
+        self.reward_fn = resolve_reward(reward)
+        self.render_mode = render_mode
+        self.render_view = render_view
+        self.colour = colour
+        self.possible_agents = [f"player_{s}" for s in range(n_players)]
+        self.agents = self.possible_agents[:]
+        self._seat = {name: s for s, name in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": observation_space(self.rules),
+                "action_mask": spaces.Box(0, 1, shape=(C.NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: action_space() for a in self.possible_agents}
+        self._base: np.uint64 | None = None
+        self._episode = 0
+        self._game: UnoState | None = None
+        self.game_key = np.uint64(0)
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """The Dict observation space of ``agent`` (one shared object)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        """Discrete(80)."""
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def game_state(self) -> UnoState:
+        """The core state of the hand (B = 1, absolute seats, full information)."""
+        if self._game is None:
+            raise RuntimeError("call reset() before using the env")
+        return self._game
+
+    def _agent_of(self, seat: int) -> str:
+        return self.possible_agents[seat]
+
+    # ------------------------------------------------------------------ API
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new hand.
+
+        Args:
+            seed: Restart the key schedule from this seed (hand e after it is episode e).
+            options: ``{"key": game_key}`` deals that hand; other keys are ignored.
+        """
+        if seed is not None or self._base is None:
+            self._base = base_key(seed)
+            self._episode = 0
+        if options is not None and "key" in options:
+            self.game_key = np.uint64(options["key"])
+        else:
+            words = episode_words(
+                self._base, np.zeros(1, dtype=np.int64), np.array([self._episode]), 1
+            )
+            self.game_key = np.uint64(words[0, 0])
+        self._episode += 1
+        self._game = core.init(self.rules, keys=np.array([self.game_key], dtype=np.uint64))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self._agent_of(int(self._game.current[0]))
+        self._skip_agent_selection = None
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> ObsDict:
+        """The agent's view: its observation vector and its action mask (zeros if not acting)."""
+        game = self.game_state
+        seat = self._seat[agent]
+        obs = encode(self.rules, game, np.array([seat]))[0]
+        if seat == game.current[0] and game.phase[0] != core.OVER:
+            mask = core.legal_action_mask(self.rules, game)[0].astype(np.int8)
+        else:
+            mask = np.zeros(C.NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int | np.integer | None) -> None:
+        """Apply the selected agent's action (``None`` for an agent that is done).
+
+        Raises:
+            uno_env.IllegalActionError: for an illegal or out-of-range action (the state is
+                unchanged).
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game_state
+        try:
+            new = core.step(self.rules, game, np.array([action]))
+        except IllegalActionError as err:
+            legal = C.action_names(np.flatnonzero(core.legal_action_mask(self.rules, game)[0]))
+            raise IllegalActionError(
+                f"{agent} cannot play action {action!r} now ({err}); legal actions: {legal}"
+            ) from None
+        self._game = new
+        self._cumulative_rewards[agent] = 0.0
+        if new.phase[0] == core.OVER:
+            table = self.reward_fn(self.rules, new)[0]
+            self.rewards = {a: float(table[self._seat[a]]) for a in self.agents}
+            if new.truncated[0]:
+                self.truncations = dict.fromkeys(self.agents, True)
+            else:
+                self.terminations = dict.fromkeys(self.agents, True)
+            self._accumulate_rewards()
+            self.agent_selection = self._agent_of(int(new.current[0]))
+            self._deads_step_first()
+        else:
+            self.agent_selection = self._agent_of(int(new.current[0]))
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        """Render the table (``ansi``: return the text; ``human``: print it)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        text = render_table(
+            self.rules,
+            self.game_state,
+            view=self.render_view,
+            colour=self.colour,
+            names=self.possible_agents,
+        )
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""

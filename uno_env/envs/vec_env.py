@@ -1,0 +1,192 @@
+"""``UnoVecEnv``: a natively batched Stable-Baselines3 ``VecEnv`` of single-learner UNO games.
+
+All ``num_envs`` games advance in one batched core call per decision round: the learners'
+actions in one ``core.step``, then the opponents' decisions, batched across games (each
+opponent policy is called once per round with every game where one of its seats acts), until
+each game waits for its learner again. A game whose hand ended is dealt again at once
+(autoreset) with the next key of the seed's key schedule; its final observation is in
+``infos[i]["terminal_observation"]`` and ``infos[i]["TimeLimit.truncated"]`` tells a hand cut
+by ``max_turns`` from one that was won. Slot i plays the same hands as a
+:class:`~uno_env.envs.gym_env.UnoGymEnv` would with the same seed, key and learner seat.
+
+``action_masks()`` returns the (num_envs, 80) legal-action masks for sb3-contrib's
+``MaskablePPO``; the env works under ``VecMonitor``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
+
+from uno_env.envs import RewardFn, action_space, observation_space
+from uno_env.envs.opponents import LearnerTables, OpponentsSpec
+from uno_env.envs.render import render_table
+from uno_env.rules import Rules, load_rules
+
+__all__ = ["UnoVecEnv"]
+
+
+class UnoVecEnv(VecEnv):
+    """``num_envs`` UNO games stepped together, one learner seat in each.
+
+    Args:
+        num_envs: Number of games.
+        rules: Preset name, YAML path, mapping or Rules (``None``: official).
+        opponents: One policy for every opponent seat, a list with one per opponent seat (in
+            seat order after the learner), or an
+            :class:`~uno_env.envs.opponents.OpponentPool`; a policy may be a bot name of
+            :func:`agents.make_agent`. ``None``: the ``"random"`` bot.
+        seed: Seed of the key schedule (``None``: fresh entropy). ``seed()`` changes it for
+            the next ``reset()``.
+        learner_seat: A fixed seat, or ``"random"`` (drawn for each hand from the seed).
+        reward: ``"win_loss"`` (default), ``"points"`` or a reward function.
+        render_mode: ``"ansi"`` or ``None``: ``render()`` returns game 0 from its learner.
+
+    Raises:
+        ValueError: for a bad size, seat, reward or opponent list.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: str | Path | Mapping[str, Any] | Rules | None = None,
+        opponents: OpponentsSpec = None,
+        seed: int | None = None,
+        *,
+        learner_seat: int | Literal["random"] = "random",
+        reward: str | RewardFn = "win_loss",
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
+        self.rules = load_rules(rules)
+        self.render_mode = render_mode
+        self.tables = LearnerTables(
+            self.rules,
+            num_envs,
+            opponents,
+            learner_seat=learner_seat,
+            reward=reward,
+            autoreset=True,
+            seed=seed,
+        )
+        self._actions: npt.NDArray[np.int64] | None = None
+        self._pending_seed: int | None = None
+        super().__init__(num_envs, observation_space(self.rules), action_space())
+
+    # ------------------------------------------------------------------ core API
+
+    def reset(self) -> npt.NDArray[np.float32]:
+        """Deal a new hand in every game; return the learners' observations (n, OBS_DIM)."""
+        if self._pending_seed is not None:
+            self.tables.seed(self._pending_seed)
+            self._pending_seed = None
+        obs = self.tables.reset()
+        self._reset_seeds()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the learners' actions, shape (num_envs,)."""
+        self._actions = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Play the stored actions and the opponents' replies; autoreset finished games.
+
+        Returns:
+            ``(observations, rewards, dones, infos)``; a finished game's info holds
+            ``terminal_observation`` and ``TimeLimit.truncated``.
+
+        Raises:
+            uno_env.IllegalActionError: if a learner action is not legal.
+        """
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async(): call step(actions)")
+        actions, self._actions = self._actions, None
+        out = self.tables.step(actions)
+        dones = out.terminated | out.truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for row, game in enumerate(out.finished.tolist()):
+            infos[game]["terminal_observation"] = out.terminal_observations[row]
+            infos[game]["TimeLimit.truncated"] = bool(out.truncated[game])
+        return out.observations, out.rewards, dones, infos
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions, (num_envs, 80) bool."""
+        return self.tables.action_masks().copy()
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Restart the key schedule from ``seed`` at the next ``reset()``.
+
+        Returns:
+            The seed, once per game (the games share one key schedule).
+        """
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**32))
+        self._pending_seed = seed
+        return [seed] * self.num_envs
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def render(self, mode: str | None = None) -> np.ndarray | None:
+        """Print game 0 from its learner's seat (``render_mode="ansi"``)."""
+        if (mode or self.render_mode) != "ansi":
+            gymnasium.logger.warn("UnoVecEnv renders text only: use render_mode='ansi'")
+            return None
+        seat = int(self.tables.learner_seats[0])
+        print(render_table(self.rules, self.tables.state, 0, view=seat))
+        return None
+
+    # ------------------------------------------------------------------ attribute access
+
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        return list(self._get_indices(indices))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """The env's attribute, once per requested game (the games share the env)."""
+        value = getattr(self, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute of the env (shared by all games)."""
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of the env; ``action_masks`` gives each requested game's row.
+
+        Other methods are called once and their result repeated for each requested game.
+        """
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.tables.action_masks()
+            return list(masks[idx])
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in idx]
+
+    def env_is_wrapped(
+        self,
+        wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]],
+        indices: VecEnvIndices = None,
+    ) -> list[bool]:
+        """No game is wrapped."""
+        return [False for _ in self._indices(indices)]
+
+    def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return indices
