@@ -1,0 +1,180 @@
+"""The observation encoding: no hidden information leaks, the spaces hold every observation.
+
+Hidden information is what a seat cannot know at the table: the other seats' cards and the
+order of the draw pile. Two states that differ only there must give that seat the same
+observation, for every rule preset and table size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from uno_env import core
+from uno_env.core import UnoState
+from uno_env.envs import field_bounds, observation_bounds, observation_space
+from uno_env.observation import OBS_LAYOUT, encode, get_field
+from uno_env.rules import PRESETS, Rules, load_rules
+from uno_env.sampling import uniform_legal_actions
+
+TABLE_SIZES = (2, 4, 10)
+
+
+def reached_states(rules: Rules, seed: int, batch: int = 16, steps: int = 40) -> UnoState:
+    """A batch of states reached by random legal play (finished hands included)."""
+    rng = np.random.default_rng(seed)
+    state = core.init(rules, batch, seed=seed)
+    for _ in range(int(rng.integers(0, steps))):
+        state = core.step(
+            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
+        )
+    return state
+
+
+def swap_between_hands(
+    state: UnoState, game: int, a: int, b: int, rng: np.random.Generator
+) -> UnoState | None:
+    """Exchange one card of seat ``a`` with a different card of seat ``b`` (sizes kept)."""
+    out = state.copy()
+    held_a = np.flatnonzero(out.hands[game, a])
+    held_b = np.flatnonzero(out.hands[game, b])
+    pairs = [(fa, fb) for fa in held_a for fb in held_b if fa != fb]
+    if not pairs:
+        return None
+    fa, fb = pairs[int(rng.integers(len(pairs)))]
+    out.hands[game, a, fa] -= 1
+    out.hands[game, a, fb] += 1
+    out.hands[game, b, fb] -= 1
+    out.hands[game, b, fa] += 1
+    return out
+
+
+def swap_with_draw_pile(
+    state: UnoState, game: int, seat: int, rng: np.random.Generator
+) -> UnoState | None:
+    """Exchange one card of ``seat`` with a different card of the draw pile."""
+    out = state.copy()
+    start = int(out.draw_pos[game])
+    held = np.flatnonzero(out.hands[game, seat])
+    if start >= out.deck.shape[1] or not held.size:
+        return None
+    face = int(held[int(rng.integers(held.size))])
+    positions = [p for p in range(start, out.deck.shape[1]) if out.deck[game, p] != face]
+    if not positions:
+        return None
+    pos = positions[int(rng.integers(len(positions)))]
+    pile_face = int(out.deck[game, pos])
+    out.deck[game, pos] = face
+    out.hands[game, seat, face] -= 1
+    out.hands[game, seat, pile_face] += 1
+    return out
+
+
+def shuffle_draw_pile(state: UnoState, rng: np.random.Generator) -> UnoState:
+    """Permute the undrawn cards of every game."""
+    out = state.copy()
+    for g in range(out.batch_size):
+        start = int(out.draw_pos[g])
+        out.deck[g, start:] = rng.permutation(out.deck[g, start:])
+    return out
+
+
+def observe_all(rules: Rules, state: UnoState, seat: int) -> np.ndarray:
+    return encode(rules, state, np.full(state.batch_size, seat))
+
+
+preset_and_size = st.tuples(st.sampled_from(sorted(PRESETS)), st.sampled_from(TABLE_SIZES))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(preset_and_size, st.integers(0, 2**31 - 1))
+def test_hidden_cards_and_draw_order_do_not_leak(case: tuple[str, int], seed: int) -> None:
+    preset, n_players = case
+    rules = load_rules(preset, num_players=n_players)
+    rng = np.random.default_rng(seed)
+    state = reached_states(rules, seed)
+    observer = int(rng.integers(n_players))
+    base = observe_all(rules, state, observer)
+    variants = [shuffle_draw_pile(state, rng)]
+    others = [s for s in range(n_players) if s != observer]
+    for game in range(state.batch_size):
+        a, b = rng.choice(others, size=2) if len(others) > 1 else (others[0], others[0])
+        if a != b:
+            variants.append(swap_between_hands(state, game, int(a), int(b), rng))
+        variants.append(swap_with_draw_pile(state, game, int(a), rng))
+    checked = 0
+    for variant in variants:
+        if variant is None:
+            continue
+        np.testing.assert_array_equal(observe_all(rules, variant, observer), base)
+        checked += 1
+    assert checked > 0
+
+
+@pytest.mark.parametrize("n_players", TABLE_SIZES)
+def test_own_hidden_cards_do_change_the_observation(n_players: int) -> None:
+    """The same perturbation seen by the seat whose cards moved: the test above can fail."""
+    rules = load_rules(num_players=n_players)
+    rng = np.random.default_rng(1)
+    state = reached_states(rules, 1)
+    changed = swap_with_draw_pile(state, 0, 0, rng)
+    assert changed is not None
+    assert not np.array_equal(observe_all(rules, changed, 0), observe_all(rules, state, 0))
+    moved = swap_between_hands(state, 0, 0, 1, rng)
+    assert moved is not None
+    assert not np.array_equal(observe_all(rules, moved, 1), observe_all(rules, state, 1))
+
+
+def test_private_fields_are_zero_for_other_observers() -> None:
+    """The drawn card, the pending penalty and the declaration belong to the acting seat."""
+    rules = load_rules(num_players=4)
+    found = 0
+    for seed in range(30):
+        state = reached_states(rules, seed, batch=32, steps=60)
+        for g in np.flatnonzero(state.drawn >= 0):
+            other = (int(state.current[g]) + 1) % 4
+            obs = encode(rules, state.select(np.array([g])), np.array([other]))
+            assert not get_field(obs, "drawn_card").any()
+            assert not get_field(obs, "pending_penalty").any()
+            assert not get_field(obs, "declared").any()
+            found += 1
+    assert found > 0
+
+
+def test_bounds_cover_every_field() -> None:
+    """A new observation field must get bounds in ``uno_env.envs.field_bounds``."""
+    rules = Rules()
+    assert set(field_bounds(rules)) == set(OBS_LAYOUT)
+    low, high = observation_bounds(rules)
+    assert np.isfinite(low).all() and np.isfinite(high).all()
+    assert (low <= high).all()
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("n_players", TABLE_SIZES)
+def test_observations_lie_in_the_space(preset: str, n_players: int) -> None:
+    rules = load_rules(preset, num_players=n_players)
+    space = observation_space(rules)
+    for seed in range(3):
+        state = reached_states(rules, seed, batch=32, steps=200)
+        for seat in range(n_players):
+            obs = observe_all(rules, state, seat)
+            assert space.contains(obs[0])
+            outside = (obs < space.low) | (obs > space.high)
+            assert not outside.any(), f"seat {seat}: fields outside the space: " + str(
+                [name for name, where in OBS_LAYOUT.items() if outside[:, where].any()]
+            )
+
+
+def test_observation_is_relative_to_the_observer() -> None:
+    rules = load_rules(num_players=4)
+    state = reached_states(rules, 3, batch=8, steps=30)
+    for seat in range(4):
+        sizes = get_field(observe_all(rules, state, seat), "hand_sizes")
+        for k in range(4):
+            np.testing.assert_array_equal(sizes[:, k], state.hand_size[:, (seat + k) % 4])
+        np.testing.assert_array_equal(
+            get_field(observe_all(rules, state, seat), "hand"), state.hands[:, seat]
+        )
