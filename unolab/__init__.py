@@ -1,0 +1,1 @@
+"""The ``uno-lab`` command line: training, tournaments, terminal play, benchmarks, rules, replays."""
