@@ -25,7 +25,7 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 pytest: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --nbmake tests notebooks
 
 test: lint typecheck pytest
 
