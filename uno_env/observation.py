@@ -28,7 +28,12 @@ draw_pile_size       1      cards left in the draw pile / 108
 declared             1      the observer has declared UNO this turn
 uno_exposed          10     one-hot relative seat that may be caught for not declaring
 num_players          10     one-hot table size (slot k means k+1 players)
+legal_actions        80     the observer's legal-action mask (zeros for a non-acting seat)
 ===================  =====  ===========================================================
+
+The legal actions repeat the mask as features (version 2): they are derived only from the
+observer's own hand and public information, and they spare a network from learning the
+matching rules before it can learn strategy.
 """
 
 from __future__ import annotations
@@ -37,12 +42,12 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core import UnoState
+from uno_env.core import UnoState, legal_action_mask
 from uno_env.rules import Rules
 
 __all__ = ["NUM_PHASE_SLOTS", "OBS_DIM", "OBS_LAYOUT", "OBS_VERSION", "encode", "get_field"]
 
-OBS_VERSION = 1
+OBS_VERSION = 2
 """Bump whenever the layout or the meaning of a field changes."""
 NUM_PHASE_SLOTS = 8
 """Room for the official phases and those the house rules add."""
@@ -62,6 +67,7 @@ _SIZES: tuple[tuple[str, int], ...] = (
     ("declared", 1),
     ("uno_exposed", C.MAX_PLAYERS),
     ("num_players", C.MAX_PLAYERS),
+    ("legal_actions", C.NUM_ACTIONS),
 )
 
 
@@ -145,4 +151,6 @@ def encode(
     rel_exposed = (state.uno_exposed[exposed] - seat[exposed]) % n_players
     obs[exposed, L["uno_exposed"].start + rel_exposed] = 1.0
     obs[:, L["num_players"].start + n_players - 1] = 1.0
+    mask = legal_action_mask(rules, state)
+    obs[:, L["legal_actions"]] = mask & is_acting[:, None]
     return obs

@@ -79,6 +79,7 @@ def field_bounds(rules: Rules) -> dict[str, tuple[float, float]]:
         "declared": (0.0, 1.0),
         "uno_exposed": (0.0, 1.0),
         "num_players": (0.0, 1.0),
+        "legal_actions": (0.0, 1.0),
     }
 
 
