@@ -145,7 +145,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     other_seat = (wd4_seat >= 0) & (wd4_seat < n_players) & (wd4_seat != current)
     bad_wd4 = np.where(
         challenge,
-        ~other_seat | (pending != 4) | (kind != 0),
+        ~other_seat | (pending < 1) | (kind != 0),
         np.where(
             stack,
             ((wd4_seat != -1) & ~other_seat) | (pending < 1) | ((kind != 2) & (kind != 4)),
@@ -153,7 +153,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
         ),
     )
     report.add(
-        "wd4_seat/pending/penalty_kind inconsistent with phase (CHALLENGE: another seat, 4, 0; "
+        "wd4_seat/pending/penalty_kind inconsistent with phase (CHALLENGE: another seat, > 0, 0; "
         "STACK: -1 or another seat, > 0, 2 or 4; else -1, 0, 0)",
         bad_wd4,
         detail=lambda g: (

@@ -270,7 +270,7 @@ def _resolve_effect(
             _face_penalty(s, g[r], victims[r], pending_next[p][r], penalty[p][r], wd4_seat, STACK)
         if challenge.any():
             c = challenge
-            _face_penalty(s, g[c], victims[c], 4, 0, seat[c], CHALLENGE_PHASE)
+            _face_penalty(s, g[c], victims[c], pending_next[p][c], 0, seat[c], CHALLENGE_PHASE)
         plan.draw(g[direct], victims[direct], pending_next[p][direct])
         ahead[p[respond | challenge]] = -1
         ahead[p[direct]] = 2
