@@ -24,31 +24,19 @@ from uno_env.rules import Rules
 
 __all__ = ["legal_action_mask", "playable_faces", "wd4_allowed"]
 
-# The mask is gathered from per-game "parts": one per face (held and playable now), then one
-# per other decision. _ACTION_PART[a] is the part that makes action a legal.
-(
-    _PART_DRAW,
-    _PART_KEEP,
-    _PART_CHALLENGE,
-    _PART_ACCEPT,
-    _PART_UNO,
-    _PART_CATCH,
-    _PART_PASS,
-    _PART_NAME_COLOUR,
-) = range(C.NUM_FACES, C.NUM_FACES + 8)
-_PART_SWAP = C.NUM_FACES + 8  # one part per swap target k = 1..9
-_NUM_PARTS = _PART_SWAP + C.MAX_PLAYERS - 1
-_ACTION_PART = np.zeros(C.NUM_ACTIONS, dtype=np.intp)
-_ACTION_PART[: C.NUM_PLAY_ACTIONS] = C.ACTION_FACE[: C.NUM_PLAY_ACTIONS]
-_ACTION_PART[C.DRAW] = _PART_DRAW
-_ACTION_PART[C.KEEP] = _PART_KEEP
-_ACTION_PART[C.CHALLENGE] = _PART_CHALLENGE
-_ACTION_PART[C.ACCEPT] = _PART_ACCEPT
-_ACTION_PART[C.UNO] = _PART_UNO
-_ACTION_PART[C.CATCH] = _PART_CATCH
-_ACTION_PART[C.PASS] = _PART_PASS
-_ACTION_PART[C.NAME_COLOUR : C.NAME_COLOUR + 4] = _PART_NAME_COLOUR
-_ACTION_PART[C.SWAP : C.SWAP + C.MAX_PLAYERS - 1] = np.arange(C.MAX_PLAYERS - 1) + _PART_SWAP
+# The mask is assembled from per-game "parts": one per face (held and playable now), then
+# one per non-play action in action order (60..79), so that the mask is four slice copies.
+_OTHER_ACTIONS = C.NUM_FACES - C.NUM_PLAY_ACTIONS  # part index = action id + this, from 60
+_PART_DRAW = C.DRAW + _OTHER_ACTIONS
+_PART_KEEP = C.KEEP + _OTHER_ACTIONS
+_PART_CHALLENGE = C.CHALLENGE + _OTHER_ACTIONS
+_PART_ACCEPT = C.ACCEPT + _OTHER_ACTIONS
+_PART_UNO = C.UNO + _OTHER_ACTIONS
+_PART_CATCH = C.CATCH + _OTHER_ACTIONS
+_PART_PASS = C.PASS + _OTHER_ACTIONS
+_PARTS_NAME_COLOUR = slice(C.NAME_COLOUR + _OTHER_ACTIONS, C.NAME_COLOUR + _OTHER_ACTIONS + 4)
+_PART_SWAP = C.SWAP + _OTHER_ACTIONS  # one part per swap target k = 1..9
+_NUM_PARTS = C.NUM_ACTIONS + _OTHER_ACTIONS
 _UNO_PHASES = np.array([p in (PLAY, AFTER_DRAW, STACK, JUMP_IN) for p in range(8)])
 
 
@@ -118,7 +106,11 @@ def _compute_mask(rules: Rules, s: UnoState) -> BoolArray:
     special = np.flatnonzero(~in_play)  # few games: after a draw, a challenge, over...
     if special.size:
         parts[special] = _special_parts(rules, s, special, parts[special])
-    mask = np.take(parts, _ACTION_PART, axis=1)
+    mask = np.empty((n_games, C.NUM_ACTIONS), dtype=bool)
+    mask[:, : C.NUM_COLOURED_FACES] = parts[:, : C.NUM_COLOURED_FACES]
+    mask[:, C.PLAY_WILD : C.PLAY_WILD + 4] = parts[:, C.WILD, None]
+    mask[:, C.PLAY_WILD_DRAW_FOUR : C.NUM_PLAY_ACTIONS] = parts[:, C.WILD_DRAW_FOUR, None]
+    mask[:, C.NUM_PLAY_ACTIONS :] = parts[:, C.NUM_FACES :]
     if rules.colours_in_circle:
         wilds = slice(C.PLAY_WILD, C.NUM_PLAY_ACTIONS)
         mask[:, wilds] &= CIRCLE_WILD_COLOURS[s.colour]
@@ -139,7 +131,7 @@ def _special_parts(rules: Rules, s: UnoState, games: IntArray, sub: BoolArray) -
     challenge = phase == CHALLENGE_PHASE
     sub[:, _PART_CHALLENGE] = challenge
     sub[:, _PART_ACCEPT] = challenge
-    sub[:, _PART_NAME_COLOUR] = phase == CHOOSE_COLOUR
+    sub[:, _PARTS_NAME_COLOUR] = (phase == CHOOSE_COLOUR)[:, None]
 
     stack = np.flatnonzero(phase == STACK)
     if stack.size:
