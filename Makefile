@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m uno_env.demo
+	$(PY) -m unolab.main_job
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

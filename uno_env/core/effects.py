@@ -149,7 +149,8 @@ def play(
     out = left == 0
     resolve = ~out
     if out.any():
-        resolve |= _go_out(rules, s, plan, games, seats, out, penalty, pending_next)
+        deflect = stacking & (rank == C.REVERSE)
+        resolve |= _go_out(rules, s, plan, games, seats, out, penalty, pending_next, deflect)
     if rules.jump_in:
         may_open = np.flatnonzero(resolve & ~out & ~wd4 & ~stacking)
         opened = _open_windows(rules, s, games[may_open], seats[may_open], faces[may_open])
@@ -179,33 +180,39 @@ def _go_out(
     out: BoolArray,
     penalty: IntArray,
     pending_next: IntArray,
+    deflect: BoolArray,
 ) -> BoolArray:
     """Seats that emptied their hand; return which of ``games`` still resolve the effect."""
     resolve = np.zeros(games.shape, dtype=bool)
     rows = np.flatnonzero(out)
     g, seat = games[rows], seats[rows]
-    if not rules.play_to_last:
+    if rules.play_to_last:
+        n_players = rules.num_players
+        rank = (s.finish_rank[g] >= 0).sum(axis=1)
+        s.finish_rank[g, seat] = rank
+        first = rank == 0
+        s.winner[g[first]] = seat[first]
+        plan.first_out[g[first]] = True
+        ended = rank >= n_players - 2  # one active seat left: it takes the last place
+        last = np.argmax(s.finish_rank[g] < 0, axis=1)
+        s.finish_rank[g[ended], last[ended]] = n_players - 1
+        resolve[rows[~ended]] = True
+        rows, g, seat, last = rows[ended], g[ended], seat[ended], last[ended]
+    else:
         s.winner[g] = seat
-        plan.ended[g] = True
-        # A final Draw Two / Wild Draw Four still makes the next player draw (RULES.md §7).
-        pen = np.flatnonzero(penalty[rows] > 0)
-        if pen.size:
-            victims = seats_ahead(rules, s, g[pen], seat[pen], 1)
-            plan.draw(g[pen], victims, pending_next[rows][pen])
-        return resolve
-    n_players = rules.num_players
-    rank = (s.finish_rank[g] >= 0).sum(axis=1)
-    s.finish_rank[g, seat] = rank
-    first = rank == 0
-    s.winner[g[first]] = seat[first]
-    plan.first_out[g[first]] = True
-    ended = rank >= n_players - 2  # one active seat left: it takes the last place
-    if ended.any():
-        e = g[ended]
-        last = np.argmax(s.finish_rank[e] < 0, axis=1)
-        s.finish_rank[e, last] = n_players - 1
-        plan.ended[e] = True
-    resolve[rows[~ended]] = True
+    plan.ended[g] = True
+    # The hand ends, but a final Draw Two / Wild Draw Four (or a deflecting Reverse) still
+    # makes its victim draw what it would have faced (RULES.md §7, docs/engine.md).
+    pen = np.flatnonzero((penalty[rows] > 0) | deflect[rows])
+    if pen.size:
+        gp, sp = g[pen], seat[pen]
+        if rules.play_to_last:
+            victims = last[pen]  # the one seat still playing
+        else:
+            # A deflect goes back to the seat before; a penalty to the seat after.
+            step = np.where(deflect[rows][pen], -1, 1) * s.direction[gp].astype(np.int64)
+            victims = (sp + step) % rules.num_players
+        plan.draw(gp, victims, pending_next[rows][pen])
     return resolve
 
 
@@ -373,6 +380,7 @@ def pass_window(rules: Rules, s: UnoState, plan: Plan, games: IntArray) -> None:
     if closing.any():
         g = games[closing]
         s.phase[g] = PLAY
+        s.declared[g] = False  # the turn goes back to the seat that played the card
         s.effect_face[g] = -1
         s.effect_seat[g] = -1
         f = faces[closing]

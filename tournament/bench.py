@@ -1,0 +1,192 @@
+"""Benchmark: tournament games per second against RLCard's ``rlcard.utils.tournament``.
+
+``python -m tournament.bench [--games N] [--workers W] [--chunk C] [--seconds S] [--out F]``
+measures, in one run:
+
+* our tournament, bots only: a real round robin (:func:`tournament.runner.run_tournament`:
+  duplicate deal sets, per-seat draw streams, ``games.jsonl`` written crash-safely) of
+  ``random`` bots (the players of RLCard's figure), 2 players and 4 players. The figure is
+  the games played over the wall time of the play phase (the policies, the play, the
+  durable writes and the start of the worker processes; not the final ratings and plots,
+  whose cost does not grow with the play);
+* the same with a field of heuristic bots (``random``, ``greedy_points``, ``card_ranking``,
+  ``mixbot``), for reference;
+* RLCard 1.2.0: complete 2-player games of its UNO env through ``rlcard.utils.tournament``
+  with its ``RandomAgent`` players, single process (RLCard's tournament has no parallel
+  mode): :func:`uno_env.bench_rlcard.rlcard_games_per_second` (wall clock, median of three).
+
+Each figure also comes as games per CPU second (all processes), which a machine shared with
+other jobs disturbs much less than the wall clock: with W idle cores our wall figure is
+about W times our CPU figure. The headline is the 2-player ratio to RLCard (target 40x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tournament.config import load_config
+from tournament.runner import run_tournament
+
+__all__ = ["bench_tournament", "main", "rlcard_cpu_games_per_second"]
+
+_HEURISTIC_FIELD = ("random", "greedy_points", "card_ranking", "mixbot")
+
+
+def bench_tournament(
+    num_players: int,
+    games: int,
+    workers: int,
+    bots: Sequence[str] = ("random",),
+    games_per_chunk: int = 16384,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Play a round robin of bots into a temporary folder and time its play phase.
+
+    With one bot name every seat holds a copy of it (a single table); with several names
+    the round robin covers every table of ``num_players`` of them.
+
+    Returns:
+        Games played, wall seconds, games/s, CPU seconds (all processes), games per CPU s.
+    """
+    if len(bots) == 1:
+        participants: list[Any] = [
+            {"name": f"{bots[0]}_{i}", "bot": bots[0]} for i in range(num_players)
+        ]
+    else:
+        participants = list(bots)
+    n_tables = math.comb(len(participants), num_players)
+    per_deal = 2 if num_players == 2 else num_players * (1 if num_players % 2 == 0 else 2)
+    deal_sets = max(1, -(-games // (per_deal * n_tables)))
+    with tempfile.TemporaryDirectory() as tmp:
+        config = load_config(
+            {
+                "name": "bench",
+                "participants": participants,
+                "num_players": num_players,
+                "deal_sets": deal_sets,
+                "workers": workers,
+                "games_per_chunk": games_per_chunk,
+                "bootstrap": 0,
+                "seed": seed,
+                "output_dir": tmp,
+            }
+        )
+        summary = run_tournament(config, progress=False, plots=False, print_table=False)
+        logged = (Path(tmp) / "bench" / "games.jsonl").read_text().count("\n")
+    run = summary["run"]
+    return {
+        "num_players": num_players,
+        "bots": list(bots),
+        "games": run["games_played"],
+        "games_logged": logged,
+        "seconds": run["elapsed_s"],
+        "games_per_s": run["games_per_s"],
+        "cpu_s": run["cpu_s"],
+        "games_per_cpu_s": run["games_per_cpu_s"],
+        "workers": workers,
+        "games_per_chunk": games_per_chunk,
+        "mean_turns": summary["endings"]["turns_mean"],
+    }
+
+
+def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
+    """RLCard's 2-player tournament with random agents, timed by CPU and wall clock.
+
+    The same set-up as :func:`uno_env.bench_rlcard.rlcard_games_per_second` (one env, two
+    ``RandomAgent`` players, the global ``np.random`` state seeded and restored), played in
+    batches of 20 games for about ``seconds`` of CPU time after a warm-up.
+    """
+    from rlcard.utils import tournament
+
+    from uno_env._rlcard_compat import make_rlcard_uno, rlcard_random_agent_cls
+
+    agent_cls = rlcard_random_agent_cls()
+    env = make_rlcard_uno(num_players=2, seed=seed)
+    env.set_agents([agent_cls(env.num_actions) for _ in range(env.num_players)])
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        tournament(env, 20)
+        games, cpu0, wall0 = 0, time.process_time(), time.perf_counter()
+        while time.process_time() - cpu0 < seconds:
+            tournament(env, 20)
+            games += 20
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    finally:
+        np.random.set_state(saved)
+    return {"games": games, "games_per_cpu_s": games / cpu, "games_per_s": games / wall}
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark, print the figures and optionally write them as JSON."""
+    parser = argparse.ArgumentParser(description="tournament games/s against RLCard")
+    parser.add_argument("--games", type=int, default=60_000, help="games per random figure")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--chunk", type=int, default=16384, help="games_per_chunk")
+    parser.add_argument("--seconds", type=float, default=6.0, help="RLCard's timed budget")
+    parser.add_argument("--skip-heuristic", action="store_true")
+    parser.add_argument("--out", help="write the figures to this JSON file")
+    args = parser.parse_args(argv)
+
+    from uno_env.bench_rlcard import rlcard_games_per_second
+
+    results: dict[str, Any] = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            "python": platform.python_version(),
+        },
+        "workers": args.workers,
+    }
+    cases = [(f"random_{k}p", k, ("random",), args.games) for k in (2, 4)]
+    if not args.skip_heuristic:
+        cases += [(f"heuristic_{k}p", k, _HEURISTIC_FIELD, args.games // 2) for k in (2, 4)]
+    for key, k, bots, games in cases:
+        results[key] = bench_tournament(k, games, args.workers, bots, args.chunk)
+        r = results[key]
+        print(
+            f"tournament {k}p {'+'.join(bots)}: {r['games_per_s']:,.0f} games/s "
+            f"({r['games_per_cpu_s']:,.0f} per CPU second, {args.workers} workers)"
+        )
+    wall = rlcard_games_per_second(seconds=args.seconds, seed=0)
+    cpu = rlcard_cpu_games_per_second(seconds=args.seconds / 2, seed=0)
+    results["rlcard_2p"] = {
+        "games_per_s": wall,
+        "games_per_cpu_s": cpu["games_per_cpu_s"],
+        "how": "rlcard.utils.tournament, 2 RandomAgent players, 1 process",
+    }
+    print(
+        f"RLCard tournament 2p random agents: {wall:,.1f} games/s "
+        f"({cpu['games_per_cpu_s']:,.1f} per CPU second)"
+    )
+    for k in (2, 4):
+        ours = results[f"random_{k}p"]
+        results[f"ratio_{k}p"] = {
+            "wall": ours["games_per_s"] / wall,
+            "per_cpu_second": ours["games_per_cpu_s"] / cpu["games_per_cpu_s"],
+        }
+        print(
+            f"ratio {k}p to RLCard 2p: {results[f'ratio_{k}p']['wall']:.1f}x wall, "
+            f"{results[f'ratio_{k}p']['per_cpu_second']:.1f}x per CPU second"
+        )
+    results["machine"]["load_average_after"] = (
+        list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    )
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Command line: ``python -m tournament --config configs/tournament/<x>.yaml [flags]``.
+
+Flags override the YAML file (or describe the whole tournament without one)::
+
+    python -m tournament --config configs/tournament/bots_round_robin.yaml --workers 2
+    python -m tournament --name quick --participants random mixbot --deal-sets 50
+    python -m tournament --name gate --format ab --candidate runs/x/best_policy.safetensors \\
+        --incumbent mixbot --participants random greedy_points --sprt 0 20
+
+Running the same command again resumes the run (the games already on disk are kept);
+``--fresh`` starts over. Exit status: 0 when the tournament is complete or the SPRT decided,
+1 for a bad config, 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+from tournament.config import TournamentConfig, apply_overrides, load_config
+from tournament.runner import run_tournament
+from uno_env.configuration import ConfigError, load_yaml_mapping
+
+__all__ = ["build_parser", "config_from_args", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser."""
+    p = argparse.ArgumentParser(
+        prog="python -m tournament",
+        description="Fair, rated, reproducible, crash-safe UNO tournaments.",
+    )
+    p.add_argument("--config", help="YAML file under configs/tournament/")
+    p.add_argument("--name", help="run name (results in <output-dir>/<name>/)")
+    p.add_argument("--format", choices=["round_robin", "gauntlet", "ab"])
+    p.add_argument(
+        "--participants", nargs="+", metavar="P", help="bot names or agent paths (the field)"
+    )
+    p.add_argument("--candidate", help="gauntlet / ab: the player tested")
+    p.add_argument("--incumbent", help="ab: the player the candidate replaces")
+    p.add_argument("--rules", help="rules preset name or YAML path")
+    p.add_argument("--players", type=int, dest="num_players", help="table size k, 2..10")
+    p.add_argument("--deal-sets", type=int, dest="deal_sets", help="deal sets per table")
+    p.add_argument("--max-tables", type=int, dest="max_tables", help="sample this many tables")
+    p.add_argument("--design", choices=["auto", "pair", "rotations", "williams"])
+    p.add_argument("--seed", type=int)
+    p.add_argument("--workers", type=int, help="processes (does not change the results)")
+    p.add_argument("--games-per-chunk", type=int, dest="games_per_chunk")
+    p.add_argument("--bootstrap", type=int, help="bootstrap resamples for rating intervals")
+    p.add_argument(
+        "--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"), help="stop when the SPRT decides"
+    )
+    p.add_argument("--no-seat-streams", action="store_true", help="turn seat_draw_streams off")
+    p.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="accept SB3 .zip checkpoints (loading them runs code from the file)",
+    )
+    p.add_argument("--output-dir", dest="output_dir", help="default runs/tournaments")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any key")
+    p.add_argument("--fresh", action="store_true", help="discard games already played")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> TournamentConfig:
+    """Merge the YAML file (if any), the flags and ``--set`` items into a config.
+
+    Raises:
+        ConfigError: for any invalid key or value.
+    """
+    data: dict[str, Any] = load_yaml_mapping(args.config) if args.config else {}
+    for key in (
+        "name",
+        "format",
+        "participants",
+        "candidate",
+        "incumbent",
+        "rules",
+        "num_players",
+        "deal_sets",
+        "max_tables",
+        "design",
+        "seed",
+        "workers",
+        "games_per_chunk",
+        "bootstrap",
+        "output_dir",
+    ):
+        value = getattr(args, key)
+        if value is not None:
+            data[key] = value
+    if args.sprt is not None:
+        data["sprt"] = {**(data.get("sprt") or {}), "elo0": args.sprt[0], "elo1": args.sprt[1]}
+    if args.no_seat_streams:
+        data["seat_draw_streams"] = False
+    if args.allow_pickle:
+        data["allow_pickle"] = True
+    if "name" not in data:
+        raise ConfigError("give --config or --name")
+    data = apply_overrides(data, args.set)
+    return load_config(data)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    console = Console()
+    try:
+        config = config_from_args(args)
+        run_tournament(
+            config,
+            fresh=args.fresh,
+            progress=not args.no_progress,
+            console=console,
+            plots=not args.no_plots,
+        )
+    except ConfigError as err:
+        console.print(f"[red]error:[/red] {err}", highlight=False)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

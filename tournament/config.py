@@ -1,0 +1,323 @@
+"""Tournament configs: frozen dataclasses loaded from YAML (``configs/tournament/*.yaml``).
+
+Every key is validated by :func:`uno_env.configuration.from_mapping`: an unknown key or a bad
+value raises :class:`~uno_env.configuration.ConfigError` naming it and what is allowed.
+A participant may be written as a plain string (a bot name, or the path of an exported
+agent) or as a mapping ``{name, bot | path, deterministic}``.
+
+Example (``configs/tournament/bots_round_robin.yaml``)::
+
+    name: bots_round_robin
+    format: round_robin
+    participants: [random, random_any, greedy_points, card_ranking, mixbot]
+    num_players: 2
+    deal_sets: 200
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agents import BOT_NAMES
+from uno_env.cards import MAX_PLAYERS
+from uno_env.configuration import ConfigError, from_mapping, load_yaml_mapping
+from uno_env.rules import Rules, load_rules
+
+__all__ = [
+    "ParticipantSpec",
+    "SprtConfig",
+    "TournamentConfig",
+    "apply_overrides",
+    "load_config",
+]
+
+_AGENT_SUFFIXES = ("", ".safetensors", ".json", ".zip")
+
+
+@dataclass(frozen=True)
+class ParticipantSpec:
+    """One participant: a bot by name or an exported agent by path.
+
+    Attributes:
+        name: The name on the leaderboard (default: the bot name, or the file stem).
+        bot: A name of :data:`agents.BOT_NAMES`.
+        path: An exported agent (``.safetensors`` + ``.json``, loaded without pickle) or an
+            SB3 ``.zip`` checkpoint (needs ``allow_pickle``: loading it runs code).
+        deterministic: Learned agents play the argmax (True) or sample (False).
+    """
+
+    name: str = ""
+    bot: str | None = None
+    path: str | None = None
+    deterministic: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.bot is None) == (self.path is None):
+            raise ConfigError(
+                f"participant {self.name or '?'}: give exactly one of 'bot' (one of "
+                f"{list(BOT_NAMES)}) or 'path' (an exported agent)"
+            )
+        if self.bot is not None and self.bot not in BOT_NAMES:
+            raise ConfigError(f"participant: unknown bot {self.bot!r}; bots are {list(BOT_NAMES)}")
+        if self.path is not None and Path(self.path).suffix not in _AGENT_SUFFIXES:
+            raise ConfigError(
+                f"participant: {self.path!r} is not an agent file; expected .safetensors "
+                "(exported agent) or .zip (SB3 checkpoint, with allow_pickle)"
+            )
+
+    @property
+    def display_name(self) -> str:
+        """The leaderboard name."""
+        if self.name:
+            return self.name
+        if self.bot is not None:
+            return self.bot
+        return Path(str(self.path)).stem
+
+    @property
+    def is_pickle(self) -> bool:
+        """Whether loading runs code (an SB3 zip)."""
+        return self.path is not None and Path(self.path).suffix == ".zip"
+
+
+@dataclass(frozen=True)
+class SprtConfig:
+    """A sequential probability ratio test of "the candidate is better".
+
+    Hypotheses are Elo differences: H0 ``elo0``, H1 ``elo1`` (``elo1 > elo0``), with error
+    rates ``alpha`` (accept H1 when H0 holds) and ``beta`` (accept H0 when H1 holds).
+    """
+
+    elo0: float = 0.0
+    elo1: float = 20.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise ConfigError(f"sprt: need elo1 > elo0, got elo0={self.elo0}, elo1={self.elo1}")
+        for key in ("alpha", "beta"):
+            value = getattr(self, key)
+            if not 0.0 < value < 0.5:
+                raise ConfigError(f"sprt.{key} must be in (0, 0.5), got {value}")
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A tournament: who plays, in which format, on how many deals, and where results go.
+
+    Attributes:
+        name: The run name: results go to ``<output_dir>/<name>/``.
+        format: ``round_robin`` (every table of ``num_players`` participants, or a balanced
+            sample of ``max_tables``), ``gauntlet`` (``candidate`` against tables drawn from
+            ``participants``, the field) or ``ab`` (``candidate`` replaces ``incumbent`` in the
+            same seats, on the same deals, against the field ``participants``).
+        participants: All players (round robin) or the field (gauntlet, ab).
+        candidate: The player tested (gauntlet, ab).
+        incumbent: The player the candidate replaces (ab).
+        rules: A rules preset name, a YAML path or a mapping (see ``docs/rules.md``).
+        num_players: The table size k, 2 to 10.
+        deal_sets: Deal sets per table. A deal set is one shuffled deal replayed under every
+            seating of the balanced design (and, in ``ab``, for both the incumbent and the
+            candidate).
+        max_tables: Most distinct tables; 0 plays every k-subset (round robin) or every
+            (k-1)-subset of the field (gauntlet, ab). When there are more, a balanced sample
+            is drawn: every participant sits at the same number of tables (within one).
+        design: The seatings of a deal set: ``pair`` (two players, both seatings), ``rotations``
+            (the k cyclic rotations plus the k rotations of the reversed order), ``williams``
+            (a Williams design: each ordered pair of neighbours equally often), ``auto``
+            (``pair`` for two players, ``williams`` from three).
+        seat_draw_streams: Per-seat draw streams (an engine option that keeps duplicate deals
+            correlated across seatings; the game's distribution is unchanged).
+        seed: Seeds the deals and every agent's random choices.
+        games_per_chunk: Games played side by side in one batch (one unit of parallel work
+            and of crash-safe writing). Part of the results: keep it to reproduce a run.
+        workers: Processes playing chunks in parallel (does not change the results).
+        bootstrap: Bootstrap resamples (over whole deal sets) for the rating intervals.
+        sprt: Stop as soon as a sequential test decides (``gauntlet`` and ``ab`` only).
+        allow_pickle: Accept SB3 ``.zip`` checkpoints (loading one runs code from the file).
+        output_dir: Parent folder of the run folder.
+    """
+
+    name: str
+    format: Literal["round_robin", "gauntlet", "ab"] = "round_robin"
+    participants: tuple[ParticipantSpec, ...] = ()
+    candidate: ParticipantSpec | None = None
+    incumbent: ParticipantSpec | None = None
+    rules: str | dict[str, Any] = "official"
+    num_players: int = 2
+    deal_sets: int = 100
+    max_tables: int = 0
+    design: Literal["auto", "pair", "rotations", "williams"] = "auto"
+    seat_draw_streams: bool = True
+    seed: int = 0
+    games_per_chunk: int = 8192
+    workers: int = 1
+    bootstrap: int = 1000
+    sprt: SprtConfig | None = None
+    allow_pickle: bool = False
+    output_dir: str = "runs/tournaments"
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in "/\\") or self.name in (".", ".."):
+            raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
+        if not 2 <= self.num_players <= MAX_PLAYERS:
+            raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
+        for key in ("deal_sets", "games_per_chunk", "workers"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{key} must be >= 1, got {getattr(self, key)}")
+        if self.max_tables < 0 or self.bootstrap < 0 or self.seed < 0:
+            raise ConfigError("max_tables, bootstrap and seed must be >= 0")
+        if self.design == "pair" and self.num_players != 2:
+            raise ConfigError("design 'pair' is for two players; use rotations or williams")
+        k = self.num_players
+        if self.format == "round_robin":
+            if self.candidate is not None or self.incumbent is not None:
+                raise ConfigError("round_robin takes no candidate or incumbent: list everyone")
+            if len(self.participants) < k:
+                raise ConfigError(
+                    f"round_robin with num_players={k} needs at least {k} participants, "
+                    f"got {len(self.participants)}"
+                )
+            if self.sprt is not None:
+                raise ConfigError("sprt needs a candidate: use format gauntlet or ab")
+        else:
+            if self.candidate is None:
+                raise ConfigError(f"format {self.format} needs a candidate")
+            if self.format == "ab" and self.incumbent is None:
+                raise ConfigError(
+                    "format ab needs an incumbent (the player the candidate replaces)"
+                )
+            if self.format == "gauntlet" and self.incumbent is not None:
+                raise ConfigError("format gauntlet takes no incumbent (did you mean ab?)")
+            if len(self.participants) < k - 1:
+                raise ConfigError(
+                    f"{self.format} with num_players={k} needs a field of at least {k - 1} "
+                    f"participants, got {len(self.participants)}"
+                )
+        names = [p.display_name for p in self.all_participants]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(
+                f"participant names must be unique, repeated: {duplicates}; give each a 'name'"
+            )
+        pickled = [p.display_name for p in self.all_participants if p.is_pickle]
+        if pickled and not self.allow_pickle:
+            raise ConfigError(
+                f"{pickled}: SB3 .zip checkpoints are loaded with pickle, which runs code from "
+                "the file; pass --allow-pickle (allow_pickle: true) only for files you trust, "
+                "or export them to .safetensors"
+            )
+        self.game_rules()  # validate the rules now, with a clear message
+
+    @property
+    def all_participants(self) -> tuple[ParticipantSpec, ...]:
+        """Everyone who plays: the candidate and incumbent first, then the field."""
+        head = tuple(p for p in (self.candidate, self.incumbent) if p is not None)
+        return head + self.participants
+
+    def game_rules(self) -> Rules:
+        """The rules of every game (``num_players`` and ``seat_draw_streams`` applied)."""
+        return load_rules(
+            self.rules, num_players=self.num_players, seat_draw_streams=self.seat_draw_streams
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain mapping (for JSON)."""
+        return dataclasses.asdict(self)
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the games' contents.
+
+        ``deal_sets`` (a run may be extended), ``workers``, ``bootstrap``, ``sprt``,
+        ``allow_pickle`` and ``output_dir`` are left out: they never change a game.
+        """
+        data = self.to_dict()
+        for key in ("deal_sets", "workers", "bootstrap", "sprt", "allow_pickle", "output_dir"):
+            data.pop(key)
+        data["rules"] = self.game_rules().to_dict()
+        text = json.dumps(data, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _participant_entry(value: Any) -> Any:
+    """A string participant becomes a mapping: a bot name, or the path of an agent."""
+    if isinstance(value, str):
+        return {"bot": value} if value in BOT_NAMES else {"path": value}
+    return value
+
+
+def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn the short forms of a raw config mapping into the full ones."""
+    out = dict(data)
+    if isinstance(out.get("participants"), Sequence) and not isinstance(
+        out.get("participants"), str
+    ):
+        out["participants"] = [_participant_entry(p) for p in out["participants"]]
+    for key in ("candidate", "incumbent"):
+        if key in out:
+            out[key] = _participant_entry(out[key])
+    return out
+
+
+def _parse_value(text: str) -> Any:
+    """A ``--set`` value: YAML syntax (numbers, booleans, lists, mappings), else a string."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """Apply ``key=value`` overrides (dotted keys reach nested mappings, e.g. ``sprt.elo1=10``).
+
+    Raises:
+        ConfigError: for an item without ``=``.
+    """
+    out: dict[str, Any] = copy.deepcopy(dict(data))
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set expects key=value, got {item!r}")
+        parts = key.split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        node[parts[-1]] = _parse_value(raw)
+    return out
+
+
+def load_config(
+    source: str | Path | Mapping[str, Any], overrides: Sequence[str] = ()
+) -> TournamentConfig:
+    """Load and validate a tournament config.
+
+    Args:
+        source: A YAML path or a mapping.
+        overrides: ``key=value`` items applied on top (see :func:`apply_overrides`).
+
+    Returns:
+        The validated config.
+
+    Raises:
+        ConfigError: naming the file and the bad key or value.
+    """
+    if isinstance(source, Mapping):
+        data, where = dict(source), "tournament"
+    else:
+        data, where = load_yaml_mapping(source), str(source)
+    data = apply_overrides(data, overrides) if overrides else data
+    return from_mapping(TournamentConfig, normalise(data), where=where)

@@ -1,0 +1,161 @@
+"""Participants: turn config entries into picklable policy builders.
+
+An :class:`Entrant` builds a fresh :class:`agents.base.Policy` from an integer seed. Each
+worker process builds its own policies for every chunk it plays (seeded from the config
+seed, the chunk and the participant), so no policy object crosses a process boundary and the
+same config always gives the same games.
+
+Kinds of participant:
+
+* a bot by name (:func:`agents.make_agent`);
+* an exported agent, ``.safetensors`` + ``.json`` (:func:`agents.learned.load_policy`):
+  plain tensors and a JSON description, nothing is unpickled;
+* an SB3 ``.zip`` checkpoint (MaskablePPO or the lab's DQN), only with ``allow_pickle``:
+  SB3 zips are read with cloudpickle, which runs code from the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents import BOT_NAMES, make_agent
+from agents.base import Policy
+from tournament.config import ParticipantSpec, TournamentConfig
+from uno_env.configuration import ConfigError
+from uno_env.rules import Rules
+
+__all__ = [
+    "Entrant",
+    "PolicyFactory",
+    "entrants_for",
+    "limit_torch_threads",
+    "load_sb3_policy",
+]
+
+
+def limit_torch_threads() -> None:
+    """One torch thread per process: the workers share the cores."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+PolicyFactory = Callable[[int], Policy]
+"""Builds one policy from an integer seed. Must be picklable to run in worker processes."""
+
+
+def load_sb3_policy(path: str | Path, rules: Rules, seed: int = 0) -> Policy:
+    """Load an SB3 zip checkpoint (MaskablePPO or the lab's DQN) as a deterministic policy.
+
+    This unpickles the file: call it only for trusted files (the CLI asks for
+    ``--allow-pickle``).
+
+    Raises:
+        FileNotFoundError: if the file is missing.
+        ValueError: if the file is neither a MaskablePPO nor a DQN checkpoint.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"checkpoint {str(p)!r} does not exist")
+    from train.export import snapshot_policy
+
+    errors = []
+    try:
+        from sb3_contrib import MaskablePPO
+
+        model: Any = MaskablePPO.load(p, device="cpu")
+        return snapshot_policy(model, p.stem, "ppo", rules)
+    except Exception as err:  # not a MaskablePPO zip: try DQN next
+        errors.append(f"MaskablePPO: {err}")
+    try:
+        from train.dqn import MaskedDQN
+
+        model = MaskedDQN.load(p, device="cpu")
+        return snapshot_policy(model, p.stem, "dqn", rules)
+    except Exception as err:
+        errors.append(f"DQN: {err}")
+    raise ValueError(f"{p}: not a MaskablePPO or DQN checkpoint ({'; '.join(errors)})")
+
+
+@dataclass(frozen=True)
+class _SpecFactory:
+    """The picklable builder of a configured participant."""
+
+    spec: ParticipantSpec
+    rules: Rules
+
+    def __call__(self, seed: int) -> Policy:
+        spec = self.spec
+        if spec.bot is not None:
+            policy = make_agent(spec.bot, seed)
+        elif spec.is_pickle:
+            limit_torch_threads()
+            policy = load_sb3_policy(str(spec.path), self.rules, seed)
+        else:
+            from agents.learned import load_policy  # torch is imported only when needed
+
+            limit_torch_threads()
+            policy = load_policy(
+                str(spec.path), self.rules, deterministic=spec.deterministic, seed=seed
+            )
+        return policy
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A named participant and the builder of its policy.
+
+    Attributes:
+        name: The leaderboard name.
+        factory: Builds a fresh policy from a seed (picklable for multiprocessing).
+        description: Where it comes from (a bot name or a file), for the summary.
+    """
+
+    name: str
+    factory: PolicyFactory = field(compare=False)
+    description: str = ""
+
+    def build(self, seed: int) -> Policy:
+        """A fresh policy seeded with ``seed``."""
+        return self.factory(seed)
+
+
+def entrants_for(
+    config: TournamentConfig, overrides: Mapping[str, PolicyFactory] | None = None
+) -> list[Entrant]:
+    """The entrants of a config, by participant id, each loaded once to fail early.
+
+    Args:
+        config: The tournament.
+        overrides: Factories that replace configured participants by name (tests use this
+            for faulty agents; a library user for agents that are not files).
+
+    Raises:
+        ConfigError: for an override naming no participant, or a participant that cannot be
+            loaded (missing file, mismatched rules or observation version).
+    """
+    rules = config.game_rules()
+    overrides = dict(overrides or {})
+    names = [p.display_name for p in config.all_participants]
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise ConfigError(f"overrides for unknown participant(s) {unknown}; names are {names}")
+    out = []
+    for spec in config.all_participants:
+        name = spec.display_name
+        if name in overrides:
+            out.append(Entrant(name, overrides[name], "override"))
+            continue
+        factory = _SpecFactory(spec, rules)
+        try:
+            factory(0)
+        except (OSError, ValueError) as err:
+            hint = ""
+            if spec.path is not None and not Path(spec.path).suffix:
+                hint = f"; it is not a bot name either (bots are {list(BOT_NAMES)})"
+            raise ConfigError(f"participant {name!r}: {err}{hint}") from err
+        out.append(Entrant(name, factory, spec.bot or str(spec.path)))
+    return out

@@ -1,0 +1,395 @@
+"""Run a tournament: schedule, resume, play chunks (in parallel), stop early, summarise.
+
+The run folder ``<output_dir>/<name>/`` holds ``config.json`` (the config and its
+fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`tournament.results`),
+``summary.json``, ``leaderboard.csv`` and the plots.
+
+Resuming. Starting a run whose folder already holds games resumes it: the games on disk are
+read (a torn last line is dropped), and only the missing ``(deal, seating, variant)`` units
+are played. The config must have the same fingerprint (``deal_sets`` may grow, to extend a
+run); otherwise the run refuses to start unless ``fresh`` is set, which discards the games.
+
+Determinism. Chunks are fixed by the config (``games_per_chunk``), every chunk builds fresh
+policies seeded from ``(seed, chunk, participant)``, and the summary is computed from the
+games sorted by unit, so the same config gives the same games and the same summary with any
+number of workers. A chunk is written with one durable append when it is complete.
+
+Parallelism. With ``workers > 1`` chunks are played in a process pool (``fork`` where the
+platform has it, else ``spawn``); at most two chunks per worker are in flight, so a run
+stopped by the SPRT wastes little. Workers exit by themselves if the main process dies
+(``kill -9``), so a killed run leaves no orphans behind.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from tournament.analysis import GameTable, deal_set_scores
+from tournament.config import TournamentConfig
+from tournament.design import Schedule, build_schedule, deal_keys
+from tournament.participants import Entrant, PolicyFactory, entrants_for
+from tournament.play import END_FORFEIT, END_TRUNCATED, play_tables
+from tournament.report import write_reports
+from tournament.results import GameRecord, ResultStore, Unit
+from tournament.sprt import SprtResult, sequential_sprt
+from tournament.summary import build_summary
+from uno_env.configuration import ConfigError
+from uno_env.rules import Rules
+
+__all__ = ["RunFolder", "cpu_seconds", "play_chunk", "policy_seed", "run_tournament"]
+
+_END_NAMES = {0: "won", END_TRUNCATED: "truncated", END_FORFEIT: "forfeit"}
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished (reaped) child processes."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return time.process_time()
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def policy_seed(seed: int, chunk: int, participant: int) -> int:
+    """The seed of a participant's policy in one chunk."""
+    state = np.random.SeedSequence([seed, chunk, participant, 0x5EED]).generate_state(2)
+    return int(state[0]) << 32 | int(state[1])
+
+
+def play_chunk(
+    rules: Rules,
+    schedule: Schedule,
+    entrants: Sequence[Entrant],
+    chunk: int,
+    units: Sequence[Unit],
+) -> list[GameRecord]:
+    """Play some units of one chunk as a single batch and return their records."""
+    if not units:
+        return []
+    lineups = schedule.lineups(units)
+    keys = deal_keys(schedule.seed, [u[0] for u in units])
+    needed = set(lineups.ravel().tolist())
+    policies = [
+        entrants[p].build(policy_seed(schedule.seed, chunk, p)) if p in needed else None
+        for p in range(len(entrants))
+    ]
+    res = play_tables(rules, policies, lineups, keys)
+    names = schedule.names
+    seats = [tuple(names[p] for p in row) for row in lineups.tolist()]
+    ranks, points = res.ranks.tolist(), res.points.tolist()
+    cards, turns = res.cards_left.tolist(), res.turns.tolist()
+    ends, forfeits, key_list = res.end.tolist(), res.forfeit_seat.tolist(), keys.tolist()
+    return [
+        GameRecord(
+            deal=deal,
+            seating=seating,
+            variant=variant,
+            key=key_list[i],
+            seats=seats[i],
+            ranks=tuple(ranks[i]),
+            points=tuple(points[i]),
+            cards_left=tuple(cards[i]),
+            turns=turns[i],
+            end=_END_NAMES[ends[i]],
+            forfeit_seat=None if forfeits[i] < 0 else forfeits[i],
+            reason=res.reasons.get(i, ""),
+        )
+        for i, (deal, seating, variant) in enumerate(units)
+    ]
+
+
+# --- worker processes -------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this worker as soon as the main process is gone (e.g. killed with -9)."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(0.2)
+
+
+def _init_worker(
+    rules: Rules, schedule: Schedule, entrants: Sequence[Entrant], parent: int
+) -> None:
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    _WORKER.update(rules=rules, schedule=schedule, entrants=entrants)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _worker_chunk(chunk: int, units: list[Unit]) -> list[GameRecord]:
+    return play_chunk(_WORKER["rules"], _WORKER["schedule"], _WORKER["entrants"], chunk, units)
+
+
+# --- the run folder -----------------------------------------------------------------------
+
+
+class RunFolder:
+    """The files of one run.
+
+    Args:
+        config: The tournament config (the folder is ``<output_dir>/<name>``).
+    """
+
+    def __init__(self, config: TournamentConfig) -> None:
+        self.path = Path(config.output_dir) / config.name
+        self.games = self.path / "games.jsonl"
+        self.config = self.path / "config.json"
+        self.summary = self.path / "summary.json"
+
+    def prepare(self, config: TournamentConfig, fresh: bool) -> None:
+        """Create the folder; refuse to mix games of another config unless ``fresh``.
+
+        Raises:
+            ConfigError: if the folder holds games of a config with another fingerprint.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            for name in ("games.jsonl", "summary.json", "leaderboard.csv"):
+                (self.path / name).unlink(missing_ok=True)
+        elif self.games.is_file() and self.config.is_file():
+            old = json.loads(self.config.read_text()).get("fingerprint")
+            if old != config.fingerprint():
+                raise ConfigError(
+                    f"{self.path} holds games of another config (fingerprint {old}, now "
+                    f"{config.fingerprint()}): use another name, or --fresh to discard them"
+                )
+        data = {"fingerprint": config.fingerprint(), "config": config.to_dict()}
+        tmp = self.config.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, self.config)
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+class _Progress:
+    """Deal-set completeness and the SPRT, run on the complete prefix of deal sets."""
+
+    def __init__(self, config: TournamentConfig, schedule: Schedule) -> None:
+        self.config = config
+        self.schedule = schedule
+        self.per_deal = np.zeros(schedule.num_deal_sets, dtype=np.int64)
+        self.prefix = 0
+        """Deal sets ``0 .. prefix-1`` are complete."""
+        self.waiting: dict[int, list[GameRecord]] = {}
+        self.scores: list[float] = []
+        self.sprt: SprtResult | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """The SPRT has decided."""
+        return self.sprt is not None and self.sprt.decided
+
+    def feed(self, records: Sequence[GameRecord]) -> None:
+        """Count new games; extend the complete prefix; rerun the SPRT on it."""
+        testing = self.config.sprt is not None and not self.stopped
+        for r in records:
+            if r.deal < self.per_deal.size:
+                self.per_deal[r.deal] += 1
+                if testing and r.deal >= self.prefix:
+                    self.waiting.setdefault(r.deal, []).append(r)
+        start = self.prefix
+        full = self.schedule.games_per_deal_set
+        while self.prefix < self.per_deal.size and self.per_deal[self.prefix] >= full:
+            self.prefix += 1
+        if not testing or self.prefix == start:
+            return
+        new = [r for d in range(start, self.prefix) for r in self.waiting.pop(d)]
+        table = GameTable.from_records(new, self.schedule.names, self.schedule.num_players)
+        _, x = deal_set_scores(table, 0, 1 if self.config.format == "ab" else None)
+        self.scores.extend(float(v) for v in x)
+        s = self.config.sprt
+        assert s is not None
+        self.sprt = sequential_sprt(self.scores, s.elo0, s.elo1, s.alpha, s.beta)
+
+
+def _pool_context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+@contextmanager
+def _progress_bar(enabled: bool, total: int, done: int, console: Console) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    columns = (
+        TextColumn("[bold]games"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("games", total=total, completed=done, rate="")
+        yield (bar, task)
+
+
+def run_tournament(
+    config: TournamentConfig,
+    *,
+    overrides: Mapping[str, PolicyFactory] | None = None,
+    fresh: bool = False,
+    progress: bool = True,
+    console: Console | None = None,
+    plots: bool = True,
+    print_table: bool = True,
+) -> dict[str, Any]:
+    """Play (or resume) a tournament and write its results.
+
+    Args:
+        config: The tournament.
+        overrides: Policy factories replacing configured participants by name.
+        fresh: Discard games already in the run folder.
+        progress: Show a progress bar.
+        console: Where to print (default: a new rich console).
+        plots: Write the PNG plots.
+        print_table: Print the leaderboard.
+
+    Returns:
+        The summary (also written to ``summary.json``).
+
+    Raises:
+        ConfigError: for a bad participant or a run folder of another config.
+    """
+    console = console or Console()
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    folder = RunFolder(config)
+    entrants = entrants_for(config, overrides)
+    folder.prepare(config, fresh)
+    schedule = build_schedule(
+        [e.name for e in entrants],
+        config.format,
+        config.num_players,
+        config.deal_sets,
+        design=config.design,
+        max_tables=config.max_tables,
+        games_per_chunk=config.games_per_chunk,
+        seed=config.seed,
+    )
+    rules = config.game_rules()
+    store = ResultStore(folder.games)
+    done = store.load()
+    _check_records(schedule, done)
+    if store.dropped_tail:
+        console.print(f"[yellow]dropped a torn last line ({store.dropped_tail} bytes)")
+    resumed = len(done)
+    state = _Progress(config, schedule)
+    state.feed(sorted(done.values(), key=lambda r: r.unit))
+    todo: list[tuple[int, list[Unit]]] = []
+    for chunk in range(schedule.num_chunks):
+        missing = [u for u in schedule.units(chunk) if u not in done]
+        if missing:
+            todo.append((chunk, missing))
+    played = 0
+    start, cpu_start = time.perf_counter(), cpu_seconds()
+    total = schedule.num_games
+
+    def handle(records: list[GameRecord], bar: Any) -> None:
+        nonlocal played
+        store.append(records)
+        for r in records:
+            done[r.unit] = r
+        played += len(records)
+        state.feed(records)
+        if bar is not None:
+            elapsed = time.perf_counter() - start
+            bar[0].update(bar[1], advance=len(records), rate=f"{played / elapsed:,.0f} games/s")
+
+    with _progress_bar(progress, total, len(done), console) as bar:
+        if state.stopped or not todo:
+            pass
+        elif config.workers == 1:
+            for chunk, units in todo:
+                if state.stopped:
+                    break
+                handle(play_chunk(rules, schedule, entrants, chunk, units), bar)
+        else:
+            _run_pool(config, rules, schedule, entrants, todo, state, handle, bar)
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
+    run_info = {
+        "games_played": played,
+        "games_resumed": resumed,
+        "elapsed_s": elapsed,
+        "games_per_s": played / elapsed if played and elapsed > 0 else None,
+        "cpu_s": cpu,
+        "games_per_cpu_s": played / cpu if played and cpu > 0 else None,
+        "workers": config.workers,
+    }
+    stop = state.sprt.n if state.stopped and state.sprt is not None else None
+    summary = build_summary(config, schedule, list(done.values()), state.sprt, stop, run_info)
+    write_reports(folder.path, summary, console=console, plots=plots, print_table=print_table)
+    return summary
+
+
+def _run_pool(
+    config: TournamentConfig,
+    rules: Rules,
+    schedule: Schedule,
+    entrants: Sequence[Entrant],
+    todo: list[tuple[int, list[Unit]]],
+    state: _Progress,
+    handle: Any,
+    bar: Any,
+) -> None:
+    """Play chunks in a process pool, at most two per worker in flight."""
+    queue = list(reversed(todo))
+    in_flight: dict[Future[list[GameRecord]], int] = {}
+    with ProcessPoolExecutor(
+        max_workers=config.workers,
+        mp_context=_pool_context(),
+        initializer=_init_worker,
+        initargs=(rules, schedule, list(entrants), os.getpid()),
+    ) as pool:
+        try:
+            while queue or in_flight:
+                while queue and len(in_flight) < 2 * config.workers and not state.stopped:
+                    chunk, units = queue.pop()
+                    in_flight[pool.submit(_worker_chunk, chunk, units)] = chunk
+                if not in_flight:
+                    break
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda f: in_flight[f]):
+                    in_flight.pop(future)
+                    handle(future.result(), bar)
+        except BaseException:
+            for future in in_flight:
+                future.cancel()
+            raise
+
+
+def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord]) -> None:
+    """Refuse games that do not belong to this schedule (a foreign or edited log)."""
+    n_seatings = schedule.seatings.shape[0]
+    for unit, record in done.items():
+        deal, seating, variant = unit
+        if not (0 <= seating < n_seatings and 0 <= variant < len(schedule.variants)):
+            raise ConfigError(f"games.jsonl: game {unit} is not part of this tournament")
+        if deal >= schedule.num_deal_sets:
+            continue  # from a longer run of the same config: kept, not used
+        expected = tuple(schedule.names[p] for p in schedule.lineup(deal, seating, variant))
+        if record.seats != expected:
+            raise ConfigError(
+                f"games.jsonl: game {unit} seats {record.seats}, the schedule says {expected}"
+            )

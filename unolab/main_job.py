@@ -1,0 +1,84 @@
+"""The lab's main job (``make run``): train, rank, report, in a few minutes on a laptop.
+
+1. Train a PPO agent on the quick config (``configs/ppo/quick.yaml``), with a progress bar.
+2. Run a round-robin tournament of it against the shipped pretrained agent and every bot,
+   with duplicate deals, ratings and error bars.
+3. Print the leaderboard and say where the TensorBoard logs, checkpoints and plots are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from agents import BOT_NAMES
+from train import ppo
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+PRETRAINED = ROOT / "agents" / "pretrained" / "ppo_official_2p.safetensors"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the main job; return the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m unolab.main_job", description=__doc__)
+    parser.add_argument("--runs-dir", default="runs", help="where runs are written")
+    parser.add_argument("--steps", type=int, default=None, help="override the training steps")
+    parser.add_argument("--deal-sets", type=int, default=150, help="deal sets per pairing")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+
+    print("== 1/3 Training a PPO agent (configs/ppo/quick.yaml) ==", flush=True)
+    train_args = [
+        "--config",
+        str(ROOT / "configs/ppo/quick.yaml"),
+        "--set",
+        f"runs_dir={args.runs_dir}",
+    ]
+    if args.steps is not None:
+        train_args += [
+            "--set",
+            f"total_steps={args.steps}",
+            "--set",
+            f"eval.every={max(args.steps // 2, 1)}",
+        ]
+    result = ppo.main(train_args)
+    trained = result.run_dir / "best_policy.safetensors"
+
+    print("\n== 2/3 Tournament: the new agent, the shipped agent and every bot ==", flush=True)
+    from tournament import cli as tournament_cli
+
+    participants = [str(trained)]
+    if PRETRAINED.is_file():
+        participants.append(str(PRETRAINED))
+    else:
+        print(f"(no shipped agent at {PRETRAINED}; ranking against the bots only)")
+    participants += list(BOT_NAMES)
+    output_dir = Path(args.runs_dir) / "tournaments"
+    status = tournament_cli.main(
+        [
+            "--name", "main_job",
+            "--format", "round_robin",
+            "--participants", *participants,
+            "--players", "2",
+            "--rules", "official",
+            "--deal-sets", str(args.deal_sets),
+            "--output-dir", str(output_dir),
+            "--fresh",
+        ]
+    )  # fmt: skip
+
+    print("\n== 3/3 Where everything is ==")
+    print(f"TensorBoard logs: tensorboard --logdir {result.run_dir / 'tb'}")
+    print(f"Checkpoints:      {result.run_dir} (best.zip, latest.zip, best_policy.safetensors)")
+    print(f"Tournament:       {output_dir / 'main_job'} (leaderboard.csv, summary.json, *.png)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
