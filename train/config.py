@@ -129,6 +129,9 @@ class DQNParams:
     exploration_fraction: float = 0.2
     exploration_final_eps: float = 0.05
     net_arch: tuple[int, ...] = (256, 256)
+    double_q: bool = False
+    """Double-DQN target: the online network picks the best legal next action, the target
+    network values it (curbs the over-estimation that the plain max causes)."""
 
     def __post_init__(self) -> None:
         if self.buffer_size < self.batch_size:

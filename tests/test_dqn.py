@@ -1,0 +1,450 @@
+"""Masked DQN: legal actions in rollouts and predict, a target over legal next actions only,
+next-state masks in the replay buffer, and the end-to-end run (train, resume, export)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.logger import configure
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecMonitor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
+from torch import nn
+
+from agents.learned import load_policy
+from train.config import load_config
+from train.dqn import (
+    MaskedDQN,
+    MaskedReplayBuffer,
+    load_model,
+    main,
+    make_model,
+    masked_argmax,
+    masked_target,
+    uniform_legal,
+)
+from uno_env.cards import NUM_ACTIONS
+from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.observation import OBS_DIM
+
+torch.set_num_threads(1)
+
+
+class LegalityRecorder(VecEnvWrapper):
+    """Records, before each step, the masks and the actions sent to the env."""
+
+    def __init__(self, venv: UnoVecEnv) -> None:
+        super().__init__(venv)
+        self.uno = venv
+        self.records: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._obs: np.ndarray | None = None
+
+    def reset(self) -> np.ndarray:
+        obs = self.venv.reset()
+        assert isinstance(obs, np.ndarray)
+        self._obs = obs
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        masks = self.uno.action_masks()
+        acts = np.asarray(actions).reshape(self.num_envs)
+        assert self._obs is not None
+        self.records.append((self._obs.copy(), masks.copy(), acts.copy()))
+        legal = masks[np.arange(self.num_envs), acts]
+        assert legal.all(), f"illegal actions {acts[~legal]} in games {np.flatnonzero(~legal)}"
+        self.venv.step_async(actions)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        assert isinstance(obs, np.ndarray)
+        self._obs = obs
+        return obs, rewards, dones, infos
+
+
+def make_env(num_envs: int = 32, seed: int = 0) -> tuple[VecEnv, LegalityRecorder]:
+    recorder = LegalityRecorder(UnoVecEnv(num_envs, "official", seed=seed))
+    return VecMonitor(recorder), recorder
+
+
+def small_model(env: VecEnv, **kwargs: Any) -> MaskedDQN:
+    params: dict[str, Any] = {
+        "buffer_size": 2048,
+        "learning_starts": 0,
+        "batch_size": 32,
+        "train_freq": 4,
+        "gradient_steps": 1,
+        "target_update_interval": 64,
+        "policy_kwargs": {"net_arch": [32, 32]},
+        "seed": 0,
+        "device": "cpu",
+        **kwargs,
+    }
+    return MaskedDQN("MlpPolicy", env, **params)
+
+
+def last_linear(net: nn.Module) -> nn.Linear:
+    return [m for m in net.modules() if isinstance(m, nn.Linear)][-1]
+
+
+# ---------------------------------------------------------------------- (a) rollouts
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 0.3, 0.0])
+def test_rollout_actions_are_legal(epsilon: float) -> None:
+    env, recorder = make_env()
+    model = small_model(env, exploration_initial_eps=epsilon, exploration_final_eps=epsilon)
+    initial_net = copy.deepcopy(model.q_net)
+    model.learn(total_timesteps=150 * 32)  # 150 env steps, 4800 actions
+    # The first step acts with the initial network and the scheduled ε from the start.
+    first_obs, first_masks, first_actions = recorder.records[0]
+    with torch.no_grad():
+        q0 = initial_net(torch.as_tensor(first_obs)).numpy()
+    greedy0 = np.where(first_masks, q0, -np.inf).argmax(axis=1)
+    if epsilon == 0.0:
+        np.testing.assert_array_equal(first_actions, greedy0)
+    elif epsilon == 1.0:
+        assert (first_actions != greedy0).mean() > 0.3
+    steps = len(recorder.records)
+    assert steps >= 150
+    obs = np.stack([r[0] for r in recorder.records])
+    masks = np.stack([r[1] for r in recorder.records])
+    actions = np.stack([r[2] for r in recorder.records])
+    assert masks[np.arange(steps)[:, None], np.arange(32)[None, :], actions].all()
+    # The unmasked greedy action of this network is often illegal: the check can fail.
+    with torch.no_grad():
+        q = model.q_net(torch.as_tensor(obs.reshape(-1, OBS_DIM))).numpy()
+    unmasked = q.argmax(axis=1)
+    assert not masks.reshape(-1, NUM_ACTIONS)[np.arange(unmasked.size), unmasked].all()
+    if epsilon == 1.0:
+        # Uniform among legal actions: many distinct actions (uniformity: see below).
+        assert len(np.unique(actions)) > 20
+
+
+def test_greedy_rollouts_take_the_masked_argmax() -> None:
+    """ε = 0 without learning: every action is the legal action with the highest Q-value."""
+    env, recorder = make_env(seed=3)
+    model = small_model(env, exploration_initial_eps=0.0, exploration_final_eps=0.0)
+    model.gradient_steps = 0  # freeze the network so Q can be recomputed afterwards
+    model.learn(total_timesteps=100 * 32)
+    obs = np.concatenate([r[0] for r in recorder.records])
+    masks = np.concatenate([r[1] for r in recorder.records])
+    actions = np.concatenate([r[2] for r in recorder.records])
+    with torch.no_grad():
+        q = model.q_net(torch.as_tensor(obs)).numpy()
+    expected = np.where(masks, q, -np.inf).argmax(axis=1)
+    np.testing.assert_array_equal(actions, expected)
+    assert (q.argmax(axis=1) != expected).any()  # masking changed some choices
+
+
+def test_uniform_legal_is_uniform_over_legal_actions() -> None:
+    masks = np.zeros((6000, NUM_ACTIONS), dtype=bool)
+    masks[:, [3, 40, 79]] = True
+    masks[0] = False  # a row without legal actions gets action 0
+    actions = uniform_legal(masks, np.random.default_rng(0))
+    assert actions[0] == 0
+    counts = np.bincount(actions[1:], minlength=NUM_ACTIONS)
+    assert counts.sum() == counts[[3, 40, 79]].sum()
+    np.testing.assert_allclose(counts[[3, 40, 79]] / counts.sum(), 1 / 3, atol=0.03)
+
+
+# ---------------------------------------------------------------------- (b) the target
+
+
+def test_masked_target_ignores_illegal_next_actions() -> None:
+    q_next = torch.tensor(
+        [
+            [1.0, 1e6, 3.0, -2.0],  # action 1 is illegal and huge
+            [1.0, 1e6, 3.0, -2.0],  # same, but the episode ended
+            [5.0, 1e6, 7.0, 9.0],  # no legal action (a finished hand): worth 0
+            [-4.0, 1e6, -1.0, -3.0],  # negative legal values: max is -1, not 0
+        ]
+    )
+    masks = torch.tensor(
+        [
+            [True, False, True, True],
+            [True, False, True, True],
+            [False, False, False, False],
+            [True, False, True, True],
+        ]
+    )
+    rewards = torch.tensor([[0.5], [1.0], [-1.0], [0.0]])
+    dones = torch.tensor([[0.0], [1.0], [0.0], [0.0]])
+    target = masked_target(q_next, masks, rewards, dones, 0.9)
+    assert target.shape == (4, 1)
+    expected = torch.tensor([[0.5 + 0.9 * 3.0], [1.0], [-1.0], [-0.9]])
+    torch.testing.assert_close(target, expected)
+    # A per-sample discount tensor works too.
+    gammas = torch.tensor([[0.5], [0.5], [0.5], [1.0]])
+    torch.testing.assert_close(
+        masked_target(q_next, masks, rewards, dones, gammas),
+        torch.tensor([[2.0], [1.0], [-1.0], [-1.0]]),
+    )
+
+
+def test_double_q_target_picks_the_online_legal_argmax() -> None:
+    q_target = torch.tensor([[1.0, 1e6, 3.0, -2.0], [2.0, 1e6, 5.0, 4.0]])
+    q_online = torch.tensor([[0.0, 1e6, -1.0, 7.0], [9.0, 1e6, 0.0, 1.0]])
+    masks = torch.tensor([[True, False, True, True], [False, False, False, False]])
+    rewards, dones = torch.zeros(2, 1), torch.zeros(2, 1)
+    target = masked_target(q_target, masks, rewards, dones, 0.5, q_next_online=q_online)
+    # Row 0: the online network's legal argmax is action 3, valued -2 by the target network.
+    torch.testing.assert_close(target, torch.tensor([[-1.0], [0.0]]))
+
+
+def test_masked_argmax() -> None:
+    q = torch.tensor([[1.0, 9.0, 2.0], [1.0, 9.0, 2.0], [-5.0, -9.0, -6.0]])
+    masks = torch.tensor([[True, False, True], [False, False, False], [False, True, True]])
+    assert masked_argmax(q, masks).tolist() == [2, 0, 2]
+
+
+def test_buffer_stores_next_masks_and_terminal_rows() -> None:
+    env, recorder = make_env(seed=5)
+    model = small_model(env, gradient_steps=0)
+    model.learn(total_timesteps=32 * 100)  # 100 env steps: the 64-row buffer wraps around
+    buffer = model.replay_buffer
+    assert isinstance(buffer, MaskedReplayBuffer)
+    assert buffer.next_action_masks.shape == (2048 // 32, 32, NUM_ACTIONS)
+    assert buffer.next_action_masks.dtype == np.bool_
+    assert buffer.full and len(recorder.records) == 100
+    done = buffer.dones.astype(bool)
+    assert done.any() and (~done).any()
+    assert not buffer.next_action_masks[done].any()  # a finished hand: no legal next action
+    # Env step k is in row k % 64; for a live game its next observation and next mask are
+    # those the env showed at step k + 1.
+    for k in range(100 - 64, 99):
+        row, live = k % 64, ~done[k % 64]
+        next_obs, next_masks, _ = recorder.records[k + 1]
+        np.testing.assert_array_equal(buffer.next_action_masks[row][live], next_masks[live])
+        np.testing.assert_array_equal(buffer.next_observations[row][live], next_obs[live])
+        # A finished game's next observation is its final one, not the next hand's first.
+        assert (buffer.next_observations[row][~live] != next_obs[~live]).any(axis=1).all()
+
+
+@pytest.mark.parametrize(("double_q", "loss"), [(False, 0.125), (True, 0.405)])
+def test_train_uses_the_masked_target(double_q: bool, loss: float) -> None:
+    """One gradient step on a batch whose next state's only huge Q-value is illegal."""
+    env, _ = make_env(num_envs=1)
+    model = small_model(
+        env, learning_rate=0.0, gamma=0.5, batch_size=8, learning_starts=1, double_q=double_q
+    )
+    model.set_logger(configure(None, []))
+    buffer = model.replay_buffer
+    assert isinstance(buffer, MaskedReplayBuffer)
+    for net, q5 in ((model.q_net, 2.0), (model.q_net_target, 0.2)):
+        layer = last_linear(net)
+        with torch.no_grad():
+            layer.weight.zero_()
+            layer.bias.fill_(1.0)
+            layer.bias[5] = q5  # the online net's legal favourite, rated 0.2 by the target
+            layer.bias[7] = 1e6  # huge, and illegal in every stored next state
+    obs = np.zeros((1, OBS_DIM), dtype=np.float32)
+    next_masks = np.ones((1, NUM_ACTIONS), dtype=bool)
+    next_masks[0, 7] = False
+    buffer.add(obs, obs, np.array([3]), np.array([0.0]), np.array([False]), [{}], next_masks)
+    model.train(gradient_steps=1, batch_size=8)
+    # Q(s, 3) = 1. Plain target 0 + 0.5 * 1 = 0.5: Huber loss 0.5 * 0.5**2 = 0.125.
+    # Double DQN: 0.5 * Q_target(s', 5) = 0.1: Huber loss 0.5 * 0.9**2 = 0.405.
+    assert model.logger.name_to_value["train/loss"] == pytest.approx(loss, rel=1e-5)
+
+
+def test_buffer_refuses_a_transition_without_masks() -> None:
+    env, _ = make_env(num_envs=2)
+    buffer = small_model(env).replay_buffer
+    assert isinstance(buffer, MaskedReplayBuffer)
+    obs = np.zeros((2, OBS_DIM), dtype=np.float32)
+    with pytest.raises(ValueError, match="next_action_masks"):
+        buffer.add(obs, obs, np.zeros(2), np.zeros(2), np.zeros(2), [{}, {}])
+
+
+class TwoStepEnv(VecEnv):
+    """Two decisions per episode, the second one with a trap that only masking avoids.
+
+    State A (legal: 0, 1) leads to state B with reward 0. In B (legal: 2, 3) action 2 wins
+    +1 and action 3 gets 0, both ending the episode. Action 4 is never legal. The env
+    refuses illegal actions, like the UNO core.
+    """
+
+    LEGAL = ((0, 1), (2, 3))
+
+    def __init__(self, num_envs: int) -> None:
+        self.render_mode = None
+        super().__init__(
+            num_envs,
+            spaces.Box(0.0, 1.0, (2,), dtype=np.float32),
+            spaces.Discrete(5),
+        )
+        self.state = np.zeros(num_envs, dtype=np.int64)
+        self._actions = np.zeros(num_envs, dtype=np.int64)
+
+    def _obs(self, states: np.ndarray) -> np.ndarray:
+        return np.eye(2, dtype=np.float32)[states]
+
+    def action_masks(self) -> np.ndarray:
+        masks = np.zeros((self.num_envs, 5), dtype=bool)
+        for i, s in enumerate(self.state):
+            masks[i, list(self.LEGAL[s])] = True
+        return masks
+
+    def reset(self) -> np.ndarray:
+        self.state[:] = 0
+        return self._obs(self.state)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        if not self.action_masks()[np.arange(self.num_envs), self._actions].all():
+            raise ValueError(f"illegal action in {self._actions} for states {self.state}")
+        in_b = self.state == 1
+        rewards = np.where(in_b & (self._actions == 2), 1.0, 0.0).astype(np.float32)
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(in_b):
+            infos[i] = {
+                "terminal_observation": self._obs(np.array(1)),
+                "TimeLimit.truncated": False,
+            }
+        self.state = np.where(in_b, 0, 1)
+        return self._obs(self.state), rewards, in_b.copy(), infos
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [getattr(self, attr_name)] * self.num_envs
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any
+    ) -> list[Any]:
+        return [getattr(self, method_name)(*args, **kwargs)] * self.num_envs
+
+    def env_is_wrapped(self, wrapper_class: Any, indices: Any = None) -> list[bool]:
+        return [False] * self.num_envs
+
+
+@pytest.mark.parametrize(("seed", "double_q"), [(0, False), (1, True)])
+def test_learning_bootstraps_over_legal_actions_only(seed: int, double_q: bool) -> None:
+    """Q(A) learns γ·1 although the target network rates the illegal action 4 at 10."""
+    env = TwoStepEnv(8)
+    model = small_model(
+        env,
+        seed=seed,
+        double_q=double_q,
+        learning_rate=3e-3,
+        gamma=0.9,
+        batch_size=64,
+        learning_starts=200,
+        target_update_interval=200,
+        exploration_fraction=0.3,
+        exploration_final_eps=0.2,
+    )
+    for net in (model.q_net, model.q_net_target):
+        with torch.no_grad():
+            last_linear(net).bias[4] = 10.0  # never trained: action 4 is never taken
+    model.learn(total_timesteps=8 * 600)
+    with torch.no_grad():
+        q = model.q_net(torch.eye(2)).numpy()
+    assert q[1, 4] > 5.0  # the trap is still there
+    np.testing.assert_allclose(q[1, [2, 3]], [1.0, 0.0], atol=0.15)
+    np.testing.assert_allclose(q[0, [0, 1]], [0.9, 0.9], atol=0.15)
+    masks = np.array([[True, True, False, False, False], [False, False, True, True, False]])
+    actions, _ = model.predict(np.eye(2, dtype=np.float32), deterministic=True, action_masks=masks)
+    assert actions[0] in (0, 1) and actions[1] == 2
+
+
+# ---------------------------------------------------------------------- (c) predict
+
+
+def test_predict_with_masks_never_returns_an_illegal_action() -> None:
+    env, _ = make_env(num_envs=4)
+    model = small_model(env, exploration_initial_eps=0.5, exploration_final_eps=0.5)
+    model.exploration_rate = 0.5
+    layer = last_linear(model.q_net)
+    with torch.no_grad():
+        layer.bias[11] = 1e3  # the unmasked argmax is 11 everywhere
+    rng = np.random.default_rng(1)
+    obs = rng.random((256, OBS_DIM)).astype(np.float32)
+    masks = rng.random((256, NUM_ACTIONS)) < 0.1
+    masks[np.arange(256), rng.integers(NUM_ACTIONS, size=256)] = True
+    masks[:, 11] = False
+    masks[:8] = False
+    masks[:8, 50] = True  # rows with a single legal action
+    for deterministic in (True, False):
+        actions, state = model.predict(obs, deterministic=deterministic, action_masks=masks)
+        assert state is None and actions.shape == (256,)
+        assert masks[np.arange(256), actions].all()
+        assert (actions[:8] == 50).all()
+    unmasked, _ = model.predict(obs, deterministic=True)
+    assert (unmasked == 11).all()  # without masks: SB3's plain argmax
+    single, _ = model.predict(obs[0], deterministic=True, action_masks=masks[0])
+    assert single.shape == () and int(single) == 50
+
+
+# ---------------------------------------------------------------------- (d) end to end
+
+
+def test_make_model_maps_every_dqn_param(tmp_path: Path) -> None:
+    config = load_config(
+        "configs/dqn/official_2p.yaml",
+        [f"runs_dir={tmp_path}", "num_envs=4", "dqn.buffer_size=4096", "dqn.net_arch=[24, 16]"],
+    )
+    env = VecMonitor(UnoVecEnv(4, config.build_rules(), seed=0))
+    model = make_model(config, env)
+    p = config.dqn
+    assert isinstance(model, MaskedDQN) and isinstance(model.replay_buffer, MaskedReplayBuffer)
+    assert model.learning_rate == p.learning_rate
+    assert model.buffer_size == p.buffer_size == 4096
+    assert model.replay_buffer.buffer_size * 4 == 4096
+    assert (model.learning_starts, model.batch_size) == (p.learning_starts, p.batch_size)
+    assert (model.gamma, model.gradient_steps) == (p.gamma, p.gradient_steps)
+    assert model.train_freq.frequency == p.train_freq  # type: ignore[union-attr]
+    assert model.target_update_interval == p.target_update_interval
+    assert model.exploration_fraction == p.exploration_fraction
+    assert model.exploration_final_eps == p.exploration_final_eps
+    widths = [m.out_features for m in model.q_net.q_net if isinstance(m, nn.Linear)]
+    assert widths == [24, 16, NUM_ACTIONS]
+    assert model.tensorboard_log == str(tmp_path / config.name / "tb")
+    assert model.device.type == "cpu" and model.double_q is p.double_q is True
+
+
+def test_train_resume_and_export(tmp_path: Path) -> None:
+    result = main(
+        ["--config", "configs/dqn/tiny.yaml", "--set", f"runs_dir={tmp_path}", "--no-progress"]
+    )
+    run_dir = tmp_path / "dqn_tiny"
+    assert result.run_dir == run_dir and result.steps == 2048
+    for name in ("latest.zip", "best.zip", "best_policy.safetensors", "best.json"):
+        assert (run_dir / name).is_file(), name
+    best = json.loads((run_dir / "best.json").read_text())
+    assert best["algorithm"] == "dqn"
+
+    resumed = main(["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"])
+    assert resumed.steps == 3072
+    latest = json.loads((run_dir / "latest.json").read_text())
+    assert latest["steps"] == 3072
+
+    config = load_config(run_dir / "config.yaml")
+    rules = config.build_rules()
+    vec = UnoVecEnv(4, rules, seed=2)
+    model = load_model(run_dir / "latest.zip", vec)
+    assert isinstance(model, MaskedDQN) and isinstance(model.replay_buffer, MaskedReplayBuffer)
+    assert model.num_timesteps == 3072
+
+    policy = load_policy(run_dir / "best_policy.safetensors", rules)
+    assert policy.meta.algorithm == "dqn" and policy.meta.hidden == (32, 32)
+    obs = vec.reset()
+    for _ in range(100):
+        masks = vec.action_masks()
+        actions = policy.act(obs, masks)
+        assert masks[np.arange(4), actions].all()
+        step_obs = vec.step(actions)[0]
+        assert isinstance(step_obs, np.ndarray)
+        obs = step_obs
