@@ -15,6 +15,8 @@ class RandomAnyBot:
     """Uniform over all legal actions, voluntary draws and declines included."""
 
     name = "random_any"
+    uses_observations = False
+    """Reads only the masks: batched players may skip encoding observations for it."""
 
     def __init__(self, seed: int | np.random.Generator | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -42,9 +42,22 @@ def score_interval(score: float, n: int) -> tuple[float, float]:
     return float(low), float(high)
 
 
+_COLUMNS = (
+    "deal",
+    "seating",
+    "variant",
+    "seats",
+    "ranks",
+    "turns",
+    "end",
+    "forfeit_seat",
+    "reasons",
+)
+
+
 @dataclass(frozen=True)
 class GameTable:
-    """Finished games as columns, sorted by ``(deal, seating, variant)``.
+    """Finished games as columns (:meth:`from_records` sorts them by unit).
 
     Attributes:
         names: Participant names by id.
@@ -56,7 +69,7 @@ class GameTable:
         turns: Decisions, (G,).
         end: Index into :data:`tournament.results.END_KINDS`, (G,).
         forfeit_seat: Forfeiting seat or -1, (G,).
-        reasons: Forfeit reasons in game order.
+        reasons: Forfeit reason of each game ("" if none), (G,) object.
     """
 
     names: tuple[str, ...]
@@ -68,7 +81,21 @@ class GameTable:
     turns: npt.NDArray[np.int64]
     end: npt.NDArray[np.int64]
     forfeit_seat: npt.NDArray[np.int64]
-    reasons: tuple[str, ...]
+    reasons: npt.NDArray[np.object_]
+
+    @classmethod
+    def empty(cls, names: Sequence[str], num_players: int) -> GameTable:
+        """No games."""
+        return cls.from_records([], names, num_players)
+
+    @classmethod
+    def concat(cls, tables: Sequence[GameTable]) -> GameTable:
+        """The games of several tables (same participants), in the given order."""
+        first = tables[0]
+        return cls(
+            names=first.names,
+            **{name: np.concatenate([getattr(t, name) for t in tables]) for name in _COLUMNS},
+        )
 
     @classmethod
     def from_records(
@@ -94,7 +121,7 @@ class GameTable:
             forfeit_seat=col(
                 (-1 if r.forfeit_seat is None else r.forfeit_seat for r in rows), (g,)
             ),
-            reasons=tuple(r.reason for r in rows),
+            reasons=np.array([r.reason for r in rows], dtype=object).reshape(g),
         )
 
     @property
@@ -108,19 +135,18 @@ class GameTable:
         return int(self.seats.shape[1])
 
     def subset(self, games: npt.NDArray[np.bool_] | npt.NDArray[np.int64]) -> GameTable:
-        """Some of the games."""
+        """Some of the games, in the order given."""
         idx = np.arange(self.num_games)[games]
-        return GameTable(
-            names=self.names,
-            deal=self.deal[idx],
-            seating=self.seating[idx],
-            variant=self.variant[idx],
-            seats=self.seats[idx],
-            ranks=self.ranks[idx],
-            turns=self.turns[idx],
-            end=self.end[idx],
-            forfeit_seat=self.forfeit_seat[idx],
-            reasons=tuple(self.reasons[i] for i in idx),
+        return GameTable(names=self.names, **{name: getattr(self, name)[idx] for name in _COLUMNS})
+
+    def sorted_by_unit(self) -> GameTable:
+        """The games sorted by ``(deal, seating, variant)``."""
+        return self.subset(np.lexsort((self.variant, self.seating, self.deal)))
+
+    def units(self) -> list[tuple[int, int, int]]:
+        """``(deal, seating, variant)`` of every game."""
+        return list(
+            zip(self.deal.tolist(), self.seating.tolist(), self.variant.tolist(), strict=True)
         )
 
     def pair_results(self) -> npt.NDArray[np.float64]:

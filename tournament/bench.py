@@ -9,6 +9,8 @@ measures, in one run:
   the games played over the wall time of the play phase (the policies, the play, the
   durable writes and the start of the worker processes; not the final ratings and plots,
   whose cost does not grow with the play);
+* with ``--mask-only``, the ``random`` bots marked ``uses_observations = False``
+  (:func:`mask_only_random`): the projection of declaring it in ``agents/random_bots.py``;
 * the same with a field of heuristic bots (``random``, ``greedy_points``, ``card_ranking``,
   ``mixbot``), for reference;
 * RLCard 1.2.0: complete 2-player games of its UNO env through ``rlcard.utils.tournament``
@@ -35,12 +37,26 @@ from typing import Any
 
 import numpy as np
 
+from agents import make_agent
+from agents.base import Policy
 from tournament.config import load_config
+from tournament.participants import PolicyFactory
 from tournament.runner import run_tournament
 
-__all__ = ["bench_tournament", "main", "rlcard_cpu_games_per_second"]
+__all__ = ["bench_tournament", "main", "mask_only_random", "rlcard_cpu_games_per_second"]
 
 _HEURISTIC_FIELD = ("random", "greedy_points", "card_ranking", "mixbot")
+
+
+def mask_only_random(seed: int) -> Policy:
+    """The ``random`` bot, marked ``uses_observations = False`` (it only reads the masks).
+
+    The bench's projection of the one-line change proposed for ``agents/random_bots.py``:
+    with it, a batch of such bots skips the observation encoding.
+    """
+    bot = make_agent("random", seed)
+    setattr(bot, "uses_observations", False)  # noqa: B010 (not part of the Policy protocol)
+    return bot
 
 
 def bench_tournament(
@@ -50,11 +66,13 @@ def bench_tournament(
     bots: Sequence[str] = ("random",),
     games_per_chunk: int = 16384,
     seed: int = 0,
+    mask_only: bool = False,
 ) -> dict[str, Any]:
     """Play a round robin of bots into a temporary folder and time its play phase.
 
     With one bot name every seat holds a copy of it (a single table); with several names
-    the round robin covers every table of ``num_players`` of them.
+    the round robin covers every table of ``num_players`` of them. ``mask_only`` replaces
+    every participant by :func:`mask_only_random`.
 
     Returns:
         Games played, wall seconds, games/s, CPU seconds (all processes), games per CPU s.
@@ -82,7 +100,12 @@ def bench_tournament(
                 "output_dir": tmp,
             }
         )
-        summary = run_tournament(config, progress=False, plots=False, print_table=False)
+        overrides: dict[str, PolicyFactory] = {}
+        if mask_only:
+            overrides = {p["name"]: mask_only_random for p in participants}
+        summary = run_tournament(
+            config, overrides=overrides, progress=False, plots=False, print_table=False
+        )
         logged = (Path(tmp) / "bench" / "games.jsonl").read_text().count("\n")
     run = summary["run"]
     return {
@@ -136,6 +159,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--chunk", type=int, default=16384, help="games_per_chunk")
     parser.add_argument("--seconds", type=float, default=6.0, help="RLCard's timed budget")
     parser.add_argument("--skip-heuristic", action="store_true")
+    parser.add_argument(
+        "--mask-only",
+        action="store_true",
+        help="also time random bots marked uses_observations=False (a projection)",
+    )
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
 
@@ -149,14 +177,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         },
         "workers": args.workers,
     }
-    cases = [(f"random_{k}p", k, ("random",), args.games) for k in (2, 4)]
+    cases: list[tuple[str, int, tuple[str, ...], int]] = [
+        (f"random_{k}p", k, ("random",), args.games) for k in (2, 4)
+    ]
     if not args.skip_heuristic:
         cases += [(f"heuristic_{k}p", k, _HEURISTIC_FIELD, args.games // 2) for k in (2, 4)]
+    if args.mask_only:
+        cases += [(f"mask_only_random_{k}p", k, ("random",), args.games) for k in (2, 4)]
     for key, k, bots, games in cases:
-        results[key] = bench_tournament(k, games, args.workers, bots, args.chunk)
+        mask_only = key.startswith("mask_only")
+        results[key] = bench_tournament(
+            k, games, args.workers, bots, args.chunk, mask_only=mask_only
+        )
         r = results[key]
+        label = "random (uses_observations=False)" if mask_only else "+".join(bots)
         print(
-            f"tournament {k}p {'+'.join(bots)}: {r['games_per_s']:,.0f} games/s "
+            f"tournament {k}p {label}: {r['games_per_s']:,.0f} games/s "
             f"({r['games_per_cpu_s']:,.0f} per CPU second, {args.workers} workers)"
         )
     wall = rlcard_games_per_second(seconds=args.seconds, seed=0)
@@ -170,15 +206,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"RLCard tournament 2p random agents: {wall:,.1f} games/s "
         f"({cpu['games_per_cpu_s']:,.1f} per CPU second)"
     )
-    for k in (2, 4):
-        ours = results[f"random_{k}p"]
-        results[f"ratio_{k}p"] = {
+    for key in [k for k in results if k.startswith(("random_", "mask_only"))]:
+        ours = results[key]
+        ratio = {
             "wall": ours["games_per_s"] / wall,
             "per_cpu_second": ours["games_per_cpu_s"] / cpu["games_per_cpu_s"],
         }
+        results[f"ratio_{key}"] = ratio
         print(
-            f"ratio {k}p to RLCard 2p: {results[f'ratio_{k}p']['wall']:.1f}x wall, "
-            f"{results[f'ratio_{k}p']['per_cpu_second']:.1f}x per CPU second"
+            f"ratio {key} to RLCard 2p: {ratio['wall']:.1f}x wall, "
+            f"{ratio['per_cpu_second']:.1f}x per CPU second"
         )
     results["machine"]["load_average_after"] = (
         list(os.getloadavg()) if hasattr(os, "getloadavg") else None

@@ -55,12 +55,15 @@ def rotation_design(k: int) -> npt.NDArray[np.int64]:
 
     Row ``r < k`` puts table position ``(s + r) % k`` in seat ``s``; row ``k + r`` puts
     ``(r - s) % k``. Every position sits in every seat twice; in the reversed rows each
-    player's neighbours swap sides.
+    player's neighbours swap sides. (With two players the reversed rows repeat the forward
+    ones and are left out.)
     """
     seats = np.arange(k)
-    forward = [(seats + r) % k for r in range(k)]
-    backward = [(r - seats) % k for r in range(k)]
-    out: npt.NDArray[np.int64] = np.array(forward + backward, dtype=np.int64)
+    rows: list[tuple[int, ...]] = []
+    for row in [(seats + r) % k for r in range(k)] + [(r - seats) % k for r in range(k)]:
+        if tuple(row.tolist()) not in rows:  # two players: the reversed rows repeat
+            rows.append(tuple(row.tolist()))
+    out: npt.NDArray[np.int64] = np.array(rows, dtype=np.int64)
     return out
 
 

@@ -47,11 +47,13 @@ PolicyFactory = Callable[[int], Policy]
 """Builds one policy from an integer seed. Must be picklable to run in worker processes."""
 
 
-def load_sb3_policy(path: str | Path, rules: Rules, seed: int = 0) -> Policy:
+def load_sb3_policy(path: str | Path, rules: Rules) -> Policy:
     """Load an SB3 zip checkpoint (MaskablePPO or the lab's DQN) as a deterministic policy.
 
     This unpickles the file: call it only for trusted files (the CLI asks for
-    ``--allow-pickle``).
+    ``--allow-pickle``). An SB3 zip does not record the rules it was trained under, so
+    unlike exported agents they are not checked; the network must take this lab's
+    observations. Each process loads a file once.
 
     Raises:
         FileNotFoundError: if the file is missing.
@@ -60,6 +62,17 @@ def load_sb3_policy(path: str | Path, rules: Rules, seed: int = 0) -> Policy:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"checkpoint {str(p)!r} does not exist")
+    cache_key = (str(p.resolve()), p.stat().st_mtime_ns, rules)
+    if cache_key not in _SB3_CACHE:
+        _SB3_CACHE[cache_key] = _load_sb3(p, rules)
+    return _SB3_CACHE[cache_key]
+
+
+_SB3_CACHE: dict[tuple[str, int, Rules], Policy] = {}
+"""Loaded SB3 policies by file (their argmax play is stateless, so one object serves all)."""
+
+
+def _load_sb3(p: Path, rules: Rules) -> Policy:
     from train.export import snapshot_policy
 
     errors = []
@@ -93,7 +106,7 @@ class _SpecFactory:
             policy = make_agent(spec.bot, seed)
         elif spec.is_pickle:
             limit_torch_threads()
-            policy = load_sb3_policy(str(spec.path), self.rules, seed)
+            policy = load_sb3_policy(str(spec.path), self.rules)
         else:
             from agents.learned import load_policy  # torch is imported only when needed
 

@@ -199,7 +199,10 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     for i in range(len(names)):
         for j in range(len(names)):
             if not np.isnan(score[i, j]):
-                ax.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", fontsize=8)
+                colour = "white" if abs(score[i, j] - 0.5) > 0.3 else "black"
+                ax.text(
+                    j, i, f"{score[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour
+                )
     fig.colorbar(image, ax=ax, label="row's score against column")
     ax.set_title("pairwise scores")
     fig.tight_layout()

@@ -173,16 +173,20 @@ class ResultStore:
             The number of games written.
         """
         lines = [r.to_json() + "\n" for r in records]
-        if not lines:
-            return 0
-        data = "".join(lines).encode()
+        self.append_text("".join(lines))
+        return len(lines)
+
+    def append_text(self, text: str) -> None:
+        """Append ready-made lines (each ending in a newline) durably: one ``write``, ``fsync``."""
+        if not text:
+            return
+        data = text.encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab", buffering=0) as f:  # unbuffered: one write() call
             written = 0
             while written < len(data):
                 written += f.write(data[written:]) or 0
             os.fsync(f.fileno())
-        return len(lines)
 
     def clear(self) -> None:
         """Delete the log (a fresh start)."""

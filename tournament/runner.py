@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +43,22 @@ from tournament.analysis import GameTable, deal_set_scores
 from tournament.config import TournamentConfig
 from tournament.design import Schedule, build_schedule, deal_keys
 from tournament.participants import Entrant, PolicyFactory, entrants_for
-from tournament.play import END_FORFEIT, END_TRUNCATED, play_tables
+from tournament.play import TableResults, play_tables
 from tournament.report import write_reports
-from tournament.results import GameRecord, ResultStore, Unit
+from tournament.results import END_KINDS, GameRecord, ResultStore, Unit
 from tournament.sprt import SprtResult, sequential_sprt
 from tournament.summary import build_summary
 from uno_env.configuration import ConfigError
 from uno_env.rules import Rules
 
-__all__ = ["RunFolder", "cpu_seconds", "play_chunk", "policy_seed", "run_tournament"]
-
-_END_NAMES = {0: "won", END_TRUNCATED: "truncated", END_FORFEIT: "forfeit"}
+__all__ = [
+    "ChunkResult",
+    "RunFolder",
+    "cpu_seconds",
+    "play_chunk",
+    "policy_seed",
+    "run_tournament",
+]
 
 
 def cpu_seconds() -> float:
@@ -72,46 +78,86 @@ def policy_seed(seed: int, chunk: int, participant: int) -> int:
     return int(state[0]) << 32 | int(state[1])
 
 
+@dataclass(frozen=True)
+class ChunkResult:
+    """What playing a chunk gives back: the log lines and the games as columns.
+
+    Attributes:
+        text: The ``games.jsonl`` lines of the games (one per game, each ending in a newline).
+        table: The same games as columns, in the same order.
+    """
+
+    text: str
+    table: GameTable
+
+
+def _json_lines(
+    units: Sequence[Unit], keys: list[int], seats: list[list[str]], res: TableResults
+) -> str:
+    """The log lines, built here (in the worker) so the main process only writes them."""
+    ranks, points = res.ranks.tolist(), res.points.tolist()
+    cards, turns = res.cards_left.tolist(), res.turns.tolist()
+    ends, forfeits = res.end.tolist(), res.forfeit_seat.tolist()
+    lines = []
+    for i, (deal, seating, variant) in enumerate(units):
+        record = {
+            "deal": deal,
+            "seating": seating,
+            "variant": variant,
+            "key": keys[i],
+            "seats": seats[i],
+            "ranks": ranks[i],
+            "points": points[i],
+            "cards_left": cards[i],
+            "turns": turns[i],
+            "end": END_KINDS[ends[i]],
+            "forfeit_seat": None if forfeits[i] < 0 else forfeits[i],
+            "reason": res.reasons.get(i, ""),
+        }
+        lines.append(json.dumps(record, separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
 def play_chunk(
     rules: Rules,
     schedule: Schedule,
     entrants: Sequence[Entrant],
     chunk: int,
     units: Sequence[Unit],
-) -> list[GameRecord]:
-    """Play some units of one chunk as a single batch and return their records."""
+) -> ChunkResult:
+    """Play some units of one chunk as a single batch.
+
+    Every participant of the chunk gets a fresh policy seeded from ``(seed, chunk, id)``.
+    """
+    names = schedule.names
     if not units:
-        return []
-    lineups = schedule.lineups(units)
-    keys = deal_keys(schedule.seed, [u[0] for u in units])
+        return ChunkResult("", GameTable.empty(names, schedule.num_players))
+    unit_arr = np.array(units, dtype=np.int64).reshape(-1, 3)
+    lineups = schedule.lineups(unit_arr)
+    keys = deal_keys(schedule.seed, unit_arr[:, 0])
     needed = set(lineups.ravel().tolist())
     policies = [
         entrants[p].build(policy_seed(schedule.seed, chunk, p)) if p in needed else None
         for p in range(len(entrants))
     ]
     res = play_tables(rules, policies, lineups, keys)
-    names = schedule.names
-    seats = [tuple(names[p] for p in row) for row in lineups.tolist()]
-    ranks, points = res.ranks.tolist(), res.points.tolist()
-    cards, turns = res.cards_left.tolist(), res.turns.tolist()
-    ends, forfeits, key_list = res.end.tolist(), res.forfeit_seat.tolist(), keys.tolist()
-    return [
-        GameRecord(
-            deal=deal,
-            seating=seating,
-            variant=variant,
-            key=key_list[i],
-            seats=seats[i],
-            ranks=tuple(ranks[i]),
-            points=tuple(points[i]),
-            cards_left=tuple(cards[i]),
-            turns=turns[i],
-            end=_END_NAMES[ends[i]],
-            forfeit_seat=None if forfeits[i] < 0 else forfeits[i],
-            reason=res.reasons.get(i, ""),
-        )
-        for i, (deal, seating, variant) in enumerate(units)
-    ]
+    reasons = np.full(len(units), "", dtype=object)
+    for i, why in res.reasons.items():
+        reasons[i] = why
+    table = GameTable(
+        names=names,
+        deal=unit_arr[:, 0].copy(),
+        seating=unit_arr[:, 1].copy(),
+        variant=unit_arr[:, 2].copy(),
+        seats=lineups,
+        ranks=res.ranks,
+        turns=res.turns,
+        end=res.end,
+        forfeit_seat=res.forfeit_seat,
+        reasons=reasons,
+    )
+    seats = [[names[p] for p in row] for row in lineups.tolist()]
+    return ChunkResult(_json_lines(units, keys.tolist(), seats, res), table)
 
 
 # --- worker processes -------------------------------------------------------------------
@@ -136,7 +182,7 @@ def _init_worker(
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
-def _worker_chunk(chunk: int, units: list[Unit]) -> list[GameRecord]:
+def _worker_chunk(chunk: int, units: list[Unit]) -> ChunkResult:
     return play_chunk(_WORKER["rules"], _WORKER["schedule"], _WORKER["entrants"], chunk, units)
 
 
@@ -191,7 +237,7 @@ class _Progress:
         self.per_deal = np.zeros(schedule.num_deal_sets, dtype=np.int64)
         self.prefix = 0
         """Deal sets ``0 .. prefix-1`` are complete."""
-        self.waiting: dict[int, list[GameRecord]] = {}
+        self.waiting: list[GameTable] = []
         self.scores: list[float] = []
         self.sprt: SprtResult | None = None
 
@@ -200,24 +246,24 @@ class _Progress:
         """The SPRT has decided."""
         return self.sprt is not None and self.sprt.decided
 
-    def feed(self, records: Sequence[GameRecord]) -> None:
+    def feed(self, table: GameTable) -> None:
         """Count new games; extend the complete prefix; rerun the SPRT on it."""
         testing = self.config.sprt is not None and not self.stopped
-        for r in records:
-            if r.deal < self.per_deal.size:
-                self.per_deal[r.deal] += 1
-                if testing and r.deal >= self.prefix:
-                    self.waiting.setdefault(r.deal, []).append(r)
+        inside = table.deal < self.per_deal.size
+        np.add.at(self.per_deal, table.deal[inside], 1)
+        if testing:
+            self.waiting.append(table.subset(inside & (table.deal >= self.prefix)))
         start = self.prefix
         full = self.schedule.games_per_deal_set
         while self.prefix < self.per_deal.size and self.per_deal[self.prefix] >= full:
             self.prefix += 1
         if not testing or self.prefix == start:
             return
-        new = [r for d in range(start, self.prefix) for r in self.waiting.pop(d)]
-        table = GameTable.from_records(new, self.schedule.names, self.schedule.num_players)
-        _, x = deal_set_scores(table, 0, 1 if self.config.format == "ab" else None)
-        self.scores.extend(float(v) for v in x)
+        waiting = GameTable.concat(self.waiting)
+        ready = waiting.deal < self.prefix
+        self.waiting = [waiting.subset(~ready)]
+        _, x = deal_set_scores(waiting.subset(ready), 0, 1 if self.config.format == "ab" else None)
+        self.scores.extend(x.tolist())
         s = self.config.sprt
         assert s is not None
         self.sprt = sequential_sprt(self.scores, s.elo0, s.elo1, s.alpha, s.beta)
@@ -290,13 +336,16 @@ def run_tournament(
     )
     rules = config.game_rules()
     store = ResultStore(folder.games)
-    done = store.load()
-    _check_records(schedule, done)
+    loaded = store.load()
+    _check_records(schedule, loaded)
     if store.dropped_tail:
         console.print(f"[yellow]dropped a torn last line ({store.dropped_tail} bytes)")
-    resumed = len(done)
+    resumed = len(loaded)
+    done: set[Unit] = set(loaded)
+    tables = [GameTable.from_records(loaded.values(), schedule.names, schedule.num_players)]
+    del loaded
     state = _Progress(config, schedule)
-    state.feed(sorted(done.values(), key=lambda r: r.unit))
+    state.feed(tables[0])
     todo: list[tuple[int, list[Unit]]] = []
     for chunk in range(schedule.num_chunks):
         missing = [u for u in schedule.units(chunk) if u not in done]
@@ -306,27 +355,30 @@ def run_tournament(
     start, cpu_start = time.perf_counter(), cpu_seconds()
     total = schedule.num_games
 
-    def handle(records: list[GameRecord], bar: Any) -> None:
+    def handle(result: ChunkResult, bar: Any) -> None:
         nonlocal played
-        store.append(records)
-        for r in records:
-            done[r.unit] = r
-        played += len(records)
-        state.feed(records)
+        store.append_text(result.text)
+        tables.append(result.table)
+        done.update(result.table.units())
+        played += result.table.num_games
+        state.feed(result.table)
         if bar is not None:
             elapsed = time.perf_counter() - start
-            bar[0].update(bar[1], advance=len(records), rate=f"{played / elapsed:,.0f} games/s")
+            rate = f"{played / elapsed:,.0f} games/s"
+            bar[0].update(bar[1], advance=result.table.num_games, rate=rate)
 
-    with _progress_bar(progress, total, len(done), console) as bar:
-        if state.stopped or not todo:
-            pass
-        elif config.workers == 1:
+    parallel = config.workers > 1 and len(todo) > 1 and not state.stopped
+    with (
+        _pool(config, rules, schedule, entrants, parallel) as pool,
+        _progress_bar(progress, total, resumed, console) as bar,
+    ):
+        if pool is not None:
+            _run_pool(pool, config.workers, todo, state, handle, bar)
+        else:
             for chunk, units in todo:
                 if state.stopped:
                     break
                 handle(play_chunk(rules, schedule, entrants, chunk, units), bar)
-        else:
-            _run_pool(config, rules, schedule, entrants, todo, state, handle, bar)
     elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
     run_info = {
         "games_played": played,
@@ -338,45 +390,64 @@ def run_tournament(
         "workers": config.workers,
     }
     stop = state.sprt.n if state.stopped and state.sprt is not None else None
-    summary = build_summary(config, schedule, list(done.values()), state.sprt, stop, run_info)
+    games = GameTable.concat(tables).sorted_by_unit()
+    summary = build_summary(config, schedule, games, state.sprt, stop, run_info)
     write_reports(folder.path, summary, console=console, plots=plots, print_table=print_table)
     return summary
 
 
-def _run_pool(
+def _ready() -> bool:
+    return True
+
+
+@contextmanager
+def _pool(
     config: TournamentConfig,
     rules: Rules,
     schedule: Schedule,
     entrants: Sequence[Entrant],
-    todo: list[tuple[int, list[Unit]]],
-    state: _Progress,
-    handle: Any,
-    bar: Any,
-) -> None:
-    """Play chunks in a process pool, at most two per worker in flight."""
-    queue = list(reversed(todo))
-    in_flight: dict[Future[list[GameRecord]], int] = {}
+    enabled: bool,
+) -> Iterator[ProcessPoolExecutor | None]:
+    """The worker pool, its processes started before any other thread (the progress bar's)."""
+    if not enabled:
+        yield None
+        return
     with ProcessPoolExecutor(
         max_workers=config.workers,
         mp_context=_pool_context(),
         initializer=_init_worker,
         initargs=(rules, schedule, list(entrants), os.getpid()),
     ) as pool:
-        try:
-            while queue or in_flight:
-                while queue and len(in_flight) < 2 * config.workers and not state.stopped:
-                    chunk, units = queue.pop()
-                    in_flight[pool.submit(_worker_chunk, chunk, units)] = chunk
-                if not in_flight:
-                    break
-                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in sorted(finished, key=lambda f: in_flight[f]):
-                    in_flight.pop(future)
-                    handle(future.result(), bar)
-        except BaseException:
-            for future in in_flight:
-                future.cancel()
-            raise
+        pool.submit(_ready).result()  # forks the workers now
+        yield pool
+
+
+def _run_pool(
+    pool: ProcessPoolExecutor,
+    workers: int,
+    todo: list[tuple[int, list[Unit]]],
+    state: _Progress,
+    handle: Any,
+    bar: Any,
+) -> None:
+    """Play chunks in the pool, at most two per worker in flight, until done or stopped."""
+    queue = list(reversed(todo))
+    in_flight: dict[Future[ChunkResult], int] = {}
+    try:
+        while queue or in_flight:
+            while queue and len(in_flight) < 2 * workers and not state.stopped:
+                chunk, units = queue.pop()
+                in_flight[pool.submit(_worker_chunk, chunk, units)] = chunk
+            if not in_flight:
+                break
+            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in sorted(finished, key=lambda f: in_flight[f]):
+                in_flight.pop(future)
+                handle(future.result(), bar)
+    except BaseException:
+        for future in in_flight:
+            future.cancel()
+        raise
 
 
 def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord]) -> None:

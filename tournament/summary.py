@@ -10,7 +10,6 @@ but left out, and counted).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ from tournament.analysis import (
 from tournament.config import TournamentConfig
 from tournament.design import Schedule
 from tournament.ratings import bootstrap_elo, openskill_ratings
-from tournament.results import GameRecord
 from tournament.sprt import SprtResult, score_to_elo
 from tournament.variance import ab_variance, variance_reduction
 
@@ -65,7 +63,7 @@ def _ab_section(table: GameTable, tables_of_deal: np.ndarray) -> dict[str, Any]:
 def build_summary(
     config: TournamentConfig,
     schedule: Schedule,
-    records: Sequence[GameRecord],
+    games: GameTable,
     sprt: SprtResult | None,
     stop: int | None,
     run: dict[str, Any],
@@ -75,14 +73,13 @@ def build_summary(
     Args:
         config: The tournament.
         schedule: Its layout.
-        records: Every game on disk.
+        games: Every game on disk, sorted by unit.
         sprt: The SPRT state (``None`` without a test).
         stop: Deal sets used when the SPRT stopped the run (``None``: all).
         run: Timing of this invocation (the only part that is not reproducible).
     """
     limit = schedule.num_deal_sets if stop is None else min(stop, schedule.num_deal_sets)
-    used = [r for r in records if r.deal < limit]
-    table = GameTable.from_records(used, schedule.names, schedule.num_players)
+    table = games.subset(games.deal < limit)
     tables_of_deal = table.deal % len(schedule.tables)
     elo = bootstrap_elo(table, config.bootstrap, config.seed)
     skill = openskill_ratings(table)
@@ -119,7 +116,7 @@ def build_summary(
             "games_planned": schedule.num_games,
             "deal_sets_played": int(complete_deals),
             "games_used": table.num_games,
-            "games_ignored": len(records) - table.num_games,
+            "games_ignored": games.num_games - table.num_games,
             "complete": table.num_games == schedule.num_games,
             "dealer_seat": schedule.num_players - 1,
         },

@@ -1,0 +1,245 @@
+"""Tests of batched tournament play with forfeits (``tournament.play``).
+
+* Each game's result does not depend on the other games of its batch (deterministic bots),
+  so the row bookkeeping survives the batch shrinking as games end.
+* Finishing orders: winner 0 and tied losers; the full order under ``play_to_last``.
+* Forfeits: a policy that raises on some rows forfeits exactly those games (the other games
+  are the same as with a healthy policy); illegal actions and wrong shapes forfeit; the
+  offender ranks last and the others tie.
+* A whole tournament with a faulty agent goes on and reports the forfeits.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from agents import make_agent
+from agents.base import Policy
+from tournament.config import load_config
+from tournament.design import deal_keys
+from tournament.play import END_FORFEIT, END_TRUNCATED, END_WON, play_tables
+from tournament.runner import run_tournament
+from uno_env import cards as C
+from uno_env.observation import OBS_LAYOUT
+from uno_env.rules import Rules
+
+
+class BigHandCrash:
+    """greedy_points, but the whole call raises when any row holds ``limit`` cards or more."""
+
+    name = "big_hand_crash"
+
+    def __init__(self, seed: int = 0, limit: int = 11) -> None:
+        self.inner = make_agent("greedy_points", seed)
+        self.limit = limit
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        cards = observations[:, OBS_LAYOUT["hand"]].sum(axis=1)
+        if (cards >= self.limit).any():
+            raise RuntimeError("too many cards")
+        return self.inner.act(observations, masks)
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        self.inner.reset(games)
+
+
+class DrawsWhenChallenged:
+    """greedy_points, but answers a Wild Draw Four with an illegal 'draw'."""
+
+    name = "illegal"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.inner = make_agent("greedy_points", seed)
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        actions = self.inner.act(observations, masks)
+        return np.where(masks[:, C.CHALLENGE], C.DRAW, actions)
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless."""
+
+
+class WrongShape:
+    """Returns one action too many."""
+
+    name = "wrong_shape"
+
+    def __init__(self, seed: int = 0) -> None:
+        del seed
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        return np.zeros(masks.shape[0] + 1, dtype=np.int64)
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless."""
+
+
+def _lineups(n: int, k: int) -> npt.NDArray[np.int64]:
+    """Participant (seat + game) % k in each seat: every rotation."""
+    return (np.arange(k)[None, :] + np.arange(n)[:, None]) % k
+
+
+def test_results_do_not_depend_on_the_batch() -> None:
+    rules = Rules(num_players=3, seat_draw_streams=True)
+    policies: list[Policy | None] = [
+        make_agent(b) for b in ("mixbot", "greedy_points", "card_ranking")
+    ]
+    lineups, keys = _lineups(90, 3), deal_keys(0, np.arange(90))
+    full = play_tables(rules, policies, lineups, keys)
+    for start in (0, 17, 60):
+        part = play_tables(rules, policies, lineups[start : start + 25], keys[start : start + 25])
+        for field in ("ranks", "points", "cards_left", "turns", "end"):
+            assert np.array_equal(getattr(part, field), getattr(full, field)[start : start + 25])
+    assert (full.end == END_WON).all()
+    assert (np.sort(full.ranks, axis=1) == [0, 1, 1]).all(), "a winner and tied losers"
+    assert (full.points.sum(axis=1) > 0).all()
+
+
+def test_play_to_last_gives_the_full_order() -> None:
+    rules = Rules(num_players=4, play_to_last=True, seat_draw_streams=True)
+    policies: list[Policy | None] = [make_agent("greedy_points") for _ in range(4)]
+    res = play_tables(rules, policies, _lineups(40, 4), deal_keys(1, np.arange(40)))
+    won = res.end == END_WON
+    assert won.any()
+    assert (np.sort(res.ranks[won], axis=1) == [0, 1, 2, 3]).all()
+
+
+def test_truncated_games_are_ties() -> None:
+    rules = Rules(num_players=2, max_turns=6)
+    policies: list[Policy | None] = [make_agent("random", 0), make_agent("random", 1)]
+    res = play_tables(rules, policies, _lineups(50, 2), deal_keys(2, np.arange(50)))
+    truncated = res.end == END_TRUNCATED
+    assert truncated.sum() > 40
+    assert (res.ranks[truncated] == 0).all() and (res.turns[truncated] == 6).all()
+
+
+def test_a_raising_policy_forfeits_exactly_its_failing_games() -> None:
+    rules = Rules(num_players=2, seat_draw_streams=True)
+    n = 200
+    lineups, keys = _lineups(n, 2), deal_keys(3, np.arange(n))
+    healthy = play_tables(rules, [make_agent("mixbot"), make_agent("greedy_points")], lineups, keys)
+    faulty = play_tables(rules, [make_agent("mixbot"), BigHandCrash()], lineups, keys)
+    forfeited = faulty.end == END_FORFEIT
+    assert 0 < forfeited.sum() < n
+    # The faulty seat is the one holding participant 1 and it held >= 11 cards.
+    rows = np.flatnonzero(forfeited)
+    seats = faulty.forfeit_seat[rows]
+    assert (lineups[rows, seats] == 1).all()
+    assert (faulty.cards_left[rows, seats] >= 11).all()
+    assert all("RuntimeError: too many cards" in faulty.reasons[int(g)] for g in rows)
+    # The offender ranks last, the other seat first.
+    assert (faulty.ranks[rows, seats] == 1).all() and (faulty.ranks[rows, 1 - seats] == 0).all()
+    # Every other game is exactly the game a healthy agent plays.
+    ok = ~forfeited
+    for field in ("ranks", "points", "turns", "cards_left"):
+        assert np.array_equal(getattr(faulty, field)[ok], getattr(healthy, field)[ok])
+    assert set(faulty.reasons) == {int(g) for g in rows}
+
+
+def test_illegal_actions_and_wrong_shapes_forfeit() -> None:
+    rules = Rules(num_players=3)
+    lineups, keys = _lineups(120, 3), deal_keys(4, np.arange(120))
+    res = play_tables(
+        rules, [make_agent("mixbot"), DrawsWhenChallenged(), make_agent("random", 0)], lineups, keys
+    )
+    rows = np.flatnonzero(res.end == END_FORFEIT)
+    assert rows.size > 0
+    assert all(res.reasons[int(g)].startswith(f"illegal action {C.DRAW}") for g in rows)
+    assert (lineups[rows, res.forfeit_seat[rows]] == 1).all()
+    offender = res.ranks[rows, res.forfeit_seat[rows]]
+    assert (offender == 2).all() and (res.ranks[rows].sum(axis=1) == 2).all()
+
+    res = play_tables(
+        rules, [make_agent("mixbot"), WrongShape(), make_agent("random", 0)], lineups, keys
+    )
+    hit = res.end == END_FORFEIT
+    assert hit.all(), "participant 1 sits in every game and fails on its first decision"
+    assert "expected" in res.reasons[0]
+
+
+def test_tournament_with_a_faulty_agent_goes_on(tmp_path: Path) -> None:
+    config = load_config(
+        {
+            "name": "faulty",
+            "participants": ["mixbot", "card_ranking", {"name": "crashy", "bot": "greedy_points"}],
+            "deal_sets": 30,
+            "bootstrap": 20,
+            "output_dir": str(tmp_path),
+        }
+    )
+    summary = run_tournament(
+        config, overrides={"crashy": BigHandCrash}, progress=False, plots=False, print_table=False
+    )
+    assert summary["schedule"]["complete"]
+    counts = summary["endings"]["counts"]
+    assert counts["forfeit"] > 0 and counts["won"] > 0
+    assert sum(counts.values()) == 3 * 30 * 2
+    info = summary["endings"]["forfeits"]
+    assert set(info) == {"crashy"} and info["crashy"]["games"] == counts["forfeit"]
+    assert "too many cards" in info["crashy"]["reasons"][0]
+    rows = {r["name"]: r for r in summary["leaderboard"]}
+    assert rows["crashy"]["forfeits"] == counts["forfeit"] and rows["mixbot"]["forfeits"] == 0
+    lines = [json.loads(x) for x in (tmp_path / "faulty" / "games.jsonl").read_text().splitlines()]
+    forfeits = [x for x in lines if x["end"] == "forfeit"]
+    assert len(forfeits) == counts["forfeit"]
+    assert all(x["seats"][x["forfeit_seat"]] == "crashy" for x in forfeits)
+
+
+@pytest.mark.parametrize("bad", [np.array([[0]]), np.array([0.5])])
+def test_safe_act_rejects_bad_returns(bad: np.ndarray) -> None:
+    from tournament.play import _safe_act
+
+    class Bad:
+        name = "bad"
+
+        def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            return bad
+
+        def reset(self, games: np.ndarray | None = None) -> None:
+            """Stateless."""
+
+    masks = np.zeros((1, C.NUM_ACTIONS), dtype=bool)
+    masks[0, C.DRAW] = True
+    _, forfeits = _safe_act(Bad(), np.zeros((1, 1), dtype=np.float32), masks)
+    assert set(forfeits) == {0}
+
+
+class BlindRandom:
+    """The random bot, declaring that it never reads observations (and checking it gets none)."""
+
+    name = "blind_random"
+    uses_observations = False
+
+    def __init__(self, seed: int = 0) -> None:
+        self.inner = make_agent("random", seed)
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        assert observations.shape == (masks.shape[0], 0)
+        return self.inner.act(observations, masks)
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless."""
+
+
+@pytest.mark.parametrize("other", ["random", "mixbot"])
+def test_policies_that_ignore_observations_get_none(other: str) -> None:
+    rules = Rules(num_players=2, seat_draw_streams=True)
+    lineups, keys = _lineups(60, 2), deal_keys(5, np.arange(60))
+    plain = play_tables(rules, [make_agent("random", 1), make_agent(other, 2)], lineups, keys)
+    blind = play_tables(rules, [BlindRandom(1), make_agent(other, 2)], lineups, keys)
+    assert (blind.end != END_FORFEIT).all()
+    for field in ("ranks", "points", "turns", "cards_left"):
+        assert np.array_equal(getattr(plain, field), getattr(blind, field))

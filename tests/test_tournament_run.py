@@ -1,0 +1,353 @@
+"""Tests of running tournaments (``tournament.runner``, ``tournament.results``, the CLI).
+
+* Determinism: the same config gives the same games and summary with 1 or 2 workers.
+* Resume after ``kill -9``: a real CLI subprocess is killed mid-run; restarting it loses no
+  finished game, duplicates none, and ends with exactly the games of an uninterrupted run.
+* The game log: a torn last line is dropped and the file repaired; corruption elsewhere
+  raises.
+* A run folder of another config is refused (``--fresh`` starts over); ``deal_sets`` may grow.
+* The SPRT stops an A/B run by itself, and a resumed run does not play on.
+* Outputs: summary.json, leaderboard.csv, PNG plots, the terminal table; config errors.
+* Exported agents by path; SB3 zips need ``--allow-pickle``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tournament.cli import main as cli_main
+from tournament.config import load_config
+from tournament.results import GameRecord, ResultStore
+from tournament.runner import run_tournament
+from uno_env.configuration import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config(tmp: Path, **changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "name": "t",
+        "participants": ["random", "greedy_points", "mixbot"],
+        "deal_sets": 40,
+        "games_per_chunk": 30,
+        "bootstrap": 50,
+        "seed": 11,
+        "output_dir": str(tmp),
+    }
+    base.update(changes)
+    return base
+
+
+def _run(data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    return run_tournament(
+        load_config(data), progress=False, plots=False, print_table=False, **kwargs
+    )
+
+
+def _sorted_lines(path: Path) -> list[str]:
+    return sorted(path.read_text().splitlines())
+
+
+def _without_run(summary: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(summary))
+    for key in ("run", "config"):
+        out.pop(key)
+    return out
+
+
+def test_same_config_same_results_with_any_number_of_workers(tmp_path: Path) -> None:
+    one = _run(_config(tmp_path / "a", workers=1, deal_sets=30, games_per_chunk=40))
+    two = _run(_config(tmp_path / "b", workers=2, deal_sets=30, games_per_chunk=40))
+    assert one["schedule"]["games_used"] == 3 * 30 * 2
+    assert _without_run(one) == _without_run(two)
+    lines_a = _sorted_lines(tmp_path / "a" / "t" / "games.jsonl")
+    assert lines_a == _sorted_lines(tmp_path / "b" / "t" / "games.jsonl")
+    _run(_config(tmp_path / "c", deal_sets=30, games_per_chunk=40, seed=12))
+    assert lines_a != _sorted_lines(tmp_path / "c" / "t" / "games.jsonl")
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the workers")
+def test_resume_after_kill_minus_nine(tmp_path: Path) -> None:
+    args = [
+        sys.executable,
+        "-m",
+        "tournament",
+        "--name",
+        "killed",
+        "--participants",
+        "random",
+        "greedy_points",
+        "card_ranking",
+        "--deal-sets",
+        "150",
+        "--games-per-chunk",
+        "60",
+        "--workers",
+        "2",
+        "--bootstrap",
+        "0",
+        "--no-progress",
+        "--no-plots",
+        "--output-dir",
+    ]
+    total = 3 * 150 * 2
+    log = tmp_path / "run" / "killed" / "games.jsonl"
+    proc = subprocess.Popen(
+        [*args, str(tmp_path / "run")], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.is_file() and log.stat().st_size > 0:
+            break
+        time.sleep(0.002)
+    time.sleep(0.2)  # a few more chunks land; the kill comes in the middle of the run
+    workers = _children(proc.pid)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = log.read_text().splitlines()
+    assert 0 < len(before) < total, "killed in the middle"
+    assert workers, "the run used worker processes"
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(w) for w in workers), "workers exit when the main process dies"
+    # Restart: it resumes, and the result is exactly an uninterrupted run's.
+    done = subprocess.run([*args, str(tmp_path / "run")], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    after = log.read_text().splitlines()
+    units = [tuple(json.loads(x)[k] for k in ("deal", "seating", "variant")) for x in after]
+    assert len(units) == len(set(units)) == total, "no game lost, none duplicated"
+    assert after[: len(before)] == before, "finished games are kept as they were"
+    summary = json.loads((tmp_path / "run" / "killed" / "summary.json").read_text())
+    assert summary["run"]["games_resumed"] == len(before)
+    assert summary["run"]["games_played"] == total - len(before)
+    reference = run_tournament(
+        load_config(
+            {
+                "name": "killed",
+                "participants": ["random", "greedy_points", "card_ranking"],
+                "deal_sets": 150,
+                "games_per_chunk": 60,
+                "bootstrap": 0,
+                "output_dir": str(tmp_path / "ref"),
+            }
+        ),
+        progress=False,
+        plots=False,
+        print_table=False,
+    )
+    assert sorted(after) == _sorted_lines(tmp_path / "ref" / "killed" / "games.jsonl")
+    assert _without_run(reference) == _without_run(summary)
+
+
+def _record(deal: int) -> GameRecord:
+    return GameRecord(deal, 0, 0, 7, ("a", "b"), (0, 1), (12, 0), (0, 3), 40, "won")
+
+
+def test_store_repairs_a_torn_last_line(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "games.jsonl")
+    assert store.load() == {}
+    store.append([_record(0), _record(1)])
+    with store.path.open("a") as f:
+        f.write(_record(2).to_json()[:25])  # a write cut short by a crash
+    loaded = store.load()
+    assert sorted(loaded) == [(0, 0, 0), (1, 0, 0)]
+    assert store.dropped_tail == 25
+    assert store.path.read_text().endswith("\n")
+    store.append([_record(2)])
+    assert sorted(ResultStore(store.path).load()) == [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+    assert ResultStore(store.path).load()[(1, 0, 0)] == _record(1)
+
+
+def test_store_refuses_corruption_in_the_middle(tmp_path: Path) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_text(_record(0).to_json() + "\n{garbage\n" + _record(1).to_json() + "\n")
+    with pytest.raises(ValueError, match="line 2"):
+        ResultStore(path).load()
+
+
+def test_store_ignores_duplicates(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "games.jsonl")
+    store.append([_record(0), _record(0)])
+    assert len(store.load()) == 1 and store.duplicates == 1
+
+
+def test_another_config_is_refused_and_runs_can_grow(tmp_path: Path) -> None:
+    first = _run(_config(tmp_path, deal_sets=10))
+    assert first["run"]["games_played"] == 60
+    with pytest.raises(ConfigError, match="another config"):
+        _run(_config(tmp_path, deal_sets=10, seed=3))
+    again = _run(_config(tmp_path, deal_sets=10))
+    assert again["run"]["games_played"] == 0 and again["run"]["games_resumed"] == 60
+    grown = _run(_config(tmp_path, deal_sets=15))
+    assert grown["run"]["games_played"] == 30
+    assert grown["schedule"]["games_used"] == 90
+    restarted = _run(_config(tmp_path, deal_sets=10, seed=3), fresh=True)
+    assert restarted["run"]["games_played"] == 60 and restarted["run"]["games_resumed"] == 0
+
+
+def test_sprt_stops_an_ab_run_by_itself(tmp_path: Path) -> None:
+    data = _config(
+        tmp_path,
+        name="ab",
+        format="ab",
+        candidate="mixbot",
+        incumbent="random_any",
+        participants=["greedy_points"],
+        deal_sets=2000,
+        games_per_chunk=40,
+        workers=2,
+        sprt={"elo0": 0, "elo1": 30},
+    )
+    summary = _run(data)
+    sprt = summary["sprt"]
+    assert sprt["decision"] == "H1"
+    assert sprt["n"] < 200
+    assert summary["schedule"]["deal_sets_played"] == sprt["n"]
+    assert summary["run"]["games_played"] < 2000 * 4
+    assert summary["ab"]["score"] > 0.6 and summary["ab"]["variance"] is not None
+    resumed = _run(data)
+    assert resumed["run"]["games_played"] == 0
+    assert resumed["sprt"] == sprt
+
+
+def test_cli_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "gauntlet.yaml"
+    config.write_text(
+        "name: g\nformat: gauntlet\ncandidate: mixbot\n"
+        "participants: [random, greedy_points, card_ranking]\nnum_players: 3\n"
+        f"deal_sets: 6\nbootstrap: 30\noutput_dir: {tmp_path}\n"
+    )
+    assert cli_main(["--config", str(config), "--no-progress", "--set", "seed=5"]) == 0
+    out = capsys.readouterr().out
+    assert "mixbot" in out and "Elo" in out and "endings" in out
+    folder = tmp_path / "g"
+    for name in ("summary.json", "leaderboard.csv", "ratings.png", "pairwise.png", "games.jsonl"):
+        assert (folder / name).stat().st_size > 0, name
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["config"]["seed"] == 5
+    assert summary["schedule"]["tables"] == 3 and summary["schedule"]["seatings"] == [
+        list(r) for r in summary["schedule"]["seatings"]
+    ]
+    assert summary["candidate"] == "mixbot"
+    header = (folder / "leaderboard.csv").read_text().splitlines()[0]
+    assert header.startswith("rank,name,elo,elo_low,elo_high")
+    assert len(summary["seats"]) == 3 and len(summary["leaderboard"]) == 4
+    lines = (folder / "games.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    assert {"deal", "key", "seating", "seats", "ranks", "points", "turns", "end"} <= set(first)
+    assert all(GameRecord.from_json(line).to_json() == line for line in lines)
+
+
+def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["--name", "x", "--participants", "random", "nobot"]) == 1
+    assert "not a bot name either" in capsys.readouterr().out
+    assert cli_main(["--name", "x", "--participants", "random", "a.txt"]) == 1
+    assert "is not an agent file" in capsys.readouterr().out
+    assert cli_main(["--name", "x", "--participants", "random", "--output-dir", str(tmp_path)]) == 1
+    assert "at least 2 participants" in capsys.readouterr().out
+    assert cli_main(["--participants", "random", "mixbot"]) == 1
+    assert "--config or --name" in capsys.readouterr().out
+
+
+def test_sb3_zips_need_allow_pickle(tmp_path: Path) -> None:
+    data = _config(tmp_path, participants=["random", str(tmp_path / "model.zip")])
+    with pytest.raises(ConfigError, match="allow-pickle"):
+        load_config(data)
+    with pytest.raises(ConfigError, match="does not exist"):
+        _run({**data, "allow_pickle": True})
+
+
+def test_sb3_zip_plays_with_allow_pickle(tmp_path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from uno_env.envs.gym_env import UnoGymEnv
+
+    env = UnoGymEnv(rules="official", num_players=2)
+    model = MaskablePPO(
+        "MlpPolicy", env, policy_kwargs={"net_arch": [8]}, n_steps=16, batch_size=16, device="cpu"
+    )
+    model.save(tmp_path / "tiny_ppo.zip")
+    data = _config(tmp_path, participants=["random", str(tmp_path / "tiny_ppo.zip")], deal_sets=5)
+    summary = _run({**data, "allow_pickle": True})
+    assert {r["name"] for r in summary["leaderboard"]} == {"random", "tiny_ppo"}
+    assert summary["endings"]["counts"]["forfeit"] == 0
+
+
+def test_exported_agents_play_by_path(tmp_path: Path) -> None:
+    import torch
+
+    from agents.learned import PolicyMetadata, save_policy
+    from uno_env.cards import NUM_ACTIONS
+    from uno_env.observation import OBS_DIM, OBS_VERSION
+    from uno_env.rules import Rules
+
+    torch.manual_seed(0)
+    meta = PolicyMetadata(
+        name="tiny",
+        algorithm="ppo",
+        obs_version=OBS_VERSION,
+        obs_dim=OBS_DIM,
+        num_actions=NUM_ACTIONS,
+        hidden=(8,),
+        activation="tanh",
+        rules=Rules(num_players=2).to_dict(),
+        extra={},
+    )
+    layers = [
+        (torch.randn(8, OBS_DIM), torch.zeros(8)),
+        (torch.randn(NUM_ACTIONS, 8), torch.zeros(NUM_ACTIONS)),
+    ]
+    path = save_policy(tmp_path / "agents" / "tiny", layers, meta)
+    summary = _run(_config(tmp_path, participants=["random", str(path)], deal_sets=5))
+    names = {r["name"] for r in summary["leaderboard"]}
+    assert names == {"random", "tiny"}
+    assert summary["endings"]["counts"]["forfeit"] == 0
+    with pytest.raises(ConfigError, match="other rules"):
+        _run(
+            _config(
+                tmp_path, name="u", participants=["random", str(path)], rules={"uno_call": False}
+            )
+        )
+
+
+def test_bench_smoke() -> None:
+    from tournament.bench import bench_tournament, rlcard_cpu_games_per_second
+
+    for mask_only in (False, True):
+        result = bench_tournament(2, 200, 1, ("random",), games_per_chunk=100, mask_only=mask_only)
+        assert result["games"] == result["games_logged"] == 200
+        assert result["games_per_s"] > 0 and result["games_per_cpu_s"] > 0
+    rlcard = rlcard_cpu_games_per_second(seconds=0.2)
+    assert rlcard["games"] >= 20 and rlcard["games_per_cpu_s"] > 0
