@@ -33,6 +33,7 @@ a house rule's window to stack a penalty or to jump in) a held card is an ordina
 from __future__ import annotations
 
 import functools
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -346,7 +347,7 @@ def choose_actions(scores: FloatArray, masks: BoolArray) -> IntArray:
     return np.where(masks.any(axis=1), legal_scores.argmax(axis=1), 0).astype(np.int64)
 
 
-class HeuristicBot:
+class HeuristicBot(ABC):
     """Base of the deterministic heuristic bots: score the plays, share the rest.
 
     Subclasses implement :meth:`play_keys`; everything else (declaring, catching,
@@ -371,9 +372,9 @@ class HeuristicBot:
         del seed
         self.challenge_min_cards = challenge_min_cards
 
+    @abstractmethod
     def play_keys(self, view: ObsView) -> tuple[IntArray, BoolArray | None]:
         """Return the preference of each play action (B, 60) and the held plays (or None)."""
-        raise NotImplementedError
 
     def scores(self, observations: npt.NDArray[np.float32]) -> FloatArray:
         """Score all 80 actions of each row (before the mask is applied)."""
@@ -389,3 +390,4 @@ class HeuristicBot:
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
         """Stateless: nothing to forget."""
+        del games  # the heuristics keep no memory between games

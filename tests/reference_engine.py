@@ -218,9 +218,9 @@ class RefGame:
         self.rules = rules
         self.sw = Switches.of(rules)
         if self.sw.draw_rule not in ("one", "until_playable"):
-            raise NotImplementedError(f"reference engine: draw_rule {self.sw.draw_rule!r}")
+            raise ValueError(f"reference engine: unknown draw_rule {self.sw.draw_rule!r}")
         if self.sw.scoring not in ("winner_takes", "penalty_points"):
-            raise NotImplementedError(f"reference engine: scoring {self.sw.scoring!r}")
+            raise ValueError(f"reference engine: unknown scoring {self.sw.scoring!r}")
         self.num_players: int = int(self.sw.num_players)
         self.key = int(key)
         self.hand_no = int(hand_no)

@@ -232,6 +232,7 @@ def test_wilson_known_values(successes: int, n: int, low: float, high: float) ->
 
 def test_wilson_matches_scipy() -> None:
     from scipy import stats  # a dev dependency
+
     for successes, n in [(3, 7), (81, 263), (999, 1000), (5000, 10000), (1, 2)]:
         ci = stats.binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
         assert wilson_interval(successes, n, z=1.959963984540054) == pytest.approx(

@@ -96,7 +96,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the workers")
 def test_resume_after_kill_minus_nine(tmp_path: Path) -> None:
     args = [
         sys.executable,

@@ -12,6 +12,7 @@ from uno_env.rules import Rules
 
 __all__ = [
     "AFTER_DRAW",
+    "ARRAY_FIELDS",
     "CHALLENGE_PHASE",
     "CHOOSE_COLOUR",
     "JUMP_IN",
@@ -129,12 +130,19 @@ class UnoState:
 
     def array_fields(self) -> dict[str, np.ndarray]:
         """Return the state arrays by name (no copies)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name[0] != "_"}
+        return {name: getattr(self, name) for name in ARRAY_FIELDS}
 
     def copy(self) -> UnoState:
         """Return a deep copy of the arrays."""
-        return UnoState(**{k: v.copy() for k, v in self.array_fields().items()})
+        return UnoState(**{name: getattr(self, name).copy() for name in ARRAY_FIELDS})
 
     def select(self, games: IntArray | BoolArray) -> UnoState:
-        """Return the sub-batch of the given game indices (or boolean mask)."""
-        return UnoState(**{k: v[games].copy() for k, v in self.array_fields().items()})
+        """Return the sub-batch of the given game indices (or boolean mask), as copies."""
+        # Fancy indexing already copies.
+        return UnoState(**{name: getattr(self, name)[games] for name in ARRAY_FIELDS})
+
+
+ARRAY_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(UnoState) if not f.name.startswith("_")
+)
+"""Names of the state's arrays, in declaration order (looked up once, used on every step)."""

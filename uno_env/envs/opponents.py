@@ -23,7 +23,6 @@ sub-batches and should keep no per-row memory; ``reset()`` is called on each who
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -35,6 +34,7 @@ from agents import make_agent
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
+from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
 from uno_env.observation import encode
 from uno_env.rules import Rules
@@ -60,26 +60,15 @@ MAX_SILENT_REDEALS = 1000
 _BOT_SEED_SALT = 0xB07
 
 
-_STATE_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(UnoState) if not f.name.startswith("_")
-)
-"""The array fields of a state (``UnoState.array_fields`` without its per-call lookup)."""
-
-
-def _select(state: UnoState, games: npt.NDArray[np.int64]) -> UnoState:
-    """The sub-batch ``games`` (fancy indexing copies the arrays)."""
-    return UnoState(**{name: getattr(state, name)[games] for name in _STATE_FIELDS})
-
-
 def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoState:
     """Write the sub-batch ``sub`` into rows ``games`` of ``state``, which the caller owns.
 
     Returns a new state object over the same arrays, so that no mask cached on ``state``
     survives the change.
     """
-    for name in _STATE_FIELDS:
+    for name in ARRAY_FIELDS:
         getattr(state, name)[games] = getattr(sub, name)
-    return UnoState(**{name: getattr(state, name) for name in _STATE_FIELDS})
+    return UnoState(**{name: getattr(state, name) for name in ARRAY_FIELDS})
 
 
 class OpponentPool:
@@ -451,7 +440,7 @@ class LearnerTables:
     def _encode_rows(self, state: UnoState, games: npt.NDArray[np.int64]) -> ObsArray:
         if games.size == self.num_games:
             return encode(self.rules, state, self._learner)
-        return encode(self.rules, _select(state, games), self._learner[games])
+        return encode(self.rules, state.select(games), self._learner[games])
 
     def _opponents_act(
         self, state: UnoState, games: npt.NDArray[np.int64], n_players: int
@@ -461,7 +450,7 @@ class LearnerTables:
         ``state`` is owned by the tables: its arrays are updated in place for a sub-batch.
         """
         whole = games.size == self.num_games
-        sub = state if whole else _select(state, games)
+        sub = state if whole else state.select(games)
         obs = encode(self.rules, sub)
         masks = core.legal_action_mask(self.rules, sub)
         if len(self._policy_fns) == 1:
