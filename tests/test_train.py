@@ -7,12 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from agents.learned import CheckpointMismatchError, load_policy
 from train import ppo
 from train.config import TrainConfig, apply_overrides, load_config
+from train.export import export_policy, policy_layers
 from train.league import League
-from train.run import evaluate_model
+from train.run import evaluate_model, initialise_from
 from uno_env import ConfigError, core, load_rules
 from uno_env.observation import encode
 
@@ -44,6 +46,7 @@ def test_set_overrides_nested_fields_and_parse_values() -> None:
         ("rules=street2", "unknown rules preset 'street2'"),
         ("num_players=11", "num_players must be 2..10"),
         ("total_steps", "--set expects key=value"),
+        ("init_from=runs/x/best_policy.json", "init_from must be an SB3 checkpoint (.zip"),
     ],
 )
 def test_bad_configs_name_the_problem(override: str, message: str) -> None:
@@ -92,6 +95,53 @@ def test_resume_without_a_run_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "ghost" / "config.yaml").write_text(TINY.read_text())
     with pytest.raises(FileNotFoundError, match="cannot resume"):
         ppo.main(["--resume", str(tmp_path / "ghost"), "--no-progress"])
+
+
+def _same_layers(a: object, b: object) -> bool:
+    return all(
+        torch.equal(wa, wb) and torch.equal(ba, bb)
+        for (wa, ba), (wb, bb) in zip(policy_layers(a)[0], policy_layers(b)[0], strict=True)
+    )
+
+
+def test_init_from_a_checkpoint_or_an_export_copies_the_weights(tmp_path: Path) -> None:
+    config = load_config(TINY, [f"runs_dir={tmp_path}"])
+    rules = config.build_rules()
+    trained = ppo.make_model(config, _env(config))
+    trained.save(tmp_path / "trained.zip")
+    export_policy(trained, tmp_path / "trained", "trained", "ppo", rules, {})
+    other = load_config(TINY, [f"runs_dir={tmp_path}", "seed=2"])
+
+    from_zip = ppo.make_model(other, _env(other))
+    assert not _same_layers(from_zip, trained)
+    initialise_from(from_zip, tmp_path / "trained.zip", rules)
+    assert _same_layers(from_zip, trained)
+    value_net = [p for n, p in from_zip.policy.named_parameters() if "value" in n]
+    trained_value = [p for n, p in trained.policy.named_parameters() if "value" in n]
+    assert all(torch.equal(a, b) for a, b in zip(value_net, trained_value, strict=True))
+
+    from_export = ppo.make_model(other, _env(other))
+    initialise_from(from_export, tmp_path / "trained.safetensors", rules)
+    assert _same_layers(from_export, trained)
+
+    wide = load_config(TINY, [f"runs_dir={tmp_path}", "ppo.net_arch=[48, 48]"])
+    with pytest.raises(ValueError, match="do not fit"):
+        initialise_from(ppo.make_model(wide, _env(wide)), tmp_path / "trained.safetensors", rules)
+    with pytest.raises(ValueError, match="does not fit"):
+        initialise_from(ppo.make_model(wide, _env(wide)), tmp_path / "trained.zip", rules)
+    with pytest.raises(FileNotFoundError, match="init_from"):
+        initialise_from(from_zip, tmp_path / "missing.zip", rules)
+
+
+def test_a_run_with_init_from_trains_and_records_it(tmp_path: Path) -> None:
+    config = load_config(TINY, [f"runs_dir={tmp_path}"])
+    ppo.make_model(config, _env(config)).save(tmp_path / "start.zip")
+    args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
+    args += ["--set", "total_steps=1024", "--set", f"init_from={tmp_path / 'start.zip'}"]
+    result = ppo.main(args)
+    assert result.steps == 1024
+    saved = load_config(result.run_dir / "config.yaml")
+    assert saved.init_from == str(tmp_path / "start.zip")
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from uno_env.configuration import ConfigError, from_mapping, load_yaml_mapping
 from uno_env.rules import Rules, load_rules
 
 __all__ = [
+    "INIT_SUFFIXES",
     "DQNParams",
     "EvalConfig",
     "OpponentMix",
@@ -30,6 +31,10 @@ __all__ = [
     "apply_overrides",
     "load_config",
 ]
+
+
+INIT_SUFFIXES = (".zip", ".safetensors")
+"""The files ``init_from`` accepts: SB3 checkpoints and exported policies."""
 
 
 def _check_bots(where: str, names: Sequence[str]) -> None:
@@ -159,6 +164,12 @@ class TrainConfig:
         eval: The evaluation settings.
         ppo: PPO hyper-parameters (used when ``algorithm: ppo``).
         dqn: DQN hyper-parameters (used when ``algorithm: dqn``).
+        init_from: Start the network from trained weights instead of a random
+            initialisation (fine-tuning): an SB3 checkpoint ``.zip`` of the same algorithm
+            and architecture (e.g. ``runs/<name>/latest.zip``: every network, value head and
+            optimiser state included), or an exported ``.safetensors`` policy (the acting
+            network only; a PPO value head starts fresh). ``None`` (the default) trains from
+            scratch. Steps count from 0 in the new run; ``--resume`` ignores it.
     """
 
     name: str
@@ -175,8 +186,14 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     ppo: PPOParams = field(default_factory=PPOParams)
     dqn: DQNParams = field(default_factory=DQNParams)
+    init_from: str | None = None
 
     def __post_init__(self) -> None:
+        if self.init_from is not None and Path(self.init_from).suffix not in INIT_SUFFIXES:
+            raise ConfigError(
+                f"init_from must be an SB3 checkpoint (.zip, e.g. runs/<name>/latest.zip) or an "
+                f"exported policy (.safetensors), got {self.init_from!r}"
+            )
         if not self.name or "/" in self.name:
             raise ConfigError(f"name must be a non-empty run name without '/', got {self.name!r}")
         if self.total_steps < 1 or self.num_envs < 1 or self.torch_threads < 1:

@@ -14,7 +14,14 @@ from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
-__all__ = ["export_policy", "git_commit", "metadata_for", "policy_layers", "snapshot_policy"]
+__all__ = [
+    "export_policy",
+    "git_commit",
+    "load_policy_layers",
+    "metadata_for",
+    "policy_layers",
+    "snapshot_policy",
+]
 
 
 def git_commit() -> str:
@@ -32,6 +39,20 @@ def git_commit() -> str:
     return out.stdout.strip()
 
 
+def _acting_modules(model: Any) -> list[nn.Module]:
+    """The modules of an SB3 model's acting network, observation side first.
+
+    Raises:
+        TypeError: for a model other than MaskablePPO or DQN.
+    """
+    policy = model.policy
+    if hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net"):
+        return [*policy.mlp_extractor.policy_net, policy.action_net]
+    if hasattr(policy, "q_net"):
+        return list(policy.q_net.q_net)
+    raise TypeError(f"expected a MaskablePPO or DQN model, got a {type(model).__name__}")
+
+
 def policy_layers(model: Any) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], str]:
     """The linear layers (weight, bias) of an SB3 model's acting network, and its activation.
 
@@ -42,17 +63,41 @@ def policy_layers(model: Any) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], 
     Raises:
         TypeError: for a model of another kind.
     """
-    policy = model.policy
-    if hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net"):
-        modules = [*policy.mlp_extractor.policy_net, policy.action_net]
-    elif hasattr(policy, "q_net"):
-        modules = list(policy.q_net.q_net)
-    else:
-        raise TypeError(f"cannot export a {type(model).__name__}: expected MaskablePPO or DQN")
+    modules = _acting_modules(model)
     linears = [m for m in modules if isinstance(m, nn.Linear)]
     activations = {type(m).__name__ for m in modules if not isinstance(m, nn.Linear)}
     activation = "relu" if "ReLU" in activations else "tanh"
     return [(m.weight.detach().clone(), m.bias.detach().clone()) for m in linears], activation
+
+
+def load_policy_layers(model: Any, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """Copy exported (weight, bias) layers into an SB3 model's acting network, in place.
+
+    The inverse of :func:`policy_layers`: the MaskablePPO policy branch and action head, or
+    the DQN Q-network (and its target network). A PPO value branch is left as it is.
+
+    Args:
+        model: A MaskablePPO or DQN model.
+        layers: One (weight, bias) pair per linear layer, input side first.
+
+    Raises:
+        ValueError: if the layers do not fit the model's network (count or shapes).
+        TypeError: for a model of another kind.
+    """
+    linears = [m for m in _acting_modules(model) if isinstance(m, nn.Linear)]
+    want = [tuple(m.weight.shape) for m in linears]
+    got = [tuple(w.shape) for w, _ in layers]
+    if want != got:
+        raise ValueError(
+            f"the exported layers {got} do not fit the model's network {want}: use the same "
+            "net_arch as the exported policy"
+        )
+    with torch.no_grad():
+        for linear, (weight, bias) in zip(linears, layers, strict=True):
+            linear.weight.copy_(weight)
+            linear.bias.copy_(bias)
+    if hasattr(model.policy, "q_net_target"):
+        model.policy.q_net_target.load_state_dict(model.policy.q_net.state_dict())
 
 
 def metadata_for(

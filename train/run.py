@@ -29,15 +29,16 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from agents.arena import EvalResult, evaluate_vs
+from agents.learned import load_policy
 from train.config import TrainConfig, load_config
-from train.export import export_policy, git_commit, snapshot_policy
+from train.export import export_policy, git_commit, load_policy_layers, snapshot_policy
 from train.league import League
 from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 
-__all__ = ["LabCallback", "RunResult", "evaluate_model", "main", "train"]
+__all__ = ["LabCallback", "RunResult", "evaluate_model", "initialise_from", "main", "train"]
 
 ModelFactory = Callable[[TrainConfig, VecEnv], Any]
 ModelLoader = Callable[[Path, VecEnv], Any]
@@ -148,6 +149,47 @@ def save_checkpoint(
         export_policy(model, run_dir / "best_policy", config.name, config.algorithm, rules, extra)
 
 
+def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
+    """Overwrite a fresh model's weights with trained ones (``init_from`` of the config).
+
+    Args:
+        model: The freshly built SB3 model of the run.
+        path: An SB3 checkpoint ``.zip`` of the same algorithm and architecture (all of its
+            networks and the optimiser state are loaded), or an exported ``.safetensors``
+            policy (only the acting network: the PPO value branch keeps its fresh
+            initialisation). An exported policy must have been trained under ``rules``.
+        rules: The rules of the run.
+
+    Raises:
+        FileNotFoundError: if ``path`` does not exist.
+        ValueError: if the weights do not fit the model (another algorithm or architecture),
+            or (:class:`~agents.learned.CheckpointMismatchError`) an exported policy was
+            trained under other rules or another observation version.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"init_from: {str(path)!r} does not exist (train that run first, e.g. "
+            "uno-lab train ppo --config configs/ppo/official_2p.yaml)"
+        )
+    if path.suffix == ".safetensors":
+        policy = load_policy(path, rules=rules)
+        layers = [
+            (m.weight.detach(), m.bias.detach())
+            for m in policy.net.layers
+            if isinstance(m, torch.nn.Linear)
+        ]
+        load_policy_layers(model, layers)
+        return
+    try:
+        model.set_parameters(str(path), exact_match=True, device="cpu")
+    except (KeyError, RuntimeError, ValueError) as err:
+        raise ValueError(
+            f"init_from: {path} does not fit this run's model (same algorithm and net_arch "
+            f"needed): {err}"
+        ) from err
+
+
 def train(
     config: TrainConfig,
     make_model: ModelFactory,
@@ -187,6 +229,8 @@ def train(
             best_score = best["evaluations"][config.eval.bots[0]]["win_rate"]
     else:
         model = make_model(config, env)
+        if config.init_from is not None:
+            initialise_from(model, config.init_from, rules)
     callback = LabCallback(config, rules, league, best_score)
     remaining = max(config.total_steps - int(model.num_timesteps), 0)
     start = time.perf_counter()
