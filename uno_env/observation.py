@@ -43,12 +43,19 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import UnoState, legal_action_mask
+from uno_env.core.params import StateArrays, arrays_of
+from uno_env.jit import Kernel, jit
 from uno_env.rules import Rules
 
 __all__ = ["NUM_PHASE_SLOTS", "OBS_DIM", "OBS_LAYOUT", "OBS_VERSION", "encode", "get_field"]
 
-OBS_VERSION = 2
-"""Bump whenever the layout or the meaning of a field changes."""
+OBS_VERSION = 3
+"""Bump whenever the layout or the meaning of a field changes.
+
+History: 1, the first layout; 2, the legal actions repeated as features; 3, the same
+layout with ``drawn_card`` fixed (version 2 computed its slot in int8 arithmetic, so a
+drawn face of 6 or more wrapped around and set a stray 1 in another field).
+"""
 NUM_PHASE_SLOTS = 8
 """Room for the official phases and those the house rules add."""
 
@@ -113,44 +120,75 @@ def encode(
         Observations, shape (B, OBS_DIM), float32.
     """
     n_games, n_players = state.batch_size, rules.num_players
-    games = np.arange(n_games)
-    acting = state.current.astype(np.int64)
-    seat = acting if seats is None else np.asarray(seats, dtype=np.int64)
-    if seat.shape != (n_games,) or ((seat < 0) | (seat >= n_players)).any():
-        raise ValueError(f"seats must be (B,) = ({n_games},) seats in 0..{n_players - 1}")
-    is_acting = seat == acting
+    if seats is None:
+        seat = state.current.astype(np.int64)
+    else:
+        seat = np.ascontiguousarray(seats, dtype=np.int64)
+        if seat.shape != (n_games,) or ((seat < 0) | (seat >= n_players)).any():
+            raise ValueError(f"seats must be (B,) = ({n_games},) seats in 0..{n_players - 1}")
     obs = np.zeros((n_games, OBS_DIM), dtype=np.float32)
-    L = OBS_LAYOUT
-
-    obs[:, L["hand"]] = state.hands[games, seat]
-    obs[games, L["top_card"].start + state.top] = 1.0
-    obs[games, L["colour"].start + state.colour] = 1.0
-    obs[:, L["direction"].start] = state.direction
-    obs[games, L["phase"].start + state.phase] = 1.0
-    drew = np.flatnonzero(is_acting & (state.drawn >= 0))
-    obs[drew, L["drawn_card"].start + state.drawn[drew]] = 1.0
-    obs[:, L["pending_penalty"].start] = np.where(is_acting, state.pending, 0)
-
-    # Seats relative to the observer: slot k is seat (seat + k) % N.
-    relative = (seat[:, None] + np.arange(n_players)[None, :]) % n_players
-    sizes = L["hand_sizes"].start
-    obs[:, sizes : sizes + n_players] = np.take_along_axis(state.hand_size, relative, axis=1)
-    scores = L["scores"].start
-    obs[:, scores : scores + n_players] = (
-        np.take_along_axis(state.scores, relative, axis=1) / rules.target_score
-    )
-
-    # The discard pile is public: count its faces.
-    in_pile = np.arange(C.DECK_SIZE)[None, :] < state.discard_len[:, None]
-    flat = games[:, None] * C.NUM_FACES + state.discard
-    counts = np.bincount(flat[in_pile], minlength=n_games * C.NUM_FACES)
-    obs[:, L["discard_counts"]] = counts.reshape(n_games, C.NUM_FACES)
-    obs[:, L["draw_pile_size"].start] = (C.DECK_SIZE - state.draw_pos) / C.DECK_SIZE
-    obs[:, L["declared"].start] = is_acting & state.declared
-    exposed = np.flatnonzero(state.uno_exposed >= 0)
-    rel_exposed = (state.uno_exposed[exposed] - seat[exposed]) % n_players
-    obs[exposed, L["uno_exposed"].start + rel_exposed] = 1.0
-    obs[:, L["num_players"].start + n_players - 1] = 1.0
     mask = legal_action_mask(rules, state)
-    obs[:, L["legal_actions"]] = mask & is_acting[:, None]
+    _ENCODE(arrays_of(state), rules.num_players, rules.target_score, seat, mask, obs)
     return obs
+
+
+# Offsets of the fields, as plain ints for the compiled encoder.
+_HAND = OBS_LAYOUT["hand"].start
+_TOP = OBS_LAYOUT["top_card"].start
+_COLOUR = OBS_LAYOUT["colour"].start
+_DIRECTION = OBS_LAYOUT["direction"].start
+_PHASE = OBS_LAYOUT["phase"].start
+_DRAWN = OBS_LAYOUT["drawn_card"].start
+_PENDING = OBS_LAYOUT["pending_penalty"].start
+_HAND_SIZES = OBS_LAYOUT["hand_sizes"].start
+_SCORES = OBS_LAYOUT["scores"].start
+_DISCARDS = OBS_LAYOUT["discard_counts"].start
+_PILE = OBS_LAYOUT["draw_pile_size"].start
+_DECLARED = OBS_LAYOUT["declared"].start
+_EXPOSED = OBS_LAYOUT["uno_exposed"].start
+_PLAYERS = OBS_LAYOUT["num_players"].start
+_LEGAL = OBS_LAYOUT["legal_actions"].start
+
+
+@jit
+def _encode(
+    s: StateArrays,
+    n_players: int,
+    target_score: int,
+    seats: np.ndarray,
+    mask: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """Fill the zeroed rows of ``obs``: game g seen from ``seats[g]``."""
+    for g in range(obs.shape[0]):
+        o = obs[g]
+        seat = seats[g]
+        acting = seat == s.current[g]
+        for face in range(C.NUM_FACES):
+            o[_HAND + face] = s.hands[g, seat, face]
+        o[_TOP + s.top[g]] = 1.0
+        o[_COLOUR + s.colour[g]] = 1.0
+        o[_DIRECTION] = s.direction[g]
+        o[_PHASE + s.phase[g]] = 1.0
+        if acting and s.drawn[g] >= 0:
+            o[_DRAWN + s.drawn[g]] = 1.0
+        if acting:
+            o[_PENDING] = s.pending[g]
+            o[_DECLARED] = s.declared[g]
+            for action in range(C.NUM_ACTIONS):
+                o[_LEGAL + action] = mask[g, action]
+        # Seats relative to the observer: slot k is seat (seat + k) % N.
+        for k in range(n_players):
+            other = (seat + k) % n_players
+            o[_HAND_SIZES + k] = s.hand_size[g, other]
+            o[_SCORES + k] = s.scores[g, other] / target_score
+        # The discard pile is public: count its faces.
+        for i in range(s.discard_len[g]):
+            o[_DISCARDS + s.discard[g, i]] += 1.0
+        o[_PILE] = (C.DECK_SIZE - s.draw_pos[g]) / C.DECK_SIZE
+        if s.uno_exposed[g] >= 0:
+            o[_EXPOSED + (s.uno_exposed[g] - seat) % n_players] = 1.0
+        o[_PLAYERS + n_players - 1] = 1.0
+
+
+_ENCODE = Kernel(_encode)

@@ -11,8 +11,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.jit import vectorize
+
 __all__ = [
     "derive_keys",
+    "game_word",
     "keyed_bits",
     "keyed_permutation",
     "keyed_randint",
@@ -23,13 +26,39 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
 _STREAM_SALT = np.uint64(0xD1B54A32D192ED03)
+_ONE = np.uint64(1)
+_SHIFT_30 = np.uint64(30)
+_SHIFT_27 = np.uint64(27)
+_SHIFT_31 = np.uint64(31)
+_SHIFT_11 = np.uint64(11)
 
 
-def _mix(z: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """The SplitMix64 finaliser, applied element-wise (uint64 arithmetic wraps by design)."""
-    z = (z ^ (z >> np.uint64(30))) * _MUL1
-    z = (z ^ (z >> np.uint64(27))) * _MUL2
-    return z ^ (z >> np.uint64(31))
+# Each function is a numba ufunc: numpy broadcasts it over arrays of keys and streams, and
+# the compiled rules call it on scalars (a card drawn, a reshuffle). One definition serves
+# both.
+@vectorize(["uint64(uint64)"])
+def _mix(z):  # type: ignore[no-untyped-def]
+    """The SplitMix64 finaliser (uint64 arithmetic wraps by design)."""
+    z = (z ^ (z >> _SHIFT_30)) * _MUL1
+    z = (z ^ (z >> _SHIFT_27)) * _MUL2
+    return z ^ (z >> _SHIFT_31)
+
+
+@vectorize(["uint64(uint64, uint64, uint64)"])
+def game_word(key, stream, index):  # type: ignore[no-untyped-def]
+    """The ``index``-th 64-bit word of stream ``stream`` of the game keyed ``key``."""
+    base = _mix(key ^ _mix(stream * _STREAM_SALT + _GOLDEN))
+    return _mix(base + (index + _ONE) * _GOLDEN)
+
+
+@vectorize(["float64(uint64)"])
+def uniform_of(word):  # type: ignore[no-untyped-def]
+    """A uniform number in ``[0, 1)`` from the top 53 bits of a word."""
+    return (word >> _SHIFT_11) * 2.0**-53
+
+
+def _as_words(values: npt.ArrayLike, shape: tuple[int, ...]) -> npt.NDArray[np.uint64]:
+    return np.broadcast_to(np.asarray(values, dtype=np.uint64), shape)
 
 
 def keyed_bits(keys: npt.ArrayLike, streams: npt.ArrayLike, size: int) -> npt.NDArray[np.uint64]:
@@ -43,12 +72,11 @@ def keyed_bits(keys: npt.ArrayLike, streams: npt.ArrayLike, size: int) -> npt.ND
     Returns:
         Array of shape (n, size), dtype uint64.
     """
-    with np.errstate(over="ignore"):
-        k = np.atleast_1d(np.asarray(keys, dtype=np.uint64))
-        s = np.broadcast_to(np.asarray(streams, dtype=np.uint64), k.shape)
-        base = _mix(k ^ _mix(s * _STREAM_SALT + _GOLDEN))
-        idx = np.arange(1, size + 1, dtype=np.uint64) * _GOLDEN
-        return _mix(base[:, None] + idx[None, :])
+    k = np.atleast_1d(np.asarray(keys, dtype=np.uint64))
+    s = _as_words(streams, k.shape)
+    index = np.arange(size, dtype=np.uint64)
+    words: npt.NDArray[np.uint64] = game_word(k[:, None], s[:, None], index[None, :])
+    return words
 
 
 def keyed_uniform(
@@ -59,13 +87,9 @@ def keyed_uniform(
     The same word as ``keyed_bits(keys, streams, index + 1)[:, index]``, computed alone (53
     bits of it).
     """
-    with np.errstate(over="ignore"):
-        k = np.atleast_1d(np.asarray(keys, dtype=np.uint64))
-        s = np.broadcast_to(np.asarray(streams, dtype=np.uint64), k.shape)
-        i = np.broadcast_to(np.asarray(index, dtype=np.uint64), k.shape)
-        base = _mix(k ^ _mix(s * _STREAM_SALT + _GOLDEN))
-        word = _mix(base + (i + np.uint64(1)) * _GOLDEN)
-    return (word >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    k = np.atleast_1d(np.asarray(keys, dtype=np.uint64))
+    word = game_word(k, _as_words(streams, k.shape), _as_words(index, k.shape))
+    return np.asarray(uniform_of(word), dtype=np.float64)
 
 
 def keyed_permutation(keys: npt.ArrayLike, streams: npt.ArrayLike, n: int) -> npt.NDArray[np.intp]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.jit import jit
+
 __all__ = ["uniform_legal_actions"]
 
 
@@ -13,7 +15,9 @@ def uniform_legal_actions(
 ) -> npt.NDArray[np.int64]:
     """Pick one legal action per row, uniformly at random.
 
-    Rows with no legal action (finished games) get action 0, which the engine ignores.
+    Row i takes its ``floor(u_i * n_i)``-th legal action (in id order), where ``n_i`` counts
+    its legal actions and ``u_i`` is the i-th of ``rng.random(B)``. Rows with no legal action
+    (finished games) get action 0, which the engine ignores.
 
     Args:
         mask: Legal-action mask, shape (B, A).
@@ -22,13 +26,27 @@ def uniform_legal_actions(
     Returns:
         Action ids, shape (B,).
     """
-    n_games, n_actions = mask.shape
-    legal = np.flatnonzero(mask)  # row-major, so each row's legal actions are contiguous
-    rows, actions = np.divmod(legal, n_actions)
-    counts = np.bincount(rows, minlength=n_games)
-    starts = np.cumsum(counts) - counts
-    pick = (rng.random(n_games) * counts).astype(np.int64)
-    chosen = np.zeros(n_games, dtype=np.int64)
-    has_legal = counts > 0
-    chosen[has_legal] = actions[starts[has_legal] + pick[has_legal]]
+    legal = np.ascontiguousarray(mask, dtype=np.bool_)
+    if legal.ndim != 2:
+        raise ValueError(f"mask must have shape (B, A), got {legal.shape}")
+    chosen = np.zeros(legal.shape[0], dtype=np.int64)
+    uniforms = np.asarray(rng.random(size=legal.shape[0]), dtype=np.float64)
+    _pick(legal.view(np.uint8), uniforms, chosen)
     return chosen
+
+
+@jit
+def _pick(mask: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
+    for row in range(mask.shape[0]):
+        legal = mask[row]
+        count = 0
+        for action in range(legal.shape[0]):
+            count += legal[action]  # uint8 adds: a loop the compiler vectorises
+        if count == 0:
+            continue
+        target = int(uniforms[row] * count)
+        for action in range(legal.shape[0]):
+            target -= legal[action]
+            if target < 0:
+                out[row] = action
+                break

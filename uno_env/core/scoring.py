@@ -6,61 +6,95 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.core.state import OVER, IntArray, UnoState
-from uno_env.core.tables import ZERO_FACES
+from uno_env.jit import jit
 from uno_env.rules import Rules
 
-__all__ = ["card_totals", "finish_hands", "hand_rewards", "place_rewards", "points_left"]
+__all__ = [
+    "card_totals",
+    "finish_hand",
+    "hand_rewards",
+    "place_rewards",
+    "points_left",
+    "winner_takes_points",
+]
 
 
-def points_left(rules: Rules, s: UnoState, games: IntArray) -> npt.NDArray[np.int32]:
-    """(k, N) card points left in each hand (a lone 0 counts 50 with ``zero_scores_fifty``)."""
-    points = s.hands[games].astype(np.int32) @ C.FACE_POINTS
-    if rules.zero_scores_fifty:
-        lone_zero = (s.hand_size[games] == 1) & (s.hands[games][:, :, ZERO_FACES].sum(axis=2) == 1)
-        points[lone_zero] = 50
+@jit
+def _seat_points(r: RuleParams, s: StateArrays, g: int, seat: int) -> int:
+    """Card points left in one hand (a lone 0 counts 50 with ``zero_scores_fifty``)."""
+    points = 0
+    zeros = 0
+    for face in range(C.NUM_FACES):
+        count = int(s.hands[g, seat, face])
+        if count:
+            points += count * C.FACE_POINTS[face]
+            if face < C.NUM_COLOURED_FACES and face % C.NUM_RANKS == 0:
+                zeros += count
+    if r.zero_scores_fifty and s.hand_size[g, seat] == 1 and zeros == 1:
+        return 50
     return points
 
 
-def winner_takes_points(rules: Rules, s: UnoState, games: IntArray) -> npt.NDArray[np.int32]:
-    """(k, N) hand points under ``winner_takes``: the winner (and partner) take the rest."""
-    left = points_left(rules, s, games)
-    winners = s.winner[games].astype(np.int64)
-    out = np.zeros_like(left)
-    rows = np.arange(games.size)
-    if rules.teams:
-        # Partners sit opposite: the team scores both opponents' hands.
-        opponents = (winners[:, None] + np.array([1, 3])[None, :]) % 4
-        team_points = left[rows[:, None], opponents].sum(axis=1)
-        out[rows, winners] = team_points
-        out[rows, (winners + 2) % 4] = team_points
-    else:
-        others = left.sum(axis=1) - left[rows, winners]
-        out[rows, winners] = others
+@jit
+def _points_left_into(r: RuleParams, s: StateArrays, games: np.ndarray, out: np.ndarray) -> None:
+    for i in range(games.shape[0]):
+        for seat in range(r.num_players):
+            out[i, seat] = _seat_points(r, s, games[i], seat)
+
+
+def points_left(rules: Rules, state: UnoState, games: IntArray) -> npt.NDArray[np.int32]:
+    """(k, N) card points left in each hand of ``games``."""
+    idx = np.asarray(games, dtype=np.int64)
+    out = np.zeros((idx.size, rules.num_players), dtype=np.int32)
+    _points_left_into(rule_params(rules), arrays_of(state), idx, out)
     return out
 
 
-def finish_hands(rules: Rules, s: UnoState, games: IntArray) -> None:
-    """End the hands of ``games`` (whose ``winner`` is set): score them and update the match."""
-    s.done[games] = True
-    s.phase[games] = OVER
-    s.uno_exposed[games] = -1
-    s.declared[games] = False
-    s.pending[games] = 0
-    s.penalty_kind[games] = 0
-    s.wd4_seat[games] = -1
-    s.drawn[games] = -1
-    s.effect_face[games] = -1
-    s.effect_seat[games] = -1
-    if rules.scoring == "penalty_points":
-        points = points_left(rules, s, games)
-    elif rules.play_to_last:
-        points = s.hand_points[games]  # scored when the first seat went out
-    else:
-        points = winner_takes_points(rules, s, games)
-    s.hand_points[games] = points
-    s.scores[games] += points
-    s.match_over[games] = s.scores[games].max(axis=1) >= rules.target_score
+@jit
+def winner_takes_points(r: RuleParams, s: StateArrays, g: int) -> None:
+    """Set game ``g``'s hand points under ``winner_takes``: the winner (and partner) take the
+    points left in the other hands."""
+    n_players = r.num_players
+    winner = int(s.winner[g])
+    total = 0
+    for seat in range(n_players):
+        s.hand_points[g, seat] = 0
+        if r.teams:
+            # Partners sit opposite: the team scores both opponents' hands.
+            if seat % 2 != winner % 2:
+                total += _seat_points(r, s, g, seat)
+        elif seat != winner:
+            total += _seat_points(r, s, g, seat)
+    s.hand_points[g, winner] = total
+    if r.teams:
+        s.hand_points[g, (winner + 2) % 4] = total
+
+
+@jit
+def finish_hand(r: RuleParams, s: StateArrays, g: int) -> None:
+    """End the hand of game ``g`` (whose ``winner`` is set): score it and update the match."""
+    s.done[g] = True
+    s.phase[g] = OVER
+    s.uno_exposed[g] = -1
+    s.declared[g] = False
+    s.pending[g] = 0
+    s.penalty_kind[g] = 0
+    s.wd4_seat[g] = -1
+    s.drawn[g] = -1
+    s.effect_face[g] = -1
+    s.effect_seat[g] = -1
+    if r.penalty_points:
+        for seat in range(r.num_players):
+            s.hand_points[g, seat] = _seat_points(r, s, g, seat)
+    elif not r.play_to_last:  # play_to_last scored when the first seat went out
+        winner_takes_points(r, s, g)
+    best = 0
+    for seat in range(r.num_players):
+        s.scores[g, seat] += s.hand_points[g, seat]
+        best = max(best, int(s.scores[g, seat]))
+    s.match_over[g] = best >= r.target_score
 
 
 def hand_rewards(rules: Rules, state: UnoState) -> npt.NDArray[np.float32]:

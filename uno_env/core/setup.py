@@ -6,7 +6,15 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core.piles import draw_cards, place_shuffled, shuffle_orders
+from uno_env.core.params import (
+    RuleParams,
+    Scratch,
+    StateArrays,
+    arrays_of,
+    rule_params,
+    scratch,
+)
+from uno_env.core.piles import draw_cards, reshuffle_order
 from uno_env.core.state import (
     CHOOSE_COLOUR,
     DEALER_STREAM,
@@ -18,10 +26,15 @@ from uno_env.core.state import (
     UnoState,
 )
 from uno_env.core.tables import SORTED_DECK
-from uno_env.rng import derive_keys, keyed_permutation, keyed_randint
+from uno_env.jit import jit
+from uno_env.rng import derive_keys, game_word, keyed_permutation, keyed_randint
 from uno_env.rules import Rules
 
 __all__ = ["init", "next_hand", "reset_games"]
+
+_STRIDE = np.uint64(STREAM_STRIDE)
+_STARTER_STREAM = np.uint64(TURN_STREAM_OFFSET - 1)
+"""RLCard's random colour of a Wild starter: the stream before the first turn's."""
 
 
 def init(
@@ -153,51 +166,52 @@ def _deal(
         scores=scores.astype(np.int32, copy=True),
         match_over=np.zeros(n_games, dtype=bool),
     )
-    _turn_starter(rules, state)
+    _turn_starters(rule_params(rules), arrays_of(state), scratch())
     return state
 
 
-def _turn_starter(rules: Rules, s: UnoState) -> None:
-    """Turn the first discard and apply the starter-card rules of RULES.md §2."""
-    redraw_faces = [C.WILD_DRAW_FOUR] + ([C.WILD] if rules.starter_redraw_wilds else [])
-    games = np.arange(s.batch_size)
+@jit
+def _turn_starters(r: RuleParams, s: StateArrays, w: Scratch) -> None:
+    """Turn the first discard of every game and apply the starter-card rules (RULES.md §2)."""
+    for g in range(s.key.shape[0]):
+        _turn_starter(r, s, w, g)
+
+
+@jit
+def _turn_starter(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
+    n_players = r.num_players
     while True:
-        starter = s.deck[games, s.draw_pos.astype(np.int64)]
-        redraw = np.flatnonzero(np.isin(starter, redraw_faces))
-        if not redraw.size:
+        pos = int(s.draw_pos[g])
+        starter = int(s.deck[g, pos])
+        if not (starter == C.WILD_DRAW_FOUR or (r.starter_redraw_wilds and starter == C.WILD)):
             break
         # The card goes back into the draw pile, which is reshuffled; a new card is turned.
-        start = s.draw_pos[redraw].astype(np.int64)
-        n = C.DECK_SIZE - start
-        order = shuffle_orders(s, redraw, n)
-        place_shuffled(s.deck, redraw, start, s.deck, redraw, start, order, n)
-    s.draw_pos += 1
-    s.discard[:, 0] = starter
-    s.discard_len[:] = 1
-    s.top[:] = starter
-    s.colour[:] = C.FACE_COLOUR[starter]
-    n_players = rules.num_players
-    dealer = s.dealer.astype(np.int64)
-    rank = C.FACE_RANK[starter]
-    wild = starter == C.WILD
-    if rules.starter_wild_colour == "random":
-        streams = s.hand_no.astype(np.uint64) * np.uint64(STREAM_STRIDE) + np.uint64(
-            TURN_STREAM_OFFSET - 1
-        )
-        s.colour[wild] = keyed_randint(s.key, streams, C.NUM_COLOURS)[wild]
-    else:
-        s.phase[wild] = CHOOSE_COLOUR
-    reverse = rank == C.REVERSE
-    s.direction[reverse] = -1
-    s.current[reverse] = s.dealer[reverse]
-    skipped = rank == C.SKIP
-    if rules.starter_draw_two_skips:
-        skipped |= rank == C.DRAW_TWO
-    s.current[skipped] = (dealer[skipped] + 2) % n_players
-    draw_two = np.flatnonzero(rank == C.DRAW_TWO)
-    if draw_two.size:
-        victims = (dealer[draw_two] + 1) % n_players
-        draw_cards(rules, s, draw_two, victims, np.full(draw_two.size, 2, dtype=np.int64))
+        n = C.DECK_SIZE - pos
+        reshuffle_order(s, w, g, n)
+        for i in range(n):
+            w.cards[i] = s.deck[g, pos + i]
+        for i in range(n):
+            s.deck[g, pos + i] = w.cards[w.order[i]]
+    s.draw_pos[g] += 1
+    s.discard[g, 0] = starter
+    s.discard_len[g] = 1
+    s.top[g] = starter
+    s.colour[g] = C.FACE_COLOUR[starter]
+    dealer = int(s.dealer[g])
+    rank = int(C.FACE_RANK[starter])
+    if starter == C.WILD:
+        if r.starter_wild_colour_random:
+            stream = np.uint64(s.hand_no[g]) * _STRIDE + _STARTER_STREAM
+            s.colour[g] = game_word(s.key[g], stream, np.uint64(0)) % np.uint64(C.NUM_COLOURS)
+        else:
+            s.phase[g] = CHOOSE_COLOUR
+    if rank == C.REVERSE:
+        s.direction[g] = -1
+        s.current[g] = dealer
+    if rank == C.SKIP or (r.starter_draw_two_skips and rank == C.DRAW_TWO):
+        s.current[g] = (dealer + 2) % n_players
+    if rank == C.DRAW_TWO:
+        draw_cards(r, s, w, g, (dealer + 1) % n_players, 2)
 
 
 def next_hand(rules: Rules, state: UnoState) -> UnoState:

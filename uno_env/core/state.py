@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.cards import DECK_SIZE, NUM_FACES
 from uno_env.rules import Rules
 
 __all__ = [
@@ -68,12 +70,17 @@ class IllegalActionError(ValueError):
     """
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class UnoState:
     """The state of B games. See ``docs/engine.md`` for every field.
 
     States are values: :func:`uno_env.core.step` returns a new one. Treat the arrays as
-    read-only (the legal-action mask is cached on the state).
+    read-only (the legal-action mask is cached on the state). The fields cannot be
+    reassigned, and a state built by hand is checked: every array must have its dtype
+    and shape, be C-contiguous and writeable, because the compiled rules rely on it.
+
+    Raises:
+        ValueError: naming the first array that does not fit.
     """
 
     key: npt.NDArray[np.uint64]
@@ -113,6 +120,32 @@ class UnoState:
         default=None, init=False, repr=False, compare=False
     )
 
+    def __post_init__(self) -> None:
+        n_games, n_players = self.key.shape[0] if self.key.ndim else -1, None
+        for name in ARRAY_FIELDS:
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray):
+                raise ValueError(f"UnoState.{name} must be a numpy array, got {type(arr)}")
+            if n_players is None and name == "hands" and arr.ndim == 3:
+                n_players = arr.shape[1]
+            tail = tuple(n_players or -1 if d == "N" else d for d in _TRAILING.get(name, ()))
+            expected = (n_games, *tail)
+            if arr.dtype != _DTYPES[name] or arr.shape != expected:
+                raise ValueError(
+                    f"UnoState.{name} must be {np.dtype(_DTYPES[name]).name} of shape "
+                    f"{expected} (B={n_games}, N={n_players}), got {arr.dtype.name} {arr.shape}"
+                )
+            if not (arr.flags.c_contiguous and arr.flags.writeable):
+                raise ValueError(f"UnoState.{name} must be a C-contiguous, writeable array")
+
+    @classmethod
+    def _trusted(cls, arrays: dict[str, np.ndarray]) -> UnoState:
+        """Build a state from arrays known to fit (copies of a state's), skipping the checks."""
+        state = object.__new__(cls)
+        state.__dict__.update(arrays)
+        state.__dict__["_mask_cache"] = None
+        return state
+
     @property
     def batch_size(self) -> int:
         """Number of games B."""
@@ -134,15 +167,43 @@ class UnoState:
 
     def copy(self) -> UnoState:
         """Return a deep copy of the arrays."""
-        return UnoState(**{name: getattr(self, name).copy() for name in ARRAY_FIELDS})
+        fields = self.__dict__
+        return UnoState._trusted({name: fields[name].copy() for name in ARRAY_FIELDS})
 
     def select(self, games: IntArray | BoolArray) -> UnoState:
         """Return the sub-batch of the given game indices (or boolean mask), as copies."""
-        # Fancy indexing already copies.
-        return UnoState(**{name: getattr(self, name)[games] for name in ARRAY_FIELDS})
+        index = np.asarray(games)
+        if index.dtype != np.bool_:
+            index = np.atleast_1d(index).astype(np.intp)
+        # Fancy indexing already copies (and gives C-contiguous arrays).
+        fields = self.__dict__
+        return UnoState._trusted({name: fields[name][index] for name in ARRAY_FIELDS})
+
+    def with_fields(self, **arrays: np.ndarray) -> UnoState:
+        """Return a state with some arrays replaced (checked like a new state)."""
+        return UnoState(**{**self.array_fields(), **arrays})
 
 
 ARRAY_FIELDS: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(UnoState) if not f.name.startswith("_")
 )
 """Names of the state's arrays, in declaration order (looked up once, used on every step)."""
+
+_DTYPES: dict[str, np.dtype] = {
+    f.name: np.dtype(getattr(np, re.fullmatch(r"npt\.NDArray\[np\.(\w+)\]", str(f.type)).group(1)))  # type: ignore[union-attr]
+    for f in dataclasses.fields(UnoState)
+    if f.name in ARRAY_FIELDS
+}
+"""Each array's dtype, read from the annotations above (one source)."""
+
+_TRAILING: dict[str, tuple[int | str, ...]] = {
+    "deck": (DECK_SIZE,),
+    "discard": (DECK_SIZE,),
+    "hands": ("N", NUM_FACES),
+    "hand_size": ("N",),
+    "seat_draws": ("N",),
+    "finish_rank": ("N",),
+    "hand_points": ("N",),
+    "scores": ("N",),
+}
+"""The dimensions after the batch axis of the per-seat and per-card arrays (N: seats)."""

@@ -6,10 +6,19 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core import effects
+from uno_env.core import effects as E
 from uno_env.core.mask import legal_action_mask
-from uno_env.core.scoring import finish_hands, winner_takes_points
-from uno_env.core.seats import seats_ahead
+from uno_env.core.params import (
+    RuleParams,
+    Scratch,
+    StateArrays,
+    arrays_of,
+    rule_params,
+    scratch,
+)
+from uno_env.core.piles import draw_cards
+from uno_env.core.scoring import finish_hand, winner_takes_points
+from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
     OVER,
     PHASE_NAMES,
@@ -19,18 +28,24 @@ from uno_env.core.state import (
     IntArray,
     UnoState,
 )
+from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rules import Rules
 
 __all__ = ["step"]
 
 
-def step(rules: Rules, state: UnoState, actions: npt.ArrayLike) -> UnoState:
+def step(
+    rules: Rules, state: UnoState, actions: npt.ArrayLike, *, in_place: bool = False
+) -> UnoState:
     """Apply one action per game and return the new state.
 
     Args:
         rules: The rules of the batch.
-        state: The current state (not modified).
+        state: The current state (not modified, unless ``in_place``).
         actions: Action ids, shape (B,). Games that are over ignore theirs.
+        in_place: Update ``state`` itself and return it, saving the copy. For owners of a
+            state that nobody else holds (an env's private game); the actions are still
+            validated first, so an illegal one leaves the state untouched.
 
     Returns:
         The state after the actions.
@@ -40,8 +55,9 @@ def step(rules: Rules, state: UnoState, actions: npt.ArrayLike) -> UnoState:
             names the game, the action and the legal actions; ``state`` is untouched.
     """
     acts = _validated_actions(rules, state, actions)
-    new = state.copy()
-    _apply(rules, new, acts)
+    new = state if in_place else state.copy()
+    _APPLY(rule_params(rules), arrays_of(new), scratch(), acts)
+    object.__setattr__(new, "_mask_cache", None)
     return new
 
 
@@ -53,130 +69,150 @@ def _validated_actions(rules: Rules, state: UnoState, actions: npt.ArrayLike) ->
         raise IllegalActionError(
             f"expected one action per game, shape ({state.batch_size},), got {acts.shape}"
         )
-    if not np.issubdtype(acts.dtype, np.integer):
-        if np.issubdtype(acts.dtype, np.floating) and np.all(acts == np.round(acts)):
+    if acts.dtype != np.int64:
+        if np.issubdtype(acts.dtype, np.integer) or (
+            np.issubdtype(acts.dtype, np.floating) and np.all(acts == np.round(acts))
+        ):
             acts = acts.astype(np.int64)
         else:
             raise IllegalActionError(f"actions must be integers, got dtype {acts.dtype}")
-    acts = acts.astype(np.int64)
-    live = state.live
-    out_of_range = live & ((acts < 0) | (acts >= C.NUM_ACTIONS))
-    if out_of_range.any():
-        g = int(np.flatnonzero(out_of_range)[0])
-        raise IllegalActionError(
-            f"game {g}: action {int(acts[g])} is out of range 0..{C.NUM_ACTIONS - 1}; "
-            f"legal actions: {_legal_names(rules, state, g)}"
-        )
+    acts = np.ascontiguousarray(acts)
     mask = legal_action_mask(rules, state)
-    games = np.arange(state.batch_size)
-    illegal = live & ~mask[games, np.where(live, acts, 0)]
-    if illegal.any():
-        g = int(np.flatnonzero(illegal)[0])
+    bad = _first_illegal(state.phase, mask, acts)
+    if bad >= 0:
+        act = int(acts[bad])
+        legal = C.action_names(np.flatnonzero(mask[bad]))
+        if not 0 <= act < C.NUM_ACTIONS:
+            raise IllegalActionError(
+                f"game {bad}: action {act} is out of range 0..{C.NUM_ACTIONS - 1}; "
+                f"legal actions: {legal}"
+            )
         raise IllegalActionError(
-            f"game {g} (seat {int(state.current[g])}, phase {PHASE_NAMES[state.phase[g]]}): "
-            f"action {int(acts[g])} {C.action_name(int(acts[g]))!r} is not legal; "
-            f"legal actions: {_legal_names(rules, state, g)}"
+            f"game {bad} (seat {int(state.current[bad])}, phase "
+            f"{PHASE_NAMES[state.phase[bad]]}): action {act} {C.action_name(act)!r} is not "
+            f"legal; legal actions: {legal}"
         )
-    return np.where(live, acts, -1)
+    return acts
 
 
-def _legal_names(rules: Rules, state: UnoState, game: int) -> list[str]:
-    return C.action_names(np.flatnonzero(legal_action_mask(rules, state)[game]))
+@jit
+def _first_illegal(phase: np.ndarray, mask: np.ndarray, acts: np.ndarray) -> int:
+    """The first live game whose action is out of range or illegal (-1: none)."""
+    for g in range(acts.shape[0]):
+        if phase[g] != OVER:
+            act = acts[g]
+            if act < 0 or act >= C.NUM_ACTIONS or not mask[g, act]:
+                return g
+    return -1
 
 
-def _apply(rules: Rules, s: UnoState, acts: IntArray) -> None:
-    """Apply validated actions in place (-1 marks games that are over).
+@jit
+def _apply(r: RuleParams, s: StateArrays, w: Scratch, acts: np.ndarray) -> None:
+    """Apply validated actions in place; games that are over ignore theirs."""
+    for g in range(acts.shape[0]):
+        if s.phase[g] != OVER:
+            _apply_one(r, s, w, g, int(acts[g]))
 
-    Each game takes exactly one action, so each game draws at most once per decision: the
-    actions record in a plan who must draw how many cards, one batched draw follows, then
+
+_APPLY = Kernel(_apply)
+
+
+@jit_inline
+def _apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> None:
+    """One game's decision (docs/engine.md, "A step").
+
+    The action records in the plan who must draw how many cards; the draw follows, then
     the outcomes that depend on the drawn cards (a voluntary draw, RLCard's automatic play)
-    and finally the end of hands and the passing of turns.
+    and finally the end of the hand or the passing of the turn.
     """
-    live = acts >= 0
-    phase = s.phase.copy()
-    current = s.current.astype(np.int64)
-    plan = effects.Plan.empty(s.batch_size)
+    plan = w.plan
+    E.clear_plan(plan)
+    phase = s.phase[g]
+    current = int(s.current[g])
 
-    catch = np.flatnonzero(acts == C.CATCH)
-    if catch.size:
-        plan.draw(catch, s.uno_exposed[catch].astype(np.int64), rules.uno_penalty)
-        s.uno_exposed[catch] = -1
-    s.declared[acts == C.UNO] = True
-    # Any other action means the next seat has begun its decision: the exposure ends.
-    s.uno_exposed[live & (acts != C.CATCH) & (acts != C.UNO)] = -1
+    if act == C.CATCH:
+        E.plan_draw(plan, int(s.uno_exposed[g]), r.uno_penalty)
+        s.uno_exposed[g] = -1
+    elif act == C.UNO:
+        s.declared[g] = True
+    else:
+        s.uno_exposed[g] = -1  # the next seat has begun its decision: the exposure ends
 
-    name = (acts >= C.NAME_COLOUR) & (acts < C.NAME_COLOUR + 4)
-    if name.any():
-        s.colour[name] = acts[name] - C.NAME_COLOUR
-        s.phase[name] = PLAY
-    plan.ahead[acts == C.KEEP] = 1
-    accept = np.flatnonzero(acts == C.ACCEPT)
-    plan.draw(accept, current[accept], s.pending[accept].astype(np.int64))
-    plan.ahead[accept] = 1
-    challenge = np.flatnonzero(acts == C.CHALLENGE)
-    if challenge.size:
-        effects.resolve_challenge(rules, s, plan, challenge)
-    take_penalty = np.flatnonzero((acts == C.DRAW) & (phase == STACK))
-    plan.draw(take_penalty, current[take_penalty], s.pending[take_penalty].astype(np.int64))
-    plan.ahead[take_penalty] = 1
-    voluntary = np.flatnonzero((acts == C.DRAW) & (phase == PLAY))
-    plan.draw(voluntary, current[voluntary], 1)
-    passing = np.flatnonzero(acts == C.PASS)
-    if passing.size:
-        effects.pass_window(rules, s, plan, passing)
-    swap = np.flatnonzero(acts >= C.SWAP)
-    if swap.size:
-        effects.swap_hands(rules, s, plan, swap, acts[swap] - C.SWAP + 1)
-    play = np.flatnonzero((acts >= 0) & (acts < C.NUM_PLAY_ACTIONS))
-    if play.size:
-        stacking = phase[play] == STACK
-        plain = np.zeros(play.size, dtype=bool)
-        effects.play(rules, s, plan, play, current[play], acts[play], stacking, plain)
+    voluntary = False
+    if C.NAME_COLOUR <= act < C.NAME_COLOUR + 4:
+        s.colour[g] = act - C.NAME_COLOUR
+        s.phase[g] = PLAY
+    elif act == C.KEEP:
+        plan[E.AHEAD] = 1
+    elif act == C.ACCEPT or (act == C.DRAW and phase == STACK):
+        E.plan_draw(plan, current, int(s.pending[g]))
+        plan[E.AHEAD] = 1
+    elif act == C.CHALLENGE:
+        E.resolve_challenge(r, s, plan, g)
+    elif act == C.DRAW:
+        E.plan_draw(plan, current, 1)
+        voluntary = True
+    elif act == C.PASS:
+        E.pass_window(r, s, w, plan, g)
+    elif act >= C.SWAP:
+        E.swap_hands(r, s, plan, g, act - C.SWAP + 1)
+    elif act < C.NUM_PLAY_ACTIONS:
+        E.play(r, s, w, plan, g, current, act, phase == STACK, False)
 
-    drawn = plan.execute_draws(rules, s)
-    if voluntary.size:
-        effects.after_voluntary_draw(rules, s, plan, voluntary, drawn[voluntary])
-        if rules.after_draw == "rlcard":
-            plan.execute_draws(rules, s)  # penalties of RLCard's automatic plays
+    drawn = _execute_draw(r, s, w, g)
+    if voluntary:
+        E.after_voluntary_draw(r, s, w, plan, g, drawn)
+        _execute_draw(r, s, w, g)  # the penalty of RLCard's automatic play, if any
 
-    first_out = np.flatnonzero(plan.first_out)
-    if first_out.size:
+    if plan[E.FIRST_OUT]:
         # play_to_last: the first seat out scores what is left at that moment.
-        s.hand_points[first_out] = winner_takes_points(rules, s, first_out)
-    ended = np.flatnonzero(plan.ended)
-    if ended.size:
-        finish_hands(rules, s, ended)
-    plan.ahead[ended] = -1
-    moving = np.flatnonzero(plan.ahead >= 0)
-    if moving.size:
-        _end_turn(rules, s, moving, plan.ahead[moving])
+        winner_takes_points(r, s, g)
+    if plan[E.ENDED]:
+        finish_hand(r, s, g)
+    elif plan[E.AHEAD] >= 0:
+        _end_turn(r, s, g, int(plan[E.AHEAD]))
 
-    s.turn[live] += 1
-    truncate = live & (s.phase != OVER) & (s.turn >= rules.max_turns)
-    if truncate.any():
-        s.truncated[truncate] = True
-        s.phase[truncate] = OVER
-        # Nobody acts in a finished hand: clear the decision it stopped in.
-        s.uno_exposed[truncate] = -1
-        s.drawn[truncate] = -1
-        s.pending[truncate] = 0
-        s.penalty_kind[truncate] = 0
-        s.wd4_seat[truncate] = -1
-        s.declared[truncate] = False
-        s.effect_face[truncate] = -1
-        s.effect_seat[truncate] = -1
-    s._mask_cache = None
+    s.turn[g] += 1
+    if s.phase[g] != OVER and s.turn[g] >= r.max_turns:
+        _truncate(s, g)
 
 
-def _end_turn(rules: Rules, s: UnoState, games: IntArray, seats_on: IntArray) -> None:
+@jit_inline
+def _execute_draw(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> int:
+    """Draw the cards the plan records; return the last face drawn (-1: none)."""
+    plan = w.plan
+    if plan[E.DRAW_COUNT] <= 0:
+        return -1
+    drawn = draw_cards(r, s, w, g, int(plan[E.DRAW_SEAT]), int(plan[E.DRAW_COUNT]))
+    plan[E.DRAW_SEAT] = -1
+    plan[E.DRAW_COUNT] = 0
+    return drawn
+
+
+@jit_inline
+def _end_turn(r: RuleParams, s: StateArrays, g: int, seats_on: int) -> None:
     """Pass the turn ``seats_on`` active seats in the direction of play; a new turn starts."""
-    base = s.current[games].astype(np.int64)
-    s.current[games] = seats_ahead(rules, s, games, base, seats_on)
-    s.phase[games] = PLAY
-    s.declared[games] = False
-    s.drawn[games] = -1
-    s.pending[games] = 0
-    s.penalty_kind[games] = 0
-    s.wd4_seat[games] = -1
-    s.effect_face[games] = -1
-    s.effect_seat[games] = -1
+    s.current[g] = seat_ahead(r, s, g, int(s.current[g]), seats_on)
+    s.phase[g] = PLAY
+    s.declared[g] = False
+    s.drawn[g] = -1
+    s.pending[g] = 0
+    s.penalty_kind[g] = 0
+    s.wd4_seat[g] = -1
+    s.effect_face[g] = -1
+    s.effect_seat[g] = -1
+
+
+@jit_inline
+def _truncate(s: StateArrays, g: int) -> None:
+    """Stop a hand at ``max_turns``. Nobody acts in it: clear the decision it stopped in."""
+    s.truncated[g] = True
+    s.phase[g] = OVER
+    s.uno_exposed[g] = -1
+    s.drawn[g] = -1
+    s.pending[g] = 0
+    s.penalty_kind[g] = 0
+    s.wd4_seat[g] = -1
+    s.declared[g] = False
+    s.effect_face[g] = -1
+    s.effect_seat[g] = -1

@@ -226,7 +226,10 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
 
     @property
     def game_state(self) -> UnoState:
-        """The core state of the hand (B = 1, absolute seats, full information)."""
+        """The core state of the hand (B = 1, absolute seats, full information).
+
+        It is the env's live state, stepped in place: ``copy()`` it to keep a snapshot.
+        """
         if self._game is None:
             raise RuntimeError("call reset() before using the env")
         return self._game
@@ -290,7 +293,9 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             return
         game = self.game_state
         try:
-            new = core.step(self.rules, game, np.array([action]))
+            # The hand's state is the env's own: step it in place (a copy per turn would cost
+            # more than the step). Illegal actions are refused before anything changes.
+            new = core.step(self.rules, game, np.array([action]), in_place=True)
         except IllegalActionError as err:
             legal = C.action_names(np.flatnonzero(core.legal_action_mask(self.rules, game)[0]))
             raise IllegalActionError(
