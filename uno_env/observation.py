@@ -124,11 +124,15 @@ def encode(
         seat = state.current.astype(np.int64)
     else:
         seat = np.ascontiguousarray(seats, dtype=np.int64)
-        if seat.shape != (n_games,) or ((seat < 0) | (seat >= n_players)).any():
-            raise ValueError(f"seats must be (B,) = ({n_games},) seats in 0..{n_players - 1}")
+        if seat.shape != (n_games,):
+            raise ValueError(f"seats must have shape (B,) = ({n_games},), got {seat.shape}")
     obs = np.zeros((n_games, OBS_DIM), dtype=np.float32)
     mask = legal_action_mask(rules, state)
-    _ENCODE(arrays_of(state), rules.num_players, rules.target_score, seat, mask, obs)
+    bad = _ENCODE(arrays_of(state), n_players, rules.target_score, seat, mask, obs)
+    if bad >= 0:
+        raise ValueError(
+            f"seats must be in 0..{n_players - 1}, got {int(seat[bad])} for game {bad}"
+        )
     return obs
 
 
@@ -158,8 +162,14 @@ def _encode(
     seats: np.ndarray,
     mask: np.ndarray,
     obs: np.ndarray,
-) -> None:
-    """Fill the zeroed rows of ``obs``: game g seen from ``seats[g]``."""
+) -> int:
+    """Fill the zeroed rows of ``obs``: game g seen from ``seats[g]``.
+
+    Returns the first game whose seat is out of range (its row left zero), else -1.
+    """
+    for g in range(obs.shape[0]):
+        if not 0 <= seats[g] < n_players:
+            return g
     for g in range(obs.shape[0]):
         o = obs[g]
         seat = seats[g]
@@ -189,6 +199,7 @@ def _encode(
         if s.uno_exposed[g] >= 0:
             o[_EXPOSED + (s.uno_exposed[g] - seat) % n_players] = 1.0
         o[_PLAYERS + n_players - 1] = 1.0
+    return -1
 
 
 _ENCODE = Kernel(_encode)

@@ -78,7 +78,7 @@ def _validated_actions(rules: Rules, state: UnoState, actions: npt.ArrayLike) ->
             raise IllegalActionError(f"actions must be integers, got dtype {acts.dtype}")
     acts = np.ascontiguousarray(acts)
     mask = legal_action_mask(rules, state)
-    bad = _first_illegal(state.phase, mask, acts)
+    bad = _FIRST_ILLEGAL(state.phase, mask, acts)
     if bad >= 0:
         act = int(acts[bad])
         legal = C.action_names(np.flatnonzero(mask[bad]))
@@ -104,6 +104,9 @@ def _first_illegal(phase: np.ndarray, mask: np.ndarray, acts: np.ndarray) -> int
             if act < 0 or act >= C.NUM_ACTIONS or not mask[g, act]:
                 return g
     return -1
+
+
+_FIRST_ILLEGAL = Kernel(_first_illegal)
 
 
 @jit

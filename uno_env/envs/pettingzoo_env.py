@@ -137,8 +137,26 @@ def env(
     wrapped: AECEnv[str, ObsDict, int] = raw_env(rules, **kwargs)
     if illegal_action == "terminate":
         wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    # No AssertOutOfBoundsWrapper: the engine already refuses an out-of-range action with an
+    # IllegalActionError that names it and the legal ones (a bare assert would not).
+    return _OrderEnforcing(wrapped)
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
+    """PettingZoo's OrderEnforcingWrapper, with ``last`` answered by the wrapped env at once.
+
+    The inherited ``last`` reads five attributes through the wrapper's ``__getattr__``
+    chain, which costs more than a turn of the game; the wrapped env's own ``last`` returns
+    the same tuple.
+    """
+
+    def last(
+        self, observe: bool = True
+    ) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
+        """Observation, cumulative reward, terminated, truncated and info of the agent to act."""
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.last(observe)
 
 
 class raw_env(AECEnv[str, ObsDict, int], EzPickle):
