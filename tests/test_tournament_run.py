@@ -350,3 +350,42 @@ def test_bench_smoke() -> None:
         assert result["games_per_s"] > 0 and result["games_per_cpu_s"] > 0
     rlcard = rlcard_cpu_games_per_second(seconds=0.2)
     assert rlcard["games"] >= 20 and rlcard["games_per_cpu_s"] > 0
+
+
+def test_log_lines_are_the_json_of_their_records() -> None:
+    """The hand-written games.jsonl lines equal json.dumps of the record, odd names included."""
+    import numpy as np
+
+    from tournament import runner
+    from tournament.play import TableResults
+    from tournament.results import END_KINDS
+
+    units = [(0, 1, 0), (3, 0, 1)]
+    res = TableResults(
+        ranks=np.array([[0, 1], [1, 0]]),
+        points=np.array([[20, 0], [0, 35]]),
+        cards_left=np.array([[0, 3], [2, 0]]),
+        turns=np.array([40, 51]),
+        end=np.array([0, 2]),
+        forfeit_seat=np.array([-1, 1]),
+        reasons={1: 'raised "ValueError"\nx é'},
+    )
+    keys = [2**63 + 5, 7]
+    seats = [['a"b', "c"], ["c", 'a"b']]
+    lines = runner._json_lines(units, keys, seats, res).splitlines()
+    for i, (deal, seating, variant) in enumerate(units):
+        record = {
+            "deal": deal,
+            "seating": seating,
+            "variant": variant,
+            "key": keys[i],
+            "seats": seats[i],
+            "ranks": res.ranks[i].tolist(),
+            "points": res.points[i].tolist(),
+            "cards_left": res.cards_left[i].tolist(),
+            "turns": int(res.turns[i]),
+            "end": END_KINDS[res.end[i]],
+            "forfeit_seat": None if res.forfeit_seat[i] < 0 else int(res.forfeit_seat[i]),
+            "reason": res.reasons.get(i, ""),
+        }
+        assert lines[i] == json.dumps(record, separators=(",", ":"))

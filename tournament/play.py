@@ -208,7 +208,7 @@ def play_tables(
             seats_of, actions = seats_of[idx], actions[idx]
             if state.batch_size == 0:
                 break
-        state = core.step(rules, state, actions)
+        state = core.step(rules, state, actions, in_place=True)  # the loop owns its state
         now_live = state.live
         _record(rules, state, np.flatnonzero(live & ~now_live), ids, out)
         live = now_live
