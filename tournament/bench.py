@@ -154,7 +154,12 @@ def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Run the benchmark, print the figures and optionally write them as JSON."""
     parser = argparse.ArgumentParser(description="tournament games/s against RLCard")
-    parser.add_argument("--games", type=int, default=60_000, help="games per random figure")
+    parser.add_argument(
+        "--games",
+        type=int,
+        default=200_000,
+        help="games per random figure (amortises worker start-up)",
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--chunk", type=int, default=16384, help="games_per_chunk")
     parser.add_argument("--seconds", type=float, default=6.0, help="RLCard's timed budget")
