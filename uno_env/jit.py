@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,15 +59,26 @@ def _cache_dir() -> str:
     root = os.environ.get("UNO_LAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uno-lab", "numba"
     )
-    here = os.path.join(root, _source_digest())
-    with contextlib.suppress(OSError):
-        os.makedirs(here, exist_ok=True)
-        os.utime(here)
+    digest = _source_digest()
+    for base in (root, os.path.join(tempfile.gettempdir(), f"uno-lab-numba-{os.getuid()}")):
+        here = os.path.join(base, digest)
+        try:
+            os.makedirs(here, exist_ok=True)
+            os.utime(here)
+            with tempfile.NamedTemporaryFile(dir=here):  # numba must be able to write here
+                pass
+        except OSError:
+            continue  # a read-only home: fall back to the temporary directory
         # Keep the few most recently used caches (one per version of the sources).
-        others = sorted(Path(root).iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
-        for stale in others[_CACHES_KEPT:]:
-            shutil.rmtree(stale, ignore_errors=True)
-    return here
+        with contextlib.suppress(OSError):
+            others = sorted(Path(base).iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+            for stale in others[_CACHES_KEPT:]:
+                shutil.rmtree(stale, ignore_errors=True)
+        return here
+    raise RuntimeError(
+        f"no writable directory for the compiled rules: tried {root} and the temporary "
+        "directory; set UNO_LAB_CACHE_DIR to a writable path"
+    )
 
 
 CACHE_DIR = _cache_dir()

@@ -1,0 +1,73 @@
+"""The compiled core's contract: checked states, in-place steps, a cache keyed by the sources."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from uno_env import core, jit
+from uno_env.core import IllegalActionError
+from uno_env.rules import Rules
+from uno_env.sampling import uniform_legal_actions
+
+
+def test_a_state_built_by_hand_is_checked() -> None:
+    state = core.init(Rules(), 3, seed=0)
+    with pytest.raises(ValueError, match=r"UnoState.hands must be int8 of shape \(3, 4, 54\)"):
+        state.with_fields(hands=state.hands.astype(np.int16))
+    with pytest.raises(ValueError, match=r"UnoState\.deck must be int8 of shape"):
+        state.with_fields(deck=state.deck[:, :100])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        state.with_fields(scores=np.zeros((4, 3), np.int32).T)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        state.hands = state.hands.copy()  # type: ignore[misc]
+    assert state.with_fields(turn=state.turn.copy()).batch_size == 3
+
+
+def test_in_place_steps_match_copying_steps() -> None:
+    rules = Rules(num_players=3)
+    rng = np.random.default_rng(1)
+    pure = core.init(rules, 16, seed=1)
+    owned = pure.copy()
+    for _ in range(150):
+        actions = uniform_legal_actions(core.legal_action_mask(rules, pure), rng)
+        before = pure.copy()
+        pure = core.step(rules, pure, actions)
+        assert core.step(rules, owned, actions, in_place=True) is owned
+        for name, arr in owned.array_fields().items():
+            np.testing.assert_array_equal(arr, getattr(pure, name), err_msg=name)
+        for name, arr in before.array_fields().items():  # the copying step left its input
+            assert arr is not getattr(pure, name)
+    np.testing.assert_array_equal(
+        core.legal_action_mask(rules, owned), core.legal_action_mask(rules, pure)
+    )
+
+
+def test_an_illegal_in_place_step_changes_nothing() -> None:
+    rules = Rules(num_players=2)
+    state = core.init(rules, 4, seed=3)
+    snapshot = state.copy()
+    mask = core.legal_action_mask(rules, state)
+    actions = uniform_legal_actions(mask, np.random.default_rng(0))
+    actions[2] = int(np.flatnonzero(~mask[2])[0])
+    with pytest.raises(IllegalActionError, match="game 2"):
+        core.step(rules, state, actions, in_place=True)
+    for name, arr in snapshot.array_fields().items():
+        np.testing.assert_array_equal(getattr(state, name), arr, err_msg=name)
+
+
+def test_the_cache_is_keyed_by_every_compiled_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Path(jit.CACHE_DIR).name == jit._source_digest()
+    copy = tmp_path / "uno_env"
+    shutil.copytree(jit._PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(jit, "_PACKAGE", copy)
+    assert jit._source_digest() == Path(jit.CACHE_DIR).name
+    effects = copy / "core" / "effects.py"
+    effects.write_text(effects.read_text() + "\n# an edit\n")
+    assert jit._source_digest() != Path(jit.CACHE_DIR).name
