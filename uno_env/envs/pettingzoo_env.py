@@ -102,13 +102,16 @@ from uno_env.envs import (
     resolve_reward,
 )
 from uno_env.envs.render import render_table
-from uno_env.observation import encode
+from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
 
 __all__ = ["env", "raw_env"]
 
 ObsDict = dict[str, npt.NDArray[Any]]
 _RENDER_MODES = ("ansi", "human")
+
+
+_LEGAL = OBS_LAYOUT["legal_actions"]
 
 
 def env(
@@ -292,11 +295,8 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         game = self.game_state
         seat = self._seat[agent]
         obs = encode(self.rules, game, np.array([seat]))[0]
-        if seat == game.current[0] and game.phase[0] != core.OVER:
-            mask = core.legal_action_mask(self.rules, game)[0].astype(np.int8)
-        else:
-            mask = np.zeros(C.NUM_ACTIONS, dtype=np.int8)
-        return {"observation": obs, "action_mask": mask}
+        # The encoding's legal_actions field is the mask of the seat to act, zeros for others.
+        return {"observation": obs, "action_mask": obs[_LEGAL].astype(np.int8)}
 
     def step(self, action: int | np.integer | None) -> None:
         """Apply the selected agent's action (``None`` for an agent that is done).
