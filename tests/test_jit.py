@@ -71,3 +71,52 @@ def test_the_cache_is_keyed_by_every_compiled_source(
     effects = copy / "core" / "effects.py"
     effects.write_text(effects.read_text() + "\n# an edit\n")
     assert jit._source_digest() != Path(jit.CACHE_DIR).name
+
+
+_PLAY_ALL_PRESETS = """
+import hashlib
+import numpy as np
+from uno_env import core
+from uno_env.observation import encode
+from uno_env.rules import PRESETS
+from uno_env.sampling import uniform_legal_actions
+
+digest = hashlib.sha256()
+for name, rules in sorted(PRESETS.items()):
+    for n in (4,) if rules.teams else (2, 3, 5):
+        r = rules if rules.teams else rules.replace(num_players=n)
+        state = core.init(r, 6, seed=n)
+        rng = np.random.default_rng(n)
+        for _ in range(150):
+            digest.update(encode(r, state).tobytes())
+            mask = core.legal_action_mask(r, state)
+            state = core.step(r, state, uniform_legal_actions(mask, rng))
+        for arr in state.array_fields().values():
+            digest.update(arr.tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_plain_python_mode_plays_the_same_games() -> None:
+    """NUMBA_DISABLE_JIT=1 (for pdb and coverage) runs the very same rules, bit for bit.
+
+    Run as plain Python, numpy's int8 arithmetic would wrap where compiled int64 does not,
+    so the rule functions cast state scalars before index arithmetic; this keeps them honest.
+    """
+    import os
+    import subprocess
+    import sys
+
+    def run(disable: str) -> str:
+        env = {**os.environ, "NUMBA_DISABLE_JIT": disable}
+        done = subprocess.run(
+            [sys.executable, "-c", _PLAY_ALL_PRESETS],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert run("1") == run("0")

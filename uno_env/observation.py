@@ -165,6 +165,9 @@ def _encode(
 ) -> int:
     """Fill the zeroed rows of ``obs``: game g seen from ``seats[g]``.
 
+    State scalars are cast to int before any index arithmetic: compiled, int8 + int is
+    int64, but run as plain Python (NUMBA_DISABLE_JIT) it is int8 and would wrap.
+
     Returns the first game whose seat is out of range (its row left zero), else -1.
     """
     for g in range(obs.shape[0]):
@@ -176,12 +179,12 @@ def _encode(
         acting = seat == s.current[g]
         for face in range(C.NUM_FACES):
             o[_HAND + face] = s.hands[g, seat, face]
-        o[_TOP + s.top[g]] = 1.0
-        o[_COLOUR + s.colour[g]] = 1.0
+        o[_TOP + int(s.top[g])] = 1.0
+        o[_COLOUR + int(s.colour[g])] = 1.0
         o[_DIRECTION] = s.direction[g]
-        o[_PHASE + s.phase[g]] = 1.0
+        o[_PHASE + int(s.phase[g])] = 1.0
         if acting and s.drawn[g] >= 0:
-            o[_DRAWN + s.drawn[g]] = 1.0
+            o[_DRAWN + int(s.drawn[g])] = 1.0
         if acting:
             o[_PENDING] = s.pending[g]
             o[_DECLARED] = s.declared[g]
@@ -194,7 +197,7 @@ def _encode(
             o[_SCORES + k] = s.scores[g, other] / target_score
         # The discard pile is public: count its faces.
         for i in range(s.discard_len[g]):
-            o[_DISCARDS + s.discard[g, i]] += 1.0
+            o[_DISCARDS + int(s.discard[g, i])] += 1.0
         o[_PILE] = (C.DECK_SIZE - s.draw_pos[g]) / C.DECK_SIZE
         if s.uno_exposed[g] >= 0:
             o[_EXPOSED + (s.uno_exposed[g] - seat) % n_players] = 1.0

@@ -41,12 +41,12 @@ def _pick(mask: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
         legal = mask[row]
         count = 0
         for action in range(legal.shape[0]):
-            count += legal[action]  # uint8 adds: a loop the compiler vectorises
+            count += int(legal[action])
         if count == 0:
             continue
         target = int(uniforms[row] * count)
         for action in range(legal.shape[0]):
-            target -= legal[action]
+            target -= int(legal[action])
             if target < 0:
                 out[row] = action
                 break

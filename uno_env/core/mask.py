@@ -75,7 +75,7 @@ def _wd4_colour_rule(r: RuleParams, s: StateArrays, g: int, seat: int) -> bool:
 @jit_inline
 def _holds_other_play(s: StateArrays, g: int, seat: int) -> bool:
     """Whether ``seat`` holds a playable card other than a Wild Draw Four."""
-    match = FACE_MATCH[int(s.top[g]) * (C.NUM_COLOURS + 1) + s.colour[g]]
+    match = FACE_MATCH[int(s.top[g]) * (C.NUM_COLOURS + 1) + int(s.colour[g])]
     for face in range(C.WILD_DRAW_FOUR):  # noqa: SIM110 (no generators in compiled code)
         if match[face] and s.hands[g, seat, face] > 0:
             return True
@@ -87,7 +87,7 @@ def playable(r: RuleParams, s: StateArrays, g: int, seat: int, face: int) -> boo
     """Whether ``seat`` holds ``face`` and may play it in a normal turn (wild colours aside)."""
     if face < 0 or s.hands[g, seat, face] <= 0:
         return False
-    if not FACE_MATCH[int(s.top[g]) * (C.NUM_COLOURS + 1) + s.colour[g], face]:
+    if not FACE_MATCH[int(s.top[g]) * (C.NUM_COLOURS + 1) + int(s.colour[g]), face]:
         return False
     if face == C.WILD_DRAW_FOUR:
         return _wd4_legal(r, s, g, seat, _holds_other_play(s, g, seat))
@@ -113,7 +113,7 @@ def fill_mask(r: RuleParams, s: StateArrays, g: int, out: np.ndarray) -> None:
     seat = int(s.current[g])
     if phase == PLAY:
         hand = s.hands[g, seat]
-        match = FACE_MATCH[int(s.top[g]) * (C.NUM_COLOURS + 1) + s.colour[g]]
+        match = FACE_MATCH[int(s.top[g]) * (C.NUM_COLOURS + 1) + int(s.colour[g])]
         other_play = False  # a playable card other than a Wild Draw Four
         for face in range(C.NUM_COLOURED_FACES):
             legal = hand[face] > 0 and match[face]
