@@ -54,15 +54,28 @@ def step(
         IllegalActionError: if a live game's action is out of range or illegal. The message
             names the game, the action and the legal actions; ``state`` is untouched.
     """
-    acts = _validated_actions(rules, state, actions)
-    new = state if in_place else state.copy()
-    _APPLY(rule_params(rules), arrays_of(new), scratch(), acts)
+    acts = _as_actions(state, actions)
+    mask = legal_action_mask(rules, state)
+    if in_place:
+        # One compiled call checks every game's action, then applies them all (or none).
+        bad = _CHECK_AND_APPLY(rule_params(rules), arrays_of(state), scratch(), mask, acts)
+        new = state
+    else:
+        bad = _FIRST_ILLEGAL(state.phase, mask, acts)
+        if bad < 0:
+            new = state.copy()
+            _APPLY(rule_params(rules), arrays_of(new), scratch(), acts)
+    if bad >= 0:
+        _raise_illegal(state, mask, acts, bad)
     object.__setattr__(new, "_mask_cache", None)
     return new
 
 
-def _validated_actions(rules: Rules, state: UnoState, actions: npt.ArrayLike) -> IntArray:
+def _as_actions(state: UnoState, actions: npt.ArrayLike) -> IntArray:
+    """The actions as a C-contiguous int64 array of shape (B,), or IllegalActionError."""
     acts = np.asarray(actions)
+    if acts.dtype == np.int64 and acts.shape == (state.batch_size,) and acts.flags.c_contiguous:
+        return acts  # the common case, checked cheaply
     if acts.ndim == 0:
         acts = acts.reshape(1)
     if acts.shape != (state.batch_size,):
@@ -76,23 +89,22 @@ def _validated_actions(rules: Rules, state: UnoState, actions: npt.ArrayLike) ->
             acts = acts.astype(np.int64)
         else:
             raise IllegalActionError(f"actions must be integers, got dtype {acts.dtype}")
-    acts = np.ascontiguousarray(acts)
-    mask = legal_action_mask(rules, state)
-    bad = _FIRST_ILLEGAL(state.phase, mask, acts)
-    if bad >= 0:
-        act = int(acts[bad])
-        legal = C.action_names(np.flatnonzero(mask[bad]))
-        if not 0 <= act < C.NUM_ACTIONS:
-            raise IllegalActionError(
-                f"game {bad}: action {act} is out of range 0..{C.NUM_ACTIONS - 1}; "
-                f"legal actions: {legal}"
-            )
+    return np.ascontiguousarray(acts)
+
+
+def _raise_illegal(state: UnoState, mask: npt.NDArray[np.bool_], acts: IntArray, bad: int) -> None:
+    act = int(acts[bad])
+    legal = C.action_names(np.flatnonzero(mask[bad]))
+    if not 0 <= act < C.NUM_ACTIONS:
         raise IllegalActionError(
-            f"game {bad} (seat {int(state.current[bad])}, phase "
-            f"{PHASE_NAMES[state.phase[bad]]}): action {act} {C.action_name(act)!r} is not "
-            f"legal; legal actions: {legal}"
+            f"game {bad}: action {act} is out of range 0..{C.NUM_ACTIONS - 1}; "
+            f"legal actions: {legal}"
         )
-    return acts
+    raise IllegalActionError(
+        f"game {bad} (seat {int(state.current[bad])}, phase "
+        f"{PHASE_NAMES[state.phase[bad]]}): action {act} {C.action_name(act)!r} is not "
+        f"legal; legal actions: {legal}"
+    )
 
 
 @jit
@@ -107,6 +119,20 @@ def _first_illegal(phase: np.ndarray, mask: np.ndarray, acts: np.ndarray) -> int
 
 
 _FIRST_ILLEGAL = Kernel(_first_illegal)
+
+
+@jit
+def _check_and_apply(
+    r: RuleParams, s: StateArrays, w: Scratch, mask: np.ndarray, acts: np.ndarray
+) -> int:
+    """Apply the actions in place if all are legal; else return the first bad game."""
+    bad = _first_illegal(s.phase, mask, acts)
+    if bad < 0:
+        _apply(r, s, w, acts)
+    return bad
+
+
+_CHECK_AND_APPLY = Kernel(_check_and_apply)
 
 
 @jit
