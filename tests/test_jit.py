@@ -120,3 +120,21 @@ def test_plain_python_mode_plays_the_same_games() -> None:
         return done.stdout.strip()
 
     assert run("1") == run("0")
+
+
+def test_the_core_builds_states_that_pass_the_checks() -> None:
+    """States the core builds skip the checks, so they must pass them: dealt from a stacked
+    (broadcast) deck, reset, selected and stepped."""
+    from uno_env.cards import CANONICAL_DECK
+
+    rules = Rules(num_players=3)
+    state = core.init(rules, 4, keys=np.arange(1, 9, 2, dtype=np.uint64), decks=CANONICAL_DECK)
+    state = core.reset_games(rules, state, np.array([1, 3]), np.array([5, 6], dtype=np.uint64))
+    state = state.select(np.array([True, False, True, True]))
+    state = core.step(
+        rules,
+        state,
+        uniform_legal_actions(core.legal_action_mask(rules, state), np.random.default_rng(0)),
+    )
+    rebuilt = core.UnoState(**state.array_fields())  # runs every check
+    assert rebuilt.batch_size == 3

@@ -179,6 +179,13 @@ class UnoState:
         fields = self.__dict__
         return UnoState._trusted({name: fields[name][index] for name in ARRAY_FIELDS})
 
+    def view(self) -> UnoState:
+        """Return a new state object over the same arrays (without the cached mask).
+
+        For owners that changed the arrays in place (an env writing a sub-batch back).
+        """
+        return UnoState._trusted({name: self.__dict__[name] for name in ARRAY_FIELDS})
+
     def with_fields(self, **arrays: np.ndarray) -> UnoState:
         """Return a state with some arrays replaced (checked like a new state)."""
         return UnoState(**{**self.array_fields(), **arrays})

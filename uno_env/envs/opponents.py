@@ -68,7 +68,7 @@ def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoS
     """
     for name in ARRAY_FIELDS:
         getattr(state, name)[games] = getattr(sub, name)
-    return UnoState(**{name: getattr(state, name) for name in ARRAY_FIELDS})
+    return state.view()
 
 
 class OpponentPool:
