@@ -240,21 +240,31 @@ def next_hand(rules: Rules, state: UnoState) -> UnoState:
 
 
 def reset_games(
-    rules: Rules, state: UnoState, games: IntArray | BoolArray, keys: npt.ArrayLike
+    rules: Rules,
+    state: UnoState,
+    games: IntArray | BoolArray,
+    keys: npt.ArrayLike,
+    *,
+    in_place: bool = False,
 ) -> UnoState:
     """Replace the given games with freshly dealt matches (used by autoreset).
 
     Args:
         rules: The rules of the batch.
-        state: The batch (not modified).
+        state: The batch (not modified, unless ``in_place``).
         games: Indices or a boolean mask of the games to replace.
         keys: One new key per replaced game.
+        in_place: Write the new games into ``state``'s arrays and return a new state
+            object over them (for owners of the state, such as an env), saving the copy.
+
+    Raises:
+        ValueError: if the number of keys does not match the number of games.
     """
     idx = np.arange(state.batch_size)[games]
     key_arr = np.atleast_1d(np.asarray(keys)).astype(np.uint64)
     if key_arr.shape != idx.shape:
         raise ValueError(f"need one key per reset game: {idx.size} games, {key_arr.size} keys")
-    new = state.copy()
+    new = state.view() if in_place else state.copy()
     if idx.size:
         fresh = init(rules, keys=key_arr)
         for name, arr in fresh.array_fields().items():

@@ -333,7 +333,9 @@ class LearnerTables:
 
     def _redeal(self, games: npt.NDArray[np.int64]) -> None:
         self._assign_hands(games)
-        self._state = core.reset_games(self.rules, self._live_state(), games, self._keys[games])
+        self._state = core.reset_games(
+            self.rules, self._live_state(), games, self._keys[games], in_place=True
+        )
 
     # ------------------------------------------------------------------ stepping
 
@@ -364,7 +366,8 @@ class LearnerTables:
         if not self.autoreset and not state.live.all():
             raise RuntimeError("the hand is over: call reset() before stepping again")
         try:
-            self._state = core.step(self.rules, state, actions)
+            # The tables own their state (``state`` hands out copies): step it in place.
+            self._state = core.step(self.rules, state, actions, in_place=True)
         except IllegalActionError as err:
             raise IllegalActionError(f"learner action refused: {err}") from None
         n = self.num_games
@@ -463,7 +466,7 @@ class LearnerTables:
                 rows = which == p
                 actions[rows] = self._call(int(p), obs[rows], masks[rows])
         try:
-            new_sub = core.step(self.rules, sub, actions)
+            new_sub = core.step(self.rules, sub, actions, in_place=True)  # sub is ours
         except IllegalActionError:
             bad = int(np.flatnonzero(~masks[np.arange(games.size), actions])[0])
             seat = int(sub.current[bad])
