@@ -13,6 +13,7 @@ from agents.learned import CheckpointMismatchError, load_policy
 from train import ppo
 from train.config import TrainConfig, apply_overrides, load_config
 from train.export import export_policy, policy_layers
+from train.export import main as export_main
 from train.league import League
 from train.run import evaluate_model, initialise_from
 from uno_env import ConfigError, core, load_rules
@@ -88,6 +89,14 @@ def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
     assert masks[np.arange(32), actions].all()
     with pytest.raises(CheckpointMismatchError, match="num_players"):
         load_policy(run_dir / "best_policy.safetensors", rules=load_rules("official"))
+
+    # Any checkpoint of the run exports without pickle, rules and algorithm from its config.
+    weights = export_main([str(run_dir / "latest.zip"), str(tmp_path / "exported" / "tiny")])
+    exported = load_policy(weights, rules=rules)
+    assert exported.meta.extra["steps"] == resumed.steps and exported.meta.algorithm == "ppo"
+    assert masks[np.arange(32), exported.act(encode(rules, state), masks)].all()
+    with pytest.raises(SystemExit):
+        export_main([str(tmp_path / "nowhere.zip"), str(tmp_path / "x")])
 
 
 def test_resume_without_a_run_is_a_clear_error(tmp_path: Path) -> None:

@@ -1,8 +1,19 @@
-"""From SB3 models to the lab's own pickle-free policies (safetensors + JSON metadata)."""
+"""From SB3 models to the lab's own pickle-free policies (safetensors + JSON metadata).
+
+Training exports each run's best checkpoint by itself (``runs/<name>/best_policy.*``). Any
+other checkpoint of a run exports with::
+
+    python -m train.export runs/<name>/latest.zip agents/pretrained/<agent>
+
+The rules and the algorithm are read from the run's ``config.yaml``, next to the checkpoint.
+"""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +26,7 @@ from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
 __all__ = [
+    "export_checkpoint",
     "export_policy",
     "git_commit",
     "load_policy_layers",
@@ -136,3 +148,69 @@ def snapshot_policy(model: Any, name: str, algorithm: str, rules: Rules) -> Torc
         linear.weight.data.copy_(weight)
         linear.bias.data.copy_(bias)
     return TorchPolicy(net, meta)
+
+
+def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None = None) -> Path:
+    """Export an SB3 checkpoint of a training run as a pickle-free policy.
+
+    Loading the ``.zip`` unpickles it: only export checkpoints of your own runs.
+
+    Args:
+        checkpoint: ``runs/<name>/<something>.zip``; the run's ``config.yaml`` must be next to it.
+        out: Where to write ``<out>.safetensors`` and ``<out>.json``.
+        name: The policy's name (default: the file name of ``out``).
+
+    Returns:
+        The path of the weights written.
+
+    Raises:
+        FileNotFoundError: if the checkpoint or the run's config.yaml is missing.
+    """
+    from train.config import load_config  # the training stack, only when exporting a run
+
+    path = Path(checkpoint)
+    config_path = path.parent / "config.yaml"
+    for needed in (path, config_path):
+        if not needed.is_file():
+            raise FileNotFoundError(
+                f"{str(needed)!r} does not exist: give a checkpoint of a training run "
+                "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
+            )
+    config = load_config(config_path)
+    if config.algorithm == "ppo":
+        from sb3_contrib import MaskablePPO
+
+        model: Any = MaskablePPO.load(path, device="cpu")
+    else:
+        from train.dqn import MaskedDQN, MaskedReplayBuffer
+
+        model = MaskedDQN.load(
+            path, device="cpu", custom_objects={"replay_buffer_class": MaskedReplayBuffer}
+        )
+    target = Path(out).with_suffix("")
+    extra = {"steps": int(model.num_timesteps), "checkpoint": str(path), "seed": config.seed}
+    return export_policy(
+        model, target, name or target.name, config.algorithm, config.build_rules(), extra
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> Path:
+    """Command line: ``python -m train.export CHECKPOINT OUT [--name NAME]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m train.export",
+        description="Export a checkpoint of a training run as safetensors + JSON (no pickle).",
+    )
+    parser.add_argument("checkpoint", help="runs/<name>/latest.zip or best.zip")
+    parser.add_argument("out", help="output path without suffix, e.g. agents/pretrained/my_agent")
+    parser.add_argument("--name", help="the policy's name (default: the output file name)")
+    args = parser.parse_args(argv)
+    try:
+        weights = export_checkpoint(args.checkpoint, args.out, args.name)
+    except FileNotFoundError as err:
+        parser.exit(2, f"error: {err}\n")
+    print(f"exported {weights} and {weights.with_suffix('.json')}")
+    return weights
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
