@@ -13,7 +13,7 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env.core.mask import holds_colour, playable
-from uno_env.core.params import RuleParams, Scratch, StateArrays
+from uno_env.core.params import PLAN_SIZE, RuleParams, Scratch, StateArrays
 from uno_env.core.piles import draw_cards
 from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
@@ -51,7 +51,6 @@ DRAW_COUNT = 1  # how many cards it draws
 AHEAD = 2  # how many active seats the turn moves on (-1: it does not end)
 ENDED = 3  # 1 if the hand ends in this step
 FIRST_OUT = 4  # 1 if the first seat went out in this step (play_to_last)
-PLAN_SIZE = 5
 
 _STRIDE = np.uint64(STREAM_STRIDE)
 _TURN_OFFSET = np.uint64(TURN_STREAM_OFFSET)

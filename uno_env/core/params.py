@@ -9,7 +9,6 @@ space (the compiled rules never allocate, see :mod:`uno_env.jit`).
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import NamedTuple
 
@@ -106,6 +105,10 @@ class StateArrays(NamedTuple):
 assert StateArrays._fields == ARRAY_FIELDS, "StateArrays must list UnoState's arrays in order"
 
 
+PLAN_SIZE = 5
+"""Slots of a step's plan (their meaning is in :mod:`uno_env.core.effects`)."""
+
+
 class Scratch(NamedTuple):
     """Work space of one call into the compiled rules (one game at a time uses it)."""
 
@@ -138,11 +141,12 @@ def new_scratch() -> Scratch:
         hands=np.empty((C.MAX_PLAYERS, C.NUM_FACES), dtype=np.int8),
         sizes=np.empty(C.MAX_PLAYERS, dtype=np.int16),
         seats=np.empty(C.MAX_PLAYERS, dtype=np.int64),
-        plan=np.empty(5, dtype=np.int64),
+        plan=np.empty(PLAN_SIZE, dtype=np.int64),
     )
 
 
 _PARAMS: dict[int, tuple[Rules, RuleParams]] = {}
+"""Params by ``id(rules)``, with the rules kept so that a reused id is detected."""
 
 
 def rule_params(rules: Rules) -> RuleParams:
@@ -153,15 +157,8 @@ def rule_params(rules: Rules) -> RuleParams:
         return hit[1]
     if len(_PARAMS) >= 256:
         _PARAMS.clear()
-    params = _rule_params(rules)
-    _PARAMS[id(rules)] = (rules, params)
-    return params
-
-
-@functools.lru_cache(maxsize=256)
-def _rule_params(rules: Rules) -> RuleParams:
     # Plain ints and bools: the compiled code is called with one fixed signature.
-    return RuleParams(
+    params = RuleParams(
         num_players=int(rules.num_players),
         uno_call=bool(rules.uno_call),
         uno_penalty=int(rules.uno_penalty),
@@ -196,6 +193,8 @@ def _rule_params(rules: Rules) -> RuleParams:
         starter_wild_colour_random=bool(rules.starter_wild_colour == "random"),
         stack_table=stack_responses(rules),
     )
+    _PARAMS[id(rules)] = (rules, params)
+    return params
 
 
 def arrays_of(state: UnoState) -> StateArrays:

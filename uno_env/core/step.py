@@ -56,15 +56,9 @@ def step(
     """
     acts = _as_actions(state, actions)
     mask = legal_action_mask(rules, state)
-    if in_place:
-        # One compiled call checks every game's action, then applies them all (or none).
-        bad = _CHECK_AND_APPLY(rule_params(rules), arrays_of(state), scratch(), mask, acts)
-        new = state
-    else:
-        bad = _FIRST_ILLEGAL(state.phase, mask, acts)
-        if bad < 0:
-            new = state.copy()
-            _APPLY(rule_params(rules), arrays_of(new), scratch(), acts)
+    new = state if in_place else state.copy()
+    # One compiled call checks every game's action, then applies them all (or none).
+    bad = _CHECK_AND_APPLY(rule_params(rules), arrays_of(new), scratch(), mask, acts)
     if bad >= 0:
         _raise_illegal(state, mask, acts, bad)
     object.__setattr__(new, "_mask_cache", None)
@@ -118,9 +112,6 @@ def _first_illegal(phase: np.ndarray, mask: np.ndarray, acts: np.ndarray) -> int
     return -1
 
 
-_FIRST_ILLEGAL = Kernel(_first_illegal)
-
-
 @jit
 def _check_and_apply(
     r: RuleParams, s: StateArrays, w: Scratch, mask: np.ndarray, acts: np.ndarray
@@ -141,9 +132,6 @@ def _apply(r: RuleParams, s: StateArrays, w: Scratch, acts: np.ndarray) -> None:
     for g in range(acts.shape[0]):
         if s.phase[g] != OVER:
             _apply_one(r, s, w, g, int(acts[g]))
-
-
-_APPLY = Kernel(_apply)
 
 
 @jit_inline

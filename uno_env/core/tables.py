@@ -10,12 +10,9 @@ from uno_env import cards as C
 from uno_env.rules import Rules
 
 __all__ = [
-    "CIRCLE_WILD_COLOURS",
-    "COLOUR_MEMBERS",
     "FACE_MATCH",
     "PLAYABLE",
     "SORTED_DECK",
-    "ZERO_FACES",
     "stack_responses",
 ]
 
@@ -34,24 +31,11 @@ def _playable_table() -> np.ndarray:
 PLAYABLE = _playable_table()
 """PLAYABLE[top, colour, f]: coloured face f matches ``top`` with ``colour`` current."""
 
-COLOUR_MEMBERS = np.zeros((C.NUM_COLOURS + 1, C.NUM_FACES), dtype=bool)
-"""COLOUR_MEMBERS[c, f]: face f has colour c (row 4, "no colour", is empty)."""
-for _c in range(C.NUM_COLOURS):
-    COLOUR_MEMBERS[_c, : C.NUM_COLOURED_FACES] = C.FACE_COLOUR[: C.NUM_COLOURED_FACES] == _c
-
 FACE_MATCH = np.ones((C.NUM_FACES * (C.NUM_COLOURS + 1), C.NUM_FACES), dtype=bool)
 """FACE_MATCH[top * 5 + colour] marks the faces that may be played on them (wilds always)."""
 FACE_MATCH[:, : C.NUM_COLOURED_FACES] = PLAYABLE.reshape(-1, C.NUM_COLOURED_FACES)
 
 SORTED_DECK = np.sort(C.CANONICAL_DECK)
-ZERO_FACES = np.array([c * C.NUM_RANKS for c in range(C.NUM_COLOURS)])
-
-CIRCLE_WILD_COLOURS = np.zeros((C.NUM_COLOURS + 1, 8), dtype=bool)
-"""colours_in_circle: CIRCLE_WILD_COLOURS[colour] marks the W:c and W+4:c actions allowed
-(the colour after the current one in R, Y, G, B)."""
-for _c in range(C.NUM_COLOURS):
-    CIRCLE_WILD_COLOURS[_c, (_c + 1) % 4] = True
-    CIRCLE_WILD_COLOURS[_c, 4 + (_c + 1) % 4] = True
 
 
 @functools.lru_cache(maxsize=64)
