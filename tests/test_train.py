@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import graphlib
 import json
 from pathlib import Path
 
@@ -10,9 +12,9 @@ import pytest
 import torch
 
 from agents.learned import CheckpointMismatchError, load_policy
-from train import ppo
+from train import algorithms, ppo
 from train.config import TrainConfig, apply_overrides, load_config
-from train.export import export_policy, policy_layers
+from train.export import export_checkpoint, export_policy, policy_layers
 from train.export import main as export_main
 from train.league import League
 from train.run import evaluate_model, initialise_from
@@ -151,6 +153,74 @@ def test_a_run_with_init_from_trains_and_records_it(tmp_path: Path) -> None:
     assert result.steps == 1024
     saved = load_config(result.run_dir / "config.yaml")
     assert saved.init_from == str(tmp_path / "start.zip")
+
+
+@pytest.mark.parametrize("algorithm", ["ppo", "dqn"])
+def test_the_registry_round_trips_a_checkpoint(tmp_path: Path, algorithm: str) -> None:
+    """Build through the registry, save, load through it, export, load the export."""
+    config = load_config(
+        ROOT / "configs" / algorithm / "tiny.yaml",
+        [f"runs_dir={tmp_path}", f"{algorithm}.net_arch=[16]"],
+    )
+    rules = config.build_rules()
+    model = algorithms.make_model(config, _env(config))
+    assert type(model) is algorithms.ALGORITHMS[algorithm].model_class
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text(config.to_yaml())
+    model.save(run_dir / "latest.zip")
+
+    loaded = algorithms.load_checkpoint(run_dir / "latest.zip", algorithm)
+    assert type(loaded) is type(model) and _same_layers(loaded, model)
+    assert algorithms.algorithm_for_model(loaded).name == algorithm
+
+    weights = export_checkpoint(run_dir / "latest.zip", tmp_path / "exported")
+    policy = load_policy(weights, rules=rules)
+    assert policy.meta.algorithm == algorithm and policy.meta.hidden == (16,)
+    state = core.init(rules, 32, seed=5)
+    masks = core.legal_action_mask(rules, state)
+    obs = encode(rules, state)
+    actions = policy.act(obs, masks)
+    expected, _ = loaded.predict(obs, deterministic=True, action_masks=masks.copy())
+    assert masks[np.arange(32), actions].all()
+    assert np.array_equal(actions, expected)  # the export plays as the checkpoint does
+
+    with pytest.raises(ValueError, match="unknown algorithm 'a2c'"):
+        algorithms.load_checkpoint(run_dir / "latest.zip", "a2c")
+
+
+def _train_imports(path: Path) -> set[str]:
+    """Every module that ``path`` imports, at any level (functions included)."""
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative to the train package
+                base = ".".join(filter(None, ["train", base]))
+            imported.add(base)
+            imported.update(f"{base}.{alias.name}" for alias in node.names)
+    return imported
+
+
+def test_train_modules_import_no_cycle() -> None:
+    """train/ is layered: no import cycle among its modules, nothing from higher layers."""
+    modules = {path.stem: path for path in (ROOT / "train").glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        imported = _train_imports(path)
+        higher = sorted(m for m in imported if m.split(".")[0] in ("tournament", "unolab"))
+        assert not higher, f"train/{name}.py imports {higher}: train must not import them"
+        parts = [m.split(".") for m in imported]
+        graph[name] = {p[1] for p in parts if p[0] == "train" and len(p) > 1 and p[1] in modules}
+        graph[name].discard(name)
+    assert {"algorithms", "export", "league"} <= graph["run"]  # the graph sees the imports
+    try:
+        order = list(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as err:
+        pytest.fail(f"import cycle among train's modules: {err.args[1]}")
+    assert order.index("algorithms") < order.index("export") < order.index("run")
 
 
 @pytest.mark.slow

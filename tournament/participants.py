@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agents import BOT_NAMES, make_agent
 from agents.base import Policy
@@ -73,23 +72,18 @@ _SB3_CACHE: dict[tuple[str, int, Rules], Policy] = {}
 
 
 def _load_sb3(p: Path, rules: Rules) -> Policy:
+    # torch and SB3 are imported only when an SB3 zip is played (the tournament imports
+    # neither otherwise).
+    from train.algorithms import ALGORITHMS, load_checkpoint
     from train.export import snapshot_policy
 
     errors = []
-    try:
-        from sb3_contrib import MaskablePPO
-
-        model: Any = MaskablePPO.load(p, device="cpu")
-        return snapshot_policy(model, p.stem, "ppo", rules)
-    except Exception as err:  # not a MaskablePPO zip: try DQN next
-        errors.append(f"MaskablePPO: {err}")
-    try:
-        from train.dqn import MaskedDQN
-
-        model = MaskedDQN.load(p, device="cpu")
-        return snapshot_policy(model, p.stem, "dqn", rules)
-    except Exception as err:
-        errors.append(f"DQN: {err}")
+    for algorithm in ALGORITHMS.values():  # MaskablePPO first, then DQN
+        try:
+            model = load_checkpoint(p, algorithm.name)
+            return snapshot_policy(model, p.stem, algorithm.name, rules)
+        except Exception as err:  # not a zip of this algorithm: try the next one
+            errors.append(f"{algorithm.label}: {err}")
     raise ValueError(f"{p}: not a MaskablePPO or DQN checkpoint ({'; '.join(errors)})")
 
 

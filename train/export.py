@@ -6,6 +6,10 @@ other checkpoint of a run exports with::
     python -m train.export runs/<name>/latest.zip agents/pretrained/<agent>
 
 The rules and the algorithm are read from the run's ``config.yaml``, next to the checkpoint.
+
+Which layers form an algorithm's acting network, and how its checkpoint loads, is the
+registry's knowledge (:mod:`train.algorithms`); :func:`policy_layers` and
+:func:`load_policy_layers` are re-exported from there.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import torch
 from torch import nn
 
 from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
+from train.algorithms import load_checkpoint, load_policy_layers, policy_layers
+from train.config import load_config
 from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
@@ -49,67 +54,6 @@ def git_commit() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return out.stdout.strip()
-
-
-def _acting_modules(model: Any) -> list[nn.Module]:
-    """The modules of an SB3 model's acting network, observation side first.
-
-    Raises:
-        TypeError: for a model other than MaskablePPO or DQN.
-    """
-    policy = model.policy
-    if hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net"):
-        return [*policy.mlp_extractor.policy_net, policy.action_net]
-    if hasattr(policy, "q_net"):
-        return list(policy.q_net.q_net)
-    raise TypeError(f"expected a MaskablePPO or DQN model, got a {type(model).__name__}")
-
-
-def policy_layers(model: Any) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], str]:
-    """The linear layers (weight, bias) of an SB3 model's acting network, and its activation.
-
-    MaskablePPO: the policy branch of the MLP extractor, then the action head (tanh).
-    DQN: the Q-network (relu). Both use a flatten features extractor, so the layers map
-    the observation straight to one logit / Q-value per action.
-
-    Raises:
-        TypeError: for a model of another kind.
-    """
-    modules = _acting_modules(model)
-    linears = [m for m in modules if isinstance(m, nn.Linear)]
-    activations = {type(m).__name__ for m in modules if not isinstance(m, nn.Linear)}
-    activation = "relu" if "ReLU" in activations else "tanh"
-    return [(m.weight.detach().clone(), m.bias.detach().clone()) for m in linears], activation
-
-
-def load_policy_layers(model: Any, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-    """Copy exported (weight, bias) layers into an SB3 model's acting network, in place.
-
-    The inverse of :func:`policy_layers`: the MaskablePPO policy branch and action head, or
-    the DQN Q-network (and its target network). A PPO value branch is left as it is.
-
-    Args:
-        model: A MaskablePPO or DQN model.
-        layers: One (weight, bias) pair per linear layer, input side first.
-
-    Raises:
-        ValueError: if the layers do not fit the model's network (count or shapes).
-        TypeError: for a model of another kind.
-    """
-    linears = [m for m in _acting_modules(model) if isinstance(m, nn.Linear)]
-    want = [tuple(m.weight.shape) for m in linears]
-    got = [tuple(w.shape) for w, _ in layers]
-    if want != got:
-        raise ValueError(
-            f"the exported layers {got} do not fit the model's network {want}: use the same "
-            "net_arch as the exported policy"
-        )
-    with torch.no_grad():
-        for linear, (weight, bias) in zip(linears, layers, strict=True):
-            linear.weight.copy_(weight)
-            linear.bias.copy_(bias)
-    if hasattr(model.policy, "q_net_target"):
-        model.policy.q_net_target.load_state_dict(model.policy.q_net.state_dict())
 
 
 def metadata_for(
@@ -166,8 +110,6 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None 
     Raises:
         FileNotFoundError: if the checkpoint or the run's config.yaml is missing.
     """
-    from train.config import load_config  # the training stack, only when exporting a run
-
     path = Path(checkpoint)
     config_path = path.parent / "config.yaml"
     for needed in (path, config_path):
@@ -177,16 +119,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None 
                 "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
             )
     config = load_config(config_path)
-    if config.algorithm == "ppo":
-        from sb3_contrib import MaskablePPO
-
-        model: Any = MaskablePPO.load(path, device="cpu")
-    else:
-        from train.dqn import MaskedDQN, MaskedReplayBuffer
-
-        model = MaskedDQN.load(
-            path, device="cpu", custom_objects={"replay_buffer_class": MaskedReplayBuffer}
-        )
+    model = load_checkpoint(path, config.algorithm)
     target = Path(out).with_suffix("")
     extra = {"steps": int(model.num_timesteps), "checkpoint": str(path), "seed": config.seed}
     return export_policy(

@@ -1,7 +1,8 @@
 """The training run shared by PPO and DQN: envs, league, evaluation, checkpoints, resume.
 
 Read it top to bottom: :func:`train` builds the batched env and the league, creates (or
-resumes) the model, and calls SB3's ``learn`` with :class:`LabCallback`, which freezes
+resumes) the model of the config's algorithm (through the registry,
+:mod:`train.algorithms`), and calls SB3's ``learn`` with :class:`LabCallback`, which freezes
 snapshots into the league, evaluates against bots (win rates with Wilson intervals in
 TensorBoard), and writes checkpoints:
 
@@ -19,19 +20,21 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecMonitor
 
 from agents.arena import EvalResult, evaluate_vs
 from agents.learned import load_policy
+from train import algorithms
+from train.algorithms import load_policy_layers
 from train.config import TrainConfig, load_config
-from train.export import export_policy, git_commit, load_policy_layers, snapshot_policy
+from train.export import export_policy, git_commit, snapshot_policy
 from train.league import League
 from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
@@ -39,9 +42,6 @@ from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 
 __all__ = ["LabCallback", "RunResult", "evaluate_model", "initialise_from", "main", "train"]
-
-ModelFactory = Callable[[TrainConfig, VecEnv], Any]
-ModelLoader = Callable[[Path, VecEnv], Any]
 
 
 @dataclass(frozen=True)
@@ -190,14 +190,11 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
         ) from err
 
 
-def train(
-    config: TrainConfig,
-    make_model: ModelFactory,
-    load_model: ModelLoader,
-    resume: bool = False,
-    progress_bar: bool = True,
-) -> RunResult:
-    """Train ``config`` (or resume it from ``config.run_dir``) and return what it produced."""
+def train(config: TrainConfig, resume: bool = False, progress_bar: bool = True) -> RunResult:
+    """Train ``config`` (or resume it from ``config.run_dir``) and return what it produced.
+
+    The model is ``config.algorithm``'s of :data:`train.algorithms.ALGORITHMS`.
+    """
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
     run_dir = config.run_dir
@@ -221,14 +218,14 @@ def train(
     )
     best_score = -1.0
     if resume:
-        model = load_model(run_dir / "latest.zip", env)
+        model = algorithms.load_checkpoint(run_dir / "latest.zip", config.algorithm, env=env)
         league.load(run_dir)
         best_file = run_dir / "best.json"
         if best_file.is_file():
             best = json.loads(best_file.read_text())
             best_score = best["evaluations"][config.eval.bots[0]]["win_rate"]
     else:
-        model = make_model(config, env)
+        model = algorithms.make_model(config, env)
         if config.init_from is not None:
             initialise_from(model, config.init_from, rules)
     callback = LabCallback(config, rules, league, best_score)
@@ -255,13 +252,8 @@ def train(
     )
 
 
-def main(
-    algorithm: str,
-    make_model: ModelFactory,
-    load_model: ModelLoader,
-    argv: Sequence[str] | None = None,
-) -> RunResult:
-    """Command line of ``python -m train.<algorithm>``."""
+def main(algorithm: str, argv: Sequence[str] | None = None) -> RunResult:
+    """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry)."""
     parser = argparse.ArgumentParser(
         prog=f"python -m train.{algorithm}",
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
@@ -297,13 +289,7 @@ def main(
         parser.error(
             f"{path} is a {config.algorithm} config; use python -m train.{config.algorithm}"
         )
-    result = train(
-        config,
-        make_model,
-        load_model,
-        resume=args.resume is not None,
-        progress_bar=not args.no_progress,
-    )
+    result = train(config, resume=args.resume is not None, progress_bar=not args.no_progress)
     print(
         f"trained {result.steps:,} steps in {result.seconds:.0f} s; checkpoints, exported policy "
         f"and TensorBoard logs in {result.run_dir} (tensorboard --logdir {result.run_dir / 'tb'})"

@@ -1,0 +1,280 @@
+"""The registry of training algorithms: the one place that knows each SB3 model class.
+
+For each algorithm of a config (``algorithm: ppo`` or ``algorithm: dqn``) an
+:class:`Algorithm` names
+
+* the SB3 model class (sb3-contrib's ``MaskablePPO``, or :class:`~train.masked_dqn.MaskedDQN`);
+* how a checkpoint ``.zip`` loads (:func:`load_checkpoint`, with the ``custom_objects`` the
+  class needs);
+* how a fresh model is built for a training run from its config (:func:`make_model`);
+* how it exports: the modules of its acting network (:func:`policy_layers`,
+  :func:`load_policy_layers`).
+
+Every user of SB3 checkpoints goes through this module: the training run
+(:mod:`train.run`), the export (:mod:`train.export`), the league's snapshots (through the
+export) and the tournament's ``--allow-pickle`` participants. Layers: :mod:`train.config`
+and :mod:`train.masked_dqn` below it; export, league, run and the ``python -m train.ppo`` /
+``train.dqn`` entry points above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.vec_env import VecEnv
+from torch import nn
+
+from train.config import TrainConfig
+from train.masked_dqn import MaskedDQN, MaskedReplayBuffer
+
+__all__ = [
+    "ALGORITHMS",
+    "Algorithm",
+    "algorithm_for_model",
+    "get_algorithm",
+    "load_checkpoint",
+    "load_policy_layers",
+    "make_model",
+    "policy_layers",
+]
+
+Layers = list[tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One training algorithm of the lab.
+
+    Attributes:
+        name: The config's ``algorithm`` value (``ppo``, ``dqn``).
+        label: Its name in messages (``MaskablePPO``, ``DQN``).
+        model_class: The SB3 class of its models and checkpoints.
+        build: A fresh model for a training run: ``build(config, env)``.
+        acting_modules: The modules of a model's acting network, observation side first
+            (flatten features extractor: they map the observation straight to one logit or
+            Q-value per action).
+        owns: Whether a model has this algorithm's acting network.
+        custom_objects: Passed to ``model_class.load`` (replace pickled attributes).
+    """
+
+    name: str
+    label: str
+    model_class: type[BaseAlgorithm]
+    build: Callable[[TrainConfig, VecEnv], BaseAlgorithm]
+    acting_modules: Callable[[Any], list[nn.Module]]
+    owns: Callable[[Any], bool]
+    custom_objects: Mapping[str, Any] = field(default_factory=dict)
+
+    def make_model(self, config: TrainConfig, env: VecEnv) -> Any:
+        """A fresh model of this algorithm for ``config`` (its ``<algorithm>:`` section)."""
+        return self.build(config, env)
+
+    def load(self, path: str | Path, env: VecEnv | None = None) -> Any:
+        """Load a checkpoint ``.zip`` on the CPU, with ``env`` to resume training.
+
+        SB3 zips are read with cloudpickle, which runs code from the file: load only trusted
+        checkpoints (your own runs).
+        """
+        return self.model_class.load(
+            path, env=env, device="cpu", custom_objects=dict(self.custom_objects) or None
+        )
+
+
+# ---------------------------------------------------------------------- MaskablePPO
+
+
+def _build_ppo(config: TrainConfig, env: VecEnv) -> MaskablePPO:
+    """A fresh MaskablePPO (MLP policy; the env gives it the legal-action masks)."""
+    p = config.ppo
+    arch = list(p.net_arch)
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=p.learning_rate,
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.n_epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clip_range=p.clip_range,
+        ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef,
+        max_grad_norm=p.max_grad_norm,
+        policy_kwargs={"net_arch": {"pi": arch, "vf": arch}},
+        tensorboard_log=str(config.run_dir / "tb"),
+        seed=config.seed,
+        verbose=0,
+        device="cpu",
+    )
+
+
+def _ppo_owns(model: Any) -> bool:
+    policy = getattr(model, "policy", None)
+    return hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net")
+
+
+def _ppo_acting_modules(model: Any) -> list[nn.Module]:
+    """The policy branch of the MLP extractor, then the action head (tanh)."""
+    policy = model.policy
+    return [*policy.mlp_extractor.policy_net, policy.action_net]
+
+
+# ---------------------------------------------------------------------- masked DQN
+
+
+def _build_dqn(config: TrainConfig, env: VecEnv) -> MaskedDQN:
+    """A fresh MaskedDQN (MLP Q-network, masked replay buffer)."""
+    p = config.dqn
+    return MaskedDQN(
+        "MlpPolicy",
+        env,
+        double_q=p.double_q,
+        learning_rate=p.learning_rate,
+        buffer_size=p.buffer_size,
+        learning_starts=p.learning_starts,
+        batch_size=p.batch_size,
+        gamma=p.gamma,
+        train_freq=p.train_freq,
+        gradient_steps=p.gradient_steps,
+        target_update_interval=p.target_update_interval,
+        exploration_fraction=p.exploration_fraction,
+        exploration_final_eps=p.exploration_final_eps,
+        replay_buffer_class=MaskedReplayBuffer,
+        policy_kwargs={"net_arch": list(p.net_arch)},
+        tensorboard_log=str(config.run_dir / "tb"),
+        seed=config.seed,
+        verbose=0,
+        device="cpu",
+    )
+
+
+def _dqn_owns(model: Any) -> bool:
+    return hasattr(getattr(model, "policy", None), "q_net")
+
+
+def _dqn_acting_modules(model: Any) -> list[nn.Module]:
+    """The Q-network (relu)."""
+    return list(model.policy.q_net.q_net)
+
+
+# ---------------------------------------------------------------------- the registry
+
+ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
+    {
+        "ppo": Algorithm(
+            name="ppo",
+            label="MaskablePPO",
+            model_class=MaskablePPO,
+            build=_build_ppo,
+            acting_modules=_ppo_acting_modules,
+            owns=_ppo_owns,
+        ),
+        "dqn": Algorithm(
+            name="dqn",
+            label="DQN",
+            model_class=MaskedDQN,
+            build=_build_dqn,
+            acting_modules=_dqn_acting_modules,
+            owns=_dqn_owns,
+            # The zip names its replay buffer class by a pickled reference: load the masked
+            # buffer whatever module that reference names.
+            custom_objects={"replay_buffer_class": MaskedReplayBuffer},
+        ),
+    }
+)
+"""The algorithms by config name, in the order a checkpoint of unknown kind is tried."""
+
+
+def get_algorithm(name: str) -> Algorithm:
+    """The registered algorithm called ``name``.
+
+    Raises:
+        ValueError: for an unknown name.
+    """
+    try:
+        return ALGORITHMS[name]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {name!r}; choose one of {list(ALGORITHMS)}") from None
+
+
+def make_model(config: TrainConfig, env: VecEnv) -> Any:
+    """A fresh model of ``config.algorithm`` for a training run."""
+    return get_algorithm(config.algorithm).make_model(config, env)
+
+
+def load_checkpoint(path: str | Path, algorithm: str, env: VecEnv | None = None) -> Any:
+    """Load an SB3 checkpoint ``.zip`` of ``algorithm`` on the CPU (``env``: to resume).
+
+    This unpickles the file (cloudpickle): only for trusted checkpoints.
+
+    Raises:
+        ValueError: for an unknown algorithm.
+    """
+    return get_algorithm(algorithm).load(path, env)
+
+
+def algorithm_for_model(model: Any) -> Algorithm:
+    """The registered algorithm whose acting network ``model`` has.
+
+    Raises:
+        TypeError: for a model of no registered algorithm.
+    """
+    for algorithm in ALGORITHMS.values():
+        if algorithm.owns(model):
+            return algorithm
+    raise TypeError(f"expected a MaskablePPO or DQN model, got a {type(model).__name__}")
+
+
+def policy_layers(model: Any) -> tuple[Layers, str]:
+    """The linear layers (weight, bias) of an SB3 model's acting network, and its activation.
+
+    MaskablePPO: the policy branch of the MLP extractor, then the action head (tanh).
+    DQN: the Q-network (relu). Both use a flatten features extractor, so the layers map
+    the observation straight to one logit / Q-value per action.
+
+    Raises:
+        TypeError: for a model of another kind.
+    """
+    modules = algorithm_for_model(model).acting_modules(model)
+    linears = [m for m in modules if isinstance(m, nn.Linear)]
+    activations = {type(m).__name__ for m in modules if not isinstance(m, nn.Linear)}
+    activation = "relu" if "ReLU" in activations else "tanh"
+    return [(m.weight.detach().clone(), m.bias.detach().clone()) for m in linears], activation
+
+
+def load_policy_layers(model: Any, layers: Layers) -> None:
+    """Copy exported (weight, bias) layers into an SB3 model's acting network, in place.
+
+    The inverse of :func:`policy_layers`: the MaskablePPO policy branch and action head, or
+    the DQN Q-network (and its target network). A PPO value branch is left as it is.
+
+    Args:
+        model: A MaskablePPO or DQN model.
+        layers: One (weight, bias) pair per linear layer, input side first.
+
+    Raises:
+        ValueError: if the layers do not fit the model's network (count or shapes).
+        TypeError: for a model of another kind.
+    """
+    modules = algorithm_for_model(model).acting_modules(model)
+    linears = [m for m in modules if isinstance(m, nn.Linear)]
+    want = [tuple(m.weight.shape) for m in linears]
+    got = [tuple(w.shape) for w, _ in layers]
+    if want != got:
+        raise ValueError(
+            f"the exported layers {got} do not fit the model's network {want}: use the same "
+            "net_arch as the exported policy"
+        )
+    with torch.no_grad():
+        for linear, (weight, bias) in zip(linears, layers, strict=True):
+            linear.weight.copy_(weight)
+            linear.bias.copy_(bias)
+    if hasattr(model.policy, "q_net_target"):
+        model.policy.q_net_target.load_state_dict(model.policy.q_net.state_dict())
