@@ -1,8 +1,10 @@
-"""Batched UNO players: baseline bots, the registry and (in :mod:`agents.arena`) the arena.
+"""Batched UNO players: baseline bots, learned policies, the resolver and the arena.
 
-Every bot follows the :class:`~agents.base.Policy` protocol: ``act(observations, masks)``
-over a batch, reading only the observation (:mod:`uno_env.observation`) and always choosing
-an action the mask allows. Build one by name with :func:`make_agent`::
+Every player follows the :class:`~uno_env.policy.Policy` protocol (re-exported here):
+``act(observations, masks)`` over a batch, reading only the observation
+(:mod:`uno_env.observation`) and always choosing an action the mask allows. Build a bot by
+name with :func:`make_agent`, or resolve a name or an exported agent's path with
+:func:`resolve_policy` / :func:`policy_factory` / :func:`resolve_opponents`::
 
     >>> from agents import BOT_NAMES, make_agent
     >>> BOT_NAMES
@@ -15,16 +17,13 @@ See ``docs/bots.md`` for what each bot does and how strong it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import numpy as np
-
 from agents._common import HeuristicBot
-from agents.base import Policy
 from agents.greedy import GreedyPointsBot
 from agents.mixbot import MixBot
-from agents.random_bots import RandomAnyBot, RandomBot
 from agents.ranking import CardRankingBot
+from agents.registry import BOT_NAMES, make_agent
+from agents.resolve import is_agent_file, policy_factory, resolve_opponents, resolve_policy
+from uno_env.policy import Policy, PolicyFactory, RandomAnyBot, RandomBot
 
 __all__ = [
     "BOT_NAMES",
@@ -33,37 +32,12 @@ __all__ = [
     "HeuristicBot",
     "MixBot",
     "Policy",
+    "PolicyFactory",
     "RandomAnyBot",
     "RandomBot",
+    "is_agent_file",
     "make_agent",
+    "policy_factory",
+    "resolve_opponents",
+    "resolve_policy",
 ]
-
-_REGISTRY: dict[str, Callable[[int | np.random.Generator | None], Policy]] = {
-    RandomBot.name: RandomBot,
-    RandomAnyBot.name: RandomAnyBot,
-    GreedyPointsBot.name: GreedyPointsBot,
-    CardRankingBot.name: CardRankingBot,
-    MixBot.name: MixBot,
-}
-
-BOT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
-"""Names accepted by :func:`make_agent`."""
-
-
-def make_agent(name: str, seed: int | np.random.Generator | None = None) -> Policy:
-    """Build a bot by name.
-
-    Args:
-        name: One of :data:`BOT_NAMES`.
-        seed: Seed of the bot's random choices (the heuristic bots are deterministic and
-            ignore it).
-
-    Returns:
-        A fresh :class:`Policy`.
-
-    Raises:
-        ValueError: for an unknown name; the message lists the valid names.
-    """
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown bot {name!r}; valid names are: {', '.join(BOT_NAMES)}")
-    return _REGISTRY[name](seed)

@@ -1,10 +1,9 @@
 """The arena: play complete hands between batched policies, and rate one against others.
 
-:func:`play_games` plays hands in batches through the core (:mod:`uno_env.core`). Each step
-it encodes every live game once from the acting seat's point of view
-(:func:`uno_env.observation.encode`), then calls each policy once, on the rows of the games
-where one of its seats must act. Finished games are dropped from the batch as it shrinks, so
-the long tail of slow games costs little.
+:func:`play_games` plays hands in batches through the batched play loop every caller shares
+(:func:`uno_env.play.play_tables`): each step encodes every live game once from the acting
+seat's point of view and calls each policy once, on the rows of the games where one of its
+seats must act. A policy that fails raises :class:`uno_env.play.PolicyError`.
 
 :func:`evaluate_vs` rates a candidate against opponents: the candidate's seat is rotated
 evenly over all seats and the win rate comes with a Wilson 95% interval.
@@ -24,19 +23,16 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
-from agents.base import Policy
+from agents.registry import make_agent
 from agents.stats import wilson_interval
-from uno_env import core
-from uno_env.core import IllegalActionError
-from uno_env.observation import encode
+from uno_env.play import END_TRUNCATED, play_tables
+from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 
 __all__ = ["EvalResult", "GameResults", "evaluate_vs", "play_games"]
 
 DEFAULT_BATCH_SIZE = 4096
-_MIN_COMPACT_ROWS = 64
-"""Below this many rows a batch is not compacted any more (not worth a copy)."""
 
 OpponentFactory = Callable[[int], Policy]
 """Builds one opponent from an integer seed."""
@@ -77,22 +73,16 @@ class GameResults:
         return np.bincount(won, minlength=self.num_players)
 
 
-def _empty_results(num_games: int, num_players: int) -> GameResults:
-    return GameResults(
-        winners=np.full(num_games, -1, dtype=np.int8),
-        turns=np.zeros(num_games, dtype=np.int32),
-        truncated=np.zeros(num_games, dtype=bool),
-        rewards=np.zeros((num_games, num_players), dtype=np.float32),
-        points=np.zeros((num_games, num_players), dtype=np.int32),
-    )
+def _seat_groups(policies: Sequence[Policy]) -> tuple[list[Policy], npt.NDArray[np.int64]]:
+    """The distinct policy objects, and each seat's index among them.
 
-
-def _seat_groups(policies: Sequence[Policy]) -> list[tuple[Policy, npt.NDArray[np.int64]]]:
-    """Group the seats by policy object, so a policy in several seats is called once."""
-    groups: dict[int, tuple[Policy, list[int]]] = {}
-    for seat, policy in enumerate(policies):
-        groups.setdefault(id(policy), (policy, []))[1].append(seat)
-    return [(policy, np.array(seats, dtype=np.int64)) for policy, seats in groups.values()]
+    A policy in several seats is called once per step, on all its rows.
+    """
+    distinct: dict[int, int] = {}
+    for policy in policies:
+        distinct.setdefault(id(policy), len(distinct))
+    unique = list({id(policy): policy for policy in policies}.values())
+    return unique, np.array([distinct[id(p)] for p in policies], dtype=np.int64)
 
 
 def play_games(
@@ -121,7 +111,7 @@ def play_games(
 
     Raises:
         ValueError: for a wrong number of policies, a negative game count or batch size < 1.
-        IllegalActionError: if a policy chooses an illegal action (the message names it).
+        PolicyError: if a policy fails or chooses an illegal action (the message names it).
     """
     n_players = rules.num_players
     if len(policies) != n_players:
@@ -130,85 +120,36 @@ def play_games(
         raise ValueError(f"num_games must be >= 0, got {num_games}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    results = _empty_results(num_games, n_players)
+    results = GameResults(
+        winners=np.full(num_games, -1, dtype=np.int8),
+        turns=np.zeros(num_games, dtype=np.int32),
+        truncated=np.zeros(num_games, dtype=bool),
+        rewards=np.zeros((num_games, n_players), dtype=np.float32),
+        points=np.zeros((num_games, n_players), dtype=np.int32),
+    )
     if num_games == 0:
         return results
     keys = derive_keys(seed, num_games)
-    groups = _seat_groups(policies)
+    unique, seat_index = _seat_groups(policies)
     with tqdm(total=num_games, desc=description, disable=None if progress else True) as bar:
         for start in range(0, num_games, batch_size):
             ids = np.arange(start, min(start + batch_size, num_games))
-            for policy, _ in groups:
-                policy.reset()
-            _play_batch(rules, groups, core.init(rules, keys=keys[ids]), ids, results, bar)
+            lineups = np.broadcast_to(seat_index, (ids.size, n_players))
+            out = play_tables(
+                rules,
+                unique,
+                lineups,
+                keys[ids],
+                on_error="raise",
+                first_game=start,
+                on_finished=bar.update,
+            )
+            results.winners[ids] = out.winner
+            results.turns[ids] = out.turns
+            results.truncated[ids] = out.end == END_TRUNCATED
+            results.rewards[ids] = out.rewards
+            results.points[ids] = out.points
     return results
-
-
-def _play_batch(
-    rules: Rules,
-    groups: list[tuple[Policy, npt.NDArray[np.int64]]],
-    state: core.UnoState,
-    ids: npt.NDArray[np.int64],
-    results: GameResults,
-    bar: Any,
-) -> None:
-    """Play one batch to the end, writing each finished game into ``results``."""
-    seat_group = np.zeros(rules.num_players, dtype=np.int64)
-    for index, (_, seats) in enumerate(groups):
-        seat_group[seats] = index
-    live = state.live
-    _record(rules, state, ~live, ids, results, bar)  # no hand ends at the deal; be safe
-    while live.any():
-        masks = core.legal_action_mask(rules, state)
-        observations = encode(rules, state)
-        actions = np.zeros(state.batch_size, dtype=np.int64)
-        group = seat_group[state.current]
-        for index, (policy, _) in enumerate(groups):
-            rows = np.flatnonzero(live & (group == index))
-            if rows.size == 0:
-                continue
-            chosen = np.asarray(policy.act(observations[rows], masks[rows]), dtype=np.int64)
-            if chosen.shape != rows.shape:
-                raise ValueError(
-                    f"policy {policy.name!r} returned shape {chosen.shape} for {rows.size} rows"
-                )
-            in_range = (chosen >= 0) & (chosen < masks.shape[1])
-            legal = in_range & masks[rows, np.where(in_range, chosen, 0)]
-            if not legal.all():
-                bad = int(np.flatnonzero(~legal)[0])
-                raise IllegalActionError(
-                    f"policy {policy.name!r} chose illegal action {int(chosen[bad])} in game "
-                    f"{int(ids[rows[bad]])}; legal: {np.flatnonzero(masks[rows[bad]]).tolist()}"
-                )
-            actions[rows] = chosen
-        state = core.step(rules, state, actions)
-        now_live = state.live
-        _record(rules, state, live & ~now_live, ids, results, bar)
-        live = now_live
-        n_live = int(np.count_nonzero(live))
-        if state.batch_size > _MIN_COMPACT_ROWS and 2 * n_live < state.batch_size:
-            keep = np.flatnonzero(live)
-            state, ids, live = state.select(keep), ids[keep], live[keep]
-
-
-def _record(
-    rules: Rules,
-    state: core.UnoState,
-    finished: npt.NDArray[np.bool_],
-    ids: npt.NDArray[np.int64],
-    results: GameResults,
-    bar: Any,
-) -> None:
-    rows = np.flatnonzero(finished)
-    if rows.size == 0:
-        return
-    games = ids[rows]
-    results.winners[games] = state.winner[rows]
-    results.turns[games] = state.turn[rows]
-    results.truncated[games] = state.truncated[rows]
-    results.points[games] = state.hand_points[rows]
-    results.rewards[games] = core.hand_rewards(rules, state)[rows]
-    bar.update(rows.size)
 
 
 @dataclass(frozen=True)
@@ -256,8 +197,6 @@ class EvalResult:
 def _opponent_builder(opponent_factory: str | OpponentFactory) -> OpponentFactory:
     if not isinstance(opponent_factory, str):
         return opponent_factory
-    from agents import make_agent  # the registry imports the bots, not the arena
-
     name = opponent_factory
     make_agent(name)  # fail early with the list of valid names
 

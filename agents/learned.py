@@ -128,7 +128,7 @@ def save_policy(
 
 
 class TorchPolicy:
-    """A learned policy following :class:`agents.base.Policy`: the masked argmax of an MLP.
+    """A learned policy following :class:`uno_env.policy.Policy`: the masked argmax of an MLP.
 
     Args:
         net: The network.

@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import uno_env
+from agents import resolve_opponents
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError
@@ -178,8 +179,10 @@ def test_opponent_list_seats_and_pool() -> None:
 
 
 def test_named_and_callable_opponents() -> None:
-    env = UnoGymEnv(num_players=2, opponents="greedy_points")
+    env = UnoGymEnv(num_players=2, opponents=resolve_opponents("greedy_points"))
     play_hand(env, 1)
+    with pytest.raises(TypeError, match="resolve_opponents"):
+        UnoGymEnv(num_players=2, opponents="greedy_points")
 
     def last_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return np.asarray([np.flatnonzero(m)[-1] for m in masks])

@@ -19,10 +19,10 @@ import numpy.typing as npt
 import pytest
 
 from agents import make_agent
-from agents.base import Policy
+from uno_env.policy import Policy
 from tournament.config import load_config
 from tournament.design import deal_keys
-from tournament.play import END_FORFEIT, END_TRUNCATED, END_WON, play_tables
+from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, play_tables
 from tournament.runner import run_tournament
 from uno_env import cards as C
 from uno_env.observation import OBS_LAYOUT
@@ -155,7 +155,7 @@ def test_illegal_actions_and_wrong_shapes_forfeit() -> None:
     )
     rows = np.flatnonzero(res.end == END_FORFEIT)
     assert rows.size > 0
-    assert all(res.reasons[int(g)].startswith(f"illegal action {C.DRAW}") for g in rows)
+    assert all(res.reasons[int(g)].startswith(f"chose action {C.DRAW} ") for g in rows)
     assert (lineups[rows, res.forfeit_seat[rows]] == 1).all()
     offender = res.ranks[rows, res.forfeit_seat[rows]]
     assert (offender == 2).all() and (res.ranks[rows].sum(axis=1) == 2).all()
@@ -198,7 +198,7 @@ def test_tournament_with_a_faulty_agent_goes_on(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", [np.array([[0]]), np.array([0.5])])
 def test_safe_act_rejects_bad_returns(bad: np.ndarray) -> None:
-    from tournament.play import _safe_act
+    from uno_env.play import _call_isolating as _safe_act
 
     class Bad:
         name = "bad"

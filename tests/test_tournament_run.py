@@ -357,13 +357,15 @@ def test_log_lines_are_the_json_of_their_records() -> None:
     import numpy as np
 
     from tournament import runner
-    from tournament.play import TableResults
+    from uno_env.play import TableResults
     from tournament.results import END_KINDS
 
     units = [(0, 1, 0), (3, 0, 1)]
     res = TableResults(
+        winner=np.array([0, -1]),
         ranks=np.array([[0, 1], [1, 0]]),
         points=np.array([[20, 0], [0, 35]]),
+        rewards=np.array([[1, -1], [0, 0]], dtype=np.float32),
         cards_left=np.array([[0, 3], [2, 0]]),
         turns=np.array([40, 51]),
         end=np.array([0, 2]),

@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
-from agents.base import Policy
 from tournament.config import load_config
 from tournament.participants import PolicyFactory
 from tournament.runner import run_tournament
+from uno_env.policy import Policy
 
 __all__ = ["bench_tournament", "main", "mask_only_random", "rlcard_cpu_games_per_second"]
 

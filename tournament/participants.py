@@ -1,6 +1,6 @@
 """Participants: turn config entries into picklable policy builders.
 
-An :class:`Entrant` builds a fresh :class:`agents.base.Policy` from an integer seed. Each
+An :class:`Entrant` builds a fresh :class:`uno_env.policy.Policy` from an integer seed. Each
 worker process builds its own policies for every chunk it plays (seeded from the config
 seed, the chunk and the participant), so no policy object crosses a process boundary and the
 same config always gives the same games.
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import BOT_NAMES, make_agent
-from agents.base import Policy
 from tournament.config import ParticipantSpec, TournamentConfig
 from uno_env.configuration import ConfigError
+from uno_env.policy import Policy
 from uno_env.rules import Rules
 
 __all__ = [

@@ -43,12 +43,12 @@ from tournament.analysis import GameTable, deal_set_scores
 from tournament.config import TournamentConfig
 from tournament.design import Schedule, build_schedule, deal_keys
 from tournament.participants import Entrant, PolicyFactory, entrants_for
-from tournament.play import TableResults, play_tables
 from tournament.report import write_reports
 from tournament.results import END_KINDS, GameRecord, ResultStore, Unit
 from tournament.sprt import SprtResult, sequential_sprt
 from tournament.summary import build_summary
 from uno_env.configuration import ConfigError
+from uno_env.play import TableResults, play_tables
 from uno_env.rules import Rules
 
 __all__ = [
@@ -147,7 +147,7 @@ def play_chunk(
         entrants[p].build(policy_seed(schedule.seed, chunk, p)) if p in needed else None
         for p in range(len(entrants))
     ]
-    res = play_tables(rules, policies, lineups, keys)
+    res = play_tables(rules, policies, lineups, keys, dealer=rules.num_players - 1)
     reasons = np.full(len(units), "", dtype=object)
     for i, why in res.reasons.items():
         reasons[i] = why

@@ -10,11 +10,11 @@ import numpy.typing as npt
 import torch
 
 from agents import make_agent
-from agents.base import Policy
 from agents.learned import TorchPolicy, load_policy, save_policy
 from train.config import OpponentMix
 from train.export import snapshot_policy
 from uno_env.envs.opponents import OpponentPool
+from uno_env.policy import Policy
 from uno_env.rules import Rules
 
 __all__ = ["League", "SnapshotSlot"]

@@ -58,8 +58,8 @@ def _cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
+    from agents import resolve_policy
     from uno_env.rules import load_rules
-    from unolab.agents_spec import load_participant
     from unolab.play import play_session
 
     rules = load_rules(args.rules, num_players=args.players)
@@ -71,9 +71,7 @@ def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
             f"{rules.num_players} players need 1 or {rules.num_players - 1} opponents, "
             f"got {len(opponents)}: {opponents}"
         )
-    policies = [
-        load_participant(spec, rules, seed=args.seed + i) for i, spec in enumerate(opponents)
-    ]
+    policies = [resolve_policy(spec, rules, seed=args.seed + i) for i, spec in enumerate(opponents)]
     play_session(
         rules,
         policies,

@@ -12,12 +12,12 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agents.base import Policy
 from uno_env import cards as C
 from uno_env import core
 from uno_env.envs.render import render_table
 from uno_env.game import UnoGame
 from uno_env.observation import encode
+from uno_env.policy import Policy
 from uno_env.rules import Rules
 
 __all__ = ["play_session", "replay"]

@@ -7,18 +7,26 @@ learner's decision (or over), pays the rewards of the hands that ended, and (wit
 ``autoreset``) deals the next hands. All rules come from :mod:`uno_env.core`; observations
 come from :func:`uno_env.observation.encode`, always from the learner's seat.
 
-Opponents are batched policies: :class:`agents.base.Policy` objects, plain callables
-``(observations, masks) -> actions``, or bot names of :func:`agents.make_agent` (built here
-and seeded from the env's seed, so a seeded env replays exactly). They are given as
+Opponents are batched policies (:class:`uno_env.policy.Policy` objects or plain callables
+``(observations, masks) -> actions``), or :class:`~uno_env.policy.PolicyFactory` objects,
+which the tables build and seed from the env's seed, so a seeded env replays exactly
+(``agents.resolve_opponents`` turns bot names into factories). A policy object is used as it
+is and never reseeded. They are given as
 
 * one policy for every opponent seat,
 * a list with one policy per opponent seat, in seat order after the learner (entry k-1 plays
   the seat k places after the learner), or
 * an :class:`OpponentPool`, from which each opponent seat of each hand is drawn.
 
+Without opponents, every opponent seat is the ``random`` baseline
+(:class:`uno_env.policy.RandomBot`), seeded from the env's seed.
+
 A policy is called once per round with the sub-batch of games where one of its seats must
-act; it sees each game from the acting seat, like any player. Policies therefore see varying
-sub-batches and should keep no per-row memory; ``reset()`` is called on each whole reset.
+act (through :func:`uno_env.play.choose_actions`, the batched play loop every caller
+shares); it sees each game from the acting seat, like any player. Policies therefore see
+varying sub-batches and should keep no per-row memory; ``reset()`` is called on each whole
+reset. An opponent that fails (raises, returns malformed actions or an illegal one) raises
+:class:`uno_env.play.PolicyError` naming it, the game, the seat and the legal actions.
 """
 
 from __future__ import annotations
@@ -30,13 +38,13 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from agents import make_agent
-from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
 from uno_env.observation import encode
+from uno_env.play import choose_actions
+from uno_env.policy import Policy, PolicyFactory, RandomBot, policy_name
 from uno_env.rules import Rules
 
 __all__ = [
@@ -45,7 +53,7 @@ __all__ = [
     "OpponentPool",
     "OpponentsSpec",
     "PolicyFn",
-    "as_policy_fn",
+    "as_policy",
 ]
 
 ObsArray = npt.NDArray[np.float32]
@@ -77,7 +85,7 @@ class OpponentPool:
     The draw uses the env's key schedule, so it is reproducible from the env's seed.
 
     Args:
-        policies: The policies (objects with ``act``, plain callables or bot names).
+        policies: The policies (objects with ``act``, plain callables or factories).
         weights: Relative probabilities, one per policy (uniform when ``None``).
 
     Raises:
@@ -107,25 +115,45 @@ OpponentsSpec = object | Sequence[object] | OpponentPool | None
 """What the learner envs accept as ``opponents`` (see the module docstring)."""
 
 
-def _policy_name(policy: object) -> str:
-    name = getattr(policy, "name", None)
-    return str(name) if name is not None else getattr(policy, "__name__", type(policy).__name__)
+class _CallablePolicy:
+    """A plain callable ``(observations, masks) -> actions`` dressed as a policy."""
+
+    def __init__(self, fn: PolicyFn) -> None:
+        self.fn = fn
+        self.name = policy_name(fn)
+
+    def act(self, observations: ObsArray, masks: MaskArray) -> ActArray:
+        """Call the function."""
+        return np.asarray(self.fn(observations, masks))
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless."""
 
 
-def as_policy_fn(policy: object) -> PolicyFn:
-    """Return the batched ``act`` callable of a policy object or a plain callable.
+def as_policy(policy: object) -> Policy:
+    """Return a policy object for a policy or a plain callable.
 
     Raises:
-        TypeError: if ``policy`` has no ``act`` method and is not callable.
+        TypeError: for a bot name (resolve it with ``agents.resolve_opponents``) or anything
+            without an ``act`` method that is not callable.
     """
+    if isinstance(policy, str):
+        raise TypeError(
+            f"opponent {policy!r} is a name: the envs take policies; build it with "
+            f"agents.resolve_opponents([{policy!r}]) or agents.make_agent({policy!r}, seed)"
+        )
     act = getattr(policy, "act", None)
     if callable(act):
-        return act
+        if callable(getattr(policy, "reset", None)):
+            return policy  # type: ignore[return-value]
+        wrapped = _CallablePolicy(act)  # a policy without memory to reset
+        wrapped.name = policy_name(policy)
+        return wrapped
     if callable(policy):
-        return policy
+        return _CallablePolicy(policy)  # type: ignore[arg-type]
     raise TypeError(
-        f"an opponent must be a policy with an act(observations, masks) method or a callable, "
-        f"got {policy!r}"
+        f"an opponent must be a policy with an act(observations, masks) method, a callable "
+        f"or a PolicyFactory, got {policy!r}"
     )
 
 
@@ -157,7 +185,7 @@ class LearnerTables:
     Args:
         rules: The rules of every game.
         num_games: B.
-        opponents: See the module docstring; ``None`` means the ``"random"`` bot in every
+        opponents: See the module docstring; ``None`` means the ``random`` baseline in every
             opponent seat.
         learner_seat: A fixed seat, or ``"random"``: drawn for each hand from the key schedule.
         reward: A scheme name of :data:`uno_env.envs.REWARD_SCHEMES` or a reward function.
@@ -198,7 +226,7 @@ class LearnerTables:
         self._pool: OpponentPool | None = None
         specs: list[object]
         if opponents is None:
-            specs, seat_policy = ["random"], [0] * (n_players - 1)
+            specs, seat_policy = [PolicyFactory(RandomBot.name, RandomBot)], [0] * (n_players - 1)
         elif isinstance(opponents, OpponentPool):
             self._pool = opponents
             specs, seat_policy = opponents.policies, [0] * (n_players - 1)
@@ -212,10 +240,11 @@ class LearnerTables:
             specs, seat_policy = list(opponents), list(range(n_players - 1))
         else:
             specs, seat_policy = [opponents], [0] * (n_players - 1)
-        # Bots given by name are built (and reseeded with the env's seed) here.
-        self._named = {i: spec for i, spec in enumerate(specs) if isinstance(spec, str)}
-        self.policies = [make_agent(spec) if isinstance(spec, str) else spec for spec in specs]
-        self._policy_fns = [as_policy_fn(p) for p in self.policies]
+        # Factories are built here, and rebuilt from the env's seed at each seed().
+        self._factories = {i: f for i, f in enumerate(specs) if isinstance(f, PolicyFactory)}
+        self.policies: list[Policy] = [
+            spec() if isinstance(spec, PolicyFactory) else as_policy(spec) for spec in specs
+        ]
         self._seat_policy = np.array([-1, *seat_policy], dtype=np.int64)
         # Per game: which policy plays the seat k places after the learner (column 0 unused).
         self._assign = np.tile(self._seat_policy, (self.num_games, 1))
@@ -266,15 +295,13 @@ class LearnerTables:
     def seed(self, seed: int | np.random.Generator | None) -> None:
         """Restart the key schedule from ``seed`` (episodes count from 0 again).
 
-        Opponents given by name are rebuilt with seeds derived from it, so a seeded env
+        Opponents given as factories are rebuilt with seeds derived from it, so a seeded env
         replays exactly.
         """
         self._base = base_key(seed)
         self._episode[:] = 0
-        for i, name in self._named.items():
-            bot_seed = np.random.default_rng([int(self._base), _BOT_SEED_SALT, i])
-            self.policies[i] = make_agent(name, bot_seed)
-            self._policy_fns[i] = as_policy_fn(self.policies[i])
+        for i, factory in self._factories.items():
+            self.policies[i] = factory(np.random.default_rng([int(self._base), _BOT_SEED_SALT, i]))
 
     def reset(
         self,
@@ -454,38 +481,13 @@ class LearnerTables:
         """
         whole = games.size == self.num_games
         sub = state if whole else state.select(games)
-        obs = encode(self.rules, sub)
-        masks = core.legal_action_mask(self.rules, sub)
-        if len(self._policy_fns) == 1:
-            actions = self._call(0, obs, masks)
+        if len(self.policies) == 1:
+            acting = np.zeros(games.size, dtype=np.int64)
         else:
             relative = (sub.current.astype(np.int64) - self._learner[games]) % n_players
-            which = self._assign[games, relative]
-            actions = np.zeros(games.size, dtype=np.int64)
-            for p in np.unique(which):
-                rows = which == p
-                actions[rows] = self._call(int(p), obs[rows], masks[rows])
-        try:
-            new_sub = core.step(self.rules, sub, actions, in_place=True)  # sub is ours
-        except IllegalActionError:
-            bad = int(np.flatnonzero(~masks[np.arange(games.size), actions])[0])
-            seat = int(sub.current[bad])
-            rel = (seat - int(self._learner[games[bad]])) % n_players
-            policy = self.policies[int(self._assign[games[bad], rel])]
-            raise IllegalActionError(
-                f"opponent {_policy_name(policy)!r} (game {int(games[bad])}, seat {seat}) chose "
-                f"action {int(actions[bad])} {C.action_name(int(actions[bad]))!r}, which is not "
-                f"legal; legal actions: {C.action_names(np.flatnonzero(masks[bad]))}"
-            ) from None
+            acting = self._assign[games, relative]
+        actions, _ = choose_actions(self.rules, sub, self.policies, acting, game_ids=games)
+        new_sub = core.step(self.rules, sub, actions, in_place=True)  # sub is ours
         if whole:
             return new_sub
         return _merge(state, games, new_sub)
-
-    def _call(self, p: int, obs: ObsArray, masks: MaskArray) -> ActArray:
-        actions = np.asarray(self._policy_fns[p](obs, masks))
-        if actions.shape != (obs.shape[0],) or not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(
-                f"opponent {_policy_name(self.policies[p])!r} must return ({obs.shape[0]},) "
-                f"integer actions, got shape {actions.shape} dtype {actions.dtype}"
-            )
-        return actions.astype(np.int64, copy=False)

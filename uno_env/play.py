@@ -1,0 +1,400 @@
+"""The one batched play loop: policies act at many tables, stepped together through the core.
+
+Every caller that lets policies play goes through this module: evaluations
+(:func:`agents.arena.play_games`), tournaments (:mod:`tournament.runner`) and the opponent
+seats inside the learner envs (:mod:`uno_env.envs.opponents`).
+
+* :func:`choose_actions` is one round: every live game gets one decision from the policy
+  that holds its acting seat. It computes the legal-action masks and the acting seat's
+  observation of every game once, then calls each policy once, on all the rows where it
+  must act (so inference is batched across tables), and checks what comes back.
+* :func:`play_tables` plays complete hands with it, one hand per row, and records how each
+  ended. Finished games are dropped from the batch as it shrinks, so the long tail of slow
+  games costs little.
+
+Observations. A policy with the class attribute ``uses_observations = False`` gets arrays of
+shape (rows, 0); when no policy of a round reads observations they are not encoded at all
+(encoding is about 40% of the time of a game between fast bots).
+
+Errors (``on_error``). A policy that raises, returns the wrong shape or a non-integer array,
+or chooses an out-of-range or illegal action is either
+
+* ``"raise"``: reported at once, as :class:`PolicyError` naming the policy, the game, the
+  seat, the action and the legal ones (an ``IllegalActionError``, so callers that catch
+  illegal actions catch it); nothing is stepped; or
+* ``"forfeit"``: isolated and forfeited. A failing call is retried on each half of its rows,
+  recursively, down to single rows, so exactly the games whose row makes the policy fail
+  are forfeited and the others go on (a randomised policy therefore sees the rows of a
+  failed call again; this only happens after a failure). A forfeited game stops at once:
+  the forfeiting seat is ranked last and the other seats tie above it (as in chess, a
+  forfeit is a loss for the offender and a win for the others).
+
+``KeyboardInterrupt`` and other ``BaseException`` are never caught.
+
+Finishing order (``ranks``). Without ``play_to_last`` a hand only tells who went out first:
+the winner ranks 0 and the other seats tie at rank 1 (with ``teams``, both partners rank 0).
+Under ``play_to_last`` the full finishing order is used. A truncated hand is a tie between
+the seats still playing (seats already out under ``play_to_last`` keep their places).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import IllegalActionError, UnoState
+from uno_env.observation import encode
+from uno_env.policy import Policy, policy_name
+from uno_env.rules import Rules
+
+__all__ = [
+    "END_FORFEIT",
+    "END_TRUNCATED",
+    "END_WON",
+    "ErrorPolicy",
+    "PolicyError",
+    "TableResults",
+    "choose_actions",
+    "play_tables",
+]
+
+END_WON, END_TRUNCATED, END_FORFEIT = 0, 1, 2
+"""How a hand ended: a seat went out, it hit ``max_turns``, or a seat forfeited."""
+
+ErrorPolicy = Literal["raise", "forfeit"]
+"""What a policy's failure does: raise :class:`PolicyError`, or forfeit the offending seat."""
+
+_COMPACT_BELOW = 0.9
+"""Drop finished games from the batch when fewer than this share are live (a copy of the
+state costs far less than a step over dead rows)."""
+
+
+class PolicyError(IllegalActionError):
+    """A policy failed: it raised, returned malformed actions or chose an illegal one."""
+
+
+@dataclass(frozen=True)
+class TableResults:
+    """Outcomes of G hands with k seats.
+
+    Attributes:
+        winner: The seat that went out, else -1 (truncated or forfeited), (G,) int64.
+        ranks: Finishing position of each seat (0 first, ties share), (G, k) int64.
+        points: The engine's ``hand_points``, (G, k) int64.
+        rewards: Win/loss rewards (:func:`uno_env.core.hand_rewards`; zeros for truncated
+            and forfeited hands), (G, k) float32.
+        cards_left: Cards in each hand at the end, (G, k) int64.
+        turns: Decisions taken, (G,) int64.
+        end: ``END_WON``, ``END_TRUNCATED`` or ``END_FORFEIT``, (G,) int64.
+        forfeit_seat: The forfeiting seat, else -1, (G,) int64.
+        reasons: Game index -> why it was forfeited.
+    """
+
+    winner: npt.NDArray[np.int64]
+    ranks: npt.NDArray[np.int64]
+    points: npt.NDArray[np.int64]
+    rewards: npt.NDArray[np.float32]
+    cards_left: npt.NDArray[np.int64]
+    turns: npt.NDArray[np.int64]
+    end: npt.NDArray[np.int64]
+    forfeit_seat: npt.NDArray[np.int64]
+    reasons: dict[int, str]
+
+    @classmethod
+    def empty(cls, num_games: int, num_players: int) -> TableResults:
+        """Results of ``num_games`` hands not played yet."""
+        return cls(
+            winner=np.full(num_games, -1, dtype=np.int64),
+            ranks=np.zeros((num_games, num_players), dtype=np.int64),
+            points=np.zeros((num_games, num_players), dtype=np.int64),
+            rewards=np.zeros((num_games, num_players), dtype=np.float32),
+            cards_left=np.zeros((num_games, num_players), dtype=np.int64),
+            turns=np.zeros(num_games, dtype=np.int64),
+            end=np.zeros(num_games, dtype=np.int64),
+            forfeit_seat=np.full(num_games, -1, dtype=np.int64),
+            reasons={},
+        )
+
+
+# ----------------------------------------------------------------------------------------
+# One round: every acting seat decides
+# ----------------------------------------------------------------------------------------
+
+
+def _malformed(actions: npt.NDArray[np.generic], n_rows: int) -> str | None:
+    if actions.shape != (n_rows,) or not np.issubdtype(actions.dtype, np.integer):
+        return (
+            f"act returned shape {actions.shape} dtype {actions.dtype}; expected ({n_rows},) "
+            "integers"
+        )
+    return None
+
+
+def _illegal_reason(action: int, mask: npt.NDArray[np.bool_]) -> str:
+    legal = np.flatnonzero(mask)
+    if not 0 <= action < C.NUM_ACTIONS:
+        return (
+            f"chose action {action}, which is out of range 0..{C.NUM_ACTIONS - 1}; "
+            f"legal actions: {C.action_names(legal)}"
+        )
+    return (
+        f"chose action {action} {C.action_name(action)!r}, which is not legal; "
+        f"legal actions: {C.action_names(legal)}"
+    )
+
+
+def _call_isolating(
+    policy: Policy, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.int64], dict[int, str]]:
+    """Call a policy; return its actions and the rows whose call fails, with the reason.
+
+    A failing call is retried on each half of the rows, down to single rows.
+    """
+    n_rows = masks.shape[0]
+    try:
+        chosen = np.asarray(policy.act(observations, masks))
+        problem = _malformed(chosen, n_rows)
+        if problem is not None:
+            raise TypeError(problem)
+    except Exception as err:
+        if n_rows == 1:
+            return np.zeros(1, dtype=np.int64), {0: f"{type(err).__name__}: {err}"}
+        half = n_rows // 2
+        first, bad_first = _call_isolating(policy, observations[:half], masks[:half])
+        second, bad_second = _call_isolating(policy, observations[half:], masks[half:])
+        bad = {**bad_first, **{half + r: why for r, why in bad_second.items()}}
+        return np.concatenate([first, second]), bad
+    return chosen.astype(np.int64, copy=False), {}
+
+
+def choose_actions(
+    rules: Rules,
+    state: UnoState,
+    policies: Sequence[Policy | None],
+    acting: npt.NDArray[np.int64],
+    *,
+    on_error: ErrorPolicy = "raise",
+    game_ids: npt.NDArray[np.int64] | None = None,
+    masks: npt.NDArray[np.bool_] | None = None,
+) -> tuple[npt.NDArray[np.int64], dict[int, str]]:
+    """One decision in every game where a policy must act.
+
+    Args:
+        rules: The rules of the batch.
+        state: The batch (only read).
+        policies: The policies, by index.
+        acting: Index into ``policies`` of the policy holding each game's acting seat, or
+            -1 where no policy acts (finished games, or seats played by someone else), (B,).
+        on_error: ``"raise"`` or ``"forfeit"`` (see the module docstring).
+        game_ids: The number of each row's game, for messages (default: the row numbers).
+        masks: The legal-action masks of ``state`` when the caller has them already.
+
+    Returns:
+        The actions (B,) int64 (0 where no policy acts or the row forfeits) and, with
+        ``"forfeit"``, row -> reason for each forfeited row (always empty with ``"raise"``).
+
+    Raises:
+        PolicyError: with ``"raise"``, for the first failing policy.
+    """
+    if masks is None:
+        masks = core.legal_action_mask(rules, state)
+    actions = np.zeros(state.batch_size, dtype=np.int64)
+    forfeits: dict[int, str] = {}
+    present = [int(p) for p in np.unique(acting) if p >= 0]
+    if not present:
+        return actions, forfeits
+    reads = [p for p in present if getattr(policies[p], "uses_observations", True)]
+    observations = encode(rules, state) if reads else None
+    for index in present:
+        policy = policies[index]
+        assert policy is not None, f"no policy at index {index}"
+        rows = np.flatnonzero(acting == index)
+        if observations is not None and index in reads:
+            seen = observations if rows.size == state.batch_size else observations[rows]
+        else:
+            seen = np.empty((rows.size, 0), dtype=np.float32)  # declared unused
+        row_masks = masks if rows.size == state.batch_size else masks[rows]
+        if on_error == "forfeit":
+            chosen, bad = _call_isolating(policy, seen, row_masks)
+        else:
+            chosen = np.asarray(policy.act(seen, row_masks))
+            problem = _malformed(chosen, rows.size)
+            if problem is not None:
+                raise PolicyError(f"policy {policy_name(policy)!r}: {problem}")
+            chosen, bad = chosen.astype(np.int64, copy=False), {}
+        in_range = (chosen >= 0) & (chosen < C.NUM_ACTIONS)
+        legal = in_range & row_masks[np.arange(rows.size), np.where(in_range, chosen, 0)]
+        legal[list(bad)] = True  # already forfeited, with their own reason
+        for r in np.flatnonzero(~legal):
+            bad[int(r)] = _illegal_reason(int(chosen[r]), row_masks[r])
+        if bad and on_error == "raise":
+            r = min(bad)
+            game = int(rows[r]) if game_ids is None else int(game_ids[rows[r]])
+            seat = int(state.current[rows[r]])
+            raise PolicyError(f"policy {policy_name(policy)!r} (game {game}, seat {seat}) {bad[r]}")
+        if bad:
+            chosen = chosen.copy()
+            chosen[list(bad)] = 0
+            for r, why in bad.items():
+                forfeits[int(rows[r])] = why
+        actions[rows] = chosen
+    return actions, forfeits
+
+
+# ----------------------------------------------------------------------------------------
+# Complete hands
+# ----------------------------------------------------------------------------------------
+
+
+def play_tables(
+    rules: Rules,
+    policies: Sequence[Policy | None],
+    lineups: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.uint64],
+    *,
+    dealer: int | None = None,
+    on_error: ErrorPolicy = "forfeit",
+    first_game: int = 0,
+    on_finished: Callable[[int], object] | None = None,
+) -> TableResults:
+    """Play one hand per row, seat ``s`` of game ``g`` held by ``policies[lineups[g, s]]``.
+
+    Every game is dealt from its key (:func:`uno_env.core.init`). All policies are ``reset``
+    first.
+
+    Args:
+        rules: The rules of every game.
+        policies: Policy by index (``None`` for indices no lineup uses).
+        lineups: Policy index of each seat, (G, k).
+        keys: The game keys, (G,).
+        dealer: The dealer seat of every game, or ``None`` to draw it from each game's key
+            (as at a real table). Tournaments deal with seat ``k-1``, so seat 0 plays first.
+        on_error: ``"forfeit"`` or ``"raise"`` (see the module docstring).
+        first_game: The number of row 0's game, for messages.
+        on_finished: Called with the number of hands that just ended (a progress bar).
+
+    Returns:
+        The outcome of every hand, in row order.
+
+    Raises:
+        ValueError: if the lineups and keys do not fit the rules' table size.
+        PolicyError: with ``on_error="raise"``, for the first failing policy.
+    """
+    n_games, n_players = lineups.shape
+    if n_players != rules.num_players or keys.shape != (n_games,):
+        raise ValueError(
+            f"lineups {lineups.shape} and keys {keys.shape} do not fit {rules.num_players} seats"
+        )
+    out = TableResults.empty(n_games, n_players)
+    if n_games == 0:
+        return out
+    for policy in policies:
+        if policy is not None:
+            policy.reset()
+    state = core.init(rules, keys=keys, dealer=dealer)
+    ids = np.arange(first_game, first_game + n_games, dtype=np.int64)
+    seats_of = lineups.astype(np.int64)
+    live = state.live
+    while live.any():
+        acting = np.where(live, seats_of[np.arange(state.batch_size), state.current], -1)
+        actions, forfeits = choose_actions(
+            rules, state, policies, acting, on_error=on_error, game_ids=ids
+        )
+        if forfeits:
+            rows = np.array(sorted(forfeits), dtype=np.int64)
+            _record_forfeits(rules, state, rows, ids - first_game, forfeits, out)
+            if on_finished is not None:
+                on_finished(rows.size)
+            keep = np.ones(state.batch_size, dtype=bool)
+            keep[rows] = False
+            idx = np.flatnonzero(keep)
+            state, ids, live = state.select(idx), ids[idx], live[idx]
+            seats_of, actions = seats_of[idx], actions[idx]
+            if state.batch_size == 0:
+                break
+        state = core.step(rules, state, actions, in_place=True)  # the loop owns its state
+        now_live = state.live
+        ended = np.flatnonzero(live & ~now_live)
+        if ended.size:
+            _record(rules, state, ended, ids - first_game, out)
+            if on_finished is not None:
+                on_finished(ended.size)
+        live = now_live
+        n_live = int(np.count_nonzero(live))
+        if n_live < state.batch_size * _COMPACT_BELOW:
+            keep_rows = np.flatnonzero(live)
+            state, ids, live = state.select(keep_rows), ids[keep_rows], live[keep_rows]
+            seats_of = seats_of[keep_rows]
+    return out
+
+
+def _competition_ranks(keys: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """Rank of each seat: how many seats have a strictly smaller key (ties share)."""
+    less = keys[:, None, :] < keys[:, :, None]
+    out: npt.NDArray[np.int64] = less.sum(axis=2).astype(np.int64)
+    return out
+
+
+def _order_keys(
+    rules: Rules, state: UnoState, rows: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """Sort keys of the seats of finished games (smaller finishes earlier)."""
+    n_players = rules.num_players
+    keys = np.zeros((rows.size, n_players), dtype=np.float64)
+    won = state.done[rows]
+    if rules.play_to_last:
+        rank = state.finish_rank[rows].astype(np.float64)
+        keys = np.where(rank >= 0, rank, float(n_players))
+    else:
+        winners = state.winner[rows].astype(np.int64)
+        keys[won] = 1.0
+        w = np.flatnonzero(won)
+        keys[w, winners[w]] = 0.0
+        if rules.teams:
+            keys[w, (winners[w] + 2) % 4] = 0.0
+    return keys
+
+
+def _record(
+    rules: Rules,
+    state: UnoState,
+    rows: npt.NDArray[np.int64],
+    games_of: npt.NDArray[np.int64],
+    out: TableResults,
+) -> None:
+    games = games_of[rows]
+    done = state.done[rows]
+    out.winner[games] = np.where(done, state.winner[rows], -1)
+    out.ranks[games] = _competition_ranks(_order_keys(rules, state, rows))
+    out.points[games] = state.hand_points[rows]
+    out.rewards[games] = core.hand_rewards(rules, state)[rows]
+    out.cards_left[games] = state.hand_size[rows]
+    out.turns[games] = state.turn[rows]
+    out.end[games] = np.where(done, END_WON, END_TRUNCATED)
+
+
+def _record_forfeits(
+    rules: Rules,
+    state: UnoState,
+    rows: npt.NDArray[np.int64],
+    games_of: npt.NDArray[np.int64],
+    reasons: dict[int, str],
+    out: TableResults,
+) -> None:
+    games = games_of[rows]
+    seat = state.current[rows].astype(np.int64)
+    keys = _order_keys(rules, state, rows)  # live hands: seats still playing tie
+    keys[np.arange(rows.size), seat] = np.inf
+    out.ranks[games] = _competition_ranks(keys)
+    out.cards_left[games] = state.hand_size[rows]
+    out.turns[games] = state.turn[rows]
+    out.end[games] = END_FORFEIT
+    out.forfeit_seat[games] = seat
+    for row, game in zip(rows, games, strict=True):
+        out.reasons[int(game)] = reasons[int(row)]
