@@ -144,7 +144,7 @@ def test_private_fields_are_zero_for_other_observers() -> None:
 
 
 def test_bounds_cover_every_field() -> None:
-    """A new observation field must get bounds in ``uno_env.envs.field_bounds``."""
+    """Every observation field has bounds (the one table, ``OBS_FIELDS``)."""
     rules = Rules()
     assert set(field_bounds(rules)) == set(OBS_LAYOUT)
     low, high = observation_bounds(rules)

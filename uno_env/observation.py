@@ -11,25 +11,9 @@ size and who may be caught for a missing UNO. Seats are relative to the observer
 the observer, slot k the seat k places further in seat order (clockwise); slots past the
 table size are zero.
 
-===================  =====  ===========================================================
-name                 size   meaning
-===================  =====  ===========================================================
-hand                 54     own cards, count per face
-top_card             54     one-hot face of the top discard
-colour               5      one-hot current colour R, Y, G, B, or "not named yet"
-direction            1      +1 clockwise, -1 counter-clockwise
-phase                8      one-hot decision phase (see ``uno_env.core.PHASE_NAMES``)
-drawn_card           54     one-hot face just drawn (phase after_draw), else zeros
-pending_penalty      1      cards the observer draws if it accepts (e.g. 4 for a W+4)
-hand_sizes           10     card count of each seat, relative to the observer
-scores               10     match scores / target_score, relative to the observer
-discard_counts       54     count per face in the discard pile (public information)
-draw_pile_size       1      cards left in the draw pile / 108
-declared             1      the observer has declared UNO this turn
-uno_exposed          10     one-hot relative seat that may be caught for not declaring
-num_players          10     one-hot table size (slot k means k+1 players)
-legal_actions        80     the observer's legal-action mask (zeros for a non-acting seat)
-===================  =====  ===========================================================
+The fields are listed once, in :data:`OBS_FIELDS`: each with its name, size, bounds and
+meaning. Everything else (:data:`OBS_LAYOUT`, :data:`OBS_DIM`, the env spaces'
+:func:`observation_bounds`, the docs' table from :func:`fields_table`) is derived from it.
 
 The legal actions repeat the mask as features (version 2): they are derived only from the
 observer's own hand and public information, and they spare a network from learning the
@@ -37,6 +21,9 @@ matching rules before it can learn strategy.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +34,19 @@ from uno_env.core.params import StateArrays, arrays_of
 from uno_env.jit import Kernel, jit
 from uno_env.rules import Rules
 
-__all__ = ["NUM_PHASE_SLOTS", "OBS_DIM", "OBS_LAYOUT", "OBS_VERSION", "encode", "get_field"]
+__all__ = [
+    "NUM_PHASE_SLOTS",
+    "OBS_DIM",
+    "OBS_FIELDS",
+    "OBS_LAYOUT",
+    "OBS_VERSION",
+    "ObsField",
+    "encode",
+    "field_bounds",
+    "fields_table",
+    "get_field",
+    "observation_bounds",
+]
 
 OBS_VERSION = 3
 """Bump whenever the layout or the meaning of a field changes.
@@ -59,38 +58,166 @@ drawn face of 6 or more wrapped around and set a stray 1 in another field).
 NUM_PHASE_SLOTS = 8
 """Room for the official phases and those the house rules add."""
 
-_SIZES: tuple[tuple[str, int], ...] = (
-    ("hand", C.NUM_FACES),
-    ("top_card", C.NUM_FACES),
-    ("colour", C.NUM_COLOURS + 1),
-    ("direction", 1),
-    ("phase", NUM_PHASE_SLOTS),
-    ("drawn_card", C.NUM_FACES),
-    ("pending_penalty", 1),
-    ("hand_sizes", C.MAX_PLAYERS),
-    ("scores", C.MAX_PLAYERS),
-    ("discard_counts", C.NUM_FACES),
-    ("draw_pile_size", 1),
-    ("declared", 1),
-    ("uno_exposed", C.MAX_PLAYERS),
-    ("num_players", C.MAX_PLAYERS),
-    ("legal_actions", C.NUM_ACTIONS),
+
+DECK_POINTS = int((C.FACE_POINTS.astype(np.int64) * C.FACE_COUNTS).sum())
+"""Points of the whole deck (1240): no hand can score more."""
+_MOST_COPIES = float(C.FACE_COUNTS.max())
+
+
+def _max_score(rules: Rules) -> float:
+    # Envs deal a fresh match per episode, but a match-level score stays below the target
+    # plus one hand's points; the factor 2 leaves room for house scoring rules.
+    return (rules.target_score + 2 * DECK_POINTS) / rules.target_score
+
+
+Bound = float | Callable[[Rules], float]
+"""A bound of a field: a number, or a function of the rules."""
+
+
+@dataclass(frozen=True)
+class ObsField:
+    """One named slice of the observation vector.
+
+    Attributes:
+        name: The field's name (the key of :data:`OBS_LAYOUT`).
+        size: Its number of entries.
+        low: The smallest value an entry can take.
+        high: The largest value an entry can take (a number or a function of the rules).
+        meaning: What the entries say, for the docs.
+    """
+
+    name: str
+    size: int
+    low: float
+    high: Bound
+    meaning: str
+
+    def bounds(self, rules: Rules) -> tuple[float, float]:
+        """The (low, high) bounds of every entry under ``rules``."""
+        high = self.high(rules) if callable(self.high) else self.high
+        return self.low, float(high)
+
+
+OBS_FIELDS: tuple[ObsField, ...] = (
+    ObsField("hand", C.NUM_FACES, 0.0, _MOST_COPIES, "own cards, count per face"),
+    ObsField("top_card", C.NUM_FACES, 0.0, 1.0, "one-hot face of the top discard"),
+    ObsField(
+        "colour",
+        C.NUM_COLOURS + 1,
+        0.0,
+        1.0,
+        'one-hot current colour R, Y, G, B, or "not named yet"',
+    ),
+    ObsField("direction", 1, -1.0, 1.0, "+1 clockwise, -1 counter-clockwise"),
+    ObsField(
+        "phase",
+        NUM_PHASE_SLOTS,
+        0.0,
+        1.0,
+        "one-hot decision phase (see ``uno_env.core.PHASE_NAMES``)",
+    ),
+    ObsField(
+        "drawn_card",
+        C.NUM_FACES,
+        0.0,
+        1.0,
+        "one-hot face just drawn (phase after_draw), else zeros",
+    ),
+    ObsField(
+        "pending_penalty",
+        1,
+        0.0,
+        float(C.DECK_SIZE),
+        "cards the observer draws if it accepts (e.g. 4 for a W+4)",
+    ),
+    ObsField(
+        "hand_sizes",
+        C.MAX_PLAYERS,
+        0.0,
+        float(C.DECK_SIZE),
+        "card count of each seat, relative to the observer",
+    ),
+    ObsField(
+        "scores",
+        C.MAX_PLAYERS,
+        0.0,
+        _max_score,
+        "match scores / target_score, relative to the observer",
+    ),
+    ObsField(
+        "discard_counts",
+        C.NUM_FACES,
+        0.0,
+        _MOST_COPIES,
+        "count per face in the discard pile (public information)",
+    ),
+    ObsField("draw_pile_size", 1, 0.0, 1.0, "cards left in the draw pile / 108"),
+    ObsField("declared", 1, 0.0, 1.0, "the observer has declared UNO this turn"),
+    ObsField(
+        "uno_exposed",
+        C.MAX_PLAYERS,
+        0.0,
+        1.0,
+        "one-hot relative seat that may be caught for not declaring",
+    ),
+    ObsField(
+        "num_players",
+        C.MAX_PLAYERS,
+        0.0,
+        1.0,
+        "one-hot table size (slot k means k+1 players)",
+    ),
+    ObsField(
+        "legal_actions",
+        C.NUM_ACTIONS,
+        0.0,
+        1.0,
+        "the observer's legal-action mask (zeros for a non-acting seat)",
+    ),
 )
+"""The observation's fields, in order: the one definition of the layout."""
 
 
 def _layout() -> dict[str, slice]:
     out: dict[str, slice] = {}
     start = 0
-    for name, size in _SIZES:
-        out[name] = slice(start, start + size)
-        start += size
+    for field in OBS_FIELDS:
+        out[field.name] = slice(start, start + field.size)
+        start += field.size
     return out
 
 
 OBS_LAYOUT: dict[str, slice] = _layout()
 """Named slices into the flat observation vector."""
-OBS_DIM: int = sum(size for _, size in _SIZES)
+OBS_DIM: int = sum(field.size for field in OBS_FIELDS)
 """Length of the observation vector."""
+
+
+def field_bounds(rules: Rules) -> dict[str, tuple[float, float]]:
+    """The (low, high) bounds of each observation field under ``rules``."""
+    return {field.name: field.bounds(rules) for field in OBS_FIELDS}
+
+
+def observation_bounds(
+    rules: Rules,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """The (low, high) bounds of the whole observation vector, each shape (OBS_DIM,)."""
+    low = np.empty(OBS_DIM, dtype=np.float32)
+    high = np.empty(OBS_DIM, dtype=np.float32)
+    for field in OBS_FIELDS:
+        low[OBS_LAYOUT[field.name]], high[OBS_LAYOUT[field.name]] = field.bounds(rules)
+    return low, high
+
+
+def fields_table() -> str:
+    """The fields as a Markdown table (name, size, bounds, meaning), for the docs."""
+    lines = ["| field | size | bounds | meaning |", "|---|---|---|---|"]
+    for field in OBS_FIELDS:
+        high = "see rules" if callable(field.high) else f"{field.high:g}"
+        lines.append(
+            f"| `{field.name}` | {field.size} | [{field.low:g}, {high}] | {field.meaning} |"
+        )
+    return "\n".join(lines)
 
 
 def get_field(observations: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
