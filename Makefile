@@ -30,7 +30,7 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(PY) -m uno_env.bench
+	$(PY) -m benchmarks.core
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

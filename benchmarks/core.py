@@ -1,6 +1,6 @@
 """Engine throughput benchmark: uno-lab's batched core against RLCard's UNO env, in one run.
 
-Run ``python -m uno_env.bench`` (or ``make bench``). It measures random-legal-play throughput
+Run ``python -m benchmarks.core`` (or ``make bench``). It measures random-legal-play throughput
 (legal mask + random choice + step, finished games auto-reset) at several batch sizes, and
 RLCard 1.2.0's bare ``env.step`` loop with random legal actions, then prints a table and a
 JSON line with the ratios. Each figure is the median of several timed repeats; timings on a
@@ -68,7 +68,7 @@ def engine_steps_per_second(rules: Rules, batch_size: int, seconds: float, seed:
 
 def _rlcard_rate(seconds: float, seed: int) -> float | None:
     try:
-        from uno_env.bench_rlcard import rlcard_steps_per_second
+        from benchmarks.rlcard import rlcard_steps_per_second
     except ImportError:  # the bench extra (rlcard) is not installed
         return None
     return rlcard_steps_per_second(seconds=seconds, seed=seed)
@@ -76,7 +76,7 @@ def _rlcard_rate(seconds: float, seed: int) -> float | None:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     """Run the benchmark, print a table and a JSON line, and return the figures."""
-    parser = argparse.ArgumentParser(prog="python -m uno_env.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.core", description=__doc__)
     parser.add_argument("--rules", default="official", help="rules preset or YAML path")
     parser.add_argument("--players", type=int, default=2, help="players per game (RLCard: 2)")
     parser.add_argument(

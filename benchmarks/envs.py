@@ -1,11 +1,11 @@
 """Environment throughput: the AEC env, the VecEnv and MaskablePPO training, in one run.
 
-Run ``python -m uno_env.bench_envs``. It measures, side by side on the same machine:
+Run ``python -m benchmarks.envs``. It measures, side by side on the same machine:
 
 * **AEC turns/s**: ``uno_env.env()`` (with PettingZoo's wrappers) under random masked play
   (``agent_iter`` / ``last`` / a uniformly random legal action / ``step``; a new hand with
   ``reset`` when one ends), against RLCard 1.2.0's bare ``env.step`` loop
-  (:func:`uno_env.bench_rlcard.rlcard_steps_per_second`);
+  (:func:`benchmarks.rlcard.rlcard_steps_per_second`);
 * **VecEnv learner-steps/s** of :class:`~uno_env.envs.vec_env.UnoVecEnv` at several sizes,
   with a uniformly random legal learner and the default ``random`` opponents (each step
   includes the opponents' replies and the autoresets);
@@ -184,7 +184,7 @@ def _median_row(label: str, rates: Sequence[float]) -> tuple[str, float, str]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     """Run the benchmark, print a table and a JSON line, and return the figures."""
-    parser = argparse.ArgumentParser(prog="python -m uno_env.bench_envs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.envs", description=__doc__)
     parser.add_argument("--rules", default="official", help="rules preset or YAML path")
     parser.add_argument("--players", type=int, default=2, help="players per game (RLCard: 2)")
     parser.add_argument("--vec-sizes", type=int, nargs="+", default=[1, 64, 256])
@@ -210,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     rlcard: Callable[..., float] | None = None
     if not args.no_rlcard:
         try:
-            from uno_env.bench_rlcard import rlcard_steps_per_second
+            from benchmarks.rlcard import rlcard_steps_per_second
 
             rlcard = rlcard_steps_per_second
         except ImportError:

@@ -12,7 +12,7 @@ Timing scheme (both functions): one untimed warm-up, then three timed repeats of
 ``seconds / 3`` each; the result is the **median** of the three rates, which is robust to a
 single repeat being disturbed by other processes on the machine.
 
-Run ``python -m uno_env.bench_rlcard [--seconds S] [--seed N]`` to print both figures.
+Run ``python -m benchmarks.rlcard [--seconds S] [--seed N]`` to print both figures.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_env._rlcard_compat import (
+from benchmarks.rlcard_compat import (
     legal_action_ids,
     make_rlcard_uno,
     rlcard_random_agent_cls,

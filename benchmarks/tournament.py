@@ -1,6 +1,6 @@
 """Benchmark: tournament games per second against RLCard's ``rlcard.utils.tournament``.
 
-``python -m tournament.bench [--games N] [--workers W] [--chunk C] [--seconds S] [--out F]``
+``python -m benchmarks.tournament [--games N] [--workers W] [--chunk C] [--seconds S] [--out F]``
 measures, in one run:
 
 * our tournament, bots only: a real round robin (:func:`tournament.runner.run_tournament`:
@@ -15,7 +15,7 @@ measures, in one run:
   ``mixbot``), for reference;
 * RLCard 1.2.0: complete 2-player games of its UNO env through ``rlcard.utils.tournament``
   with its ``RandomAgent`` players, single process (RLCard's tournament has no parallel
-  mode): :func:`uno_env.bench_rlcard.rlcard_games_per_second` (wall clock, median of three).
+  mode): :func:`benchmarks.rlcard.rlcard_games_per_second` (wall clock, median of three).
 
 Each figure also comes as games per CPU second (all processes), which a machine shared with
 other jobs disturbs much less than the wall clock: with W idle cores our wall figure is
@@ -126,13 +126,13 @@ def bench_tournament(
 def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
     """RLCard's 2-player tournament with random agents, timed by CPU and wall clock.
 
-    The same set-up as :func:`uno_env.bench_rlcard.rlcard_games_per_second` (one env, two
+    The same set-up as :func:`benchmarks.rlcard.rlcard_games_per_second` (one env, two
     ``RandomAgent`` players, the global ``np.random`` state seeded and restored), played in
     batches of 20 games for about ``seconds`` of CPU time after a warm-up.
     """
     from rlcard.utils import tournament
 
-    from uno_env._rlcard_compat import make_rlcard_uno, rlcard_random_agent_cls
+    from benchmarks.rlcard_compat import make_rlcard_uno, rlcard_random_agent_cls
 
     agent_cls = rlcard_random_agent_cls()
     env = make_rlcard_uno(num_players=2, seed=seed)
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    from uno_env.bench_rlcard import rlcard_games_per_second
+    from benchmarks.rlcard import rlcard_games_per_second
 
     results: dict[str, Any] = {
         "machine": {

@@ -3,7 +3,7 @@
 Large batches play uniformly random legal actions under player counts 2..10 and several rule
 combinations. Finished games (won or truncated) are replaced at once with fresh matches by
 :func:`uno_env.core.reset_games` (fresh keys), as an autoresetting environment does. After
-every batched step the full :func:`uno_env.invariants.check_invariants` runs on the whole batch:
+every batched step the full :func:`uno_env.testing.check_invariants` runs on the whole batch:
 it is vectorised and costs about as much as the step itself, so nothing is sampled or skipped.
 
 A step counts once per live game stepped; the run asserts at least 10**6 of them. Everything is
@@ -20,9 +20,9 @@ import pytest
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.invariants import check_invariants
 from uno_env.rules import PRESETS, Rules
 from uno_env.sampling import uniform_legal_actions
+from uno_env.testing import check_invariants
 
 BATCH = 1024
 STEPS_PER_CONFIG = 240

@@ -40,10 +40,8 @@ def _opponents(names: list[str], seed: int) -> list[Any]:
 
 def _named_opponents(names: list[str]) -> Any:
     """Opponents given by bot name, resolved (and then seeded by the env) by ``agents``."""
-    try:
-        from agents import resolve_opponents
-    except ImportError:  # the code before the refactor took the names themselves
-        return names
+    from agents import resolve_opponents  # before the refactor the envs took the names
+
     return resolve_opponents(names)
 
 
@@ -117,7 +115,7 @@ def _tournament_cases(tmp: Path) -> dict[str, Any]:
 
 
 def _env_cases() -> dict[str, Any]:
-    from uno_env import core, load_rules
+    from uno_env import load_rules
     from uno_env.envs.gym_env import UnoGymEnv
     from uno_env.envs.opponents import OpponentPool
     from uno_env.envs.vec_env import UnoVecEnv
@@ -162,7 +160,7 @@ def _env_cases() -> dict[str, Any]:
     aec = aec_env(rules="official", num_players=2)
     aec.reset(seed=3)
     aparts: list[npt.ArrayLike] = []
-    for agent in aec.agent_iter(max_iter=500):
+    for _agent in aec.agent_iter(max_iter=500):
         observation, reward, termination, truncation, _ = aec.last()
         aparts += [observation["observation"], np.float32(reward)]
         if termination or truncation:
@@ -171,7 +169,6 @@ def _env_cases() -> dict[str, Any]:
         legal = observation["action_mask"]
         aec.step(int(uniform_legal_actions(legal[None].astype(bool), rng)[0]))
     out["aec_env/official/2p"] = _digest(*aparts)
-    assert core is not None
     return out
 
 
@@ -192,7 +189,9 @@ if __name__ == "__main__":
     import tempfile
 
     if "--write" not in sys.argv:
-        sys.exit("usage: python tests/test_golden.py --write  (re-records tests/golden/golden.json)")
+        sys.exit(
+            "usage: python tests/test_golden.py --write  (re-records tests/golden/golden.json)"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         figures = compute_golden(Path(tmp))
     GOLDEN.parent.mkdir(exist_ok=True)

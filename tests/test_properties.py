@@ -13,7 +13,7 @@ batch of games. The properties follow ``docs/engine.md``:
   the state untouched;
 * ``reset_games`` replaces only the games it is given.
 
-Every example is also checked against the full :func:`uno_env.invariants.check_invariants`.
+Every example is also checked against the full :func:`uno_env.testing.check_invariants`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.invariants import assert_invariants, check_invariants
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
+from uno_env.testing import assert_invariants, check_invariants
 
 PROPERTY_SETTINGS = settings(
     max_examples=20,

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from benchmarks.rlcard_compat import legal_action_ids, make_rlcard_uno
 from uno_env import core
-from uno_env._rlcard_compat import legal_action_ids, make_rlcard_uno
 from uno_env.rules import PRESETS
 from uno_env.sampling import uniform_legal_actions
 

@@ -342,7 +342,7 @@ def test_exported_agents_play_by_path(tmp_path: Path) -> None:
 
 
 def test_bench_smoke() -> None:
-    from tournament.bench import bench_tournament, rlcard_cpu_games_per_second
+    from benchmarks.tournament import bench_tournament, rlcard_cpu_games_per_second
 
     for mask_only in (False, True):
         result = bench_tournament(2, 200, 1, ("random",), games_per_chunk=100, mask_only=mask_only)
@@ -357,8 +357,8 @@ def test_log_lines_are_the_json_of_their_records() -> None:
     import numpy as np
 
     from tournament import runner
-    from uno_env.play import TableResults
     from tournament.results import END_KINDS
+    from uno_env.play import TableResults
 
     units = [(0, 1, 0), (3, 0, 1)]
     res = TableResults(

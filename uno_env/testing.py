@@ -1,4 +1,4 @@
-"""State invariants of the batched core, checked over a whole batch at once.
+"""Checking helpers for tests and fuzzing: the state invariants of the batched core.
 
 :func:`check_invariants` returns human-readable violations (an empty list when the batch is
 consistent); :func:`assert_invariants` raises them as an :class:`AssertionError`. The checks

@@ -30,9 +30,9 @@ def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
 
 def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
     targets = {
-        "engine": "uno_env.bench",
-        "envs": "uno_env.bench_envs",
-        "tournament": "tournament.bench",
+        "engine": "benchmarks.core",
+        "envs": "benchmarks.envs",
+        "tournament": "benchmarks.tournament",
     }
     chosen = list(targets) if args.what == "all" else [args.what]
     for what in chosen:
