@@ -22,12 +22,12 @@ import pytest
 
 from agents import MixBot, RandomBot, make_agent
 from agents.arena import GameResults, evaluate_vs, play_games
-from uno_env.policy import Policy
 from agents.stats import wilson_interval
 from agents.strength import main as strength_main
 from uno_env import cards as C
 from uno_env.core import IllegalActionError
 from uno_env.observation import OBS_LAYOUT
+from uno_env.policy import Policy
 from uno_env.rules import Rules
 
 

@@ -19,13 +19,13 @@ import numpy.typing as npt
 import pytest
 
 from agents import make_agent
-from uno_env.policy import Policy
 from tournament.config import load_config
 from tournament.design import deal_keys
-from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, play_tables
 from tournament.runner import run_tournament
 from uno_env import cards as C
 from uno_env.observation import OBS_LAYOUT
+from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, play_tables
+from uno_env.policy import Policy
 from uno_env.rules import Rules
 
 
