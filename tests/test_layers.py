@@ -1,0 +1,123 @@
+"""The import contract: layers only look down, and no package imports itself in a circle.
+
+The layers, bottom to top: ``uno_env`` < ``agents`` < ``train`` < ``tournament`` <
+``benchmarks`` < ``unolab``. A module may import its own layer and those below it, never one
+above. Every import counts, at module level, inside a function (a function-level import of
+a higher layer is still a dependency on it) or for type checking only. Within each package
+the graph of runtime imports (``if TYPE_CHECKING:`` blocks left out) must have no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("uno_env", "agents", "train", "tournament", "benchmarks", "unolab")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in LAYERS:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes inside ``if TYPE_CHECKING:`` blocks."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    return out
+
+
+def _imports(name: str, path: Path, runtime_only: bool = False) -> Iterator[tuple[str, int]]:
+    """The lab modules that ``name`` imports, with the line of each import."""
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(), str(path))
+    skip = _type_checking_only(tree) if runtime_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                yield (sub if sub in MODULES else base), node.lineno
+
+
+def _edges(runtime_only: bool = False) -> list[tuple[str, str, int]]:
+    out = []
+    for name, path in MODULES.items():
+        for target, line in _imports(name, path, runtime_only):
+            while target and target not in MODULES:  # a.b.c imports a.b's __init__ too
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.append((name, target, line))
+    return out
+
+
+EDGES = _edges()
+RUNTIME_EDGES = _edges(runtime_only=True)
+
+
+def test_the_contract_sees_every_layer() -> None:
+    assert {name.split(".")[0] for name in MODULES} == set(LAYERS)
+    assert len(EDGES) > 100
+
+
+@pytest.mark.parametrize("layer", LAYERS[:-1])
+def test_a_layer_imports_no_layer_above_it(layer: str) -> None:
+    above = set(LAYERS[LAYERS.index(layer) + 1 :])
+    wrong = [
+        f"{MODULES[src].relative_to(ROOT)}:{line} imports {dst}"
+        for src, dst, line in EDGES
+        if src.split(".")[0] == layer and dst.split(".")[0] in above
+    ]
+    assert not wrong, "layers only look down:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("package", LAYERS)
+def test_no_import_cycle_inside_a_package(package: str) -> None:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES if m.split(".")[0] == package}
+    for src, dst, _ in RUNTIME_EDGES:
+        if src in graph and dst in graph:
+            graph[src].add(dst)
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as err:
+        pytest.fail(f"import cycle in {package}: {' -> '.join(err.args[1])}")
+
+
+def test_the_contract_would_catch_a_violation(tmp_path: Path) -> None:
+    """The checker itself: an upward import and a cycle are found in a made-up module."""
+    source = (
+        "from typing import TYPE_CHECKING\nfrom train.config import TrainConfig\n"
+        "if TYPE_CHECKING:\n    from agents import Policy\n"
+        "def f():\n    import unolab.cli\n"
+    )
+    path = tmp_path / "bad.py"
+    path.write_text(source)
+    found = {target for target, _ in _imports("uno_env.bad", path)}
+    assert {"train.config", "unolab.cli", "agents"} <= found
+    runtime = {target for target, _ in _imports("uno_env.bad", path, runtime_only=True)}
+    assert "agents" not in runtime and "unolab.cli" in runtime
