@@ -60,17 +60,52 @@ def test_an_illegal_in_place_step_changes_nothing() -> None:
         np.testing.assert_array_equal(getattr(state, name), arr, err_msg=name)
 
 
-def test_the_cache_is_keyed_by_every_compiled_source(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_cache_is_keyed_by_every_compiled_source(tmp_path: Path) -> None:
+    """Editing any file of the compiled code, or adding one, starts a fresh cache; editing
+    a module the compiled code cannot reach keeps it. Checked on a copy of the package."""
     assert Path(jit.CACHE_DIR).name == jit._source_digest()
     copy = tmp_path / "uno_env"
     shutil.copytree(jit._PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(jit, "_PACKAGE", copy)
-    assert jit._source_digest() == Path(jit.CACHE_DIR).name
-    effects = copy / "core" / "effects.py"
-    effects.write_text(effects.read_text() + "\n# an edit\n")
-    assert jit._source_digest() != Path(jit.CACHE_DIR).name
+    original = jit._source_digest(copy)
+    assert original == Path(jit.CACHE_DIR).name
+    sources = {f.relative_to(copy).as_posix() for f in jit._compiled_sources(copy)}
+    assert {"jit.py", "cards.py", "rng.py", "sampling.py", "observation.py"} <= sources
+    assert not any(name.startswith("envs/") for name in sources)
+
+    def digest_after(edit: Path, text: str) -> str:
+        before = edit.read_text() if edit.exists() else None
+        edit.write_text(text)
+        try:
+            return jit._source_digest(copy)
+        finally:
+            if before is None:
+                edit.unlink()
+            else:
+                edit.write_text(before)
+
+    edited = [copy / "jit.py", copy / "cards.py", *sorted((copy / "core").glob("*.py"))]
+    for file in edited:  # every core file, the compiler and the constants it reads
+        assert digest_after(file, file.read_text() + "\n# an edit\n") != original, file.name
+    assert digest_after(copy / "core" / "new_rules.py", "X = 1\n") != original
+    assert jit._source_digest(copy) == original
+
+    # A new compiled module anywhere in the package is found by its import of uno_env.jit,
+    # and so are the modules it imports (absolute or relative), which it may compile in.
+    (copy / "kernels.py").write_text(
+        "from uno_env.jit import jit\nfrom uno_env import tallies\nfrom .limits import CAP\n"
+    )
+    (copy / "tallies.py").write_text("WEIGHTS = 1\n")
+    (copy / "limits.py").write_text("CAP = 2\n")
+    with_kernels = jit._source_digest(copy)
+    assert with_kernels != original
+    for name in ("tallies.py", "limits.py"):
+        assert digest_after(copy / name, "CHANGED = 3\n") != with_kernels, name
+
+    # Modules the compiled code does not import, users of the core included, leave it alone.
+    (copy / "tool.py").write_text("from uno_env import core\nfrom uno_env.core import step\n")
+    assert jit._source_digest(copy) == with_kernels
+    for file in (copy / "tool.py", copy / "envs" / "__init__.py"):
+        assert digest_after(file, file.read_text() + "\n# an edit\n") == with_kernels, file
 
 
 _PLAY_ALL_PRESETS = """

@@ -15,8 +15,19 @@ Three choices keep the compiled code fast and honest:
   step are inlined (:func:`jit_inline`); rare ones (reshuffles, hand swaps) are calls.
 * **A cache keyed by the sources.** Compiling the rules takes about a minute, so the machine
   code is cached on disk. numba only checks a function's own file for changes, not the
-  files of the functions it inlines, so the cache lives in a directory named by a hash of
-  every source file of the compiled code: editing any rule starts a fresh cache.
+  files of the functions it inlines nor of the module-level constants it freezes into the
+  machine code (``cards.FACE_RANK``, ``tables.FACE_MATCH``, the phase and plan codes), so
+  the cache lives in a directory named by a hash of every source file of the compiled code:
+  editing any rule starts a fresh cache.
+
+  Which files those are is worked out, not kept by hand (see :func:`_compiled_sources`):
+  every module of the package that imports ``uno_env.jit`` (it may compile something), all
+  of ``uno_env/core/`` and this file, and then every module of the package that any of
+  these imports, transitively (its functions or constants may be compiled in). The imports
+  are read from the source with :mod:`ast` (nothing is imported), so a new compiled module,
+  or a new module of constants that compiled code uses, is covered as soon as it is imported;
+  modules the compiled code cannot reach (the envs, the game wrapper) are left out, so
+  editing them keeps the cache. Only this package is scanned: compiled code belongs here.
 
 Set ``NUMBA_DISABLE_JIT=1`` to run the same functions as plain Python (slow, but
 debuggable with pdb and measurable by coverage). ``UNO_LAB_CACHE_DIR`` moves the cache
@@ -25,6 +36,7 @@ debuggable with pdb and measurable by coverage). ``UNO_LAB_CACHE_DIR`` moves the
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import os
@@ -41,17 +53,85 @@ __all__ = ["CACHE_DIR", "Kernel", "jit", "jit_inline", "vectorize"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _PACKAGE = Path(__file__).resolve().parent
-_COMPILED_SOURCES = ("jit.py", "rng.py", "cards.py", "sampling.py", "observation.py", "core")
+_NAME = __name__.partition(".")[0]  # the package's import name, "uno_env"
+_ALWAYS_COMPILED = ("jit.py", "core")
+"""Sources hashed whatever they import: this file and the whole core folder."""
 _CACHES_KEPT = 4
 
 
-def _source_digest() -> str:
+def _module_file(package: Path, dotted: str) -> Path | None:
+    """The file of module ``dotted`` (``uno_env.x.y``) under ``package``, if it is one of ours."""
+    parts = dotted.split(".")
+    if parts[0] != _NAME:
+        return None
+    base = package.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py") if len(parts) > 1 else None, base / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(package: Path, file: Path) -> set[Path]:
+    """The package's files that ``file`` imports, anywhere in it (functions included)."""
+    try:
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+    except (SyntaxError, ValueError):
+        return set()  # a file that cannot be imported compiles nothing
+    # The file's own package: "uno_env.core" for core/effects.py and core/__init__.py.
+    here = [_NAME, *file.relative_to(package).parts[:-1]]
+    found: set[Path] = set()
+    for node in ast.walk(tree):
+        targets: list[Path | None] = []
+        if isinstance(node, ast.Import):
+            targets = [_module_file(package, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the file's package (.) or above (..)
+                base = ".".join([*here[: len(here) - node.level + 1], *filter(None, [node.module])])
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                # "from a import b" takes module a.b if there is one, else a name of a.
+                targets.append(
+                    _module_file(package, f"{base}.{alias.name}") or _module_file(package, base)
+                )
+        found.update(target for target in targets if target is not None)
+    return found
+
+
+def _compiled_sources(package: Path = _PACKAGE) -> list[Path]:
+    """The source files that compiled code may depend on (see the module's docstring)."""
+    imports: dict[Path, set[Path]] = {}  # each file is parsed once (this runs at every start)
+
+    def imported_by(file: Path) -> set[Path]:
+        if file not in imports:
+            imports[file] = _imports(package, file)
+        return imports[file]
+
+    jit_module = package / "jit.py"
+    todo = [
+        file
+        for file in sorted(package.rglob("*.py"))
+        # Any import of the module names it: skip parsing the files that never say "jit".
+        if b"jit" in file.read_bytes() and jit_module in imported_by(file)
+    ]
+    for name in _ALWAYS_COMPILED:
+        path = package / name
+        todo += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    seen: set[Path] = set()
+    while todo:
+        file = todo.pop()
+        if file not in seen:
+            seen.add(file)
+            todo += imported_by(file)
+    return sorted(seen)
+
+
+def _source_digest(package: Path = _PACKAGE) -> str:
+    """A hash of numba's version and of every compiled source: the cache's directory name."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for name in _COMPILED_SOURCES:
-        path = _PACKAGE / name
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(file.relative_to(_PACKAGE).as_posix().encode())
-            digest.update(file.read_bytes())
+    for file in _compiled_sources(package):
+        digest.update(file.relative_to(package).as_posix().encode())
+        digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
 
 

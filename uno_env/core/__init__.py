@@ -13,7 +13,9 @@ independent scalar reference engine under random play.
 Modules, in pipeline order: ``state`` (the arrays and phases), ``tables`` (lookup tables),
 ``setup`` (dealing, the starter card, next hand, resets), ``piles`` (drawing, reshuffles),
 ``seats`` (who is k seats ahead), ``mask`` (legal actions), ``effects`` (what actions do),
-``step`` (one decision per game) and ``scoring`` (end of hand, rewards).
+``plan`` (what an action leaves for the step to carry out), ``step`` (one decision per game)
+and ``scoring`` (end of hand, rewards). ``docs/engine.md`` ("Follow one card") traces a Wild
+Draw Four through them.
 
 Functions:
     init: deal a batch of new matches.

@@ -3,8 +3,9 @@ jump-in windows, seven-zero exchanges and draws.
 
 Every function works in place on one game ``g`` of the state copy that
 :func:`uno_env.core.step` is building. Each game takes one action per step; the functions
-record in a small ``plan`` array who must draw how many cards and how far the turn moves,
-and the step carries the plan out (draws first, then the end of the hand or of the turn).
+record in a small ``plan`` array (:mod:`uno_env.core.plan`) who must draw how many cards and
+how far the turn moves, and the step carries the plan out (draws first, then the end of the
+hand or of the turn).
 """
 
 from __future__ import annotations
@@ -13,13 +14,19 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env.core.mask import holds_colour, playable
-from uno_env.core.params import PLAN_SIZE, RuleParams, Scratch, StateArrays
+from uno_env.core.params import RuleParams, Scratch, StateArrays
 from uno_env.core.piles import draw_cards
+from uno_env.core.plan import AHEAD, ENDED, FIRST_OUT, TURN_STAYS, plan_draw
 from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
     AFTER_DRAW,
     CHALLENGE_PHASE,
+    DRAW_FOUR_PENALTY,
+    DRAW_TWO_PENALTY,
     JUMP_IN,
+    NO_FACE,
+    NO_PENALTY,
+    NO_SEAT,
     PLAY,
     STACK,
     STREAM_STRIDE,
@@ -30,47 +37,19 @@ from uno_env.jit import jit, jit_inline
 from uno_env.rng import game_word
 
 __all__ = [
-    "AHEAD",
-    "DRAW_COUNT",
-    "DRAW_SEAT",
-    "ENDED",
-    "FIRST_OUT",
-    "PLAN_SIZE",
+    "CHALLENGE_SURCHARGE",
     "after_voluntary_draw",
-    "clear_plan",
     "pass_window",
-    "plan_draw",
     "play",
     "resolve_challenge",
     "swap_hands",
 ]
 
-# The plan of one game's step: int64 slots.
-DRAW_SEAT = 0  # the seat that must draw (-1: none)
-DRAW_COUNT = 1  # how many cards it draws
-AHEAD = 2  # how many active seats the turn moves on (-1: it does not end)
-ENDED = 3  # 1 if the hand ends in this step
-FIRST_OUT = 4  # 1 if the first seat went out in this step (play_to_last)
+CHALLENGE_SURCHARGE = 2
+"""Cards a challenger of a legal Wild Draw Four draws on top of the penalty."""
 
 _STRIDE = np.uint64(STREAM_STRIDE)
 _TURN_OFFSET = np.uint64(TURN_STREAM_OFFSET)
-
-
-@jit_inline
-def clear_plan(plan: np.ndarray) -> None:
-    """Reset a plan: nobody draws, the turn does not move, the hand goes on."""
-    plan[DRAW_SEAT] = -1
-    plan[DRAW_COUNT] = 0
-    plan[AHEAD] = -1
-    plan[ENDED] = 0
-    plan[FIRST_OUT] = 0
-
-
-@jit_inline
-def plan_draw(plan: np.ndarray, seat: int, count: int) -> None:
-    """Record that ``seat`` must draw ``count`` cards."""
-    plan[DRAW_SEAT] = seat
-    plan[DRAW_COUNT] = count
 
 
 @jit_inline
@@ -109,15 +88,20 @@ def play(
     s.discard_len[g] += 1
     s.top[g] = face
     s.colour[g] = C.ACTION_COLOUR[act]
-    s.drawn[g] = -1
-    s.effect_face[g] = -1  # a jump-in cancels the effect of the card jumped on
-    s.effect_seat[g] = -1
+    s.drawn[g] = NO_FACE
+    s.effect_face[g] = NO_FACE  # a jump-in cancels the effect of the card jumped on
+    s.effect_seat[g] = NO_SEAT
     left = int(s.hand_size[g, seat])
     if r.uno_call and left == 1 and not s.declared[g]:
         s.uno_exposed[g] = seat
 
     rank = int(C.FACE_RANK[face])
-    penalty = 2 if rank == C.DRAW_TWO else (4 if wd4 and not plain_wild else 0)
+    if rank == C.DRAW_TWO:
+        penalty = DRAW_TWO_PENALTY
+    elif wd4 and not plain_wild:
+        penalty = DRAW_FOUR_PENALTY
+    else:
+        penalty = NO_PENALTY
     pending = int(s.pending[g])
     passed_on = pending + penalty if r.stack_cumulative else pending
     pending_next = passed_on if stacking else penalty
@@ -126,12 +110,14 @@ def play(
     resolve = not out
     if out:
         deflect = stacking and rank == C.REVERSE
-        resolve = _go_out(r, s, plan, g, seat, penalty, pending_next, deflect)
+        resolve = _go_out(r, s, plan, g, seat, penalty, pending_next, deflect=deflect)
     may_jump_in = r.jump_in and resolve and not out and not wd4 and not stacking
     if may_jump_in and _open_window(r, s, g, seat, face):
         resolve = False
     if resolve:
-        _resolve_effect(r, s, w, plan, g, seat, face, stacking, penalty, pending_next, out)
+        _resolve_effect(
+            r, s, w, plan, g, seat, face, penalty, pending_next, stacking=stacking, out=out
+        )
 
 
 @jit
@@ -147,7 +133,7 @@ def _go_out(
 ) -> bool:
     """``seat`` emptied its hand; return whether the card's effect still resolves."""
     n_players = r.num_players
-    last = -1
+    last = NO_SEAT
     if r.play_to_last:
         rank = 0
         for other in range(n_players):
@@ -170,7 +156,7 @@ def _go_out(
     plan[ENDED] = 1
     # The hand ends, but a final Draw Two / Wild Draw Four (or a deflecting Reverse) still
     # makes its victim draw what it would have faced (RULES.md §7, docs/engine.md).
-    if penalty > 0 or deflect:
+    if penalty != NO_PENALTY or deflect:
         if r.play_to_last:
             victim = last  # the one seat still playing
         else:
@@ -190,15 +176,17 @@ def _resolve_effect(
     g: int,
     seat: int,
     face: int,
-    stacking: bool,
     penalty: int,
     pending_next: int,
+    stacking: bool,
     out: bool,
 ) -> None:
     """Step 4 of docs/engine.md: the effect of ``face`` played by ``seat``.
 
-    ``penalty`` is the card's own draw penalty (2, 4, or 0: none or a plain wild) and
-    ``pending_next`` what the victim would face (the stack, cumulative or not).
+    ``penalty`` is the card's own draw penalty (``DRAW_TWO_PENALTY``, ``DRAW_FOUR_PENALTY``,
+    or ``NO_PENALTY``: none or a plain wild) and ``pending_next`` what the victim would face
+    (the stack, cumulative or not). ``stacking``: the card answers a penalty (phase STACK);
+    ``out``: it was the seat's last card (``play_to_last``).
     """
     s.current[g] = seat  # the base of every "k seats ahead"
     rank = int(C.FACE_RANK[face]) if face < C.NUM_COLOURED_FACES else -1
@@ -210,7 +198,7 @@ def _resolve_effect(
             s.phase[g] = SWAP_TARGET
             s.effect_face[g] = face
             s.effect_seat[g] = seat
-            ahead = -1
+            ahead = TURN_STAYS
     if rank == C.SKIP:
         ahead = 2
     elif rank == C.REVERSE:
@@ -218,24 +206,25 @@ def _resolve_effect(
         if stacking:
             # The penalty goes back, in the new direction, to the seat that played it.
             back = seat_ahead(r, s, g, seat, 1)
-            _face_penalty(s, g, back, int(s.pending[g]), int(s.penalty_kind[g]), -1, STACK)
-            ahead = -1
+            pending, kind = int(s.pending[g]), int(s.penalty_kind[g])
+            _face_penalty(s, g, back, pending, kind, NO_SEAT, STACK)
+            ahead = TURN_STAYS
         else:
             ahead = 0 if r.two_player else 1
-    if penalty > 0:
-        kind4 = penalty == 4
+    if penalty != NO_PENALTY:
+        kind4 = penalty == DRAW_FOUR_PENALTY
         victim = seat_ahead(r, s, g, seat, 1)
         respond = r.respond_to_four if kind4 else r.respond_to_two
         if respond:
-            _face_penalty(s, g, victim, pending_next, penalty, seat if kind4 else -1, STACK)
-            ahead = -1
+            _face_penalty(s, g, victim, pending_next, penalty, seat if kind4 else NO_SEAT, STACK)
+            ahead = TURN_STAYS
         elif kind4 and r.wd4_challenge:
-            _face_penalty(s, g, victim, pending_next, 0, seat, CHALLENGE_PHASE)
-            ahead = -1
+            _face_penalty(s, g, victim, pending_next, NO_PENALTY, seat, CHALLENGE_PHASE)
+            ahead = TURN_STAYS
         else:
             plan_draw(plan, victim, pending_next)
             ahead = 2
-    if ahead >= 0:
+    if ahead != TURN_STAYS:
         plan[AHEAD] = ahead
 
 
@@ -250,13 +239,13 @@ def _face_penalty(
     s.penalty_kind[g] = kind
     s.wd4_seat[g] = wd4_seat
     s.declared[g] = False
-    s.drawn[g] = -1
+    s.drawn[g] = NO_FACE
 
 
 @jit
 def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
     """Seven-zero: every active hand passes to the next active seat in the direction of play."""
-    s.uno_exposed[g] = -1  # the one-card hand has moved on
+    s.uno_exposed[g] = NO_SEAT  # the one-card hand has moved on
     direction = int(s.direction[g])
     n_active = 0
     for seat in range(r.num_players):
@@ -286,9 +275,9 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
     my_size = s.hand_size[g, seat]
     s.hand_size[g, seat] = s.hand_size[g, target]
     s.hand_size[g, target] = my_size
-    s.uno_exposed[g] = -1
-    s.effect_face[g] = -1
-    s.effect_seat[g] = -1
+    s.uno_exposed[g] = NO_SEAT
+    s.effect_face[g] = NO_FACE
+    s.effect_seat[g] = NO_SEAT
     plan[AHEAD] = 1
 
 
@@ -296,7 +285,8 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
 def _holder_after(r: RuleParams, s: StateArrays, g: int, origin: int, face: int, after: int) -> int:
     """The first seat, in turn order from ``origin``, past position ``after``, holding the face.
 
-    Positions count seats ahead of ``origin`` (1 .. N-1). Returns -1 where there is none.
+    Positions count seats ahead of ``origin`` (1 .. N-1). Returns ``NO_SEAT`` where there is
+    none.
     """
     n_players = r.num_players
     direction = int(s.direction[g])
@@ -304,14 +294,14 @@ def _holder_after(r: RuleParams, s: StateArrays, g: int, origin: int, face: int,
         candidate = (origin + offset * direction) % n_players
         if s.hands[g, candidate, face] > 0:
             return candidate
-    return -1
+    return NO_SEAT
 
 
 @jit
 def _open_window(r: RuleParams, s: StateArrays, g: int, seat: int, face: int) -> bool:
     """Open a jump-in window if another seat holds the identical card."""
     holder = _holder_after(r, s, g, seat, face, 0)
-    if holder < 0:
+    if holder == NO_SEAT:
         return False
     s.phase[g] = JUMP_IN
     s.current[g] = holder
@@ -329,16 +319,17 @@ def pass_window(r: RuleParams, s: StateArrays, w: Scratch, plan: np.ndarray, g: 
     direction = int(s.direction[g])
     position = ((int(s.current[g]) - origin) * direction) % r.num_players
     holder = _holder_after(r, s, g, origin, face, position)
-    if holder >= 0:
+    if holder != NO_SEAT:
         s.current[g] = holder
         s.declared[g] = False
         return
     s.phase[g] = PLAY
     s.declared[g] = False  # the turn goes back to the seat that played the card
-    s.effect_face[g] = -1
-    s.effect_seat[g] = -1
-    penalty = 2 if C.FACE_RANK[face] == C.DRAW_TWO else 0
-    _resolve_effect(r, s, w, plan, g, origin, face, False, penalty, penalty, False)
+    s.effect_face[g] = NO_FACE
+    s.effect_seat[g] = NO_SEAT
+    # A Wild Draw Four never opens a window: the only penalty here is a Draw Two's.
+    penalty = DRAW_TWO_PENALTY if C.FACE_RANK[face] == C.DRAW_TWO else NO_PENALTY
+    _resolve_effect(r, s, w, plan, g, origin, face, penalty, penalty, stacking=False, out=False)
 
 
 @jit
@@ -346,11 +337,11 @@ def resolve_challenge(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int) -
     """A Wild Draw Four is challenged (in CHALLENGE, or in STACK when allowed)."""
     if s.wd4_illegal[g]:
         # The bluffer draws four instead; the chain ends; the challenger takes a normal turn.
-        plan_draw(plan, int(s.wd4_seat[g]), 4)
+        plan_draw(plan, int(s.wd4_seat[g]), DRAW_FOUR_PENALTY)
         plan[AHEAD] = 0
     else:
         # A legal Wild Draw Four: the challenger draws the penalty plus two, loses the turn.
-        plan_draw(plan, int(s.current[g]), int(s.pending[g]) + 2)
+        plan_draw(plan, int(s.current[g]), int(s.pending[g]) + CHALLENGE_SURCHARGE)
         plan[AHEAD] = 1
     s.wd4_illegal[g] = False
 
@@ -396,4 +387,4 @@ def _rlcard_auto_play(
         act = C.PLAY_WILD_DRAW_FOUR + colour
     else:
         act = drawn
-    play(r, s, w, plan, g, seat, act, False, drawn == C.WILD_DRAW_FOUR)
+    play(r, s, w, plan, g, seat, act, stacking=False, plain_wild=drawn == C.WILD_DRAW_FOUR)

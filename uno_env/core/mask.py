@@ -10,6 +10,7 @@ from uno_env.core.state import (
     AFTER_DRAW,
     CHALLENGE_PHASE,
     CHOOSE_COLOUR,
+    DRAW_FOUR_PENALTY,
     JUMP_IN,
     OVER,
     PLAY,
@@ -18,7 +19,7 @@ from uno_env.core.state import (
     BoolArray,
     UnoState,
 )
-from uno_env.core.tables import FACE_MATCH
+from uno_env.core.tables import FACE_MATCH, FACING_DRAW_FOUR, FACING_DRAW_TWO
 from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rules import Rules
 
@@ -43,6 +44,7 @@ def legal_action_mask(rules: Rules, state: UnoState) -> BoolArray:
 
 @jit
 def _fill_masks(r: RuleParams, s: StateArrays, out: np.ndarray) -> None:
+    """Write every game's mask of legal actions into the rows of ``out``."""
     for g in range(out.shape[0]):
         fill_mask(r, s, g, out[g])
 
@@ -136,14 +138,15 @@ def fill_mask(r: RuleParams, s: StateArrays, g: int, out: np.ndarray) -> None:
         for c in range(C.NUM_COLOURS):
             out[C.NAME_COLOUR + c] = True
     elif phase == STACK:
-        kind = 1 if s.penalty_kind[g] == 4 else 0
-        answers = r.stack_table[kind, s.colour[g]]
+        four = s.penalty_kind[g] == DRAW_FOUR_PENALTY
+        facing = FACING_DRAW_FOUR if four else FACING_DRAW_TWO
+        answers = r.stack_table[facing, s.colour[g]]
         for face in range(C.NUM_FACES):
             held = answers[face] and s.hands[g, seat, face] > 0
             if held and (face != C.WILD_DRAW_FOUR or _wd4_colour_rule(r, s, g, seat)):
                 _allow_face(out, face)
         out[C.DRAW] = True
-        out[C.CHALLENGE] = r.wd4_challenge and kind == 1 and s.top[g] == C.WILD_DRAW_FOUR
+        out[C.CHALLENGE] = r.wd4_challenge and four and s.top[g] == C.WILD_DRAW_FOUR
     elif phase == JUMP_IN:
         _allow_face(out, s.effect_face[g])  # the window's seat holds the identical card
         out[C.PASS] = True

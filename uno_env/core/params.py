@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from uno_env import cards as C
+from uno_env.core.plan import PLAN_SIZE
 from uno_env.core.state import ARRAY_FIELDS, UnoState
 from uno_env.core.tables import stack_responses
 from uno_env.rules import Rules
@@ -105,10 +106,6 @@ class StateArrays(NamedTuple):
 assert StateArrays._fields == ARRAY_FIELDS, "StateArrays must list UnoState's arrays in order"
 
 
-PLAN_SIZE = 5
-"""Slots of a step's plan (their meaning is in :mod:`uno_env.core.effects`)."""
-
-
 class Scratch(NamedTuple):
     """Work space of one call into the compiled rules (one game at a time uses it)."""
 
@@ -118,7 +115,7 @@ class Scratch(NamedTuple):
     hands: np.ndarray  # (10, 54) int8: hands being passed on (seven-zero)
     sizes: np.ndarray  # (10,) int16: their sizes
     seats: np.ndarray  # (10,) int64: seats still playing
-    plan: np.ndarray  # (5,) int64: the plan of a step, see uno_env.core.effects
+    plan: np.ndarray  # (PLAN_SIZE,) int64: the plan of a step, see uno_env.core.plan
 
 
 _LOCAL = threading.local()

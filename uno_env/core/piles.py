@@ -6,7 +6,7 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env.core.params import RuleParams, Scratch, StateArrays
-from uno_env.core.state import SEAT_STREAM_OFFSET, STREAM_STRIDE
+from uno_env.core.state import NO_FACE, SEAT_STREAM_OFFSET, STREAM_STRIDE
 from uno_env.jit import jit, jit_inline
 from uno_env.rng import game_word, uniform_of
 
@@ -82,9 +82,9 @@ def draw_cards(r: RuleParams, s: StateArrays, w: Scratch, g: int, seat: int, cou
     """Move ``count`` cards from the draw pile to ``seat``'s hand, one at a time.
 
     When the pile runs out the discards are reshuffled into it. Returns the last face drawn
-    (-1 if none could be: both piles empty).
+    (``NO_FACE`` if none could be: both piles empty).
     """
-    last = -1
+    last = NO_FACE
     for _ in range(count):
         if s.draw_pos[g] >= C.DECK_SIZE:
             _reshuffle_discards(r, s, w, g)

@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
-from uno_env.core.state import OVER, IntArray, UnoState
+from uno_env.core.state import NO_SEAT, OVER, IntArray, UnoState, clear_decision
 from uno_env.jit import jit
 from uno_env.rules import Rules
 
@@ -39,6 +39,7 @@ def _seat_points(r: RuleParams, s: StateArrays, g: int, seat: int) -> int:
 
 @jit
 def _points_left_into(r: RuleParams, s: StateArrays, games: np.ndarray, out: np.ndarray) -> None:
+    """Write the card points left in each hand of ``games`` into the rows of ``out``."""
     for i in range(games.shape[0]):
         for seat in range(r.num_players):
             out[i, seat] = _seat_points(r, s, games[i], seat)
@@ -76,15 +77,8 @@ def winner_takes_points(r: RuleParams, s: StateArrays, g: int) -> None:
 def finish_hand(r: RuleParams, s: StateArrays, g: int) -> None:
     """End the hand of game ``g`` (whose ``winner`` is set): score it and update the match."""
     s.done[g] = True
-    s.phase[g] = OVER
-    s.uno_exposed[g] = -1
-    s.declared[g] = False
-    s.pending[g] = 0
-    s.penalty_kind[g] = 0
-    s.wd4_seat[g] = -1
-    s.drawn[g] = -1
-    s.effect_face[g] = -1
-    s.effect_seat[g] = -1
+    s.uno_exposed[g] = NO_SEAT
+    clear_decision(s, g, OVER)
     if r.penalty_points:
         for seat in range(r.num_players):
             s.hand_points[g, seat] = _seat_points(r, s, g, seat)

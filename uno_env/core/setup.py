@@ -182,6 +182,7 @@ def _turn_starters(r: RuleParams, s: StateArrays, w: Scratch) -> None:
 
 @jit
 def _turn_starter(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
+    """Turn game ``g``'s starter (redrawing a barred wild) and apply its effect."""
     n_players = r.num_players
     while True:
         pos = int(s.draw_pos[g])

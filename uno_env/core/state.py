@@ -5,19 +5,29 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from uno_env.cards import DECK_SIZE, NUM_FACES
+from uno_env.jit import jit_inline
 from uno_env.rules import Rules
+
+if TYPE_CHECKING:
+    from uno_env.core.params import StateArrays
 
 __all__ = [
     "AFTER_DRAW",
     "ARRAY_FIELDS",
     "CHALLENGE_PHASE",
     "CHOOSE_COLOUR",
+    "DRAW_FOUR_PENALTY",
+    "DRAW_TWO_PENALTY",
     "JUMP_IN",
+    "NO_FACE",
+    "NO_PENALTY",
+    "NO_SEAT",
     "NUM_PHASES",
     "OVER",
     "PHASE_NAMES",
@@ -28,6 +38,7 @@ __all__ = [
     "IllegalActionError",
     "IntArray",
     "UnoState",
+    "clear_decision",
 ]
 
 # Phases: what the seat that must act is deciding.
@@ -51,6 +62,16 @@ PHASE_NAMES = (
 )
 NUM_PHASES = len(PHASE_NAMES)
 
+# Draw penalties. ``penalty_kind`` (in STACK) holds the penalty of the card that started the
+# penalty being faced, so the same numbers are both the cards drawn and the kind's code.
+NO_PENALTY = 0  # no penalty is being faced (also a Wild Draw Four facing a challenge)
+DRAW_TWO_PENALTY = 2  # a Draw Two's penalty
+DRAW_FOUR_PENALTY = 4  # a Wild Draw Four's penalty (and what a guilty bluffer draws)
+
+# "None" in the seat and face fields (``winner``, ``wd4_seat``, ``drawn``, ``effect_face`` ...).
+NO_SEAT = -1
+NO_FACE = -1
+
 STREAM_STRIDE = 2**20
 """Random streams per hand: the deal uses ``hand * STREAM_STRIDE``, reshuffles the next ones."""
 TURN_STREAM_OFFSET = 2**19
@@ -61,6 +82,24 @@ DEALER_STREAM = 2**40 - 1
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+@jit_inline
+def clear_decision(s: StateArrays, g: int, phase: int) -> None:
+    """Clear game ``g``'s decision fields and enter ``phase``: a new turn, or the hand's end.
+
+    The fields of a decision in progress (a declared UNO, a drawn card, a penalty faced, a
+    Wild Draw Four to judge, an effect waiting to resolve) are reset. ``uno_exposed`` is
+    not: a new turn may still catch it; the callers that end the hand clear it themselves.
+    """
+    s.phase[g] = phase
+    s.declared[g] = False
+    s.drawn[g] = NO_FACE
+    s.pending[g] = 0
+    s.penalty_kind[g] = NO_PENALTY
+    s.wd4_seat[g] = NO_SEAT
+    s.effect_face[g] = NO_FACE
+    s.effect_seat[g] = NO_SEAT
 
 
 class IllegalActionError(ValueError):

@@ -17,9 +17,22 @@ from uno_env.core.params import (
     scratch,
 )
 from uno_env.core.piles import draw_cards
+from uno_env.core.plan import (
+    AHEAD,
+    DRAW_COUNT,
+    DRAW_SEAT,
+    ENDED,
+    FIRST_OUT,
+    NOBODY,
+    TURN_STAYS,
+    clear_plan,
+    plan_draw,
+)
 from uno_env.core.scoring import finish_hand, winner_takes_points
 from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
+    NO_FACE,
+    NO_SEAT,
     OVER,
     PHASE_NAMES,
     PLAY,
@@ -27,6 +40,7 @@ from uno_env.core.state import (
     IllegalActionError,
     IntArray,
     UnoState,
+    clear_decision,
 )
 from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rules import Rules
@@ -143,51 +157,51 @@ def _apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> N
     and finally the end of the hand or the passing of the turn.
     """
     plan = w.plan
-    E.clear_plan(plan)
+    clear_plan(plan)
     phase = s.phase[g]
     current = int(s.current[g])
 
     if act == C.CATCH:
-        E.plan_draw(plan, int(s.uno_exposed[g]), r.uno_penalty)
-        s.uno_exposed[g] = -1
+        plan_draw(plan, int(s.uno_exposed[g]), r.uno_penalty)
+        s.uno_exposed[g] = NO_SEAT
     elif act == C.UNO:
         s.declared[g] = True
     else:
-        s.uno_exposed[g] = -1  # the next seat has begun its decision: the exposure ends
+        s.uno_exposed[g] = NO_SEAT  # the next seat has begun its decision: the exposure ends
 
     voluntary = False
-    if C.NAME_COLOUR <= act < C.NAME_COLOUR + 4:
+    if C.NAME_COLOUR <= act < C.NAME_COLOUR + C.NUM_COLOURS:
         s.colour[g] = act - C.NAME_COLOUR
         s.phase[g] = PLAY
     elif act == C.KEEP:
-        plan[E.AHEAD] = 1
+        plan[AHEAD] = 1
     elif act == C.ACCEPT or (act == C.DRAW and phase == STACK):
-        E.plan_draw(plan, current, int(s.pending[g]))
-        plan[E.AHEAD] = 1
+        plan_draw(plan, current, int(s.pending[g]))
+        plan[AHEAD] = 1
     elif act == C.CHALLENGE:
         E.resolve_challenge(r, s, plan, g)
     elif act == C.DRAW:
-        E.plan_draw(plan, current, 1)
+        plan_draw(plan, current, 1)
         voluntary = True
     elif act == C.PASS:
         E.pass_window(r, s, w, plan, g)
     elif act >= C.SWAP:
         E.swap_hands(r, s, plan, g, act - C.SWAP + 1)
     elif act < C.NUM_PLAY_ACTIONS:
-        E.play(r, s, w, plan, g, current, act, phase == STACK, False)
+        E.play(r, s, w, plan, g, current, act, stacking=phase == STACK, plain_wild=False)
 
     drawn = _execute_draw(r, s, w, g)
     if voluntary:
         E.after_voluntary_draw(r, s, w, plan, g, drawn)
         _execute_draw(r, s, w, g)  # the penalty of RLCard's automatic play, if any
 
-    if plan[E.FIRST_OUT]:
+    if plan[FIRST_OUT]:
         # play_to_last: the first seat out scores what is left at that moment.
         winner_takes_points(r, s, g)
-    if plan[E.ENDED]:
+    if plan[ENDED]:
         finish_hand(r, s, g)
-    elif plan[E.AHEAD] >= 0:
-        _end_turn(r, s, g, int(plan[E.AHEAD]))
+    elif plan[AHEAD] != TURN_STAYS:
+        _end_turn(r, s, g, int(plan[AHEAD]))
 
     s.turn[g] += 1
     if s.phase[g] != OVER and s.turn[g] >= r.max_turns:
@@ -196,13 +210,13 @@ def _apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> N
 
 @jit_inline
 def _execute_draw(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> int:
-    """Draw the cards the plan records; return the last face drawn (-1: none)."""
+    """Draw the cards the plan records; return the last face drawn (``NO_FACE``: none)."""
     plan = w.plan
-    if plan[E.DRAW_COUNT] <= 0:
-        return -1
-    drawn = draw_cards(r, s, w, g, int(plan[E.DRAW_SEAT]), int(plan[E.DRAW_COUNT]))
-    plan[E.DRAW_SEAT] = -1
-    plan[E.DRAW_COUNT] = 0
+    if plan[DRAW_COUNT] <= 0:
+        return NO_FACE
+    drawn = draw_cards(r, s, w, g, int(plan[DRAW_SEAT]), int(plan[DRAW_COUNT]))
+    plan[DRAW_SEAT] = NOBODY
+    plan[DRAW_COUNT] = 0
     return drawn
 
 
@@ -210,26 +224,12 @@ def _execute_draw(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> int:
 def _end_turn(r: RuleParams, s: StateArrays, g: int, seats_on: int) -> None:
     """Pass the turn ``seats_on`` active seats in the direction of play; a new turn starts."""
     s.current[g] = seat_ahead(r, s, g, int(s.current[g]), seats_on)
-    s.phase[g] = PLAY
-    s.declared[g] = False
-    s.drawn[g] = -1
-    s.pending[g] = 0
-    s.penalty_kind[g] = 0
-    s.wd4_seat[g] = -1
-    s.effect_face[g] = -1
-    s.effect_seat[g] = -1
+    clear_decision(s, g, PLAY)
 
 
 @jit_inline
 def _truncate(s: StateArrays, g: int) -> None:
     """Stop a hand at ``max_turns``. Nobody acts in it: clear the decision it stopped in."""
     s.truncated[g] = True
-    s.phase[g] = OVER
-    s.uno_exposed[g] = -1
-    s.drawn[g] = -1
-    s.pending[g] = 0
-    s.penalty_kind[g] = 0
-    s.wd4_seat[g] = -1
-    s.declared[g] = False
-    s.effect_face[g] = -1
-    s.effect_seat[g] = -1
+    s.uno_exposed[g] = NO_SEAT
+    clear_decision(s, g, OVER)

@@ -11,6 +11,8 @@ from uno_env.rules import Rules
 
 __all__ = [
     "FACE_MATCH",
+    "FACING_DRAW_FOUR",
+    "FACING_DRAW_TWO",
     "PLAYABLE",
     "SORTED_DECK",
     "stack_responses",
@@ -37,13 +39,17 @@ FACE_MATCH[:, : C.NUM_COLOURED_FACES] = PLAYABLE.reshape(-1, C.NUM_COLOURED_FACE
 
 SORTED_DECK = np.sort(C.CANONICAL_DECK)
 
+# The rows of the table of :func:`stack_responses`: the card whose penalty is faced.
+FACING_DRAW_TWO = 0
+FACING_DRAW_FOUR = 1
+
 
 @functools.lru_cache(maxsize=64)
 def stack_responses(rules: Rules) -> np.ndarray:
     """Faces that answer a draw penalty in phase STACK, by the rules in force.
 
     Returns:
-        Boolean table (2, 5, 54): [0 facing a Draw Two / 1 facing a Wild Draw Four,
+        Boolean table (2, 5, 54): [:data:`FACING_DRAW_TWO` / :data:`FACING_DRAW_FOUR`,
         current colour, face].
     """
     table = np.zeros((2, C.NUM_COLOURS + 1, C.NUM_FACES), dtype=bool)
@@ -51,10 +57,10 @@ def stack_responses(rules: Rules) -> np.ndarray:
     for colour in range(C.NUM_COLOURS):
         same_colour = colour == C.FACE_COLOUR
         reverse_here = (C.FACE_RANK == C.REVERSE) & same_colour & rules.reverse_deflects
-        # Facing a Draw Two.
-        table[0, colour] = (draw_twos & rules.stack_draw_two) | reverse_here
-        table[0, colour, C.WILD_DRAW_FOUR] = rules.stack_draw_four_on_two
-        # Facing a Wild Draw Four.
-        table[1, colour] = (draw_twos & same_colour & rules.stack_draw_two_on_four) | reverse_here
-        table[1, colour, C.WILD_DRAW_FOUR] = rules.stack_draw_four
+        table[FACING_DRAW_TWO, colour] = (draw_twos & rules.stack_draw_two) | reverse_here
+        table[FACING_DRAW_TWO, colour, C.WILD_DRAW_FOUR] = rules.stack_draw_four_on_two
+        table[FACING_DRAW_FOUR, colour] = (
+            draw_twos & same_colour & rules.stack_draw_two_on_four
+        ) | reverse_here
+        table[FACING_DRAW_FOUR, colour, C.WILD_DRAW_FOUR] = rules.stack_draw_four
     return table
