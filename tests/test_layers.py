@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("uno_env", "agents", "train", "tournament", "benchmarks", "unolab")
 
 

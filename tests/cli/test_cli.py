@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from support import ROOT
 
 from unolab.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("command", ["train", "tournament", "play", "bench", "rules", "replay"])

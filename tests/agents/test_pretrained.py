@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import ROOT
 
 from agents.learned import CheckpointMismatchError, load_policy
 from uno_env import core, load_rules
 from uno_env.observation import encode
 
-PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+PRETRAINED = ROOT / "agents" / "pretrained"
 
 
 @pytest.mark.parametrize(("name", "players"), [("ppo_official_2p", 2), ("ppo_official_4p", 4)])
@@ -23,7 +24,7 @@ def test_shipped_agent_loads_and_plays_legal_moves(name: str, players: int) -> N
     policy = load_policy(path, rules=rules)
     assert policy.name == name
     stages = json.loads(path.with_suffix(".json").read_text())["extra"]["stages"]
-    assert all(Path(PRETRAINED.parents[1], stage["config"]).is_file() for stage in stages)
+    assert all(Path(ROOT, stage["config"]).is_file() for stage in stages)
     state = core.init(rules, 64, seed=5)
     masks = core.legal_action_mask(rules, state)
     actions = policy.act(encode(rules, state), masks)

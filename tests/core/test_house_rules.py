@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scenario_harness import Scenario, Script, assert_conserved, by_face, run, stack
-from scenario_harness import scen as _scen
+from support.scenarios import Scenario, Script, assert_conserved, by_face, run, stack
+from support.scenarios import scen as _scen
 
 from uno_env import UnoGame
 from uno_env import cards as C

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pytest
-from scenario_harness import (
+from support.scenarios import (
     Scenario,
     assert_conserved,
     by_face,

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import ROOT
 
 from tournament.cli import main as cli_main
 from tournament.config import load_config
 from tournament.results import GameRecord, ResultStore
 from tournament.runner import run_tournament
 from uno_env.configuration import ConfigError
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _config(tmp: Path, **changes: Any) -> dict[str, Any]:

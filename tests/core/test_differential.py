@@ -26,6 +26,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from support.reference_engine import (
+    PHASE_JUMP_IN,
+    PHASE_OVER,
+    PHASE_PLAY,
+    PHASE_STACK,
+    RefGame,
+)
 
 from uno_env import core
 from uno_env.cards import (
@@ -51,23 +58,6 @@ from uno_env.cards import (
 )
 from uno_env.configuration import ConfigError
 from uno_env.rules import PRESETS, Rules
-
-try:  # `python -m pytest` puts the repository root on sys.path, plain `pytest` puts tests/
-    from tests.reference_engine import (
-        PHASE_JUMP_IN,
-        PHASE_OVER,
-        PHASE_PLAY,
-        PHASE_STACK,
-        RefGame,
-    )
-except ImportError:  # pragma: no cover
-    from reference_engine import (  # type: ignore[no-redef]
-        PHASE_JUMP_IN,
-        PHASE_OVER,
-        PHASE_PLAY,
-        PHASE_STACK,
-        RefGame,
-    )
 
 SCALAR_FIELDS = (
     "key",

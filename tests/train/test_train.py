@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ast
-import graphlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from support import ROOT
 
 from agents.learned import CheckpointMismatchError, load_policy
 from train import algorithms, ppo
@@ -21,7 +20,6 @@ from train.run import evaluate_model, initialise_from
 from uno_env import ConfigError, core, load_rules
 from uno_env.observation import encode
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 
 
@@ -187,40 +185,6 @@ def test_the_registry_round_trips_a_checkpoint(tmp_path: Path, algorithm: str) -
 
     with pytest.raises(ValueError, match="unknown algorithm 'a2c'"):
         algorithms.load_checkpoint(run_dir / "latest.zip", "a2c")
-
-
-def _train_imports(path: Path) -> set[str]:
-    """Every module that ``path`` imports, at any level (functions included)."""
-    imported: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative to the train package
-                base = ".".join(filter(None, ["train", base]))
-            imported.add(base)
-            imported.update(f"{base}.{alias.name}" for alias in node.names)
-    return imported
-
-
-def test_train_modules_import_no_cycle() -> None:
-    """train/ is layered: no import cycle among its modules, nothing from higher layers."""
-    modules = {path.stem: path for path in (ROOT / "train").glob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        imported = _train_imports(path)
-        higher = sorted(m for m in imported if m.split(".")[0] in ("tournament", "unolab"))
-        assert not higher, f"train/{name}.py imports {higher}: train must not import them"
-        parts = [m.split(".") for m in imported]
-        graph[name] = {p[1] for p in parts if p[0] == "train" and len(p) > 1 and p[1] in modules}
-        graph[name].discard(name)
-    assert {"algorithms", "export", "league"} <= graph["run"]  # the graph sees the imports
-    try:
-        order = list(graphlib.TopologicalSorter(graph).static_order())
-    except graphlib.CycleError as err:
-        pytest.fail(f"import cycle among train's modules: {err.args[1]}")
-    assert order.index("algorithms") < order.index("export") < order.index("run")
 
 
 @pytest.mark.slow

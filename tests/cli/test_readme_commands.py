@@ -7,11 +7,11 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support import ROOT
 
 from unolab import main_job
 from unolab.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 COMMANDS = [
     shlex.split(line.split("#")[0])

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from support import ROOT
 
 from uno_env import ConfigError, Rules, load_rules
 from uno_env.rules import PRESETS, rules_table
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from support import ROOT
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def test_the_three_research_notebooks_exist() -> None:
