@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import overload
 
 import numpy as np
 
@@ -79,20 +78,10 @@ def resolve_policy(spec: str | Path, rules: Rules | None = None, seed: Seed = 0)
     return policy_factory(spec, rules)(seed)
 
 
-@overload
-def resolve_opponents(specs: str, rules: Rules | None = None) -> PolicyFactory: ...
-
-
-@overload
-def resolve_opponents(
-    specs: Sequence[str | Path], rules: Rules | None = None
-) -> list[PolicyFactory]: ...
-
-
 def resolve_opponents(
     specs: str | Sequence[str | Path], rules: Rules | None = None
 ) -> PolicyFactory | list[PolicyFactory]:
-    """Opponents for the learner envs from names: one factory, or a list of them.
+    """Opponents for the learner envs from names: one factory (for one name) or a list.
 
     The envs build the factories' policies from their own seed, so a seeded env replays
     exactly.

@@ -231,18 +231,20 @@ def choose_actions(
         in_range = (chosen >= 0) & (chosen < C.NUM_ACTIONS)
         legal = in_range & row_masks[np.arange(rows.size), np.where(in_range, chosen, 0)]
         legal[list(bad)] = True  # already forfeited, with their own reason
-        for r in np.flatnonzero(~legal):
-            bad[int(r)] = _illegal_reason(int(chosen[r]), row_masks[r])
+        for illegal in np.flatnonzero(~legal).tolist():
+            bad[illegal] = _illegal_reason(int(chosen[illegal]), row_masks[illegal])
         if bad and on_error == "raise":
-            r = min(bad)
-            game = int(rows[r]) if game_ids is None else int(game_ids[rows[r]])
-            seat = int(state.current[rows[r]])
-            raise PolicyError(f"policy {policy_name(policy)!r} (game {game}, seat {seat}) {bad[r]}")
+            first = min(bad)
+            game = int(rows[first]) if game_ids is None else int(game_ids[rows[first]])
+            seat = int(state.current[rows[first]])
+            raise PolicyError(
+                f"policy {policy_name(policy)!r} (game {game}, seat {seat}) {bad[first]}"
+            )
         if bad:
             chosen = chosen.copy()
             chosen[list(bad)] = 0
-            for r, why in bad.items():
-                forfeits[int(rows[r])] = why
+            for row, why in bad.items():
+                forfeits[int(rows[row])] = why
         actions[rows] = chosen
     return actions, forfeits
 

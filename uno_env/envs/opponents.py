@@ -150,7 +150,7 @@ def as_policy(policy: object) -> Policy:
         wrapped.name = policy_name(policy)
         return wrapped
     if callable(policy):
-        return _CallablePolicy(policy)  # type: ignore[arg-type]
+        return _CallablePolicy(policy)
     raise TypeError(
         f"an opponent must be a policy with an act(observations, masks) method, a callable "
         f"or a PolicyFactory, got {policy!r}"
