@@ -206,7 +206,8 @@ def choose_actions(
         masks = core.legal_action_mask(rules, state)
     actions = np.zeros(state.batch_size, dtype=np.int64)
     forfeits: dict[int, str] = {}
-    present = [int(p) for p in np.unique(acting) if p >= 0]
+    counts = np.bincount(acting[acting >= 0], minlength=len(policies))
+    present = np.flatnonzero(counts).tolist()
     if not present:
         return actions, forfeits
     reads = [p for p in present if getattr(policies[p], "uses_observations", True)]
@@ -333,6 +334,7 @@ def play_tables(
             keep_rows = np.flatnonzero(live)
             state, ids, live = state.select(keep_rows), ids[keep_rows], live[keep_rows]
             seats_of = seats_of[keep_rows]
+    out.rewards[:] = core.winner_rewards(rules, out.winner)
     return out
 
 
@@ -375,7 +377,6 @@ def _record(
     out.winner[games] = np.where(done, state.winner[rows], -1)
     out.ranks[games] = _competition_ranks(_order_keys(rules, state, rows))
     out.points[games] = state.hand_points[rows]
-    out.rewards[games] = core.hand_rewards(rules, state)[rows]
     out.cards_left[games] = state.hand_size[rows]
     out.turns[games] = state.turn[rows]
     out.end[games] = np.where(done, END_WON, END_TRUNCATED)

@@ -23,11 +23,17 @@ Functions:
     step: apply one action per game; an illegal action raises :class:`IllegalActionError`.
     next_hand: deal the next hand of each match, the deal passing to the left.
     reset_games: replace some games of a batch with fresh matches (for autoreset).
-    hand_rewards, place_rewards: rewards of finished hands.
+    hand_rewards, place_rewards, winner_rewards: rewards of finished hands.
 """
 
 from uno_env.core.mask import legal_action_mask
-from uno_env.core.scoring import card_totals, hand_rewards, place_rewards, points_left
+from uno_env.core.scoring import (
+    card_totals,
+    hand_rewards,
+    place_rewards,
+    points_left,
+    winner_rewards,
+)
 from uno_env.core.setup import init, next_hand, reset_games
 from uno_env.core.state import (
     AFTER_DRAW,
@@ -67,4 +73,5 @@ __all__ = [
     "points_left",
     "reset_games",
     "step",
+    "winner_rewards",
 ]

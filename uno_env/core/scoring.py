@@ -98,10 +98,19 @@ def hand_rewards(rules: Rules, state: UnoState) -> npt.NDArray[np.float32]:
     both partners of the winning team get +1 and the others -1. Live and truncated hands give
     zeros.
     """
+    return winner_rewards(rules, np.where(state.done, state.winner, NO_SEAT))
+
+
+def winner_rewards(rules: Rules, winners: npt.NDArray[np.integer]) -> npt.NDArray[np.float32]:
+    """Win/loss rewards from the winner of each hand (``NO_SEAT`` for none), shape (B, N).
+
+    The rule of :func:`hand_rewards`, for callers that keep only the winners (the batched
+    play loop records them as hands end).
+    """
     n_players = rules.num_players
-    out = np.zeros((state.batch_size, n_players), dtype=np.float32)
-    won = np.flatnonzero(state.done)
-    winners = state.winner[won].astype(np.int64)
+    out = np.zeros((winners.shape[0], n_players), dtype=np.float32)
+    won = np.flatnonzero(winners != NO_SEAT)
+    winners = winners[won].astype(np.int64)
     if rules.teams:
         out[won] = -1.0
         out[won, winners] = 1.0
