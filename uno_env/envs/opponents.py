@@ -25,8 +25,14 @@ A policy is called once per round with the sub-batch of games where one of its s
 act (through :func:`uno_env.play.choose_actions`, the batched play loop every caller
 shares); it sees each game from the acting seat, like any player. Policies therefore see
 varying sub-batches and should keep no per-row memory; ``reset()`` is called on each whole
-reset. An opponent that fails (raises, returns malformed actions or an illegal one) raises
-:class:`uno_env.play.PolicyError` naming it, the game, the seat and the legal actions.
+reset.
+
+An opponent that fails (raises, returns malformed actions or an illegal one) raises
+:class:`uno_env.play.PolicyError` naming it, the game, the seat and the legal actions. The
+learner's action was already played by then and the table waits on the opponent's seat, so
+the tables stop: every later call (``step``, ``observations``, ``action_masks``, ``state``)
+raises :class:`TablesStoppedError` with the original error until :meth:`LearnerTables.reset`
+deals new hands. They never continue silently from a half-played round.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ __all__ = [
     "OpponentPool",
     "OpponentsSpec",
     "PolicyFn",
+    "TablesStoppedError",
     "as_policy",
 ]
 
@@ -113,6 +120,10 @@ class OpponentPool:
 
 OpponentsSpec = object | Sequence[object] | OpponentPool | None
 """What the learner envs accept as ``opponents`` (see the module docstring)."""
+
+
+class TablesStoppedError(RuntimeError):
+    """The tables stopped after an opponent's error; only ``reset()`` deals them again."""
 
 
 class _CallablePolicy:
@@ -255,6 +266,7 @@ class LearnerTables:
         self._state: UnoState | None = None
         self._obs: ObsArray | None = None
         self._slots = np.arange(self.num_games, dtype=np.int64)
+        self._stopped: str | None = None
         if seed is not None:
             self.seed(seed)
 
@@ -286,9 +298,22 @@ class LearnerTables:
         return self._base is not None
 
     def _live_state(self) -> UnoState:
+        if self._stopped is not None:
+            raise TablesStoppedError(
+                f"the env stopped after an opponent's error and must be reset before any other "
+                f"call (the error: {self._stopped})"
+            )
         if self._state is None:
             raise RuntimeError("the games have not been dealt yet: call reset() first")
         return self._state
+
+    def _advance_or_stop(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
+        """:meth:`_advance`, stopping the tables if an opponent fails half-way through."""
+        try:
+            self._advance(fresh, result)
+        except Exception as err:
+            self._stopped = f"{type(err).__name__}: {err}"
+            raise
 
     # ------------------------------------------------------------------ seeding and resets
 
@@ -326,8 +351,9 @@ class LearnerTables:
                 reset()
         games = self._slots
         self._assign_hands(games, keys, learner_seats)
+        self._stopped = None
         self._state = core.init(self.rules, keys=self._keys)
-        self._advance(np.ones(self.num_games, dtype=bool), None)
+        self._advance_or_stop(np.ones(self.num_games, dtype=bool), None)
         return self.observations()
 
     def _assign_hands(
@@ -387,6 +413,8 @@ class LearnerTables:
 
         Raises:
             IllegalActionError: if a learner action is illegal (the state is untouched).
+            PolicyError: if an opponent fails; the tables then stop until :meth:`reset`.
+            TablesStoppedError: if an opponent failed earlier and :meth:`reset` was not called.
             RuntimeError: if a game is over and waits for :meth:`reset` (no autoreset).
         """
         state = self._live_state()
@@ -406,7 +434,7 @@ class LearnerTables:
             finished=np.zeros(0, dtype=np.int64),
             terminal_observations=np.zeros((0, 0), dtype=np.float32),
         )
-        self._advance(np.zeros(n, dtype=bool), result)
+        self._advance_or_stop(np.zeros(n, dtype=bool), result)
         result.observations = self.observations()
         if not self.autoreset:
             result.terminal_observations = result.observations[result.finished]

@@ -93,8 +93,18 @@ class UnoVecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Store the learners' actions, shape (num_envs,)."""
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        """Store the learners' actions, shape (num_envs,).
+
+        Raises:
+            ValueError: for actions of another size (nothing is stored).
+        """
+        arr = np.asarray(actions)
+        if arr.size != self.num_envs:
+            raise ValueError(
+                f"actions must hold one action per env, shape ({self.num_envs},); got shape "
+                f"{arr.shape}"
+            )
+        self._actions = arr.reshape(self.num_envs)
 
     def step_wait(self) -> VecEnvStepReturn:
         """Play the stored actions and the opponents' replies; autoreset finished games.
