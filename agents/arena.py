@@ -220,7 +220,7 @@ def evaluate_vs(
 
     Seat ``k`` gets ``num_games // N`` hands (the first ``num_games % N`` seats one more),
     with the candidate in seat ``k`` and a fresh opponent in every other seat. The dealer of
-    each hand is drawn at random from its key (RULES.md §2), as at a real table.
+    each hand is drawn at random from its key (docs/rules.md §2), as at a real table.
 
     Args:
         rules: The rules of every game (``rules.num_players`` seats).

@@ -1,6 +1,6 @@
 """The rules configuration shared by a batch of games.
 
-``Rules()`` is the official Mattel rules (RULES.md §1-7). Every field is a switch; see
+``Rules()`` is the official Mattel rules (docs/rules.md §1-14). Every field is a switch; see
 ``docs/rules.md`` for the table of switches and defaults. Configs are frozen dataclasses and
 are validated on construction: an unknown key or an impossible combination raises a
 :class:`~uno_env.configuration.ConfigError` that names it.
@@ -9,6 +9,8 @@ are validated on construction: an unknown key or an impossible combination raise
 from __future__ import annotations
 
 import dataclasses
+import re
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,7 +172,7 @@ class Rules:
 
     @property
     def two_player(self) -> bool:
-        """Whether the two-player rules of RULES.md §4 apply."""
+        """Whether the two-player rules of docs/rules.md §9 apply."""
         if self.two_player_rules is None:
             return self.num_players == 2
         return self.two_player_rules
@@ -269,24 +271,81 @@ def _switch_descriptions() -> dict[str, str]:
     return out
 
 
-def rules_table() -> str:
-    """A Markdown table of every switch: name, default, allowed values, meaning, and the
-    presets that change it. ``docs/rules.md`` embeds it (a test keeps the two in step)."""
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+_RST_ROLE = re.compile(r":[a-z]+:`~?(?:[\w.]+\.)?([^`.]+)`")
+
+
+def _plain(text: str, markdown: bool) -> str:
+    """Docstring text without reStructuredText markup: Markdown code spans, or bare words."""
+    code = r"`\1`" if markdown else r"\1"
+    return _RST_ROLE.sub(code, _RST_LITERAL.sub(code, text))
+
+
+def _allowed_values(field: dataclasses.Field[Any]) -> str:
+    """The values a field accepts, in words (its type hint read as text)."""
+    hint = str(field.type)
+    if hint.startswith("Literal["):
+        choices = [choice.strip(" '\"") for choice in hint[len("Literal[") : -1].split(",")]
+        return ", ".join(choices[:-1]) + " or " + choices[-1]
+    return {"bool": "True or False", "bool | None": "True, False or None"}.get(hint, hint)
+
+
+def rules_table(markdown: bool = False, width: int = 80) -> str:
+    """Every switch of :class:`Rules`: its default, its values, its meaning and the presets
+    that change it.
+
+    ``uno-lab rules`` prints the plain-text form; ``docs/rules.md`` embeds both forms (a test
+    keeps them in step with the code).
+
+    Args:
+        markdown: True for a Markdown table; False for plain text, one block per switch,
+            wrapped to ``width`` columns, without any markup.
+        width: Most characters on a line of the plain-text form.
+
+    Returns:
+        The table as one string, without a trailing newline.
+    """
     descriptions = _switch_descriptions()
     default = Rules()
-    lines = [
-        "| switch | default | values | meaning | presets that change it |",
-        "|---|---|---|---|---|",
-    ]
-    for f in dataclasses.fields(Rules):
-        hint = str(f.type).replace("Literal", "").replace("'", "").replace("|", "or")
-        changed = [
-            f"{name}: `{getattr(preset, f.name)}`"
-            for name, preset in PRESETS.items()
-            if getattr(preset, f.name) != getattr(default, f.name)
+    lines = (
+        [
+            "| switch | default | values | meaning | presets that change it |",
+            "|---|---|---|---|---|",
         ]
-        lines.append(
-            f"| `{f.name}` | `{getattr(default, f.name)}` | {hint} | {descriptions.get(f.name, '')} "
-            f"| {', '.join(changed)} |"
+        if markdown
+        else []
+    )
+    for f in dataclasses.fields(Rules):
+        meaning = _plain(descriptions.get(f.name, ""), markdown)
+        value = getattr(default, f.name)
+        changed = [
+            (name, getattr(preset, f.name))
+            for name, preset in PRESETS.items()
+            if getattr(preset, f.name) != value
+        ]
+        if markdown:
+            presets = ", ".join(f"{name}: `{new}`" for name, new in changed)
+            lines.append(
+                f"| `{f.name}` | `{value}` | {_allowed_values(f)} | {meaning} | {presets} |"
+            )
+            continue
+        if changed:
+            meaning += " Changed by " + ", ".join(f"{name} ({new})" for name, new in changed)
+            meaning += "."
+        lines += textwrap.wrap(
+            f"{f.name}: {value}  ({_allowed_values(f)})",
+            width,
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
         )
-    return "\n".join(lines)
+        lines += textwrap.wrap(
+            meaning,
+            width,
+            initial_indent="    ",
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")

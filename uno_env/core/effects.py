@@ -80,7 +80,7 @@ def play(
     face = int(C.ACTION_FACE[act])
     wd4 = face == C.WILD_DRAW_FOUR
     if wd4:
-        # Judged against the colour current before the play (RULES.md §5).
+        # Judged against the colour current before the play (docs/rules.md §7).
         s.wd4_illegal[g] = holds_colour(s, g, seat, int(s.colour[g]))
     s.hands[g, seat, face] -= 1
     s.hand_size[g, seat] -= 1
@@ -155,7 +155,7 @@ def _go_out(
         s.winner[g] = seat
     plan[ENDED] = 1
     # The hand ends, but a final Draw Two / Wild Draw Four (or a deflecting Reverse) still
-    # makes its victim draw what it would have faced (RULES.md §7, docs/engine.md).
+    # makes its victim draw what it would have faced (docs/rules.md §11, docs/engine.md).
     if penalty != NO_PENALTY or deflect:
         if r.play_to_last:
             victim = last  # the one seat still playing

@@ -1,4 +1,4 @@
-"""The end of a hand: scoring (RULES.md §7), match totals, rewards and the card total."""
+"""The end of a hand: scoring (docs/rules.md §12-13), match totals, rewards and the card total."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def init(
             exactly the 108 cards. ``None`` shuffles the deck with the game's key.
 
     Returns:
-        The dealt state. Starter-card effects (RULES.md §2) are already applied.
+        The dealt state. Starter-card effects (docs/rules.md §3) are already applied.
 
     Raises:
         ValueError: for a bad batch size, key array, dealer seat or deck.
@@ -175,7 +175,7 @@ def _deal(
 
 @jit
 def _turn_starters(r: RuleParams, s: StateArrays, w: Scratch) -> None:
-    """Turn the first discard of every game and apply the starter-card rules (RULES.md §2)."""
+    """Turn the first discard of every game and apply the starter-card rules (docs/rules.md §3)."""
     for g in range(s.key.shape[0]):
         _turn_starter(r, s, w, g)
 
