@@ -1,6 +1,6 @@
-"""Table-driven scenarios for the house rules and RLCard switches (RULES.md §7-8).
+"""Table-driven scenarios for the house rules and RLCard switches (docs/rules.md §15-16).
 
-Every scenario follows the section "House rules (RULES.md §7-8) and the RLCard compatibility
+Every scenario follows the section "House rules (rules.md §15-16) and the RLCard compatibility
 switches" of ``docs/engine.md``: it stacks a deck (hands per seat, the starter, the top of the
 draw pile), plays a script of action names through :class:`uno_env.UnoGame` and checks the
 table at checkpoints. A script item is an action name (played) or a dict of expectations

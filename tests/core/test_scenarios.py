@@ -1,4 +1,4 @@
-"""Table-driven rule scenarios on stacked decks (RULES.md §1-7 and §9, docs/engine.md).
+"""Table-driven rule scenarios on stacked decks (docs/rules.md §1-14, docs/engine.md).
 
 Each scenario stacks a deck (hands given per seat, then the starter, then the top of the draw
 pile), plays a script of action names through :class:`uno_env.UnoGame`, and checks the table

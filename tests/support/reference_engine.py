@@ -2,8 +2,8 @@
 
 This engine plays ONE game at a time with plain Python lists and is written to be read next to
 ``docs/engine.md``: every method implements one paragraph of that contract, the house rules
-and RLCard switches (docs section "House rules (RULES.md §7-8) and the RLCard compatibility
-switches") included. It shares nothing with the batched core (``uno_env/core.py``) except the
+and RLCard switches (docs section "House rules (rules.md §15-16) and the RLCard compatibility
+switches") included. It shares nothing with the batched core (``uno_env/core/``) except the
 card constants (``uno_env.cards``) and the counter-based random streams (``uno_env.rng``), so
 when the two engines agree move by move it is evidence that both implement the documented
 rules.
