@@ -1,14 +1,19 @@
 """Learned policies: small MLPs loaded from safetensors weights and a JSON metadata file.
 
 Loading runs no code from the file (unlike SB3's zip checkpoints, which use cloudpickle):
-the weights are plain tensors and the architecture is described by the metadata. A policy
-refuses, with a clear message, a checkpoint whose observation version or rules differ from
-the env it is asked to play in.
+the weights are plain tensors and the architecture is described by the metadata. Both files
+are checked before any network is built: sizes are bounded, the metadata's types and values
+are validated, and the safetensors header (read without loading the tensors) must list
+exactly the tensors, shapes and dtypes the metadata describes. Anything wrong raises one
+:class:`AgentFileError` naming the file and what to do. A policy refuses, with a clear
+message (:class:`CheckpointMismatchError`), a checkpoint whose observation version or rules
+differ from the env it is asked to play in.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -25,6 +31,10 @@ from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
 __all__ = [
+    "MAX_AGENT_FILE_BYTES",
+    "MAX_HIDDEN_LAYERS",
+    "MAX_LAYER_WIDTH",
+    "AgentFileError",
     "CheckpointMismatchError",
     "MLPNet",
     "PolicyMetadata",
@@ -35,9 +45,66 @@ __all__ = [
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
+MAX_AGENT_FILE_BYTES = 256 * 2**20
+"""The largest ``.safetensors`` file accepted (the shipped agents are under 1 MiB)."""
+
+MAX_METADATA_BYTES = 16 * 2**20
+"""The largest ``.json`` metadata file, and the largest safetensors header, accepted."""
+
+MAX_HIDDEN_LAYERS = 16
+"""The most hidden layers a policy network may have."""
+
+MAX_LAYER_WIDTH = 65_536
+"""The most units a hidden layer may have."""
+
+_FLOAT_DTYPE_BYTES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
+"""Safetensors dtypes a weight may have (copied into the float32 network), and their sizes."""
+
+_EXPORT_HINT = "re-export the agent (python -m train.export CHECKPOINT OUT writes both files)"
+
+
+class AgentFileError(ValueError):
+    """An exported agent's file is malformed, inconsistent or too large.
+
+    The message names the file, what is wrong with it and what to do.
+    """
+
 
 class CheckpointMismatchError(ValueError):
     """A checkpoint was made for other rules or another observation encoding."""
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value for a message, cut short (metadata values can be huge or deeply nested)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    """A JSON integer (``true``/``false`` parse as bools, which Python counts as ints)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_json(raw: bytes, where: str, what: str) -> Any:
+    """Parse JSON bytes; any failure (encoding, syntax, nesting depth) is an AgentFileError."""
+    if not raw.strip():
+        raise AgentFileError(f"{where}: the {what} is empty; {_EXPORT_HINT}")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise AgentFileError(
+            f"{where}: the {what} is not UTF-8 text ({err.reason} at byte {err.start}); "
+            f"{_EXPORT_HINT}"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise AgentFileError(
+            f"{where}: the {what} is not valid JSON ({err.msg} at line {err.lineno} column "
+            f"{err.colno}); {_EXPORT_HINT}"
+        ) from None
+    except RecursionError:
+        raise AgentFileError(
+            f"{where}: the {what} is nested too deeply to be read; {_EXPORT_HINT}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -72,14 +139,79 @@ class PolicyMetadata:
         return json.dumps(data, indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str, where: str = "metadata") -> PolicyMetadata:
-        """Parse JSON metadata, naming missing keys."""
-        data = json.loads(text)
+    def from_json(cls, text: str | bytes, where: str = "metadata") -> PolicyMetadata:
+        """Parse and validate JSON metadata (see :meth:`from_dict`).
+
+        Raises:
+            AgentFileError: naming ``where`` and what is wrong (bad JSON, a missing key, a
+                value of the wrong type or out of bounds).
+        """
+        raw = text.encode("utf-8") if isinstance(text, str) else text
+        return cls.from_dict(_parse_json(raw, where, "metadata"), where=where)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "metadata") -> PolicyMetadata:
+        """Validate parsed metadata: every key present, of its type and within bounds.
+
+        Keys the lab does not know are ignored. Sizes must be positive integers, with at most
+        :data:`MAX_HIDDEN_LAYERS` hidden layers of at most :data:`MAX_LAYER_WIDTH` units, so
+        the network described is always small enough to build.
+
+        Raises:
+            AgentFileError: naming ``where``, the key and the bad value.
+        """
+        if not isinstance(data, dict):
+            raise AgentFileError(
+                f"{where}: expected a JSON object of metadata keys, got {_shown(data)}; "
+                f"{_EXPORT_HINT}"
+            )
         missing = sorted(set(cls.__dataclass_fields__) - set(data))
         if missing:
-            raise ValueError(f"{where}: missing key(s) {missing}")
-        data["hidden"] = tuple(data["hidden"])
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+            raise AgentFileError(f"{where}: missing key(s) {missing}; {_EXPORT_HINT}")
+
+        def bad(key: str, expected: str) -> AgentFileError:
+            return AgentFileError(
+                f"{where}: {key!r} must be {expected}, got {_shown(data[key])}; {_EXPORT_HINT}"
+            )
+
+        for key in ("name", "algorithm"):
+            if not isinstance(data[key], str) or not data[key]:
+                raise bad(key, "a non-empty string")
+        for key in ("obs_version", "obs_dim", "num_actions"):
+            if not _is_int(data[key]) or data[key] < 1:
+                raise bad(key, "a positive integer")
+        if data["obs_dim"] > MAX_LAYER_WIDTH or data["num_actions"] > MAX_LAYER_WIDTH:
+            key = "obs_dim" if data["obs_dim"] > MAX_LAYER_WIDTH else "num_actions"
+            raise bad(key, f"at most {MAX_LAYER_WIDTH}")
+        hidden = data["hidden"]
+        if not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS:
+            raise bad("hidden", f"a list of at most {MAX_HIDDEN_LAYERS} layer sizes")
+        for i, width in enumerate(hidden):
+            if not _is_int(width) or not 1 <= width <= MAX_LAYER_WIDTH:
+                raise AgentFileError(
+                    f"{where}: 'hidden'[{i}] must be an integer from 1 to {MAX_LAYER_WIDTH}, "
+                    f"got {_shown(width)}; {_EXPORT_HINT}"
+                )
+        if not isinstance(data["activation"], str) or data["activation"] not in _ACTIVATIONS:
+            raise bad("activation", f"one of {list(_ACTIVATIONS)}")
+        for key in ("rules", "extra"):
+            if not isinstance(data[key], dict):
+                raise bad(key, "a JSON object")
+        try:
+            Rules.from_dict(data["rules"], where=f"{where}: rules")
+        except ValueError as err:
+            raise AgentFileError(f"{err}; {_EXPORT_HINT}") from None
+        return cls(
+            name=data["name"],
+            algorithm=data["algorithm"],
+            obs_version=data["obs_version"],
+            obs_dim=data["obs_dim"],
+            num_actions=data["num_actions"],
+            hidden=tuple(hidden),
+            activation=data["activation"],
+            rules=data["rules"],
+            extra=data["extra"],
+        )
 
 
 class MLPNet(nn.Module):
@@ -130,6 +262,19 @@ def save_policy(
 class TorchPolicy:
     """A learned policy following :class:`uno_env.policy.Policy`: the masked argmax of an MLP.
 
+    ``act(observations, masks)`` takes a batch, observations of shape ``(B, obs_dim)`` and
+    masks of shape ``(B, num_actions)``, and returns one legal action per row, shape
+    ``(B,)``. A single observation of shape ``(obs_dim,)`` with its mask of shape
+    ``(num_actions,)`` is accepted too and is treated as a batch of one: the result then has
+    shape ``(1,)``.
+
+    ``action_probs(observations, masks)`` shows what the policy thinks: for each row, the
+    probability it gives each action, the softmax of the network's logits over the legal
+    actions (illegal actions get 0; each row with a legal action sums to 1; a row without
+    any, a finished game, is all zeros). A sampling policy (``deterministic=False``) draws
+    its actions from these probabilities; a deterministic one plays the most probable
+    action (its argmax).
+
     Args:
         net: The network.
         meta: Its metadata.
@@ -150,20 +295,78 @@ class TorchPolicy:
         self.deterministic = deterministic
         self.generator = torch.Generator().manual_seed(seed if seed is not None else 0)
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
-        """Choose one legal action per row."""
+    def _masked_logits(
+        self, observations: npt.ArrayLike, masks: npt.ArrayLike
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits with illegal actions at -inf, as a batch (a single row becomes a batch)."""
+        obs = np.asarray(observations)
+        legal_np = np.asarray(masks, dtype=bool)
+        if obs.ndim == 1 and legal_np.ndim == 1:
+            obs, legal_np = obs[None, :], legal_np[None, :]
+        obs_dim, num_actions = self.meta.obs_dim, self.meta.num_actions
+        if (
+            obs.ndim != 2
+            or obs.shape[1] != obs_dim
+            or legal_np.shape != (obs.shape[0], num_actions)
+        ):
+            raise ValueError(
+                f"policy {self.name!r}: expected observations of shape (B, {obs_dim}) and "
+                f"masks of shape (B, {num_actions}) (or one observation ({obs_dim},) with "
+                f"its mask ({num_actions},)), got {obs.shape} and {legal_np.shape}"
+            )
+        logits = self.net(torch.as_tensor(obs, dtype=torch.float32))
+        legal = torch.tensor(legal_np)
+        logits = logits.masked_fill(~legal, float("-inf"))
+        return logits, legal
+
+    def act(self, observations: npt.ArrayLike, masks: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Choose one legal action per row.
+
+        Args:
+            observations: ``(B, obs_dim)``, or one observation ``(obs_dim,)``.
+            masks: ``(B, num_actions)`` legal actions, or one mask ``(num_actions,)``.
+
+        Returns:
+            ``(B,)`` actions; ``(1,)`` for a single observation.
+
+        Raises:
+            ValueError: naming the expected and the given shapes.
+        """
         with torch.no_grad():
-            logits = self.net(torch.as_tensor(observations, dtype=torch.float32))
-            legal = torch.tensor(np.asarray(masks, dtype=bool))
-            logits = logits.masked_fill(~legal, float("-inf"))
+            logits, legal = self._masked_logits(observations, masks)
             # Rows with no legal action (finished games) get action 0, which is ignored.
             logits[~legal.any(dim=1)] = 0.0
             if self.deterministic:
                 return logits.argmax(dim=1).numpy().astype(np.int64)
             probs = torch.softmax(logits, dim=1)
             return torch.multinomial(probs, 1, generator=self.generator)[:, 0].numpy()
+
+    def action_probs(
+        self, observations: npt.ArrayLike, masks: npt.ArrayLike
+    ) -> npt.NDArray[np.float32]:
+        """The probability the policy gives each action: the softmax of its legal logits.
+
+        Illegal actions get 0 and each row with a legal action sums to 1 (a row without any
+        is all zeros). A deterministic policy plays the argmax of these probabilities.
+
+        Args:
+            observations: ``(B, obs_dim)``, or one observation ``(obs_dim,)``.
+            masks: ``(B, num_actions)`` legal actions, or one mask ``(num_actions,)``.
+
+        Returns:
+            ``(B, num_actions)`` float32 probabilities; ``(1, num_actions)`` for a single
+            observation.
+
+        Raises:
+            ValueError: naming the expected and the given shapes.
+        """
+        with torch.no_grad():
+            logits, legal = self._masked_logits(observations, masks)
+            has_legal = legal.any(dim=1)
+            logits[~has_legal] = 0.0  # a softmax over all -inf would be NaN
+            probs = torch.softmax(logits, dim=1)
+            probs[~has_legal] = 0.0
+            return probs.numpy().astype(np.float32)
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
         """Stateless: nothing to forget."""
@@ -177,8 +380,8 @@ class TorchPolicy:
         check_metadata(self.meta, rules, where=self.name)
 
 
-def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
-    """Raise :class:`CheckpointMismatchError` if ``meta`` does not fit ``rules`` and this code."""
+def _check_encoding(meta: PolicyMetadata, where: str) -> None:
+    """Raise :class:`CheckpointMismatchError` if ``meta`` was made for another encoding."""
     if meta.obs_version != OBS_VERSION or meta.obs_dim != OBS_DIM:
         raise CheckpointMismatchError(
             f"{where}: trained with observation version {meta.obs_version} "
@@ -189,6 +392,11 @@ def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
         raise CheckpointMismatchError(
             f"{where}: {meta.num_actions} actions, expected {NUM_ACTIONS}"
         )
+
+
+def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
+    """Raise :class:`CheckpointMismatchError` if ``meta`` does not fit ``rules`` and this code."""
+    _check_encoding(meta, where)
     trained = Rules.from_dict(meta.rules).game_rules()
     rules = rules.game_rules()
     if trained != rules:
@@ -202,6 +410,163 @@ def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
         )
 
 
+def _agent_paths(path: str | Path) -> tuple[Path, Path]:
+    """The ``.safetensors`` and ``.json`` files of an agent given either, or their stem."""
+    given = Path(path)
+    if given.is_dir():
+        raise AgentFileError(
+            f"{str(given)!r} is a directory; give an exported agent's .safetensors file "
+            "(its .json metadata beside it)"
+        )
+    base = given.with_suffix("") if given.suffix in (".safetensors", ".json") else given
+    if not base.name:
+        raise AgentFileError(
+            f"{str(path)!r} is not an agent file; give an exported agent's .safetensors file"
+        )
+    weights = base.with_name(base.name + ".safetensors")
+    meta_path = base.with_name(base.name + ".json")
+    for p in (weights, meta_path):
+        if p.is_dir():
+            raise AgentFileError(
+                f"{str(p)!r} is a directory, not a file; an exported agent is a .safetensors "
+                "file with its .json metadata beside it"
+            )
+        if not p.is_file():
+            raise FileNotFoundError(
+                f"exported policy file {str(p)!r} does not exist: an exported agent is a "
+                ".safetensors file with its .json metadata beside it (python -m train.export "
+                "CHECKPOINT OUT writes both)"
+            )
+    return weights, meta_path
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, refusing a file larger than ``limit`` before reading it."""
+    size = path.stat().st_size
+    if size > limit:
+        raise AgentFileError(
+            f"{path}: {size:,} bytes, more than the {limit:,} an agent file may have; "
+            "check that this is an exported agent"
+        )
+    return path.read_bytes()
+
+
+def _tensor_header(weights: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The dtype and shape of each tensor of a safetensors file, from its header alone.
+
+    The format: an 8-byte little-endian header length, a JSON header giving each tensor's
+    dtype, shape and byte range, then the tensor bytes, which are not read here.
+
+    Raises:
+        AgentFileError: if the file is too large or short, or the header is malformed or
+            does not account exactly for the tensor bytes.
+    """
+    hint = "the file is damaged or not an exported agent; copy it again or " + _EXPORT_HINT
+    size = weights.stat().st_size
+    if size > MAX_AGENT_FILE_BYTES:
+        raise AgentFileError(
+            f"{weights}: {size:,} bytes, more than the {MAX_AGENT_FILE_BYTES:,} an agent file "
+            "may have; check that this is an exported agent"
+        )
+    with weights.open("rb") as f:
+        prefix = f.read(8)
+        if len(prefix) < 8:
+            raise AgentFileError(
+                f"{weights}: {size} bytes, too short for a safetensors file; {hint}"
+            )
+        header_len = int.from_bytes(prefix, "little")
+        if not 2 <= header_len <= min(size - 8, MAX_METADATA_BYTES):
+            raise AgentFileError(
+                f"{weights}: the header length {header_len:,} does not fit a file of "
+                f"{size:,} bytes; {hint}"
+            )
+        raw = f.read(header_len)
+    header = _parse_json(raw, str(weights), "safetensors header")
+    if not isinstance(header, dict):
+        raise AgentFileError(f"{weights}: the safetensors header is not a JSON object; {hint}")
+    data_size = size - 8 - header_len
+    out: dict[str, tuple[str, tuple[int, ...]]] = {}
+    ranges: list[tuple[int, int, str]] = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
+                raise AgentFileError(
+                    f"{weights}: the header's __metadata__ must map names to strings; {hint}"
+                )
+            continue
+        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
+            raise AgentFileError(
+                f"{weights}: tensor {_shown(name)} needs exactly dtype, shape and "
+                f"data_offsets, got {_shown(entry)}; {hint}"
+            )
+        dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+        if not isinstance(dtype, str) or dtype not in _FLOAT_DTYPE_BYTES:
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} has dtype {_shown(dtype)}; weights must be "
+                f"floating point ({', '.join(_FLOAT_DTYPE_BYTES)}); {_EXPORT_HINT}"
+            )
+        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} has shape {_shown(shape)}, not a list of sizes; {hint}"
+            )
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(_is_int(o) for o in offsets)
+            or not 0 <= offsets[0] <= offsets[1] <= data_size
+            or offsets[1] - offsets[0] != math.prod(shape) * _FLOAT_DTYPE_BYTES[dtype]
+        ):
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} ({dtype}, shape {_shown(shape)}) has byte range "
+                f"{_shown(offsets)}, which does not fit the {data_size:,} data bytes; {hint}"
+            )
+        out[name] = (dtype, tuple(shape))
+        ranges.append((offsets[0], offsets[1], name))
+    end = 0
+    for begin, stop, _name in sorted(ranges):
+        if begin != end:
+            break
+        end = stop
+    if end != data_size:
+        raise AgentFileError(
+            f"{weights}: the tensors' byte ranges do not cover the {data_size:,} data bytes "
+            f"exactly (overlapping, gaps or trailing bytes); {hint}"
+        )
+    return out
+
+
+def _check_tensors(
+    header: Mapping[str, tuple[str, tuple[int, ...]]],
+    meta: PolicyMetadata,
+    weights: Path,
+    meta_path: Path,
+) -> None:
+    """The tensors must be exactly the layers that the metadata describes, shape for shape."""
+    sizes = [meta.obs_dim, *meta.hidden, meta.num_actions]
+    expected: dict[str, tuple[int, ...]] = {}
+    for i in range(len(sizes) - 1):
+        expected[f"layer{i}.weight"] = (sizes[i + 1], sizes[i])
+        expected[f"layer{i}.bias"] = (sizes[i + 1],)
+    missing = [name for name in expected if name not in header]
+    extra = sorted(name for name in header if name not in expected)
+    if missing or extra:
+        found = "missing " + _shown(missing, 120) if missing else "unexpected " + _shown(extra)
+        raise AgentFileError(
+            f"{weights}: its tensors do not match the network described in {meta_path.name} "
+            f"(obs_dim {meta.obs_dim}, hidden {list(meta.hidden)}, num_actions "
+            f"{meta.num_actions}): {found}; use the .json exported with these weights or "
+            f"{_EXPORT_HINT}"
+        )
+    for name, shape in expected.items():
+        if header[name][1] != shape:
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} has shape {list(header[name][1])}, but "
+                f"{meta_path.name} (obs_dim {meta.obs_dim}, hidden {list(meta.hidden)}, "
+                f"num_actions {meta.num_actions}) needs {list(shape)}; use the .json "
+                f"exported with these weights or {_EXPORT_HINT}"
+            )
+
+
 def load_policy(
     path: str | Path,
     rules: Rules | None = None,
@@ -210,34 +575,50 @@ def load_policy(
 ) -> TorchPolicy:
     """Load an exported policy (``.safetensors`` + ``.json``) without unpickling anything.
 
+    Everything is checked before the network is built: the files' sizes (at most
+    :data:`MAX_AGENT_FILE_BYTES`), the metadata (types, bounds, rules), the observation
+    encoding and, from the safetensors header alone, that the tensors are exactly the
+    layers the metadata describes. The weights must be finite.
+
     Args:
-        path: The ``.safetensors`` file (or the path without suffix).
+        path: The ``.safetensors`` file (or its ``.json``, or the path without suffix).
         rules: If given, the policy must have been trained under exactly these rules.
         deterministic: Argmax (default) or sampling.
         seed: Seed of the sampling.
 
     Raises:
         FileNotFoundError: if a file is missing.
+        AgentFileError: if a file is malformed, too large or inconsistent with the other
+            (the message names the file and what to do).
         CheckpointMismatchError: if the rules or observation version differ.
     """
-    base = Path(path).with_suffix("")
-    weights, meta_path = base.with_suffix(".safetensors"), base.with_suffix(".json")
-    for p in (weights, meta_path):
-        if not p.is_file():
-            raise FileNotFoundError(f"exported policy file {str(p)!r} does not exist")
-    meta = PolicyMetadata.from_json(meta_path.read_text(), where=str(meta_path))
+    weights, meta_path = _agent_paths(path)
+    meta = PolicyMetadata.from_json(
+        _read_bounded(meta_path, MAX_METADATA_BYTES), where=str(meta_path)
+    )
+    _check_encoding(meta, where=str(weights))
     if rules is not None:
-        check_metadata(meta, rules, where=str(base))
-    elif meta.obs_version != OBS_VERSION:
-        check_metadata(meta, Rules.from_dict(meta.rules), where=str(base))
+        check_metadata(meta, rules, where=str(weights))
+    _check_tensors(_tensor_header(weights), meta, weights, meta_path)
+    try:
+        tensors: Mapping[str, torch.Tensor] = load_file(str(weights))
+    except (SafetensorError, OSError, RuntimeError, ValueError) as err:  # changed on disk
+        raise AgentFileError(
+            f"{weights}: the weights cannot be read ({err}); copy the file again or {_EXPORT_HINT}"
+        ) from None
     net = MLPNet(meta.obs_dim, meta.hidden, meta.num_actions, meta.activation)
-    tensors: Mapping[str, torch.Tensor] = load_file(str(weights))
-    for i, linear in enumerate(_linear_weights(net)):
-        try:
-            linear.weight.data.copy_(tensors[f"layer{i}.weight"])
-            linear.bias.data.copy_(tensors[f"layer{i}.bias"])
-        except (KeyError, RuntimeError) as err:
-            raise ValueError(
-                f"{weights}: weights do not fit the network in {meta_path}: {err}"
-            ) from err
+    with torch.no_grad():
+        for i, linear in enumerate(_linear_weights(net)):
+            for part, param in (("weight", linear.weight), ("bias", linear.bias)):
+                tensor = tensors.get(f"layer{i}.{part}")
+                if tensor is None or tensor.shape != param.shape:
+                    raise AgentFileError(
+                        f"{weights}: the file changed while it was read; load it again"
+                    )
+                if not torch.isfinite(tensor).all():
+                    raise AgentFileError(
+                        f"{weights}: tensor 'layer{i}.{part}' holds NaN or infinite values; "
+                        f"the training diverged or the file is damaged; {_EXPORT_HINT}"
+                    )
+                param.copy_(tensor)
     return TorchPolicy(net, meta, deterministic=deterministic, seed=seed)

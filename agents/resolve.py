@@ -27,9 +27,27 @@ from uno_env.rules import Rules
 __all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_policy"]
 
 
+def _agent_file(spec: str | Path, suffix: str) -> Path | None:
+    """The ``suffix`` file of the agent ``spec`` names (its weights, its metadata or stem)."""
+    path = Path(spec)
+    base = path.with_suffix("") if path.suffix in (".safetensors", ".json") else path
+    return base.with_name(base.name + suffix) if base.name else None
+
+
 def is_agent_file(spec: str | Path) -> bool:
-    """Whether ``spec`` names an exported agent (``.safetensors`` with its ``.json``)."""
-    return Path(spec).with_suffix(".safetensors").is_file()
+    """Whether ``spec`` names an exported agent (``.safetensors`` with its ``.json``).
+
+    ``spec`` may be either file or the path without suffix, as for
+    :func:`agents.learned.load_policy`.
+    """
+    weights, meta = _agent_file(spec, ".safetensors"), _agent_file(spec, ".json")
+    return weights is not None and weights.is_file() and meta is not None and meta.is_file()
+
+
+_AGENT_FORMS = (
+    "an exported agent is a .safetensors file with its .json metadata beside it "
+    "(python -m train.export CHECKPOINT OUT writes both)"
+)
 
 
 def _unknown(spec: str) -> ValueError:
@@ -39,16 +57,47 @@ def _unknown(spec: str) -> ValueError:
     )
 
 
+def _not_an_agent(spec: str) -> ValueError:
+    """The error for a ``spec`` that is no bot name and no complete exported agent."""
+    path = Path(spec)
+    if path.is_dir():
+        return ValueError(f"agent {spec!r} is a directory; {_AGENT_FORMS}")
+    if path.suffix == ".zip":
+        return ValueError(
+            f"agent {spec!r} is an SB3 checkpoint, which runs code when loaded: export it "
+            "(python -m train.export CHECKPOINT OUT) and give the .safetensors file, or play "
+            "it in a tournament with allow_pickle"
+        )
+    looks_like_path = path.suffix in (".safetensors", ".json") or any(
+        sep in spec for sep in ("/", "\\")
+    )
+    weights = _agent_file(spec, ".safetensors")
+    if weights is not None and weights.is_file():
+        return ValueError(
+            f"agent file {str(_agent_file(spec, '.json'))!r} does not exist; {_AGENT_FORMS}"
+        )
+    if looks_like_path:
+        return ValueError(f"agent file {spec!r} does not exist; {_AGENT_FORMS}")
+    return _unknown(spec)
+
+
 def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactory:
     """A factory of fresh policies for a bot name or an exported agent's path.
+
+    An exported agent is loaded (and checked) once, here, so a bad file fails now rather
+    than when the first game starts; the policies built share its network.
 
     Args:
         spec: A name of :data:`agents.BOT_NAMES`, or the path of an exported agent.
         rules: The rules the agent will play; an exported agent must have been trained under
-            them (checked when it is built). Unused for bots.
+            them. Unused for bots.
 
     Raises:
-        ValueError: naming the bots and the expected file forms when ``spec`` is neither.
+        ValueError: naming ``spec`` when it is neither a bot name nor an existing exported
+            agent (the bots and the expected file forms are listed).
+        agents.learned.AgentFileError: (a ValueError) if the agent's files are malformed.
+        agents.learned.CheckpointMismatchError: (a ValueError) if it was trained under other
+            rules or another observation encoding.
     """
     text = str(spec)
     if text in BOT_NAMES:
@@ -58,28 +107,31 @@ def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactor
 
         return PolicyFactory(text, build_bot)
     if is_agent_file(text):
-        from agents.learned import load_policy  # torch is imported only for learned agents
+        from agents.learned import TorchPolicy, load_policy  # torch only for learned agents
+
+        loaded = load_policy(text, rules=rules)
 
         def build_learned(seed: Seed) -> Policy:
             if isinstance(seed, np.random.Generator):
                 seed = int(seed.integers(2**62))
-            return load_policy(text, rules=rules, seed=seed)
+            return TorchPolicy(loaded.net, loaded.meta, seed=seed)
 
         return PolicyFactory(Path(text).stem, build_learned)
-    raise _unknown(text)
+    raise _not_an_agent(text)
 
 
 def resolve_policy(spec: str | Path, rules: Rules | None = None, seed: Seed = 0) -> Policy:
     """One policy for a bot name or an exported agent's path, built and seeded now.
 
     Raises:
-        ValueError: naming the bots and the expected file forms when ``spec`` is neither.
+        ValueError: as :func:`policy_factory` (an unknown name, a missing file, a malformed
+            agent file, mismatched rules), naming ``spec``.
     """
     return policy_factory(spec, rules)(seed)
 
 
 def resolve_opponents(
-    specs: str | Sequence[str | Path], rules: Rules | None = None
+    specs: str | Path | Sequence[str | Path], rules: Rules | None = None
 ) -> PolicyFactory | list[PolicyFactory]:
     """Opponents for the learner envs from names: one factory (for one name) or a list.
 
@@ -87,8 +139,13 @@ def resolve_opponents(
     exactly.
 
     Raises:
-        ValueError: for an unknown name.
+        ValueError: as :func:`policy_factory` (an unknown name, a missing file, a malformed
+            agent file, mismatched rules), naming the spec.
     """
-    if isinstance(specs, str):
+    if isinstance(specs, (str, Path)):
         return policy_factory(specs, rules)
+    if not isinstance(specs, Sequence):
+        raise TypeError(
+            f"opponents must be a bot name, an agent path or a list of them, got {specs!r}"
+        )
     return [policy_factory(spec, rules) for spec in specs]
