@@ -1,9 +1,11 @@
 """From SB3 models to the lab's own pickle-free policies (safetensors + JSON metadata).
 
-Training exports each run's best checkpoint by itself (``runs/<name>/best_policy.*``). Any
-other checkpoint of a run exports with::
+Training exports each run's best checkpoint by itself (``runs/<name>/<name>.*``, also as
+``runs/<name>/best_policy.*``). Any other checkpoint of a run exports with::
 
     python -m train.export runs/<name>/latest.zip agents/pretrained/<agent>
+
+An existing output is replaced only with ``--overwrite``.
 
 The rules and the algorithm are read from the run's ``config.yaml``, next to the checkpoint.
 
@@ -17,16 +19,19 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from torch import nn
 
 from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
 from train.algorithms import load_checkpoint, load_policy_layers, policy_layers
 from train.config import load_config
 from uno_env.cards import NUM_ACTIONS
+from uno_env.configuration import ConfigError
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
@@ -94,7 +99,9 @@ def snapshot_policy(model: Any, name: str, algorithm: str, rules: Rules) -> Torc
     return TorchPolicy(net, meta)
 
 
-def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None = None) -> Path:
+def export_checkpoint(
+    checkpoint: str | Path, out: str | Path, name: str | None = None, overwrite: bool = False
+) -> Path:
     """Export an SB3 checkpoint of a training run as a pickle-free policy.
 
     Loading the ``.zip`` unpickles it: only export checkpoints of your own runs.
@@ -103,12 +110,16 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None 
         checkpoint: ``runs/<name>/<something>.zip``; the run's ``config.yaml`` must be next to it.
         out: Where to write ``<out>.safetensors`` and ``<out>.json``.
         name: The policy's name (default: the file name of ``out``).
+        overwrite: Replace an existing ``<out>.safetensors`` / ``<out>.json``.
 
     Returns:
         The path of the weights written.
 
     Raises:
         FileNotFoundError: if the checkpoint or the run's config.yaml is missing.
+        FileExistsError: if ``out`` exists and ``overwrite`` is not set.
+        ConfigError: if the run's config.yaml is invalid (naming it).
+        ValueError: if the checkpoint cannot be read as the config's algorithm (naming it).
     """
     path = Path(checkpoint)
     config_path = path.parent / "config.yaml"
@@ -118,9 +129,26 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None 
                 f"{str(needed)!r} does not exist: give a checkpoint of a training run "
                 "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
             )
-    config = load_config(config_path)
-    model = load_checkpoint(path, config.algorithm)
     target = Path(out).with_suffix("")
+    outputs = (target.with_suffix(".safetensors"), target.with_suffix(".json"))
+    taken = [p for p in outputs if p.exists()]
+    if taken and not overwrite:
+        raise FileExistsError(
+            f"{taken[0]} exists: choose another output path, or replace it with --overwrite"
+        )
+    try:
+        config = load_config(config_path)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{config_path}: not valid YAML ({' '.join(str(err).split())})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{config_path}: not a YAML text file (it is not UTF-8)") from None
+    try:
+        model = load_checkpoint(path, config.algorithm)
+    except (zipfile.BadZipFile, EOFError, KeyError, RuntimeError, ValueError) as err:
+        raise ValueError(
+            f"{path} is not a readable {config.algorithm} checkpoint ({err}); give a run's "
+            "latest.zip or best.zip"
+        ) from err
     extra = {"steps": int(model.num_timesteps), "checkpoint": str(path), "seed": config.seed}
     return export_policy(
         model, target, name or target.name, config.algorithm, config.build_rules(), extra
@@ -128,7 +156,10 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, name: str | None 
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    """Command line: ``python -m train.export CHECKPOINT OUT [--name NAME]``."""
+    """Command line: ``python -m train.export CHECKPOINT OUT [--name NAME] [--overwrite]``.
+
+    Bad input ends with one line ``error: ...`` on stderr and exit status 2.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m train.export",
         description="Export a checkpoint of a training run as safetensors + JSON (no pickle).",
@@ -136,11 +167,15 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("checkpoint", help="runs/<name>/latest.zip or best.zip")
     parser.add_argument("out", help="output path without suffix, e.g. agents/pretrained/my_agent")
     parser.add_argument("--name", help="the policy's name (default: the output file name)")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace OUT.safetensors / OUT.json if they exist"
+    )
     args = parser.parse_args(argv)
     try:
-        weights = export_checkpoint(args.checkpoint, args.out, args.name)
-    except FileNotFoundError as err:
-        parser.exit(2, f"error: {err}\n")
+        weights = export_checkpoint(args.checkpoint, args.out, args.name, args.overwrite)
+    except (ValueError, OSError) as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        raise SystemExit(2) from None
     print(f"exported {weights} and {weights.with_suffix('.json')}")
     return weights
 

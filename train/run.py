@@ -10,27 +10,39 @@ TensorBoard), and writes checkpoints:
     ``config.yaml`` the run's config; ``latest.zip`` / ``best.zip`` SB3 checkpoints (for
     ``--resume``; they use cloudpickle), ``latest.json`` / ``best.json`` their metadata
     (rules, observation version, algorithm, steps, evaluations, seed, git commit),
-    ``best_policy.safetensors`` + ``best_policy.json`` the pickle-free export, ``tb/`` the
-    TensorBoard logs, ``league_slot*.safetensors`` the self-play pool.
+    ``<name>.safetensors`` + ``<name>.json`` the pickle-free export of the best checkpoint,
+    named after the run (``best_policy.*`` is the same export under its older name), ``tb/``
+    the TensorBoard logs, ``league_slot*.safetensors`` the self-play pool.
+
+A run never silently replaces another: training into a folder that already holds a run is
+refused unless it resumes (``--resume``) or starts over (``--overwrite``, which first removes
+the old run's files). Ctrl-C saves ``latest.zip`` and says how to resume.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import signal
 import sys
 import time
-from collections.abc import Sequence
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TextIO
 
 import torch
+import yaml
+from safetensors import SafetensorError
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 from agents.arena import EvalResult, evaluate_vs
-from agents.learned import load_policy
+from agents.learned import CheckpointMismatchError, load_policy
 from train import algorithms
 from train.algorithms import load_policy_layers
 from train.config import TrainConfig, load_config
@@ -41,42 +53,233 @@ from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 
-__all__ = ["LabCallback", "RunResult", "evaluate_model", "initialise_from", "main", "train"]
+__all__ = [
+    "LEGACY_POLICY_NAME",
+    "LabCallback",
+    "RunExistsError",
+    "RunResult",
+    "TrainingInterrupted",
+    "evaluate_model",
+    "initialise_from",
+    "main",
+    "policy_path",
+    "run_files",
+    "train",
+]
+
+LEGACY_POLICY_NAME = "best_policy"
+"""The export's file name before runs named their agent after themselves; still written."""
+
+_OWN_STEMS = frozenset({"best", "latest", "config", LEGACY_POLICY_NAME})
+"""File stems of a run folder that an agent named after the run must not take."""
+
+_PARTIAL = ".partial"
+"""Suffix of a file being written; renamed over the real name once complete."""
+
+_START_ERRORS = (ValueError, OSError)
+"""What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
+(a bad value, a checkpoint that does not fit), FileNotFoundError, RunExistsError, ..."""
+
+
+class RunExistsError(FileExistsError):
+    """The run folder already holds a run: resume it, or start over explicitly."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; ``checkpoint`` is what was saved to resume it (None: nothing).
+
+    Attributes:
+        run_dir: The run's folder.
+        steps: Learner steps done when it stopped.
+        checkpoint: The ``latest.zip`` written, or None if it could not be written.
+        reason: Why nothing was saved, when nothing was.
+    """
+
+    def __init__(
+        self, run_dir: Path, steps: int, checkpoint: Path | None, reason: str = ""
+    ) -> None:
+        super().__init__(f"training stopped at step {steps}")
+        self.run_dir = run_dir
+        self.steps = steps
+        self.checkpoint = checkpoint
+        self.reason = reason
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """What a run produced."""
+    """What a run produced.
+
+    Attributes:
+        run_dir: The run's folder.
+        steps: Learner steps done.
+        seconds: Wall time of this call's training.
+        evaluations: The last evaluation's results per bot.
+        best_score: The best checkpoint's win rate against the first evaluation bot.
+        policy: The exported agent of the best checkpoint (``<run_dir>/<name>.safetensors``),
+            or None if the run has none.
+    """
 
     run_dir: Path
     steps: int
     seconds: float
     evaluations: dict[str, dict[str, Any]]
     best_score: float
+    policy: Path | None = None
+
+
+def policy_path(config: TrainConfig) -> Path:
+    """Where the run's best checkpoint is exported, without suffix: named after the run.
+
+    ``<run_dir>/<name>``, unless the name would take one of the run's own files (``best``,
+    ``latest``, ``league_slot0``, ...): then ``<run_dir>/best_policy``.
+    """
+    name = config.name
+    if name in _OWN_STEMS or name.startswith("league_slot"):
+        name = LEGACY_POLICY_NAME
+    return config.run_dir / name
+
+
+def run_files(config: TrainConfig) -> list[Path]:
+    """The files (and ``tb/`` folder) of a run that exist in ``config.run_dir``.
+
+    Only what a run writes: ``--overwrite`` removes these and leaves anything else alone.
+    """
+    run_dir = config.run_dir
+    if not run_dir.is_dir():
+        return []
+    named = ["config.yaml", "tb", "latest.zip", "latest.json", "best.zip", "best.json"]
+    for stem in {LEGACY_POLICY_NAME, policy_path(config).name}:
+        named += [f"{stem}.safetensors", f"{stem}.json"]
+    found = [run_dir / name for name in named if (run_dir / name).exists()]
+    for pattern in ("league_slot*.safetensors", "league_slot*.json", f"*{_PARTIAL}"):
+        found += sorted(run_dir.glob(pattern))
+    return found
+
+
+def _remove(paths: Sequence[Path]) -> None:
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
+    """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
+
+    Raises:
+        ConfigError: for a run name that is not a folder of its own (``.``, ``..``).
+        FileNotFoundError: to resume a run that has no ``latest.zip``.
+        RunExistsError: for a new run in a folder that holds one, without ``overwrite``.
+    """
+    if config.name in (".", ".."):
+        raise ConfigError(
+            f"name: {config.name!r} is not a run name (the run would write into "
+            f"{config.run_dir}); give one with --set name=..."
+        )
+    run_dir = config.run_dir
+    if resume:
+        if not (run_dir / "latest.zip").is_file():
+            raise FileNotFoundError(
+                f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at "
+                "its first evaluation, or when stopped with Ctrl-C)"
+            )
+        return []
+    existing = run_files(config)
+    if existing and not overwrite:
+        shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
+        raise RunExistsError(
+            f"{run_dir} already holds a run ({shown}): continue it with --resume {run_dir}, "
+            "start it over with --overwrite (removes those files first), or give the new run "
+            "another name with --set name=..."
+        )
+    return existing
+
+
+def _save_atomically(write: Any, path: Path) -> None:
+    """``write(tmp)`` then rename ``tmp`` over ``path``: a crash never leaves half a file."""
+    partial = path.with_name(path.name + _PARTIAL)
+    write(partial)
+    os.replace(partial, path)
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Ignore Ctrl-C while a checkpoint is written (a second Ctrl-C must not corrupt it)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals cannot be changed (nor delivered) here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def evaluate_model(
-    model: Any, config: TrainConfig, rules: Rules, steps: int
+    model: Any,
+    config: TrainConfig,
+    rules: Rules,
+    steps: int,
+    *,
+    progress: bool = False,
+    log: TextIO | None = None,
 ) -> dict[str, EvalResult]:
-    """Play ``config.eval.games`` batched games against each evaluation bot, seats rotated."""
+    """Play ``config.eval.games`` batched games against each evaluation bot, seats rotated.
+
+    Args:
+        model: The SB3 model evaluated (its current policy, argmax).
+        config: The run's config (``eval`` section, seed).
+        rules: The rules of the run.
+        steps: The learner steps, for the policy's name.
+        progress: Show a progress bar per seat (hidden anyway when not a terminal).
+        log: Where to say which evaluation runs now (e.g. ``sys.stderr``), or None.
+    """
     policy = snapshot_policy(model, f"{config.name}@{steps}", config.algorithm, rules)
-    return {
-        bot: evaluate_vs(
-            rules, policy, bot, config.eval.games, seed=config.seed + 7919, progress=False
+    results = {}
+    for bot in config.eval.bots:
+        if log is not None:
+            print(
+                f"[{config.name}] step {steps:,}: evaluating vs {bot} "
+                f"({config.eval.games:,} hands)...",
+                file=log,
+                flush=True,
+            )
+        results[bot] = evaluate_vs(
+            rules, policy, bot, config.eval.games, seed=config.seed + 7919, progress=progress
         )
-        for bot in config.eval.bots
-    }
+    return results
 
 
 class LabCallback(BaseCallback):
-    """Snapshots into the league, periodic evaluation and checkpoints during ``learn``."""
+    """Snapshots into the league, periodic evaluation and checkpoints during ``learn``.
 
-    def __init__(self, config: TrainConfig, rules: Rules, league: League, best_score: float):
+    Args:
+        config: The run's config.
+        rules: The rules of the run.
+        league: The opponents pool.
+        best_score: The best checkpoint's score so far (-1: none yet).
+        progress: Show progress bars during evaluations.
+        log: Where to report evaluations (None: silent).
+    """
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        rules: Rules,
+        league: League,
+        best_score: float,
+        progress: bool = False,
+        log: TextIO | None = sys.stderr,
+    ):
         super().__init__()
         self.config = config
         self.rules = rules
         self.league = league
         self.best_score = best_score
+        self.progress = progress
+        self.log = log
         self.evaluations: dict[str, dict[str, Any]] = {}
         self.next_snapshot = 0
         self.next_eval = 0
@@ -101,7 +304,9 @@ class LabCallback(BaseCallback):
         """Evaluate now, log to TensorBoard, save ``latest`` and (if better) ``best``."""
         steps = int(self.model.num_timesteps)
         self.last_eval_step = steps
-        results = evaluate_model(self.model, self.config, self.rules, steps)
+        results = evaluate_model(
+            self.model, self.config, self.rules, steps, progress=self.progress, log=self.log
+        )
         for bot, res in results.items():
             self.logger.record(f"eval/win_rate_vs_{bot}", res.win_rate)
             self.logger.record(f"eval/win_rate_vs_{bot}_ci_low", res.ci_low)
@@ -109,8 +314,7 @@ class LabCallback(BaseCallback):
         self.logger.dump(steps)
         self.evaluations = {bot: res.to_dict() for bot, res in results.items()}
         score = results[self.config.eval.bots[0]].win_rate
-        save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
-        self.league.save(self.config.run_dir)
+        self.save_latest()
         if score > self.best_score:
             self.best_score = score
             save_checkpoint(self.model, self.config, self.rules, "best", steps, self.evaluations)
@@ -118,7 +322,19 @@ class LabCallback(BaseCallback):
             f"{bot} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]"
             for bot, r in results.items()
         )
-        print(f"[{self.config.name}] step {steps:,}: win rate vs {summary}", file=sys.stderr)
+        if self.log is not None:
+            print(
+                f"[{self.config.name}] step {steps:,}: win rate vs {summary}",
+                file=self.log,
+                flush=True,
+            )
+
+    def save_latest(self) -> Path:
+        """Write ``latest.zip`` / ``latest.json`` and the league: all ``--resume`` needs."""
+        steps = int(self.model.num_timesteps)
+        save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
+        self.league.save(self.config.run_dir)
+        return self.config.run_dir / "latest.zip"
 
 
 def save_checkpoint(
@@ -129,9 +345,13 @@ def save_checkpoint(
     steps: int,
     evaluations: dict[str, dict[str, Any]],
 ) -> None:
-    """Write ``<tag>.zip`` (SB3, for resuming), ``<tag>.json`` and, for ``best``, the export."""
+    """Write ``<tag>.zip`` (SB3, for resuming), ``<tag>.json`` and, for ``best``, the export.
+
+    The export of ``best`` is named after the run (:func:`policy_path`) and copied to
+    ``best_policy.*``, the name older scripts read.
+    """
     run_dir = config.run_dir
-    model.save(run_dir / f"{tag}.zip")
+    _save_atomically(model.save, run_dir / f"{tag}.zip")
     meta = {
         "name": config.name,
         "algorithm": config.algorithm,
@@ -143,10 +363,15 @@ def save_checkpoint(
         "git_commit": git_commit(),
         "config": config.to_dict(),
     }
-    (run_dir / f"{tag}.json").write_text(json.dumps(meta, indent=2))
+    _save_atomically(lambda p: p.write_text(json.dumps(meta, indent=2)), run_dir / f"{tag}.json")
     if tag == "best":
         extra = {"steps": steps, "evaluations": evaluations, "seed": config.seed}
-        export_policy(model, run_dir / "best_policy", config.name, config.algorithm, rules, extra)
+        stem = policy_path(config)
+        weights = export_policy(model, stem, config.name, config.algorithm, rules, extra)
+        if stem.name != LEGACY_POLICY_NAME:
+            legacy = run_dir / LEGACY_POLICY_NAME
+            shutil.copyfile(weights, legacy.with_suffix(".safetensors"))
+            shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
 
 
 def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
@@ -162,8 +387,9 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
 
     Raises:
         FileNotFoundError: if ``path`` does not exist.
-        ValueError: if the weights do not fit the model (another algorithm or architecture),
-            or (:class:`~agents.learned.CheckpointMismatchError`) an exported policy was
+        ValueError: if the file is unreadable (naming it), if the weights do not fit the
+            model (another algorithm or architecture), or
+            (:class:`~agents.learned.CheckpointMismatchError`) an exported policy was
             trained under other rules or another observation version.
     """
     path = Path(path)
@@ -173,7 +399,17 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
             "uno-lab train ppo --config configs/ppo/official_2p.yaml)"
         )
     if path.suffix == ".safetensors":
-        policy = load_policy(path, rules=rules)
+        try:
+            policy = load_policy(path, rules=rules)
+        except CheckpointMismatchError:
+            raise
+        except (ValueError, KeyError, RuntimeError, SafetensorError) as err:
+            if isinstance(err, ValueError) and path.name in str(err):
+                raise  # it names the file already
+            raise ValueError(
+                f"init_from: {path} is not a readable exported policy ({err}); export it "
+                "again with python -m train.export"
+            ) from err
         layers = [
             (m.weight.detach(), m.bias.detach())
             for m in policy.net.layers
@@ -181,8 +417,18 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
         ]
         load_policy_layers(model, layers)
         return
+    if not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"init_from: {path} is not a readable SB3 checkpoint (not a zip archive); give a "
+            "run's latest.zip or best.zip"
+        )
     try:
         model.set_parameters(str(path), exact_match=True, device="cpu")
+    except (zipfile.BadZipFile, EOFError) as err:
+        raise ValueError(
+            f"init_from: {path} is not a readable SB3 checkpoint ({err}); give a run's "
+            "latest.zip or best.zip"
+        ) from err
     except (KeyError, RuntimeError, ValueError) as err:
         raise ValueError(
             f"init_from: {path} does not fit this run's model (same algorithm and net_arch "
@@ -190,22 +436,55 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
         ) from err
 
 
-def train(config: TrainConfig, resume: bool = False, progress_bar: bool = True) -> RunResult:
-    """Train ``config`` (or resume it from ``config.run_dir``) and return what it produced.
+def _load_resume_checkpoint(path: Path, algorithm: str, env: Any) -> Any:
+    """The run's ``latest.zip``, or a ValueError naming it if it cannot be read."""
+    try:
+        return algorithms.load_checkpoint(path, algorithm, env=env)
+    except (zipfile.BadZipFile, EOFError, KeyError, RuntimeError, ValueError) as err:
+        raise ValueError(
+            f"cannot resume: {path} is not a readable {algorithm} checkpoint ({err}); start "
+            "over with --overwrite"
+        ) from err
 
-    The model is ``config.algorithm``'s of :data:`train.algorithms.ALGORITHMS`.
+
+def _best_score(run_dir: Path, first_bot: str) -> float:
+    """The best checkpoint's score recorded in ``best.json`` (-1 when there is none)."""
+    best_file = run_dir / "best.json"
+    if not best_file.is_file():
+        return -1.0
+    try:
+        return float(json.loads(best_file.read_text())["evaluations"][first_bot]["win_rate"])
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(
+            f"cannot resume: {best_file} has no win rate vs {first_bot} ({err!r}); start over "
+            "with --overwrite, or delete best.json and best.zip to keep training"
+        ) from err
+
+
+@dataclass
+class _Session:
+    """A started run: everything :func:`_learn` needs."""
+
+    config: TrainConfig
+    rules: Rules
+    env: VecMonitor
+    model: Any
+    league: League
+    callback: LabCallback
+    resume: bool
+
+
+def _start(
+    config: TrainConfig, resume: bool, overwrite: bool, progress_bar: bool, log: TextIO | None
+) -> _Session:
+    """Check the run folder, build the env, league and model; write nothing before it works.
+
+    An old run is removed (``overwrite``) only once the new one has been built.
     """
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
     run_dir = config.run_dir
-    if resume and not (run_dir / "latest.zip").is_file():
-        raise FileNotFoundError(
-            f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at its "
-            "first evaluation)"
-        )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(config.to_yaml())
-
+    stale = _check_run_dir(config, resume, overwrite)
     league = League(config.opponents, rules, seed=config.seed)
     env = VecMonitor(
         UnoVecEnv(
@@ -216,46 +495,174 @@ def train(config: TrainConfig, resume: bool = False, progress_bar: bool = True) 
             learner_seat=config.seat,
         )
     )
-    best_score = -1.0
-    if resume:
-        model = algorithms.load_checkpoint(run_dir / "latest.zip", config.algorithm, env=env)
-        league.load(run_dir)
-        best_file = run_dir / "best.json"
-        if best_file.is_file():
-            best = json.loads(best_file.read_text())
-            best_score = best["evaluations"][config.eval.bots[0]]["win_rate"]
-    else:
-        model = algorithms.make_model(config, env)
-        if config.init_from is not None:
-            initialise_from(model, config.init_from, rules)
-    callback = LabCallback(config, rules, league, best_score)
+    try:
+        best_score = -1.0
+        if resume:
+            model = _load_resume_checkpoint(run_dir / "latest.zip", config.algorithm, env)
+            league.load(run_dir)
+            best_score = _best_score(run_dir, config.eval.bots[0])
+        else:
+            model = algorithms.make_model(config, env)
+            if config.init_from is not None:
+                initialise_from(model, config.init_from, rules)
+        _remove(stale)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.yaml").write_text(config.to_yaml())
+    except BaseException:
+        env.close()
+        raise
+    callback = LabCallback(config, rules, league, best_score, progress=progress_bar, log=log)
+    return _Session(config, rules, env, model, league, callback, resume)
+
+
+def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResult:
+    """Train a started run to its ``total_steps``; on Ctrl-C save ``latest`` and stop.
+
+    Raises:
+        TrainingInterrupted: on Ctrl-C, after saving what ``--resume`` needs.
+    """
+    config, model, callback = session.config, session.model, session.callback
     remaining = max(config.total_steps - int(model.num_timesteps), 0)
-    start = time.perf_counter()
-    if remaining:
-        model.learn(
-            total_timesteps=remaining,
-            callback=callback,
-            progress_bar=progress_bar,
-            reset_num_timesteps=not resume,
-            tb_log_name=config.algorithm,
+    if log is not None:
+        verb = "resuming" if session.resume else "training"
+        print(
+            f"[{config.name}] {verb} {config.algorithm} to {config.total_steps:,} steps in "
+            f"{config.run_dir} (Ctrl-C saves a checkpoint and stops)",
+            file=log,
+            flush=True,
         )
-    callback.init_callback(model)
-    if callback.last_eval_step != model.num_timesteps:
-        callback.evaluate_and_checkpoint()  # the final evaluation and checkpoint
-    env.close()
+    start = time.perf_counter()
+    try:
+        if remaining:
+            model.learn(
+                total_timesteps=remaining,
+                callback=callback,
+                progress_bar=progress_bar,
+                reset_num_timesteps=not session.resume,
+                tb_log_name=config.algorithm,
+            )
+        callback.init_callback(model)
+        if callback.last_eval_step != model.num_timesteps:
+            callback.evaluate_and_checkpoint()  # the final evaluation and checkpoint
+    except KeyboardInterrupt as interrupt:
+        steps = int(model.num_timesteps)
+        with _interrupts_deferred():
+            callback.init_callback(model)
+            try:
+                checkpoint: Path | None = callback.save_latest()
+                reason = ""
+            except OSError as err:
+                checkpoint, reason = None, str(err)
+        raise TrainingInterrupted(config.run_dir, steps, checkpoint, reason) from interrupt
+    finally:
+        session.env.close()
+    stem = policy_path(config)
+    exported = [p.with_suffix(".safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))]
     return RunResult(
-        run_dir=run_dir,
+        run_dir=config.run_dir,
         steps=int(model.num_timesteps),
         seconds=time.perf_counter() - start,
         evaluations=callback.evaluations,
         best_score=callback.best_score,
+        policy=next((p for p in exported if p.is_file()), None),
     )
 
 
+def train(
+    config: TrainConfig,
+    resume: bool = False,
+    progress_bar: bool = True,
+    overwrite: bool = False,
+    log: TextIO | None = sys.stderr,
+) -> RunResult:
+    """Train ``config`` (or resume it from ``config.run_dir``) and return what it produced.
+
+    The model is ``config.algorithm``'s of :data:`train.algorithms.ALGORITHMS`.
+
+    Args:
+        config: The run.
+        resume: Continue the run in ``config.run_dir`` from its ``latest.zip``.
+        progress_bar: Show progress bars (training and evaluations; hidden when not a
+            terminal).
+        overwrite: Start over if ``config.run_dir`` holds a run: its files are removed
+            once the new run has been built.
+        log: Where to report the start and each evaluation (None: silent).
+
+    Raises:
+        RunExistsError: if ``config.run_dir`` holds a run and neither ``resume`` nor
+            ``overwrite`` is set.
+        FileNotFoundError: to resume a run without ``latest.zip``, or a missing ``init_from``.
+        ValueError: for a config the envs refuse or an ``init_from`` that does not fit.
+        TrainingInterrupted: on Ctrl-C, once ``latest.zip`` is saved.
+    """
+    session = _start(config, resume, overwrite, progress_bar, log)
+    return _learn(session, progress_bar, log)
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line (YAML and numpy messages span several)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def _fail(err: BaseException) -> NoReturn:
+    """The command line's answer to bad input: ``error: <message>`` on stderr, exit 2."""
+    print(f"error: {_one_line(err)}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
+    """The config of the command line: the file (or the resumed run's), with ``--set``.
+
+    Raises:
+        ConfigError: naming the file, key or value at fault.
+        FileNotFoundError: to resume a folder that holds no run.
+    """
+    for item in args.overrides:
+        key, _, raw = item.partition("=")
+        try:
+            yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise ConfigError(f"--set {key}: {raw!r} is not a valid YAML value") from None
+    if args.config is not None:
+        path = args.config
+    else:
+        path = args.resume / "config.yaml"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"cannot resume: {path} does not exist (give the folder of a run, "
+                "e.g. --resume runs/<name>)"
+            )
+    try:
+        config = load_config(path, args.overrides)
+        if args.resume is not None:
+            config = load_config(
+                None,
+                [*args.overrides, f"runs_dir={args.resume.parent}", f"name={args.resume.name}"],
+                base=config.to_dict(),
+            )
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or _one_line(err)
+        raise ConfigError(f"{path}: not valid YAML ({problem}{where})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
+    if config.algorithm != algorithm:
+        raise ConfigError(
+            f"{path} is a {config.algorithm} config; use python -m train.{config.algorithm}"
+        )
+    return config
+
+
 def main(algorithm: str, argv: Sequence[str] | None = None) -> RunResult:
-    """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry)."""
+    """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry).
+
+    Bad input (a config error, a missing file, a run that exists) ends with one line
+    ``error: ...`` on stderr and exit status 2; Ctrl-C saves ``latest.zip`` and exits 130.
+    """
+    prog = f"python -m train.{algorithm}"
     parser = argparse.ArgumentParser(
-        prog=f"python -m train.{algorithm}",
+        prog=prog,
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
     parser.add_argument("--config", type=Path, help="YAML config (e.g. configs/ppo/quick.yaml)")
@@ -270,28 +677,44 @@ def main(algorithm: str, argv: Sequence[str] | None = None) -> RunResult:
     parser.add_argument(
         "--resume", type=Path, metavar="RUN_DIR", help="continue the run in runs/<name>"
     )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over if runs/<name> holds a run (removes that run's files first)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     args = parser.parse_args(argv)
     if args.config is None and args.resume is None:
         parser.error("give --config FILE, or --resume RUN_DIR to continue a run")
+    if args.resume is not None and args.overwrite:
+        parser.error("--resume continues a run, --overwrite starts it over: give one of them")
+    progress = not args.no_progress
     try:
-        path = args.config if args.config is not None else args.resume / "config.yaml"
-        config = load_config(path, args.overrides)
-        if args.resume is not None:
-            config = load_config(
-                None,
-                [*args.overrides, f"runs_dir={args.resume.parent}", f"name={args.resume.name}"],
-                base=config.to_dict(),
+        config = _load_run_config(args, algorithm)
+        session = _start(config, args.resume is not None, args.overwrite, progress, sys.stderr)
+    except KeyboardInterrupt:
+        print("interrupted before training started: nothing was written", file=sys.stderr)
+        raise SystemExit(130) from None
+    except _START_ERRORS as err:
+        _fail(err)
+    try:
+        result = _learn(session, progress, sys.stderr)
+    except TrainingInterrupted as stop:
+        if stop.checkpoint is None:
+            print(
+                f"interrupted at step {stop.steps:,}; could not save a checkpoint: {stop.reason}",
+                file=sys.stderr,
             )
-    except ConfigError as err:
-        parser.error(str(err))
-    if config.algorithm != algorithm:
-        parser.error(
-            f"{path} is a {config.algorithm} config; use python -m train.{config.algorithm}"
-        )
-    result = train(config, resume=args.resume is not None, progress_bar=not args.no_progress)
+        else:
+            print(
+                f"interrupted at step {stop.steps:,}: saved {stop.checkpoint}; continue with "
+                f"{prog} --resume {stop.run_dir}",
+                file=sys.stderr,
+            )
+        raise SystemExit(130) from None
+    exported = f", the agent {result.policy}" if result.policy is not None else ""
     print(
-        f"trained {result.steps:,} steps in {result.seconds:.0f} s; checkpoints, exported policy "
+        f"trained {result.steps:,} steps in {result.seconds:.0f} s; checkpoints{exported} "
         f"and TensorBoard logs in {result.run_dir} (tensorboard --logdir {result.run_dir / 'tb'})"
     )
     return result

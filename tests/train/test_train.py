@@ -16,7 +16,7 @@ from train.config import TrainConfig, apply_overrides, load_config
 from train.export import export_checkpoint, export_policy, policy_layers
 from train.export import main as export_main
 from train.league import League
-from train.run import evaluate_model, initialise_from
+from train.run import LabCallback, RunExistsError, evaluate_model, initialise_from, train
 from uno_env import ConfigError, core, load_rules
 from uno_env.observation import encode
 
@@ -73,6 +73,10 @@ def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
     assert result.steps >= 2048 and result.run_dir == run_dir
     for name in ("config.yaml", "latest.zip", "best.zip", "best_policy.safetensors", "tb"):
         assert (run_dir / name).exists(), name
+    # The agent is named after its run (file and metadata); best_policy.* is the same export.
+    assert result.policy == run_dir / "ppo_tiny.safetensors"
+    assert load_policy(result.policy).name == "ppo_tiny"
+    assert result.policy.read_bytes() == (run_dir / "best_policy.safetensors").read_bytes()
     meta = json.loads((run_dir / "latest.json").read_text())
     assert meta["algorithm"] == "ppo" and meta["obs_version"] >= 1 and meta["steps"] == result.steps
     assert meta["rules"]["num_players"] == 2 and "random" in meta["evaluations"]
@@ -99,11 +103,76 @@ def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
         export_main([str(tmp_path / "nowhere.zip"), str(tmp_path / "x")])
 
 
-def test_resume_without_a_run_is_a_clear_error(tmp_path: Path) -> None:
+def test_resume_without_a_run_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "ghost").mkdir()
     (tmp_path / "ghost" / "config.yaml").write_text(TINY.read_text())
-    with pytest.raises(FileNotFoundError, match="cannot resume"):
+    with pytest.raises(SystemExit) as exit_info:
         ppo.main(["--resume", str(tmp_path / "ghost"), "--no-progress"])
+    assert exit_info.value.code == 2
+    assert "error: cannot resume" in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError, match="cannot resume"):
+        train(
+            load_config(tmp_path / "ghost" / "config.yaml", [f"runs_dir={tmp_path}", "name=ghost"]),
+            resume=True,
+        )
+
+
+def test_a_second_run_is_refused_unless_it_overwrites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
+    args += ["--set", "total_steps=256"]
+    first = ppo.main(args)
+    run_dir = first.run_dir
+    assert (run_dir / "league_slot1.safetensors").is_file()
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as exit_info:
+        ppo.main(args)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "already holds a run" in err and "--overwrite" in err and "--resume" in err
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    with pytest.raises(RunExistsError):
+        train(load_config(TINY, [f"runs_dir={tmp_path}"]))
+
+    # --overwrite starts over: the old files go first (no tb/ppo_2, no stale league slot).
+    ppo.main([*args, "--overwrite", "--set", "opponents.pool_size=1"])
+    assert [p.name for p in (run_dir / "tb").iterdir()] == ["ppo_1"]
+    assert not (run_dir / "league_slot1.safetensors").exists()
+    assert (run_dir / "ppo_tiny.safetensors").is_file()
+
+
+def test_ctrl_c_saves_a_checkpoint_to_resume_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+
+    def interrupted(self: LabCallback) -> bool:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return True
+
+    monkeypatch.setattr(LabCallback, "_on_step", interrupted)
+    args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
+    with pytest.raises(SystemExit) as exit_info:
+        ppo.main(args)
+    assert exit_info.value.code == 130
+    out, err = capsys.readouterr()
+    run_dir = tmp_path / "ppo_tiny"
+    assert "Traceback" not in out + err
+    assert f"saved {run_dir / 'latest.zip'}" in err and f"--resume {run_dir}" in err
+    meta = json.loads((run_dir / "latest.json").read_text())
+    assert 0 < meta["steps"] < 1024  # before the first evaluation
+    assert not list(run_dir.glob("*.partial"))
+
+    monkeypatch.undo()
+    resumed = ppo.main(["--resume", str(run_dir), "--no-progress"])
+    assert resumed.steps >= 2048
+    assert [p.name for p in (run_dir / "tb").iterdir()] == ["ppo_1"]
+    assert "evaluating vs random (40 hands)" in capsys.readouterr().err
 
 
 def _same_layers(a: object, b: object) -> bool:
