@@ -1,43 +1,90 @@
 """``uno-lab``: one command for the lab. Run ``uno-lab --help`` or ``uno-lab <command> --help``.
 
 Commands: ``train ppo|dqn``, ``tournament``, ``play``, ``bench``, ``rules``, ``replay``.
+
+Every error a user can cause ends in one line on stderr, never a traceback: bad arguments are
+argparse's (exit 2), a domain error raised below :func:`main` (a ``ValueError`` such as
+``ConfigError``, a missing or unreadable file) is ``uno-lab <command>: error: <message>``
+(exit 2), Ctrl-C exits 130 and a closed pipe (``uno-lab rules | head``) ends quietly (141).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from uno_env.configuration import ConfigError
+__all__ = ["DOMAIN_ERRORS", "build_parser", "main"]
 
-__all__ = ["main"]
+DOMAIN_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,  # ConfigError, IllegalActionError and the other checks of the lab's inputs
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    FileExistsError,
+    PermissionError,
+)
+"""What a user's input can cause below :func:`main`: one line ``error: ...``, exit 2."""
+
+_ALGORITHMS = ("ppo", "dqn")
+_BENCHMARKS = {
+    "engine": "benchmarks.core",
+    "envs": "benchmarks.envs",
+    "tournament": "benchmarks.tournament",
+}
 
 
 def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
+    if args.algorithm is None:
+        if args.help:
+            args.subparser.print_help()
+            args.subparser.exit()
+        args.subparser.error("choose an algorithm: uno-lab train ppo (or dqn) --config FILE")
+    # train.<algorithm> parses its own options (it exposes no parser to build ours from), so
+    # --help goes to it and shows the real options.
     module = importlib.import_module(f"train.{args.algorithm}")
-    module.main(rest)
+    module.main([*rest, "--help"] if args.help else rest)
     return 0
 
 
 def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
-    module = importlib.import_module("tournament.cli")
-    result = module.main(rest)
-    return int(result) if isinstance(result, int) else 0
+    # The options were parsed by tournament.cli's own parser (see build_parser); a ConfigError
+    # reaches main() and becomes one line on stderr with exit 2.
+    from rich.console import Console
+
+    from tournament.cli import config_from_args
+    from tournament.runner import run_tournament
+
+    config = config_from_args(args)
+    run_tournament(
+        config,
+        fresh=args.fresh,
+        progress=not args.no_progress,
+        console=Console(),
+        plots=not args.no_plots,
+    )
+    return 0
 
 
 def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
-    targets = {
-        "engine": "benchmarks.core",
-        "envs": "benchmarks.envs",
-        "tournament": "benchmarks.tournament",
-    }
-    chosen = list(targets) if args.what == "all" else [args.what]
-    for what in chosen:
+    if args.what is None and args.help:
+        args.subparser.print_help()
+        args.subparser.exit()
+    chosen = list(_BENCHMARKS) if args.what == "all" else [args.what or "engine"]
+    modules = {what: importlib.import_module(_BENCHMARKS[what]) for what in chosen}
+    if args.help:
+        for what, module in modules.items():
+            print(module.build_parser(f"uno-lab bench {what}").format_help())
+        args.subparser.exit()
+    # Check the options against every chosen benchmark before any of them spends minutes.
+    for what, module in modules.items():
+        module.build_parser(f"uno-lab bench {what}").parse_args(rest)
+    for what, module in modules.items():
         print(f"== {what} benchmark ==")
-        importlib.import_module(targets[what]).main(rest)
+        module.main(rest, prog=f"uno-lab bench {what}")
     return 0
 
 
@@ -59,26 +106,55 @@ def _cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
 
 def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     from agents import resolve_policy
+    from agents.resolve import is_agent_file
+    from uno_env.cards import MAX_PLAYERS
     from uno_env.rules import load_rules
-    from unolab.play import play_session
+    from unolab.play import agent_mismatch_hint, check_record_path, play_session, random_seed
 
+    if not 2 <= args.players <= MAX_PLAYERS:
+        raise ValueError(f"--players must be 2..{MAX_PLAYERS}, got {args.players}")
     rules = load_rules(args.rules, num_players=args.players)
+    if not 0 <= args.seat < rules.num_players:
+        raise ValueError(
+            f"--seat must be a seat of the {rules.num_players}-player table, "
+            f"0..{rules.num_players - 1}; got {args.seat}"
+        )
+    if args.record is not None:
+        check_record_path(args.record)  # refuse a bad path before any card is dealt
     opponents = list(args.opponents)
     if len(opponents) == 1:
         opponents *= rules.num_players - 1
     if len(opponents) != rules.num_players - 1:
         raise ValueError(
-            f"{rules.num_players} players need 1 or {rules.num_players - 1} opponents, "
-            f"got {len(opponents)}: {opponents}"
+            f"--opponents: {rules.num_players} players need 1 or {rules.num_players - 1} "
+            f"opponents, got {len(opponents)}: {opponents}"
         )
-    policies = [resolve_policy(spec, rules, seed=args.seed + i) for i, spec in enumerate(opponents)]
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a whole number >= 0, got {args.seed}")
+    seed = random_seed() if args.seed is None else args.seed
+    policies = []
+    for i, spec in enumerate(opponents):
+        try:
+            policies.append(resolve_policy(spec, rules, seed=seed + i))
+        except ValueError as err:
+            if not is_agent_file(spec):
+                raise
+            from agents.learned import CheckpointMismatchError
+
+            if not isinstance(err, CheckpointMismatchError):
+                raise
+            raise ValueError(f"{err}. {agent_mismatch_hint(spec, rules)}") from None
+    names = [Path(spec).stem if is_agent_file(spec) else spec for spec in opponents]
+    # q, Ctrl-D and a closed input end the session normally (exit 0); Ctrl-C is raised again
+    # once the record is written, and main() turns it into exit 130.
     play_session(
         rules,
         policies,
         human_seat=args.seat,
-        seed=args.seed,
-        colour=not args.no_colour,
+        seed=seed,
+        colour=not args.no_colour and sys.stdout.isatty(),
         record=args.record,
+        opponent_names=names,
     )
     return 0
 
@@ -86,11 +162,10 @@ def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_replay(args: argparse.Namespace, rest: list[str]) -> int:
     from unolab.play import replay
 
-    if not args.file.is_file():
-        raise FileNotFoundError(
-            f"no recorded game at {args.file} (record one with uno-lab play --record FILE)"
-        )
     replay(args.file, show_hands=args.show_hands)
+    # Flush here, inside main(): a reader that left (``| head``) raises BrokenPipeError now,
+    # which main() ends quietly, instead of at interpreter exit with a traceback.
+    sys.stdout.flush()
     return 0
 
 
@@ -105,20 +180,36 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser(
         "train",
         help="train an agent (ppo or dqn) from a YAML config",
-        description="Train an agent. Options after the algorithm go to python -m train.<algo>: "
-        "--config FILE, --set KEY=VALUE, --resume RUN_DIR, --no-progress.",
+        description="Train an agent. The options after the algorithm are those of "
+        "python -m train.<algorithm>: uno-lab train ppo --help lists them.",
+        add_help=False,
     )
-    train.add_argument("algorithm", choices=["ppo", "dqn"])
-    train.set_defaults(func=_cmd_train, passthrough=True)
+    train.add_argument("algorithm", nargs="?", choices=_ALGORITHMS)
+    train.add_argument(
+        "-h", "--help", action="store_true", help="show this help, or the algorithm's options"
+    )
+    train.set_defaults(func=_cmd_train, passthrough=True, subparser=train)
 
+    # Built from tournament.cli's own parser, so --help shows its real options.
+    from tournament.cli import build_parser as tournament_parser
+
+    real_tournament = tournament_parser()
     tournament = sub.add_parser(
         "tournament",
+        parents=[real_tournament],
+        add_help=False,
         help="run a tournament (see configs/tournament/)",
-        description="Run a tournament; options go to python -m tournament (e.g. --config FILE).",
+        description=real_tournament.description,
+        epilog=real_tournament.epilog,
     )
-    tournament.set_defaults(func=_cmd_tournament, passthrough=True)
+    tournament.set_defaults(func=_cmd_tournament, passthrough=False)
 
-    play = sub.add_parser("play", help="play UNO against agents in the terminal")
+    play = sub.add_parser(
+        "play",
+        help="play UNO against agents in the terminal",
+        description="Play a match to the rules' target score against bots or exported agents. "
+        "Type 'help' at the prompt for the notation; 'q' or Ctrl-D stops (--record still saves).",
+    )
     play.add_argument("--rules", default="official", help="preset name or YAML file")
     play.add_argument("--players", type=int, default=2, help="seats at the table (2-10)")
     play.add_argument(
@@ -128,41 +219,88 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="AGENT",
         help="bot names or exported agent paths: one for every seat, or one per seat",
     )
-    play.add_argument("--seat", type=int, default=0, help="your seat")
-    play.add_argument("--seed", type=int, default=0, help="the deal's seed")
+    play.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1")
+    play.add_argument(
+        "--seed", type=int, help="the deal's seed (default: a random one, printed at the start)"
+    )
     play.add_argument("--no-colour", action="store_true", help="plain text")
-    play.add_argument("--record", type=Path, help="save the game for uno-lab replay")
+    play.add_argument(
+        "--record", type=Path, metavar="FILE", help="save the game for uno-lab replay (JSON)"
+    )
     play.set_defaults(func=_cmd_play, passthrough=False)
 
-    bench = sub.add_parser("bench", help="run the benchmarks (engine, envs, tournament)")
-    bench.add_argument(
-        "what", nargs="?", default="engine", choices=["engine", "envs", "tournament", "all"]
+    bench = sub.add_parser(
+        "bench",
+        help="run the benchmarks (engine, envs, tournament)",
+        description="Run a benchmark (default: engine). Its options follow its name: "
+        "uno-lab bench engine --help lists them. With all, the options must suit each one.",
+        add_help=False,
     )
-    bench.set_defaults(func=_cmd_bench, passthrough=True)
+    bench.add_argument("what", nargs="?", choices=[*_BENCHMARKS, "all"])
+    bench.add_argument(
+        "-h", "--help", action="store_true", help="show this help, or the benchmark's options"
+    )
+    bench.set_defaults(func=_cmd_bench, passthrough=True, subparser=bench)
 
     rules = sub.add_parser("rules", help="print the rules switches and presets")
     rules.add_argument("--preset", help="show one preset's switches")
     rules.set_defaults(func=_cmd_rules, passthrough=False)
 
-    replay = sub.add_parser("replay", help="print a recorded game move by move")
+    replay = sub.add_parser(
+        "replay",
+        help="print a recorded game move by move",
+        description="Print a game recorded with uno-lab play --record FILE, move by move in "
+        "plain words. The file is checked first: a bad one gives one error naming it.",
+    )
     replay.add_argument("file", type=Path, help="a game recorded with uno-lab play --record")
-    replay.add_argument("--show-hands", action="store_true", help="also show the mover's hand")
+    replay.add_argument(
+        "--show-hands", action="store_true", help="also show every hand before each move"
+    )
     replay.set_defaults(func=_cmd_replay, passthrough=False)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``uno-lab``; return the exit code."""
-    parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args, rest = parser.parse_known_args(argv)
-    if rest and not args.passthrough:
-        parser.error(f"unrecognised arguments: {' '.join(rest)}")
+def _one_line(err: BaseException) -> str:
+    """The error's message on one line (its type when it has none)."""
+    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+    return text or type(err).__name__
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the exit's flush does not hit the closed pipe again."""
     try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (captured, or already closed)
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``uno-lab``; return the exit code.
+
+    Bad arguments exit 2 through argparse (``SystemExit``, with ``--help``'s 0). Any error in
+    :data:`DOMAIN_ERRORS` raised by a command is printed as one line,
+    ``uno-lab <command>: error: <message>``, and returns 2; Ctrl-C returns 130, a closed
+    stdout pipe 141 with nothing printed. No traceback reaches the user.
+    """
+    command = "uno-lab"
+    try:
+        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args, rest = parser.parse_known_args(argv)
+        command = f"uno-lab {args.command}"
+        if rest and not args.passthrough:
+            parser.error(f"unrecognised arguments: {' '.join(rest)}")
         return int(args.func(args, rest))
-    except (ConfigError, ValueError, FileNotFoundError) as err:
-        print(f"uno-lab {args.command}: error: {err}", file=sys.stderr)
+    except DOMAIN_ERRORS as err:
+        print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141
 
 
 if __name__ == "__main__":

@@ -1,51 +1,288 @@
-"""Human against agents in the terminal: ``uno-lab play``.
+"""Human against agents in the terminal: ``uno-lab play``, and ``uno-lab replay``.
 
 You see your own hand (sorted, coloured), the top card and colour, everyone's card count and
-the last moves; legal moves are numbered and also accepted in the text notation (``G7``,
-``W:B``, ``draw``). UNO declarations, catches, challenges and house-rule decisions are asked
-when they arise, because they are legal actions like any other. Nothing hidden is shown.
+every move in plain words ("player_2 (mixbot) draws 2 and is skipped"); legal moves are
+numbered and also accepted in the text notation (``G7``, ``W:B``, ``draw``). UNO
+declarations, catches, challenges and house-rule decisions are asked when they arise,
+because they are legal actions like any other. Nothing hidden is shown until a hand ends,
+when every hand is revealed with its points. A session plays a match to the rules'
+``target_score``, offering each next hand; ``q``, Ctrl-D or a closed input end it cleanly,
+and ``--record`` still saves what was played.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
-from collections.abc import Callable, Sequence
+import os
+import secrets
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.envs.render import render_table
+from uno_env.configuration import ConfigError
 from uno_env.game import UnoGame
 from uno_env.observation import encode
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.narrate import (
+    Table,
+    describe_deal,
+    describe_hand_end,
+    describe_situation,
+    describe_step,
+    describe_table,
+    move_label,
+)
 
-__all__ = ["play_session", "replay"]
+__all__ = [
+    "RECORD_FORMAT",
+    "RecordError",
+    "SessionEnd",
+    "agent_mismatch_hint",
+    "check_record_path",
+    "fitting_agents",
+    "play_session",
+    "random_seed",
+    "replay",
+]
 
 InputFn = Callable[[str], str]
+SayFn = Callable[[str], None]
+
+RECORD_FORMAT = "uno-lab game record"
+"""The ``format`` field of a recorded game (older records have none)."""
+
+_QUIT_WORDS = ("q", "quit", "exit")
+
+_HELP = """\
+How to answer:
+  a number          the move with that number in the list
+  a move's name     G7 (green 7), RS / RR / R+2 (red Skip / Reverse / Draw Two),
+                    W:B (Wild naming blue), W+4:R (Wild Draw Four naming red)
+  draw / keep       draw a card; keep the card just drawn instead of playing it
+  uno               call UNO before playing your second-to-last card
+  catch             catch a player who is down to one card without calling UNO
+  challenge/accept  answer a Wild Draw Four played on you
+  help              this text
+  q                 stop (a --record file is still written)
+A card matches the top card by colour or by symbol; Wilds match anything."""
 
 
-def _choose(game: UnoGame, ask: InputFn, say: Callable[[str], None]) -> int:
-    """Ask the human for a legal action until the answer is one."""
-    legal = game.legal_action_ids()
-    while True:
-        say(
-            "Your moves: " + "  ".join(f"[{i + 1}] {C.action_name(a)}" for i, a in enumerate(legal))
+class RecordError(ValueError):
+    """A recorded game (``uno-lab replay FILE``) cannot be read or does not replay."""
+
+
+class SessionEnd(Exception):
+    """The human stopped the session: ``q``, Ctrl-D or a closed input."""
+
+
+def _read_line(prompt: str) -> str:
+    """``input``, looked up when called (so tests and embedders may replace it)."""
+    return builtins.input(prompt)
+
+
+def random_seed() -> int:
+    """A fresh random seed for a new deal (printed, so the game can be dealt again)."""
+    return secrets.randbelow(2**31)
+
+
+def check_record_path(path: Path) -> None:
+    """Refuse a ``--record`` path before the game starts, rather than lose the game at its end.
+
+    Raises:
+        ValueError: naming the path, if it is a folder, its folder is missing or not writable,
+            or it is an existing file that is not a recorded game (it would be overwritten).
+    """
+    if path.is_dir():
+        raise ValueError(f"--record {path}: is a folder; give a file name such as {path}/game.json")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(
+            f"--record {path}: the folder {parent} does not exist; create it or choose another path"
         )
-        answer = ask("Your move (number or name, 'q' to quit): ").strip()
-        if answer.lower() in ("q", "quit", "exit"):
-            raise KeyboardInterrupt
-        if answer.isdigit() and 1 <= int(answer) <= len(legal):
-            return legal[int(answer) - 1]
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--record {path}: the folder {parent} is not writable")
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"--record {path}: the file is not writable")
         try:
-            action = C.parse_action(answer)
-        except ValueError as err:
-            say(f"Sorry: {err}. Type a number from 1 to {len(legal)} or a move's name.")
+            data = json.loads(path.read_text(encoding="utf-8"))
+            is_record = isinstance(data, dict) and "rules" in data and "seed" in data
+        except (OSError, UnicodeDecodeError, ValueError):
+            is_record = False
+        if not is_record:
+            raise ValueError(
+                f"--record {path}: the file exists and is not a recorded game; "
+                "choose another path (it would be overwritten)"
+            )
+
+
+def _write_record(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` atomically: an old file is replaced, never truncated."""
+    text = json.dumps(data, indent=2)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.", dir=path.parent if str(path.parent) else "."
+    )
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
+    """The shipped agents (``agents/pretrained/*.json``) trained under exactly ``rules``."""
+    if folder is None:
+        import agents  # a lower layer: only its data folder is read
+
+        folder = Path(agents.__file__).resolve().parent / "pretrained"
+    wanted = rules.game_rules()
+    found = []
+    for meta_path in sorted(folder.glob("*.json")):
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            trained = Rules.from_dict(meta["rules"]).game_rules()
+        except (OSError, ValueError, KeyError, TypeError):
             continue
-        if action in legal:
-            return action
-        say(
-            f"{C.action_name(action)!r} is not legal now. Legal: {', '.join(C.action_names(legal))}"
+        if trained == wanted and meta_path.with_suffix(".safetensors").is_file():
+            found.append(meta_path.with_suffix(".safetensors"))
+    return found
+
+
+def agent_mismatch_hint(spec: str | Path, rules: Rules) -> str:
+    """What to do when an exported agent was trained for another table.
+
+    Names the table size the agent was trained for, and the shipped agents
+    (``agents/pretrained/``) whose rules fit the requested ones.
+    """
+    try:
+        meta = json.loads(Path(spec).with_suffix(".json").read_text(encoding="utf-8"))
+        trained: int | None = int(meta["rules"]["num_players"])
+    except (OSError, ValueError, KeyError, TypeError):
+        trained = None
+    hint = ""
+    if trained is not None and trained != rules.num_players:
+        hint = f"{spec} was trained for {trained} players: play it with --players {trained}. "
+    fits = fitting_agents(rules)
+    if fits:
+        cwd = Path.cwd()
+        shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in fits]
+        return hint + f"Shipped agents for {rules.num_players} players: {', '.join(shown)}"
+    return hint + (
+        f"No shipped agent (agents/pretrained/) fits these rules with {rules.num_players} "
+        "players: play against bots (mixbot, card_ranking, ...) instead"
+    )
+
+
+@dataclass
+class _Session:
+    """One terminal match: the game, who sits where, and what was played (for --record)."""
+
+    rules: Rules
+    game: UnoGame
+    table: Table
+    policies: dict[int, Policy]
+    ask: InputFn
+    say: SayFn
+    hands_played: list[list[str]] = field(default_factory=list)
+
+    @property
+    def human(self) -> int:
+        assert self.table.listener is not None
+        return self.table.listener
+
+    def read(self, prompt: str) -> str:
+        """One line of input; Ctrl-D or a closed input ends the session."""
+        try:
+            return self.ask(prompt)
+        except EOFError:
+            self.say("")
+            raise SessionEnd("end of input") from None
+
+    def choose(self) -> int:
+        """Ask the human for a legal action until the answer is one."""
+        game = self.game
+        legal = game.legal_action_ids()
+        n = len(legal)
+        for line in describe_table(self.rules, game.state, self.table):
+            self.say(line)
+        self.say(describe_situation(self.rules, game.state, self.table))
+        labels = [move_label(a, self.table, self.human, self.rules.num_players) for a in legal]
+        self.say("Your moves: " + "  ".join(f"[{i + 1}] {label}" for i, label in enumerate(labels)))
+        while True:
+            answer = self.read("Your move (number or name, 'help', 'q' to quit): ").strip()
+            if answer.lower() in _QUIT_WORDS:
+                raise SessionEnd("you stopped")
+            if answer.lower() in ("help", "h", "?"):
+                self.say(_HELP)
+                continue
+            if answer.isdigit():
+                if 1 <= int(answer) <= n:
+                    return legal[int(answer) - 1]
+                self.say(f"There is no move {answer}: choose 1–{n}.")
+                continue
+            try:
+                action = C.parse_action(answer)
+            except ValueError as err:
+                self.say(f"Sorry: {err}. Choose 1–{n}, a move's name, or 'help'.")
+                continue
+            if action in legal:
+                return action
+            self.say(
+                f"{C.action_name(action)!r} is not legal now. Legal: "
+                f"{', '.join(C.action_names(legal))}"
+            )
+
+    def play_hand(self) -> None:
+        """Play the current hand to its end, narrating every move."""
+        game = self.game
+        for line in describe_deal(self.rules, game.state, self.table):
+            self.say(line)
+        while not game.over:
+            seat = game.current_seat
+            before = game.state
+            if seat == self.human:
+                action = self.choose()
+            else:
+                mask = core.legal_action_mask(self.rules, before)
+                action = int(self.policies[seat].act(encode(self.rules, before), mask)[0])
+            game.step(action)
+            for line in describe_step(self.rules, before, game.state, seat, action, self.table):
+                self.say("  " + line)
+
+    def finish_hand(self) -> None:
+        """Reveal every hand with its points and the match scores."""
+        state = self.game.state
+        for line in describe_hand_end(self.rules, state, self.table, state.hands[0]):
+            self.say(line)
+
+    def wants_another_hand(self) -> bool:
+        while True:
+            answer = self.read("Deal the next hand? [Y/n] ").strip().lower()
+            if answer in ("", "y", "yes"):
+                return True
+            if answer in ("n", "no", *_QUIT_WORDS):
+                return False
+            self.say("Answer y (deal the next hand) or n (stop here).")
+
+    def match_result(self) -> str:
+        scores = [int(s) for s in self.game.state.scores[0]]
+        best = min(scores) if self.rules.scoring == "penalty_points" else max(scores)
+        leaders = [self.table.names[s] for s, v in enumerate(scores) if v == best]
+        hands = int(self.game.state.hand_no[0]) + 1
+        if self.game.match_over:
+            who = " and ".join(leaders)
+            return f"Game over: {who} {'win' if leaders == ['you'] else 'wins'} the match with {best} points after {hands} hand{'s' if hands != 1 else ''}."
+        return (
+            f"Game over after {hands} hand{'s' if hands != 1 else ''} (match not finished; "
+            f"{' and '.join(leaders)} {'lead' if leaders == ['you'] else 'leads'} with {best})."
         )
 
 
@@ -53,26 +290,38 @@ def play_session(
     rules: Rules,
     opponents: Sequence[Policy],
     human_seat: int = 0,
-    seed: int = 0,
-    ask: InputFn = input,
-    say: Callable[[str], None] = print,
+    seed: int | None = None,
+    ask: InputFn | None = None,
+    say: SayFn = print,
     colour: bool = True,
     record: Path | None = None,
+    opponent_names: Sequence[str] | None = None,
 ) -> UnoGame:
-    """Play one hand: the human in ``human_seat``, the opponents in the other seats in order.
+    """Play a match against ``opponents`` to the rules' ``target_score``, hand after hand.
+
+    Each finished hand is revealed (every hand with its points); the next one is dealt when
+    the human says so. ``q``, Ctrl-D or a closed input (``EOFError``) end the session
+    cleanly; Ctrl-C (``KeyboardInterrupt``) ends it too and is raised again for the caller.
+    The record is written in every case.
 
     Args:
         rules: The rules.
         opponents: One policy per other seat, in seat order.
         human_seat: The human's seat.
-        seed: The game's seed.
-        ask: Reads a line (``input``).
+        seed: The deal's seed; ``None`` draws one at random. It is printed either way.
+        ask: Reads a line (default: the built-in ``input``, looked up at call time).
         say: Writes a line (``print``).
         colour: ANSI colours.
-        record: Write the game (rules, seed, actions) as JSON here, for ``uno-lab replay``.
+        record: Write the match (rules, seed, names, every hand's actions) as JSON here, for
+            ``uno-lab replay``. Checked before the first card is dealt.
+        opponent_names: What each opponent is (``mixbot``, an agent's name), shown next to
+            its seat: ``player_1 (mixbot)``.
 
     Returns:
-        The finished game.
+        The game as it stood at the end (finished, or abandoned mid-hand).
+
+    Raises:
+        ValueError: for a wrong number of opponents or names, a bad seat or record path.
     """
     n_players = rules.num_players
     if len(opponents) != n_players - 1:
@@ -80,65 +329,203 @@ def play_session(
             f"{n_players} players need {n_players - 1} opponents, got {len(opponents)}"
         )
     if not 0 <= human_seat < n_players:
-        raise ValueError(f"seat must be in 0..{n_players - 1}, got {human_seat}")
-    names = [f"player_{s}" if s != human_seat else "you" for s in range(n_players)]
-    others = [s for s in range(n_players) if s != human_seat]
-    seat_policy = dict(zip(others, opponents, strict=True))
-    game = UnoGame(rules, seed=seed)
-    shown = 0
-    try:
-        while not game.over:
-            seat = game.current_seat
-            for mover, action in game.history[shown:]:
-                say(f"  {names[mover]} played {action}")
-            shown = len(game.history)
-            if seat == human_seat:
-                say(render_table(rules, game.state, view=human_seat, colour=colour, names=names))
-                game.step(_choose(game, ask, say))
-            else:
-                state = game.state
-                mask = core.legal_action_mask(rules, state)
-                choice = int(seat_policy[seat].act(encode(rules, state), mask)[0])
-                game.step(choice)
-    except KeyboardInterrupt:
-        say("Game abandoned.")
-        return game
-    for mover, action in game.history[shown:]:
-        say(f"  {names[mover]} played {action}")
-    if game.done:
-        winner = game.winner
-        assert winner is not None
-        say(f"Game over: {names[winner]} won, scoring {game.hand_scores[winner]} points.")
-    else:
-        say("Game over: the hand was cut at max_turns (no winner).")
+        raise ValueError(f"--seat must be in 0..{n_players - 1}, got {human_seat}")
+    if opponent_names is not None and len(opponent_names) != len(opponents):
+        raise ValueError(f"need {len(opponents)} opponent names, got {len(opponent_names)}")
     if record is not None:
-        data = {
-            "rules": rules.to_dict(),
-            "seed": seed,
-            "names": names,
-            "actions": [action for _, action in game.history],
-        }
-        record.write_text(json.dumps(data, indent=2))
-        say(f"Recorded to {record} (uno-lab replay {record}).")
-    return game
-
-
-def replay(path: Path, say: Callable[[str], None] = print, show_hands: bool = False) -> UnoGame:
-    """Print a recorded game move by move (the game replays exactly from its seed)."""
-    data = json.loads(path.read_text())
-    rules = Rules.from_dict(data["rules"], where=str(path))
-    names = data.get("names") or [f"player_{s}" for s in range(rules.num_players)]
-    game = UnoGame(rules, seed=int(data["seed"]))
-    say(
-        f"Replay of {path}: {rules.num_players} players, dealer {names[game.dealer]}, "
-        f"starter {game.top_card}"
+        check_record_path(record)
+    if seed is None:
+        seed = random_seed()
+    others = [s for s in range(n_players) if s != human_seat]
+    labels = list(opponent_names) if opponent_names is not None else [None] * len(others)
+    names = ["you"] * n_players
+    for seat, label in zip(others, labels, strict=True):
+        names[seat] = f"player_{seat}" + (f" ({label})" if label else "")
+    session = _Session(
+        rules=rules,
+        game=UnoGame(rules, seed=seed),
+        table=Table(names=names, listener=human_seat, colour=colour),
+        policies=dict(zip(others, opponents, strict=True)),
+        ask=ask if ask is not None else _read_line,
+        say=say,
     )
-    for turn, action in enumerate(data["actions"], start=1):
-        seat = game.current_seat
-        if show_hands:
-            say(f"      {names[seat]} holds {' '.join(game.hand(seat))}")
-        game.step(action)
-        say(f"{turn:4d}. {names[seat]:>10}: {action:<10} top {game.top_card}")
-    if game.done and game.winner is not None:
-        say(f"{names[game.winner]} won with {game.hand_scores[game.winner]} points.")
+    say(
+        f"UNO, {n_players} players, first to {rules.target_score} points. Seed {seed} "
+        f"(uno-lab play --seed {seed} deals these cards again). Type 'help' for help."
+    )
+    interrupted = False
+    try:
+        while True:
+            session.play_hand()
+            session.hands_played.append([a for _, a in session.game.history])
+            session.finish_hand()
+            if session.game.match_over or not session.wants_another_hand():
+                break
+            session.game.next_hand()
+        say(session.match_result())
+    except (SessionEnd, KeyboardInterrupt) as stop:
+        interrupted = isinstance(stop, KeyboardInterrupt)
+        if len(session.hands_played) <= int(session.game.state.hand_no[0]):
+            session.hands_played.append([a for _, a in session.game.history])
+        reason = "interrupted" if interrupted else str(stop)
+        say(f"Game abandoned ({reason}). The seed was {seed}.")
+    if record is not None:
+        _write_record(
+            record,
+            {
+                "format": RECORD_FORMAT,
+                "rules": rules.to_dict(),
+                "seed": seed,
+                "names": names,
+                "hands": session.hands_played,
+            },
+        )
+        say(f"Recorded to {record} (uno-lab replay {record}).")
+    if interrupted:
+        raise KeyboardInterrupt
+    return session.game
+
+
+# ---- replay ------------------------------------------------------------------------------
+
+
+def _load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
+    """Read and check a recorded game; every error is one :class:`RecordError` naming ``path``."""
+    hint = "record a game with: uno-lab play --record FILE"
+    if not path.exists():
+        raise FileNotFoundError(f"no recorded game at {path} ({hint})")
+    if path.is_dir():
+        raise RecordError(f"{path} is a folder, not a recorded game ({hint})")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a recorded game (not UTF-8 text; {hint})") from None
+    except OSError as err:
+        raise RecordError(f"{path}: cannot be read: {err.strerror or err}") from None
+    if not text.strip():
+        raise RecordError(f"{path}: the file is empty, not a recorded game ({hint})")
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise RecordError(f"{path}: not valid JSON ({err}); a recorded game is JSON") from None
+    if not isinstance(data, dict):
+        raise RecordError(
+            f"{path}: a recorded game is a JSON object with rules, seed and hands; "
+            f"found a {type(data).__name__}"
+        )
+    missing = [k for k in ("rules", "seed") if k not in data]
+    if "hands" not in data and "actions" not in data:
+        missing.append("hands")
+    if missing:
+        raise RecordError(f"{path}: missing key(s) {', '.join(missing)}; {hint}")
+    raw_rules = data["rules"]
+    if not isinstance(raw_rules, dict):
+        raise RecordError(f"{path}: 'rules' must be an object of rule switches, got {raw_rules!r}")
+    try:
+        rules = Rules.from_dict(raw_rules, where=f"{path}: rules")
+    except (ConfigError, TypeError, ValueError) as err:
+        message = str(err)
+        raise RecordError(
+            message if str(path) in message else f"{path}: rules: {message}"
+        ) from None
+    seed = data["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise RecordError(f"{path}: 'seed' must be a whole number >= 0, got {seed!r}")
+    if "hands" in data:
+        hands = data["hands"]
+        where = "hands"
+        if not isinstance(hands, list) or not all(isinstance(h, list) for h in hands):
+            raise RecordError(
+                f"{path}: 'hands' must be a list of lists of actions, got {hands!r:.80}"
+            )
+    else:
+        hands = [data["actions"]]
+        where = "actions"
+        if not isinstance(data["actions"], list):
+            raise RecordError(
+                f"{path}: 'actions' must be a list of actions, got {data['actions']!r:.80}"
+            )
+    for h, actions in enumerate(hands):
+        for i, action in enumerate(actions):
+            if not isinstance(action, str):
+                raise RecordError(
+                    f"{path}: {where} hand {h + 1} action {i + 1} must be a move's name "
+                    f"such as 'G7' or 'draw', got {action!r}"
+                )
+    n_players = rules.num_players
+    names = data.get("names")
+    if names is None:
+        names = [f"player_{s}" for s in range(n_players)]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise RecordError(f"{path}: 'names' must be a list of {n_players} names, got {names!r}")
+    if len(names) != n_players:
+        raise RecordError(
+            f"{path}: 'names' lists {len(names)} name(s) for {n_players} players ({names!r})"
+        )
+    return rules, seed, names, hands
+
+
+def replay(path: Path, say: SayFn = print, show_hands: bool = False) -> UnoGame:
+    """Print a recorded game move by move, in plain words (it replays exactly from its seed).
+
+    The whole file is checked and replayed before anything is printed, so a bad file gives
+    one error and no partial replay.
+
+    Args:
+        path: A game written by ``uno-lab play --record``.
+        say: Writes a line.
+        show_hands: Also show every hand before each move (the record is no secret).
+
+    Raises:
+        FileNotFoundError: if there is no such file.
+        RecordError: naming the file and what is wrong with it.
+    """
+    rules, seed, names, hands = _load_record(path)
+    # The recording player's seat reads "you draw 2: G5 R1" (a record hides nothing).
+    spectator = Table(
+        names=names, listener=names.index("you") if "you" in names else None, colour=False
+    )
+    game = UnoGame(rules, seed=seed)
+    lines = [f"Replay of {path}: {rules.num_players} players, seed {seed}."]
+    for h, actions in enumerate(hands):
+        if h > 0:
+            if not game.over or game.match_over:
+                raise RecordError(
+                    f"{path}: hand {h + 1} is listed, but hand {h} "
+                    f"{'ends the match' if game.match_over else 'did not end'}"
+                )
+            game.next_hand()
+        lines += describe_deal(rules, game.state, spectator)
+        for turn, name in enumerate(actions, start=1):
+            where = f"{path}: hand {h + 1}, move {turn} ({name!r})"
+            if game.over:
+                raise RecordError(f"{where}: the hand was already over after {turn - 1} moves")
+            try:
+                action = C.parse_action(name)
+            except ValueError as err:
+                raise RecordError(f"{where}: {err}") from None
+            seat = game.current_seat
+            if show_hands:
+                for s in range(rules.num_players):
+                    lines.append(f"        {names[s]} holds {' '.join(game.hand(s)) or '-'}")
+            if action not in game.legal_action_ids():
+                raise RecordError(
+                    f"{where} by {names[seat]} is not legal there (legal: "
+                    f"{', '.join(game.legal_actions())}); the file does not replay under its "
+                    "rules and seed"
+                )
+            before = game.state
+            game.step(action)
+            told = describe_step(rules, before, game.state, seat, action, spectator)
+            lines.append(f"{turn:4d}. {name:<9} " + " ".join(told))
+        if game.over:
+            lines += describe_hand_end(rules, game.state, spectator, game.state.hands[0])
+            if game.done and game.winner is not None:
+                lines.append(
+                    f"{names[game.winner]} won with {game.hand_scores[game.winner]} points."
+                )
+        else:
+            lines.append(f"(The record stops here, in the middle of hand {h + 1}.)")
+    for line in lines:
+        say(line)
     return game

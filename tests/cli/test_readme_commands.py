@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 from support import ROOT
 
@@ -73,6 +75,68 @@ def test_readme_command_runs(
     if args[0] == "tournament":
         args += ["--output-dir", str(tmp_path)]
     assert main(args) == 0
+
+
+def _drive_one_hand(args: list[str], cwd: Path) -> str:
+    """Run ``uno-lab <args>`` in a pseudo-terminal: play the first hand, then stop cleanly."""
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "unolab.cli", *args],
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=120,
+    )
+    seen: list[str] = []
+    moves = 0
+    while True:
+        index = child.expect(
+            ["Your move", r"Deal the next hand\? \[Y/n\]", "Game over", pexpect.EOF]
+        )
+        seen.append(child.before or "")
+        if index == 0:
+            child.sendline("1")
+            moves += 1
+            assert moves < 2000, "the hand does not end"
+        elif index == 1:
+            child.sendline("n")
+        else:
+            break
+    child.expect(pexpect.EOF)
+    seen.append(child.before or "")
+    child.close()
+    transcript = "".join(seen)
+    assert child.exitstatus == 0, transcript[-3000:]
+    assert "Traceback" not in transcript and "error:" not in transcript
+    return transcript
+
+
+@pytest.mark.parametrize(
+    "cmd", [c for c in COMMANDS if c[1] == "play"], ids=lambda c: " ".join(c[1:])
+)
+def test_readme_play_command_plays(cmd: list[str]) -> None:
+    """Every README play line deals, plays a hand to its end against its opponents, stops."""
+    transcript = _drive_one_hand([*cmd[1:], "--seed", "5", "--no-colour"], ROOT)
+    assert "Hand 1 over" in transcript
+    for spec in cmd[cmd.index("--opponents") + 1 :] if "--opponents" in cmd else ["mixbot"]:
+        assert f"({Path(spec).stem})" in transcript  # each seat is named by its agent
+
+
+@pytest.mark.parametrize(
+    "cmd", [c for c in COMMANDS if c[1] == "replay"], ids=lambda c: " ".join(c[1:])
+)
+def test_readme_replay_command_replays(
+    cmd: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's replay line, on a game saved the way its comment says."""
+    saved = Path(cmd[2])
+    _drive_one_hand(["play", "--seed", "5", "--no-colour", "--record", str(saved)], tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(cmd[1:]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Replay of {saved}") and "Hand 1 over" in out
 
 
 def test_make_run_main_job(tmp_path: Path) -> None:
