@@ -8,8 +8,12 @@ Flags override the YAML file (or describe the whole tournament without one)::
         --incumbent mixbot --participants random greedy_points --sprt 0 20
 
 Running the same command again resumes the run (the games already on disk are kept);
-``--fresh`` starts over. Exit status: 0 when the tournament is complete or the SPRT decided,
-1 for a bad config, 2 for bad arguments.
+``--fresh`` starts over. Exit status: 0 when the tournament is complete or the SPRT decided;
+2 for bad arguments or any problem with the inputs (a bad config or override, an unknown
+participant, an agent file that does not load, a corrupt ``games.jsonl`` or ``config.json``,
+a run folder of another config, an output folder that cannot be created), reported as one
+line ``error: ...`` on stderr naming the file or value; 130 when interrupted (Ctrl-C: the
+games finished so far are kept, and rerunning the command resumes).
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     Raises:
         ConfigError: for any invalid key or value.
     """
-    data: dict[str, Any] = load_yaml_mapping(args.config) if args.config else {}
+    data: dict[str, Any] = _read_config_file(args.config) if args.config else {}
     for key in (
         "name",
         "format",
@@ -107,9 +111,33 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     return load_config(data)
 
 
+def _read_config_file(path: str) -> dict[str, Any]:
+    """The YAML config file as a mapping.
+
+    Raises:
+        ConfigError: naming the file when it is missing, unreadable or not valid YAML.
+    """
+    import yaml
+
+    try:
+        return load_yaml_mapping(path)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({_one_line(err)})") from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot be read ({_one_line(err)})") from err
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line (YAML and OS errors span several)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status."""
-    args = build_parser().parse_args(argv)
+    """Run the command line; return the exit status (0, 2 for bad input, 130 interrupted)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse printed the usage and the problem (or --help)
+        return exit_.code if isinstance(exit_.code, int) else 2
     console = Console()
     try:
         config = config_from_args(args)
@@ -120,9 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             console=console,
             plots=not args.no_plots,
         )
-    except ConfigError as err:
-        console.print(f"[red]error:[/red] {err}", highlight=False)
-        return 1
+    except KeyboardInterrupt:
+        print("interrupted; rerun to resume", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as err:  # the lab's domain errors (ConfigError, a bad log)
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 2
     return 0
 
 

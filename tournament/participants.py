@@ -142,7 +142,7 @@ def entrants_for(
 
     Raises:
         ConfigError: for an override naming no participant, or a participant that cannot be
-            loaded (missing file, mismatched rules or observation version).
+            loaded (missing or corrupt file, mismatched rules or observation version).
     """
     rules = config.game_rules()
     overrides = dict(overrides or {})
@@ -159,10 +159,12 @@ def entrants_for(
         factory = _SpecFactory(spec, rules)
         try:
             factory(0)
-        except (OSError, ValueError) as err:
+        except Exception as err:  # any loading failure (e.g. a corrupt file) is the file's
             hint = ""
             if spec.path is not None and not Path(spec.path).suffix:
                 hint = f"; it is not a bot name either (bots are {list(BOT_NAMES)})"
-            raise ConfigError(f"participant {name!r}: {err}{hint}") from err
+            message = " ".join(str(err).split()) or type(err).__name__
+            where = "" if spec.path is None or spec.path in message else f" ({spec.path})"
+            raise ConfigError(f"participant {name!r}{where}: {message}{hint}") from err
         out.append(Entrant(name, factory, spec.bot or str(spec.path)))
     return out

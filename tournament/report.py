@@ -11,13 +11,22 @@ import csv
 import json
 import math
 import os
+import textwrap
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.text import Text
 
-__all__ = ["LEADERBOARD_COLUMNS", "clean_json", "leaderboard_table", "write_reports"]
+__all__ = [
+    "LEADERBOARD_COLUMNS",
+    "clean_json",
+    "leaderboard_lines",
+    "leaderboard_table",
+    "print_leaderboard",
+    "write_reports",
+]
 
 LEADERBOARD_COLUMNS = (
     "rank",
@@ -63,41 +72,101 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
-def leaderboard_table(summary: dict[str, Any]) -> Table:
-    """The leaderboard as a rich table."""
+_LEGEND = (
+    "Elo: Bradley-Terry rating (mean 0) with its 95% bootstrap interval over deal sets; "
+    "{skill}: openskill rating; score: share of the other seats finished ahead of (ties "
+    "count half); win%: hands won; games: games played; ff: games forfeited. Full figures: "
+    "leaderboard.csv and summary.json."
+)
+_NUMBER_COLUMNS = ("Elo", "95% CI", "skill", "score", "win%", "games", "ff")
+
+
+def _cells(row: dict[str, Any], plain: bool) -> list[str]:
+    """The number cells of a leaderboard row (``plain``: ASCII only)."""
+    win = "-" if row["win_rate"] is None else f"{100 * row['win_rate']:.1f}"
+    plus = "+-" if plain else "±"
+    return [
+        _fmt(float(row["elo"]), 0),
+        f"[{_fmt(row['elo_low'], 0)}, {_fmt(row['elo_high'], 0)}]",
+        f"{row['mu']:.1f}{plus}{row['sigma']:.1f}",
+        _fmt(row["score"], 3),
+        win,
+        str(row["games"]),
+        str(row["forfeits"]),
+    ]
+
+
+def leaderboard_lines(summary: dict[str, Any], width: int = 80, plain: bool = False) -> list[str]:
+    """The leaderboard as text lines of at most ``width`` characters, names never cut.
+
+    The wide layout is one line per participant (rank, name, figures). When a name is too
+    long for that, the narrow layout puts each name on a line of its own, with the figures
+    on the next line. A legend under the table explains the columns once.
+
+    Args:
+        summary: The tournament summary.
+        width: The most characters a line may have.
+        plain: ASCII only (for output that is not a terminal).
+
+    Returns:
+        The title, the header, the rows and the legend.
+    """
+    title, table, legend = _leaderboard_parts(summary, width, plain)
+    return [*title, *table, *legend]
+
+
+def _leaderboard_parts(
+    summary: dict[str, Any], width: int, plain: bool
+) -> tuple[list[str], list[str], list[str]]:
+    """The title lines, the header and rows, and the legend lines of the leaderboard."""
+    skill = "mu+-sd" if plain else "μ±σ"
+    headers = ["#", "name", *(skill if c == "skill" else c for c in _NUMBER_COLUMNS)]
+    rows = [[str(r["rank"]), r["name"], *_cells(r, plain)] for r in summary["leaderboard"]]
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    gap = "  "
+
+    def line(cells: list[str], cols: list[int]) -> str:
+        parts = []
+        for i in cols:
+            left = headers[i] == "name"
+            parts.append(cells[i].ljust(widths[i]) if left else cells[i].rjust(widths[i]))
+        return gap.join(parts).rstrip()
+
     sched = summary["schedule"]
     title = (
         f"{summary['name']} ({summary['format']}, {summary['rules']['num_players']} players): "
         f"{sched['games_used']} games, {sched['deal_sets_played']} deal sets"
     )
-    table = Table(title=title)
-    for col, justify in (
-        ("#", "right"),
-        ("name", "left"),
-        ("Elo", "right"),
-        ("95% CI", "right"),
-        ("openskill μ±σ", "right"),
-        ("games", "right"),
-        ("score", "right"),
-        ("win %", "right"),
-        ("forfeits", "right"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for row in summary["leaderboard"]:
-        ci = f"[{_fmt(row['elo_low'], 0)}, {_fmt(row['elo_high'], 0)}]"
-        win = "-" if row["win_rate"] is None else f"{100 * row['win_rate']:.1f}"
-        table.add_row(
-            str(row["rank"]),
-            row["name"],
-            _fmt(float(row["elo"]), 0),
-            ci,
-            f"{row['mu']:.1f}±{row['sigma']:.1f}",
-            str(row["games"]),
-            _fmt(row["score"], 3),
-            win,
-            str(row["forfeits"]),
+    head = textwrap.wrap(title, width)
+    out: list[str] = []
+    every = list(range(len(headers)))
+    legend = _LEGEND.format(skill=skill)
+    if len(line(headers, every)) <= width and all(len(line(r, every)) <= width for r in rows):
+        out.append(line(headers, every))
+        out.extend(line(r, every) for r in rows)
+    else:  # narrow: the name on its own line, the figures under it
+        figures = [0, *range(2, len(headers))]
+        out.append(line(headers, figures))
+        for r in rows:
+            out.extend(textwrap.wrap(r[1], width, break_long_words=True, break_on_hyphens=False))
+            out.append(line(r, figures))
+        legend += " Each name is on its own line, above its figures."
+    return head, out, textwrap.wrap(legend, width)
+
+
+def leaderboard_table(summary: dict[str, Any], width: int = 80) -> Group:
+    """The leaderboard for a terminal: :func:`leaderboard_lines`, title and header in bold.
+
+    Every line fits ``width`` columns, so the terminal never wraps or cuts a name.
+    """
+    title, table, legend = _leaderboard_parts(summary, width, plain=False)
+    styles = ["bold"] * (len(title) + 1) + [""] * (len(table) - 1) + ["dim"] * len(legend)
+    return Group(
+        *(
+            Text(text, style=style, no_wrap=True, overflow="ignore")
+            for text, style in zip([*title, *table, *legend], styles, strict=True)
         )
-    return table
+    )
 
 
 def _footer(summary: dict[str, Any]) -> list[str]:
@@ -107,7 +176,10 @@ def _footer(summary: dict[str, Any]) -> list[str]:
         f"endings: {ends['won']} won, {ends['truncated']} truncated, {ends['forfeit']} forfeit"
     )
     for name, info in summary["endings"]["forfeits"].items():
-        lines.append(f"  [red]{name} forfeited {info['games']} game(s)[/red]: {info['reasons'][0]}")
+        lines.append(
+            f"  [red]{escape(name)} forfeited {info['games']} game(s)[/red]: "
+            f"{escape(info['reasons'][0])}"
+        )
     seats = ", ".join(f"seat {s['seat']}: {_fmt(s['score'], 3)}" for s in summary["seats"])
     lines.append(f"seat scores (seat 0 leads): {seats}")
     overall = summary["variance"]["overall"]
@@ -252,8 +324,26 @@ def write_reports(
     if plots and summary["leaderboard"]:
         written += _plot(path, summary)
     if print_table:
-        console = console or Console()
-        console.print(leaderboard_table(summary))
-        for line in _footer(summary):
-            console.print(line)
+        print_leaderboard(summary, console or Console())
     return written
+
+
+def print_leaderboard(summary: dict[str, Any], console: Console) -> None:
+    """Print the leaderboard and the notes under it, every line within the console's width.
+
+    A terminal gets the styled table (:func:`leaderboard_table`); other output (a file, a
+    pipe, a CI log) gets plain ASCII lines of at most 80 characters.
+    """
+    if console.is_terminal:
+        width = max(console.width, 40)
+        console.print(leaderboard_table(summary, width))
+        for text in _footer(summary):
+            console.print(text, width=width)
+        return
+    width = min(console.width, 80)
+    for text in leaderboard_lines(summary, width, plain=True):
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+    for text in _footer(summary):
+        plain = Text.from_markup(text).plain
+        for part in textwrap.wrap(plain, width, subsequent_indent="  ") or [""]:
+            console.print(part, markup=False, highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ then plays only the units that are missing, so no finished game is lost or dupli
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable
@@ -84,29 +85,74 @@ class GameRecord:
 
     @classmethod
     def from_json(cls, line: str) -> GameRecord:
-        """Parse one line.
+        """Parse one line, checking every field's type (a hand-edited line is caught here).
 
         Raises:
-            ValueError: for malformed JSON or missing fields.
+            ValueError: for malformed JSON, a missing field or a field of the wrong type,
+                naming the field and the value.
         """
         data = json.loads(line)
-        try:
-            return cls(
-                deal=int(data["deal"]),
-                seating=int(data["seating"]),
-                variant=int(data["variant"]),
-                key=int(data["key"]),
-                seats=tuple(data["seats"]),
-                ranks=tuple(int(r) for r in data["ranks"]),
-                points=tuple(int(p) for p in data["points"]),
-                cards_left=tuple(int(c) for c in data["cards_left"]),
-                turns=int(data["turns"]),
-                end=str(data["end"]),
-                forfeit_seat=None if data["forfeit_seat"] is None else int(data["forfeit_seat"]),
-                reason=str(data["reason"]),
-            )
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"game record lacks a field or has a bad one: {err}") from err
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        missing = [name for name in _FIELDS if name not in data]
+        if missing:
+            raise ValueError(f"missing field(s) {missing}")
+        seats = data["seats"]
+        if (
+            not isinstance(seats, list)
+            or not seats
+            or not all(isinstance(n, str) and n for n in seats)
+        ):
+            raise ValueError(f"'seats' must be a list of participant names, got {seats!r}")
+        k = len(seats)
+        end = data["end"]
+        if end not in END_KINDS:
+            raise ValueError(f"'end' must be one of {list(END_KINDS)}, got {end!r}")
+        forfeit_seat = data["forfeit_seat"]
+        if forfeit_seat is not None:
+            forfeit_seat = _int(data, "forfeit_seat", upper=k)
+        if (end == "forfeit") != (forfeit_seat is not None):
+            raise ValueError(f"'end' is {end!r} but 'forfeit_seat' is {forfeit_seat!r}")
+        reason = data["reason"]
+        if not isinstance(reason, str):
+            raise ValueError(f"'reason' must be a string, got {reason!r}")
+        return cls(
+            deal=_int(data, "deal"),
+            seating=_int(data, "seating"),
+            variant=_int(data, "variant"),
+            key=_int(data, "key"),
+            seats=tuple(seats),
+            ranks=_ints(data, "ranks", k, upper=k),
+            points=_ints(data, "points", k),
+            cards_left=_ints(data, "cards_left", k),
+            turns=_int(data, "turns"),
+            end=end,
+            forfeit_seat=forfeit_seat,
+            reason=reason,
+        )
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(GameRecord))
+
+
+def _int(data: dict[str, Any], key: str, upper: int | None = None) -> int:
+    """A non-negative JSON integer (below ``upper`` when given); booleans are refused."""
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key!r} must be a non-negative integer, got {value!r}")
+    if upper is not None and value >= upper:
+        raise ValueError(f"{key!r} must be below {upper} (the seats), got {value}")
+    return value
+
+
+def _ints(data: dict[str, Any], key: str, size: int, upper: int | None = None) -> tuple[int, ...]:
+    """A list of ``size`` integers, one per seat."""
+    values = data[key]
+    if not isinstance(values, list) or len(values) != size:
+        raise ValueError(
+            f"{key!r} must be a list of {size} integers (one per seat), got {values!r}"
+        )
+    return tuple(_int({key: v}, key, upper) for v in values)
 
 
 class ResultStore:
@@ -119,28 +165,45 @@ class ResultStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.dropped_tail = 0
-        """Bytes of a torn last line dropped by the last :meth:`load`."""
+        """Bytes of a torn last line found by the last :meth:`load`."""
         self.duplicates = 0
         """Lines repeating a unit already read (kept: the first) in the last :meth:`load`."""
+        self.line_of: dict[Unit, int] = {}
+        """The line number (from 1) of each game read by the last :meth:`load`."""
+        self._good_bytes = 0
 
-    def load(self) -> dict[Unit, GameRecord]:
+    def load(self, repair: bool = True) -> dict[Unit, GameRecord]:
         """Read every complete game, repairing a torn last line.
 
-        A last line without its newline, or that does not parse, is a write cut short by a
-        crash: the file is truncated to the end of the previous line. A bad line anywhere
-        else is corruption and raises.
+        A last line without its newline, or that is not complete JSON, is a write cut short
+        by a crash: it is dropped, and (with ``repair``) the file is truncated to the end of
+        the previous line. A bad line anywhere else, or a last line that is complete JSON
+        but not a valid game, is corruption and raises; the file is left as it is.
+
+        Args:
+            repair: Truncate a torn last line now; with ``False`` the file is left untouched
+                until :meth:`repair` (so a caller can check the games first).
 
         Returns:
             The games by unit, in file order.
 
         Raises:
-            ValueError: naming the first corrupt line that is not the last one.
+            ValueError: naming the file and the first corrupt line (or the file when it cannot
+                be read, e.g. it is a folder), and what to do.
         """
         self.dropped_tail = 0
         self.duplicates = 0
-        if not self.path.is_file():
+        self.line_of = {}
+        self._good_bytes = 0
+        if not self.path.exists():
             return {}
-        raw = self.path.read_bytes()
+        try:
+            raw = self.path.read_bytes()
+        except OSError as err:
+            raise ValueError(
+                f"{self.path} cannot be read ({err.strerror or err}); move it away, or rerun "
+                "with --fresh to start over"
+            ) from err
         lines = raw.split(b"\n")
         tail = lines.pop()  # the bytes after the last newline: empty unless torn
         records: dict[Unit, GameRecord] = {}
@@ -149,22 +212,33 @@ class ResultStore:
             try:
                 record = GameRecord.from_json(line.decode())
             except (ValueError, UnicodeDecodeError) as err:
-                if number == len(lines) and not tail:
+                if number == len(lines) and not tail and _incomplete_json(line):
                     tail = line  # a torn last line that happens to end at a newline
                     break
-                raise ValueError(f"{self.path}: line {number} is corrupt: {err}") from err
+                raise ValueError(
+                    f"{self.path}: line {number} is corrupt ({_one_line(err)}); fix or delete "
+                    "that line, or rerun with --fresh to discard every game"
+                ) from err
             good_bytes += len(line) + 1
             if record.unit in records:
                 self.duplicates += 1
                 continue
             records[record.unit] = record
-        if good_bytes < len(raw):
-            self.dropped_tail = len(raw) - good_bytes
-            with self.path.open("r+b") as f:
-                f.truncate(good_bytes)
-                f.flush()
-                os.fsync(f.fileno())
+            self.line_of[record.unit] = number
+        self._good_bytes = good_bytes
+        self.dropped_tail = len(raw) - good_bytes
+        if repair:
+            self.repair()
         return records
+
+    def repair(self) -> None:
+        """Truncate the torn last line found by :meth:`load` (nothing to do without one)."""
+        if not self.dropped_tail:
+            return
+        with self.path.open("r+b") as f:
+            f.truncate(self._good_bytes)
+            f.flush()
+            os.fsync(f.fileno())
 
     def append(self, records: Iterable[GameRecord]) -> int:
         """Append games durably: a single ``write`` of all their lines, then ``fsync``.
@@ -191,3 +265,17 @@ class ResultStore:
     def clear(self) -> None:
         """Delete the log (a fresh start)."""
         self.path.unlink(missing_ok=True)
+
+
+def _incomplete_json(line: bytes) -> bool:
+    """Whether a line is a prefix of JSON cut short (a torn write), not a complete value."""
+    try:
+        json.loads(line.decode())
+    except (ValueError, UnicodeDecodeError):
+        return True
+    return False
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(err).split())

@@ -7,7 +7,20 @@ fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`tournament.
 Resuming. Starting a run whose folder already holds games resumes it: the games on disk are
 read (a torn last line is dropped), and only the missing ``(deal, seating, variant)`` units
 are played. The config must have the same fingerprint (``deal_sets`` may grow, to extend a
-run); otherwise the run refuses to start unless ``fresh`` is set, which discards the games.
+run); otherwise the run refuses to start, naming the keys that differ, unless ``fresh`` is
+set, which discards the games. Two files vouch for the games: ``config.json`` and
+``games.meta.json``, which records the fingerprint and the game-deciding keys of the config
+that played ``games.jsonl`` and lives only as long as the log (it is written before the first
+game and deleted with the log by ``fresh``). Deleting ``config.json`` therefore does not let
+another config reuse the games: ``games.meta.json`` decides. A log without
+``games.meta.json`` (written before it existed) is accepted only when ``config.json`` holds
+the same fingerprint; otherwise the run refuses and suggests ``fresh``. A corrupt
+``config.json``, ``games.meta.json`` or log line is refused with the file (and line) named;
+nothing is rewritten before every check has passed.
+
+Faulty agents. A participant whose policy cannot be built for a chunk (its factory raises)
+or whose ``reset`` raises forfeits every game of that chunk where it sits, with the reason
+recorded; one whose ``act`` fails forfeits the games it fails in (:mod:`uno_env.play`).
 
 Determinism. Chunks are fixed by the config (``games_per_chunk``), every chunk builds fresh
 policies seeded from ``(seed, chunk, participant)``, and the summary is computed from the
@@ -22,6 +35,7 @@ stopped by the SPRT wastes little. Workers exit by themselves if the main proces
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -49,12 +63,14 @@ from tournament.sprt import SprtResult, sequential_sprt
 from tournament.summary import build_summary
 from uno_env.configuration import ConfigError
 from uno_env.play import TableResults, play_tables
-from uno_env.rules import Rules
+from uno_env.policy import Policy
+from uno_env.rules import Rules, load_rules
 
 __all__ = [
     "ChunkResult",
     "RunFolder",
     "cpu_seconds",
+    "game_fields",
     "play_chunk",
     "policy_seed",
     "run_tournament",
@@ -134,7 +150,8 @@ def play_chunk(
 ) -> ChunkResult:
     """Play some units of one chunk as a single batch.
 
-    Every participant of the chunk gets a fresh policy seeded from ``(seed, chunk, id)``.
+    Every participant of the chunk gets a fresh policy seeded from ``(seed, chunk, id)``; one
+    whose factory or ``reset`` raises forfeits every game of the chunk where it sits.
     """
     names = schedule.names
     if not units:
@@ -143,11 +160,17 @@ def play_chunk(
     lineups = schedule.lineups(unit_arr)
     keys = deal_keys(schedule.seed, unit_arr[:, 0])
     needed = set(lineups.ravel().tolist())
-    policies = [
-        entrants[p].build(policy_seed(schedule.seed, chunk, p)) if p in needed else None
-        for p in range(len(entrants))
-    ]
-    res = play_tables(rules, policies, lineups, keys, dealer=rules.num_players - 1)
+    policies: list[Policy | None] = []
+    broken: dict[int, str] = {}
+    for p in range(len(entrants)):
+        policy = None
+        if p in needed:
+            try:
+                policy = entrants[p].build(policy_seed(schedule.seed, chunk, p))
+            except Exception as err:  # the participant forfeits this chunk, the others play
+                broken[p] = f"could not be built: {type(err).__name__}: {err}"
+        policies.append(policy)
+    res = play_tables(rules, policies, lineups, keys, dealer=rules.num_players - 1, broken=broken)
     reasons = np.full(len(units), "", dtype=object)
     for i, why in res.reasons.items():
         reasons[i] = why
@@ -206,30 +229,154 @@ class RunFolder:
     def __init__(self, config: TournamentConfig) -> None:
         self.path = Path(config.output_dir) / config.name
         self.games = self.path / "games.jsonl"
+        self.meta = self.path / "games.meta.json"
         self.config = self.path / "config.json"
         self.summary = self.path / "summary.json"
 
     def prepare(self, config: TournamentConfig, fresh: bool) -> None:
-        """Create the folder; refuse to mix games of another config unless ``fresh``.
+        """Create the folder; with ``fresh``, discard the games and results already there.
 
         Raises:
-            ConfigError: if the folder holds games of a config with another fingerprint.
+            ConfigError: if the folder cannot be created.
         """
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(
+                f"cannot create the run folder {self.path}: {err.strerror or err}; choose "
+                "another output_dir or name"
+            ) from err
+        if not self.path.is_dir():  # exist_ok accepts a link to a file on some platforms
+            raise ConfigError(f"{self.path} is not a folder; choose another output_dir or name")
         if fresh:
-            for name in ("games.jsonl", "summary.json", "leaderboard.csv"):
-                (self.path / name).unlink(missing_ok=True)
-        elif self.games.is_file() and self.config.is_file():
-            old = json.loads(self.config.read_text()).get("fingerprint")
-            if old != config.fingerprint():
+            for path in (self.games, self.meta, self.summary, self.path / "leaderboard.csv"):
+                path.unlink(missing_ok=True)
+
+    def check(self, config: TournamentConfig, has_games: bool) -> None:
+        """Refuse to resume games that another config played.
+
+        ``config.json`` (when it exists) and ``games.meta.json`` (the log's own record) must
+        both hold this config's fingerprint; a log with neither cannot be vouched for. Nothing
+        is checked when there are no games yet.
+
+        Raises:
+            ConfigError: naming the file, the keys that differ and what to do.
+        """
+        if not has_games:
+            return
+        now = config.fingerprint()
+        for path in (self.config, self.meta):
+            stored = self._read(path)
+            if stored is not None and stored.get("fingerprint") != now:
                 raise ConfigError(
-                    f"{self.path} holds games of another config (fingerprint {old}, now "
-                    f"{config.fingerprint()}): use another name, or --fresh to discard them"
+                    f"{self.games} holds games of another config ({path.name} differs: "
+                    f"{_differences(stored, config)}): use another name, or rerun with "
+                    "--fresh to discard those games"
                 )
-        data = {"fingerprint": config.fingerprint(), "config": config.to_dict()}
-        tmp = self.config.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, self.config)
+        if not self.meta.exists() and not self.config.exists():
+            raise ConfigError(
+                f"{self.games} holds games but neither {self.config.name} nor "
+                f"{self.meta.name} says which config played them (a log from before "
+                "fingerprints, or copied here): rerun with --fresh to discard them, or use "
+                "another name"
+            )
+
+    def _read(self, path: Path) -> dict[str, Any] | None:
+        """A JSON file of the folder, or ``None`` when missing.
+
+        Raises:
+            ConfigError: naming the file when it cannot be read or is not what was written.
+        """
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise ConfigError(
+                f"{path} cannot be read ({' '.join(str(err).split())}): it records which "
+                f"config played {self.games.name}; restore or delete it (the other record "
+                "then decides), or rerun with --fresh to discard the games"
+            ) from err
+        if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
+            raise ConfigError(
+                f"{path} is not a run record (no 'fingerprint'): restore or delete it, or "
+                "rerun with --fresh to discard the games"
+            )
+        return data
+
+    def write(self, config: TournamentConfig) -> None:
+        """Record the config: ``games.meta.json`` (before any game) and ``config.json``."""
+        meta = {"fingerprint": config.fingerprint(), "games_config": game_fields(config)}
+        config_data = {
+            "fingerprint": config.fingerprint(),
+            "config": config.to_dict(),
+            "games_config": meta["games_config"],
+        }
+        for path, data in ((self.meta, meta), (self.config, config_data)):
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            os.replace(tmp, path)
+
+
+_NOT_FINGERPRINTED = ("deal_sets", "workers", "bootstrap", "sprt", "allow_pickle", "output_dir")
+"""Config keys that never change a game (see :meth:`TournamentConfig.fingerprint`)."""
+
+
+def game_fields(config: TournamentConfig) -> dict[str, Any]:
+    """The keys of a config that decide its games, with the rules resolved to every switch."""
+    data = config.to_dict()
+    for key in _NOT_FINGERPRINTED:
+        data.pop(key, None)
+    data["rules"] = config.game_rules().to_dict()
+    out: dict[str, Any] = json.loads(json.dumps(data))  # as stored: tuples become lists
+    return out
+
+
+def _participant_label(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        return str(entry.get("name") or entry.get("bot") or Path(str(entry.get("path"))).stem)
+    return str(entry)
+
+
+def _show(key: str, value: Any) -> str:
+    if key in ("participants",) and isinstance(value, list):
+        return "[" + ", ".join(_participant_label(v) for v in value) + "]"
+    if key in ("candidate", "incumbent") and value is not None:
+        return _participant_label(value)
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else repr(value)
+
+
+def _differences(stored: Mapping[str, Any], config: TournamentConfig) -> str:
+    """The game-deciding keys in which a stored run record and ``config`` differ."""
+    new = game_fields(config)
+    recorded = stored.get("games_config")
+    old: dict[str, Any] = dict(recorded) if isinstance(recorded, Mapping) else {}
+    raw = stored.get("config")
+    if not old and isinstance(raw, Mapping):  # a config.json from before games_config
+        old = {k: v for k, v in raw.items() if k not in _NOT_FINGERPRINTED}
+        with contextlib.suppress(ValueError, TypeError):  # else compared as written
+            old["rules"] = load_rules(
+                old.get("rules", "official"),
+                num_players=int(old.get("num_players", 2)),
+                seat_draw_streams=bool(old.get("seat_draw_streams", True)),
+            ).to_dict()
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            for sub in sorted(set(a) | set(b)):
+                if a.get(sub) != b.get(sub):
+                    diffs.append(f"{key}.{sub} {a.get(sub)!r} -> {b.get(sub)!r}")
+        else:
+            diffs.append(f"{key} {_show(key, a)} -> {_show(key, b)}")
+    if not diffs:
+        return (
+            f"fingerprint {stored.get('fingerprint')} -> {config.fingerprint()} with the same "
+            "keys, so a preset or the engine changed"
+        )
+    return "; ".join(diffs)
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -331,6 +478,9 @@ def run_tournament(
     folder = RunFolder(config)
     entrants = entrants_for(config, overrides)
     folder.prepare(config, fresh)
+    store = ResultStore(folder.games)
+    loaded = store.load(repair=False)  # the log stays as it is until every check passed
+    folder.check(config, has_games=bool(loaded))
     schedule = build_schedule(
         [e.name for e in entrants],
         config.format,
@@ -342,9 +492,9 @@ def run_tournament(
         seed=config.seed,
     )
     rules = config.game_rules()
-    store = ResultStore(folder.games)
-    loaded = store.load()
-    _check_records(schedule, loaded)
+    _check_records(schedule, loaded, store)
+    store.repair()
+    folder.write(config)
     if store.dropped_tail:
         console.print(f"[yellow]dropped a torn last line ({store.dropped_tail} bytes)")
     resumed = len(loaded)
@@ -457,17 +607,34 @@ def _run_pool(
         raise
 
 
-def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord]) -> None:
-    """Refuse games that do not belong to this schedule (a foreign or edited log)."""
+def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: ResultStore) -> None:
+    """Refuse games that do not belong to this schedule (a foreign or edited log).
+
+    Raises:
+        ConfigError: naming the log, the line and what is wrong with it.
+    """
     n_seatings = schedule.seatings.shape[0]
+    names = set(schedule.names)
+
+    def refuse(unit: Unit, problem: str) -> ConfigError:
+        return ConfigError(
+            f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} {problem}; fix "
+            "or delete that line, or rerun with --fresh to discard every game"
+        )
+
     for unit, record in done.items():
         deal, seating, variant = unit
+        if len(record.seats) != schedule.num_players:
+            raise refuse(
+                unit, f"has {len(record.seats)} seats, the tables have {schedule.num_players}"
+            )
+        unknown = sorted(set(record.seats) - names)
+        if unknown:
+            raise refuse(unit, f"names unknown participant(s) {unknown}")
         if not (0 <= seating < n_seatings and 0 <= variant < len(schedule.variants)):
-            raise ConfigError(f"games.jsonl: game {unit} is not part of this tournament")
+            raise refuse(unit, "is not part of this tournament")
         if deal >= schedule.num_deal_sets:
             continue  # from a longer run of the same config: kept, not used
         expected = tuple(schedule.names[p] for p in schedule.lineup(deal, seating, variant))
         if record.seats != expected:
-            raise ConfigError(
-                f"games.jsonl: game {unit} seats {record.seats}, the schedule says {expected}"
-            )
+            raise refuse(unit, f"seats {list(record.seats)}, the schedule says {list(expected)}")

@@ -29,6 +29,11 @@ or chooses an out-of-range or illegal action is either
   the forfeiting seat is ranked last and the other seats tie above it (as in chess, a
   forfeit is a loss for the offender and a win for the others).
 
+A policy whose ``reset`` raises (or one the caller could not build, passed as ``broken``)
+cannot play at all: with ``"forfeit"`` every game where it sits is forfeited before the first
+move (its first seat in the game forfeits, with the reason), and the other games are played
+as usual; with ``"raise"`` a :class:`PolicyError` names it.
+
 ``KeyboardInterrupt`` and other ``BaseException`` are never caught.
 
 Finishing order (``ranks``). Without ``play_to_last`` a hand only tells who went out first:
@@ -39,7 +44,7 @@ the seats still playing (seats already out under ``play_to_last`` keep their pla
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -265,11 +270,12 @@ def play_tables(
     on_error: ErrorPolicy = "forfeit",
     first_game: int = 0,
     on_finished: Callable[[int], object] | None = None,
+    broken: Mapping[int, str] | None = None,
 ) -> TableResults:
     """Play one hand per row, seat ``s`` of game ``g`` held by ``policies[lineups[g, s]]``.
 
     Every game is dealt from its key (:func:`uno_env.core.init`). All policies are ``reset``
-    first.
+    first; a policy whose ``reset`` raises is treated like one listed in ``broken``.
 
     Args:
         rules: The rules of every game.
@@ -281,13 +287,17 @@ def play_tables(
         on_error: ``"forfeit"`` or ``"raise"`` (see the module docstring).
         first_game: The number of row 0's game, for messages.
         on_finished: Called with the number of hands that just ended (a progress bar).
+        broken: Policy index -> why it cannot play (e.g. its factory raised). With
+            ``"forfeit"`` every game where it sits is forfeited before the first move, with
+            that reason; with ``"raise"`` a :class:`PolicyError` names it.
 
     Returns:
         The outcome of every hand, in row order.
 
     Raises:
         ValueError: if the lineups and keys do not fit the rules' table size.
-        PolicyError: with ``on_error="raise"``, for the first failing policy.
+        PolicyError: with ``on_error="raise"``, for the first failing policy (including a
+            ``reset`` that raises, or a ``broken`` one).
     """
     n_games, n_players = lineups.shape
     if n_players != rules.num_players or keys.shape != (n_games,):
@@ -297,13 +307,24 @@ def play_tables(
     out = TableResults.empty(n_games, n_players)
     if n_games == 0:
         return out
-    for policy in policies:
-        if policy is not None:
-            policy.reset()
+    failed = _reset_policies(policies, broken or {}, on_error)
     state = core.init(rules, keys=keys, dealer=dealer)
     ids = np.arange(first_game, first_game + n_games, dtype=np.int64)
     seats_of = lineups.astype(np.int64)
     live = state.live
+    if failed:
+        blocked = np.isin(seats_of, list(failed))
+        rows = np.flatnonzero(blocked.any(axis=1))
+        if rows.size:
+            seats = blocked[rows].argmax(axis=1)  # the first seat held by a failed policy
+            reasons = {
+                int(r): failed[int(seats_of[r, s])] for r, s in zip(rows, seats, strict=True)
+            }
+            _record_forfeits(rules, state, rows, ids - first_game, reasons, out, seats=seats)
+            if on_finished is not None:
+                on_finished(rows.size)
+            idx = np.flatnonzero(~blocked.any(axis=1))
+            state, ids, live, seats_of = state.select(idx), ids[idx], live[idx], seats_of[idx]
     while live.any():
         acting = np.where(live, seats_of[np.arange(state.batch_size), state.current], -1)
         actions, forfeits = choose_actions(
@@ -336,6 +357,30 @@ def play_tables(
             seats_of = seats_of[keep_rows]
     out.rewards[:] = core.winner_rewards(rules, out.winner)
     return out
+
+
+def _reset_policies(
+    policies: Sequence[Policy | None], broken: Mapping[int, str], on_error: ErrorPolicy
+) -> dict[int, str]:
+    """Reset every policy; return index -> reason for those that cannot play.
+
+    Raises:
+        PolicyError: with ``"raise"``, for the first policy that is broken or fails to reset.
+    """
+    failed = dict(broken)
+    for index, policy in enumerate(policies):
+        if policy is None or index in failed:
+            continue
+        try:
+            policy.reset()
+        except Exception as err:  # any failure of the policy's own code: isolate it
+            failed[index] = f"reset raised {type(err).__name__}: {err}"
+    if failed and on_error == "raise":
+        index = min(failed)
+        policy = policies[index]
+        name = policy_name(policy) if policy is not None else f"#{index}"
+        raise PolicyError(f"policy {name!r}: {failed[index]}")
+    return failed
 
 
 def _competition_ranks(keys: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -389,9 +434,11 @@ def _record_forfeits(
     games_of: npt.NDArray[np.int64],
     reasons: dict[int, str],
     out: TableResults,
+    seats: npt.NDArray[np.int64] | None = None,
 ) -> None:
+    """Record forfeits of ``rows``: by ``seats`` (default: the acting seat of each row)."""
     games = games_of[rows]
-    seat = state.current[rows].astype(np.int64)
+    seat = state.current[rows].astype(np.int64) if seats is None else seats.astype(np.int64)
     keys = _order_keys(rules, state, rows)  # live hands: seats still playing tie
     keys[np.arange(rows.size), seat] = np.inf
     out.ranks[games] = _competition_ranks(keys)

@@ -24,7 +24,7 @@ from tournament.design import deal_keys
 from tournament.runner import run_tournament
 from uno_env import cards as C
 from uno_env.observation import OBS_LAYOUT
-from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, play_tables
+from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, PolicyError, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 
@@ -243,3 +243,67 @@ def test_policies_that_ignore_observations_get_none(other: str) -> None:
     assert (blind.end != END_FORFEIT).all()
     for field in ("ranks", "points", "turns", "cards_left"):
         assert np.array_equal(getattr(plain, field), getattr(blind, field))
+
+
+class ResetCrash:
+    """greedy_points whose ``reset`` raises."""
+
+    name = "reset_crash"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.inner = make_agent("greedy_points", seed)
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        return self.inner.act(observations, masks)
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        raise OSError("weights went missing")
+
+
+def test_a_policy_whose_reset_raises_forfeits_its_games() -> None:
+    rules = Rules(num_players=3, seat_draw_streams=True)
+    n = 60
+    lineups = np.array([[0, 1, 2], [2, 0, 3], [3, 2, 0]] * (n // 3))
+    keys = deal_keys(6, np.arange(n))
+    policies: list[Policy | None] = [
+        make_agent("mixbot"),
+        ResetCrash(),
+        make_agent("greedy_points"),
+        make_agent("card_ranking"),
+    ]
+    res = play_tables(rules, policies, lineups, keys)
+    hit = (lineups == 1).any(axis=1)
+    assert (res.end[hit] == END_FORFEIT).all() and (res.end[~hit] != END_FORFEIT).all()
+    rows = np.flatnonzero(hit)
+    assert (lineups[rows, res.forfeit_seat[rows]] == 1).all()
+    assert (res.turns[rows] == 0).all(), "forfeited before the first move"
+    assert all(res.reasons[int(g)] == "reset raised OSError: weights went missing" for g in rows)
+    offender = res.ranks[rows, res.forfeit_seat[rows]]
+    assert (offender == 2).all() and (res.ranks[rows].sum(axis=1) == 2).all()
+    # The other games are exactly the games played without the broken policy.
+    alone = play_tables(rules, [*policies[:1], None, *policies[2:]], lineups[~hit], keys[~hit])
+    for field in ("ranks", "points", "turns", "cards_left", "end"):
+        assert np.array_equal(getattr(res, field)[~hit], getattr(alone, field))
+    with pytest.raises(PolicyError, match=r"reset_crash.*reset raised OSError"):
+        play_tables(rules, policies, lineups, keys, on_error="raise")
+
+
+def test_broken_policies_forfeit_every_game_they_sit_in() -> None:
+    rules = Rules(num_players=2)
+    lineups, keys = _lineups(10, 2), deal_keys(7, np.arange(10))
+    res = play_tables(
+        rules, [make_agent("random", 0), None], lineups, keys, broken={1: "could not be built"}
+    )
+    assert (res.end == END_FORFEIT).all() and set(res.reasons.values()) == {"could not be built"}
+    assert (lineups[np.arange(10), res.forfeit_seat] == 1).all()
+    with pytest.raises(PolicyError, match="could not be built"):
+        play_tables(
+            rules,
+            [make_agent("random", 0), None],
+            lineups,
+            keys,
+            on_error="raise",
+            broken={1: "could not be built"},
+        )

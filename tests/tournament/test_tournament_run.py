@@ -269,14 +269,15 @@ def test_cli_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["--name", "x", "--participants", "random", "nobot"]) == 1
-    assert "not a bot name either" in capsys.readouterr().out
-    assert cli_main(["--name", "x", "--participants", "random", "a.txt"]) == 1
-    assert "is not an agent file" in capsys.readouterr().out
-    assert cli_main(["--name", "x", "--participants", "random", "--output-dir", str(tmp_path)]) == 1
-    assert "at least 2 participants" in capsys.readouterr().out
-    assert cli_main(["--participants", "random", "mixbot"]) == 1
-    assert "--config or --name" in capsys.readouterr().out
+    for argv, message in (
+        (["--name", "x", "--participants", "random", "nobot"], "not a bot name either"),
+        (["--name", "x", "--participants", "random", "a.txt"], "is not an agent file"),
+        (["--name", "x", "--participants", "random"], "at least 2 participants"),
+        (["--participants", "random", "mixbot"], "--config or --name"),
+    ):
+        assert cli_main([*argv, "--output-dir", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
 def test_sb3_zips_need_allow_pickle(tmp_path: Path) -> None:
@@ -390,3 +391,52 @@ def test_log_lines_are_the_json_of_their_records() -> None:
             "reason": res.reasons.get(i, ""),
         }
         assert lines[i] == json.dumps(record, separators=(",", ":"))
+
+
+def test_a_deleted_config_json_does_not_let_another_config_reuse_the_games(
+    tmp_path: Path,
+) -> None:
+    """The issue's case: delete config.json, rerun with other rules or seed -> refused."""
+    first = _run(_config(tmp_path, deal_sets=6))
+    folder = tmp_path / "t"
+    log = (folder / "games.jsonl").read_bytes()
+    (folder / "config.json").unlink()
+    for change, named in (({"seed": 12}, "seed 11 -> 12"), ({"rules": "street"}, "rules.")):
+        with pytest.raises(ConfigError, match=r"games\.meta\.json differs") as err:
+            _run(_config(tmp_path, deal_sets=6, **change))
+        assert named in str(err.value)
+        assert (folder / "games.jsonl").read_bytes() == log
+        assert not (folder / "config.json").exists(), "nothing rewritten by a refused run"
+    # The same config resumes, and may still grow.
+    again = _run(_config(tmp_path, deal_sets=8))
+    assert again["run"]["games_resumed"] == first["schedule"]["games_used"]
+    assert again["run"]["games_played"] == 3 * 2 * 2
+    assert json.loads((folder / "config.json").read_text())["fingerprint"] == first["fingerprint"]
+
+
+def test_a_log_without_its_record_is_refused_unless_config_json_matches(tmp_path: Path) -> None:
+    """Logs from before games.meta.json: config.json must vouch for them."""
+    _run(_config(tmp_path, deal_sets=4))
+    folder = tmp_path / "t"
+    (folder / "games.meta.json").unlink()
+    resumed = _run(_config(tmp_path, deal_sets=4))  # config.json matches: accepted
+    assert resumed["run"]["games_resumed"] == 24 and (folder / "games.meta.json").is_file()
+    (folder / "games.meta.json").unlink()
+    (folder / "config.json").unlink()
+    with pytest.raises(ConfigError, match="--fresh"):
+        _run(_config(tmp_path, deal_sets=4))
+    fresh = _run(_config(tmp_path, deal_sets=4), fresh=True)
+    assert fresh["run"]["games_played"] == 24 and fresh["run"]["games_resumed"] == 0
+
+
+def test_a_torn_last_line_is_repaired_only_after_the_checks(tmp_path: Path) -> None:
+    _run(_config(tmp_path, deal_sets=4))
+    log = tmp_path / "t" / "games.jsonl"
+    with log.open("a") as f:
+        f.write('{"deal": 3, "sea')  # a write cut short by a crash
+    torn = log.read_bytes()
+    with pytest.raises(ConfigError, match="seed"):
+        _run(_config(tmp_path, deal_sets=4, seed=1))
+    assert log.read_bytes() == torn, "a refused run leaves the log as it was"
+    resumed = _run(_config(tmp_path, deal_sets=4))
+    assert resumed["run"]["games_resumed"] == 24 and log.read_text().endswith("}\n")
