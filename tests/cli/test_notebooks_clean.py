@@ -11,9 +11,14 @@ from support import ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def test_the_three_research_notebooks_exist() -> None:
+def test_the_research_notebooks_exist() -> None:
     names = {p.stem for p in NOTEBOOKS}
-    assert {"01_quickstart", "02_train_and_evaluate", "03_tournament_analysis"} <= names
+    assert {
+        "01_quickstart",
+        "02_train_and_evaluate",
+        "03_tournament_analysis",
+        "04_your_runs",
+    } <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
