@@ -4,7 +4,7 @@ Flags override the YAML file (or describe the whole tournament without one)::
 
     python -m tournament --config configs/tournament/bots_round_robin.yaml --workers 2
     python -m tournament --name quick --participants random mixbot --deal-sets 50
-    python -m tournament --name gate --format ab --candidate runs/x/best_policy.safetensors \\
+    python -m tournament --name gate --format ab --candidate runs/x/x.safetensors \\
         --incumbent mixbot --participants random greedy_points --sprt 0 20
 
 Running the same command again resumes the run (the games already on disk are kept);

@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         str(ROOT / "configs/ppo/quick.yaml"),
         "--set",
         f"runs_dir={args.runs_dir}",
+        "--overwrite",  # the main job starts its run over each time it is run
     ]
     if args.steps is not None:
         train_args += [
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"eval.every={max(args.steps // 2, 1)}",
         ]
     result = ppo.main(train_args)
-    trained = result.run_dir / "best_policy.safetensors"
+    trained = result.policy or result.run_dir / "best_policy.safetensors"
 
     print("\n== 2/3 Tournament: the new agent, the shipped agent and every bot ==", flush=True)
     from tournament import cli as tournament_cli
@@ -75,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("\n== 3/3 Where everything is ==")
     print(f"TensorBoard logs: tensorboard --logdir {result.run_dir / 'tb'}")
-    print(f"Checkpoints:      {result.run_dir} (best.zip, latest.zip, best_policy.safetensors)")
+    print(f"Checkpoints:      {result.run_dir} (best.zip, latest.zip)")
+    print(f"The new agent:    {trained} (+ .json; load it with agents.learned.load_policy)")
     print(f"Tournament:       {output_dir / 'main_job'} (leaderboard.csv, summary.json, *.png)")
     return status
 
