@@ -21,7 +21,8 @@ or chooses an out-of-range or illegal action is either
 
 * ``"raise"``: reported at once, as :class:`PolicyError` naming the policy, the game, the
   seat, the action and the legal ones (an ``IllegalActionError``, so callers that catch
-  illegal actions catch it); nothing is stepped; or
+  illegal actions catch it); an exception raised by the policy itself is wrapped in one,
+  naming the policy, with the original chained as its cause; nothing is stepped; or
 * ``"forfeit"``: isolated and forfeited. A failing call is retried on each half of its rows,
   recursively, down to single rows, so exactly the games whose row makes the policy fail
   are forfeited and the others go on (a randomised policy therefore sees the rows of a
@@ -229,7 +230,12 @@ def choose_actions(
         if on_error == "forfeit":
             chosen, bad = _call_isolating(policy, seen, row_masks)
         else:
-            chosen = np.asarray(policy.act(seen, row_masks))
+            try:
+                chosen = np.asarray(policy.act(seen, row_masks))
+            except Exception as err:  # the policy's own bug: name it, keep the cause chained
+                raise PolicyError(
+                    f"policy {policy_name(policy)!r} raised {type(err).__name__}: {err}"
+                ) from err
             problem = _malformed(chosen, rows.size)
             if problem is not None:
                 raise PolicyError(f"policy {policy_name(policy)!r}: {problem}")

@@ -53,6 +53,7 @@ FAULTS: dict[str, Callable[[np.ndarray], Any]] = {
     "negative": lambda masks: np.full(masks.shape[0], -3),
     "floats": lambda masks: np.zeros(masks.shape[0]) + 0.5,
     "wrong_shape": lambda masks: np.zeros((masks.shape[0], 2), dtype=np.int64),
+    "raises": _raise,
 }
 
 
