@@ -3,14 +3,18 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The index torch comes from: empty for pip's configured one; for the CPU build on Linux,
+# make run TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 
 .PHONY: run test lint typecheck pytest bench clean
 
+# torch first, pinned: pip installs the wheel that the package index serves for torch==2.13.0
+# (a CPU build where the index offers one; PyPI's default on Linux is a large CUDA build).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, pinned to the CPU build that lies on this machine's disk (see DEVELOPERS.md).
-	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $(STAMP)
 

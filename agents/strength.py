@@ -3,8 +3,9 @@
 Each bot plays 10,000 hands per table size (2 and 4 players by default) under the official
 rules, in one seat with ``random`` in the others, its seat rotated evenly over the table
 (:func:`agents.arena.evaluate_vs`). The script prints a table (win rate, Wilson 95% interval,
-fair share) and writes the figures to a JSON file (``--out``, default
-``docs/bot_strength.json``).
+fair share) and writes the figures to a JSON file: ``--out``, by default
+``runs/strength/bot_strength.json`` (untracked). The figures quoted in the docs live in
+``docs/bot_strength.json``; update them on purpose with ``--out docs/bot_strength.json``.
 """
 
 from __future__ import annotations
@@ -14,18 +15,23 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agents import BOT_NAMES, make_agent
 from agents.arena import DEFAULT_BATCH_SIZE, EvalResult, evaluate_vs
+from uno_env.cards import MAX_PLAYERS
+from uno_env.configuration import ConfigError
 from uno_env.rules import load_rules
 
-__all__ = ["format_table", "main", "measure"]
+__all__ = ["DEFAULT_OUT", "DOCS_OUT", "build_parser", "format_table", "main", "measure"]
 
 OPPONENT = "random"
-DEFAULT_OUT = Path("docs/bot_strength.json")
+DEFAULT_OUT = Path("runs/strength/bot_strength.json")
+"""Where the figures go unless ``--out`` says otherwise: never the tracked docs by accident."""
+DOCS_OUT = Path("docs/bot_strength.json")
+"""The figures the docs quote; written only when ``--out`` names it."""
 
 
 def measure(
@@ -84,21 +90,77 @@ def format_table(results: Sequence[EvalResult]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the measurement, print the table and write the JSON."""
+def _int_in_range(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[minimum, maximum]``, else one clear line."""
+    wanted = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected an integer {wanted}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _check_out(parser: argparse.ArgumentParser, out: Path) -> None:
+    """Refuse an ``--out`` that cannot be written before the measurement, not after it."""
+    if out.is_dir():
+        parser.error(f"argument --out: {out} is a directory; give a JSON file path")
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        parser.error(f"argument --out: {folder} is a file, so {out} cannot be created")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's options; bad values are refused by argparse (one line, exit 2)."""
     parser = argparse.ArgumentParser(prog="python -m agents.strength", description=__doc__)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON output path")
-    parser.add_argument("--games", type=int, default=10_000, help="hands per pairing")
-    parser.add_argument("--players", type=int, nargs="+", default=[2, 4], help="table sizes")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"JSON output path (default {DEFAULT_OUT}; --out {DOCS_OUT} updates the figures "
+        "the docs quote)",
+    )
+    parser.add_argument(
+        "--games", type=_int_in_range(1), default=10_000, help="hands per pairing (>= 1)"
+    )
+    parser.add_argument(
+        "--players",
+        type=_int_in_range(2, MAX_PLAYERS),
+        nargs="+",
+        default=[2, 4],
+        help=f"table sizes, each 2-{MAX_PLAYERS}",
+    )
     parser.add_argument(
         "--bots", nargs="+", default=list(BOT_NAMES), choices=BOT_NAMES, help="bots to rate"
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--preset", default="official")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
+    parser.add_argument("--seed", type=_int_in_range(0), default=0, help="seed (>= 0)")
+    parser.add_argument("--preset", default="official", help="rules preset or YAML path")
+    parser.add_argument(
+        "--batch-size",
+        type=_int_in_range(1),
+        default=DEFAULT_BATCH_SIZE,
+        help="games played side by side (>= 1)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the measurement, print the table and write the JSON."""
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be >= 1")
+    _check_out(parser, args.out)
+    for n_players in args.players:  # a bad preset is refused now, not after the first rows
+        try:
+            load_rules(args.preset, num_players=n_players)
+        except ConfigError as err:
+            parser.error(f"argument --preset: {err}")
 
     start = time.perf_counter()
     results = measure(args.bots, args.players, args.games, args.seed, args.preset, args.batch_size)

@@ -19,12 +19,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
 from uno_env import core
+from uno_env.cards import MAX_PLAYERS
+from uno_env.configuration import ConfigError
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
 
-__all__ = ["BenchResult", "engine_steps_per_second", "main"]
+__all__ = ["BenchResult", "build_parser", "engine_steps_per_second", "main"]
 
 
 @dataclass(frozen=True)
@@ -74,19 +77,53 @@ def _rlcard_rate(seconds: float, seed: int) -> float | None:
     return rlcard_steps_per_second(seconds=seconds, seed=seed)
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    """Run the benchmark, print a table and a JSON line, and return the figures."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.core", description=__doc__)
+def build_parser(prog: str = "python -m benchmarks.core") -> argparse.ArgumentParser:
+    """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
+
+    Args:
+        prog: The command shown in the usage line (``uno-lab bench engine`` passes its own).
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--rules", default="official", help="rules preset or YAML path")
-    parser.add_argument("--players", type=int, default=2, help="players per game (RLCard: 2)")
     parser.add_argument(
-        "--batch-sizes", type=int, nargs="+", default=[1, 64, 1024, 4096], help="B values"
+        "--players",
+        type=int_in_range(2, MAX_PLAYERS),
+        default=2,
+        help=f"players per game, 2-{MAX_PLAYERS} (RLCard: 2)",
     )
-    parser.add_argument("--seconds", type=float, default=6.0, help="time per figure")
-    parser.add_argument("--repeats", type=int, default=3, help="repeats per figure (median)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--batch-sizes",
+        type=int_in_range(1, MAX_BATCH),
+        nargs="+",
+        default=[1, 64, 1024, 4096],
+        help=f"B values, each 1-{MAX_BATCH:,}",
+    )
+    parser.add_argument(
+        "--seconds", type=positive_seconds, default=6.0, help="time per figure (> 0)"
+    )
+    parser.add_argument(
+        "--repeats", type=int_in_range(1), default=3, help="repeats per figure (median; >= 1)"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (>= 0)")
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = "python -m benchmarks.core"
+) -> dict[str, float]:
+    """Run the benchmark, print a table and a JSON line, and return the figures.
+
+    Args:
+        argv: The options (default: the command line).
+        prog: The command named in the usage and error lines.
+    """
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
+    try:
+        rules = load_rules(args.rules, num_players=args.players)
+    except ConfigError as err:
+        parser.error(f"argument --rules: {err}")
     try:
         import torch
 
@@ -94,7 +131,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     except ImportError:
         pass
 
-    rules = load_rules(args.rules, num_players=args.players)
     # Interleave the repeats (peer, then each batch size) so that load on the shared machine
     # hits every figure alike; each figure is the median of its repeats.
     per_figure = args.seconds / args.repeats

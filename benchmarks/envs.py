@@ -33,6 +33,9 @@ import numpy.typing as npt
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
+from benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
+from uno_env.cards import MAX_PLAYERS
+from uno_env.configuration import ConfigError
 from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules, load_rules
@@ -41,6 +44,7 @@ from uno_env.sampling import uniform_legal_actions
 __all__ = [
     "ZeroCostVecEnv",
     "aec_turns_per_second",
+    "build_parser",
     "main",
     "ppo_steps_per_second",
     "vec_steps_per_second",
@@ -182,28 +186,75 @@ def _median_row(label: str, rates: Sequence[float]) -> tuple[str, float, str]:
     return label, statistics.median(rates), ", ".join(f"{r:,.0f}" for r in rates)
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, float]:
-    """Run the benchmark, print a table and a JSON line, and return the figures."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.envs", description=__doc__)
+def build_parser(prog: str = "python -m benchmarks.envs") -> argparse.ArgumentParser:
+    """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
+
+    Args:
+        prog: The command shown in the usage line (``uno-lab bench envs`` passes its own).
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--rules", default="official", help="rules preset or YAML path")
-    parser.add_argument("--players", type=int, default=2, help="players per game (RLCard: 2)")
-    parser.add_argument("--vec-sizes", type=int, nargs="+", default=[1, 64, 256])
-    parser.add_argument("--seconds", type=float, default=6.0, help="time per figure")
-    parser.add_argument("--repeats", type=int, default=3, help="repeats per figure (median)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--players",
+        type=int_in_range(2, MAX_PLAYERS),
+        default=2,
+        help=f"players per game, 2-{MAX_PLAYERS} (RLCard: 2)",
+    )
+    parser.add_argument(
+        "--vec-sizes",
+        type=int_in_range(1, MAX_BATCH),
+        nargs="+",
+        default=[1, 64, 256],
+        help=f"UnoVecEnv sizes, each 1-{MAX_BATCH:,}",
+    )
+    parser.add_argument(
+        "--seconds", type=positive_seconds, default=6.0, help="time per figure (> 0)"
+    )
+    parser.add_argument(
+        "--repeats", type=int_in_range(1), default=3, help="repeats per figure (median; >= 1)"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (>= 0)")
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
     parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO figures")
-    parser.add_argument("--ppo-envs", type=int, default=256)
-    parser.add_argument("--ppo-n-steps", type=int, default=128)
-    parser.add_argument("--ppo-batch", type=int, default=8192)
-    parser.add_argument("--ppo-epochs", type=int, default=4)
-    parser.add_argument("--ppo-iterations", type=int, default=2, help="timed rollouts per repeat")
-    parser.add_argument("--ppo-repeats", type=int, default=2, help="repeats of the PPO figures")
+    parser.add_argument(
+        "--ppo-envs", type=int_in_range(1, MAX_BATCH), default=256, help="envs of the PPO figures"
+    )
+    # SB3's PPO needs a rollout buffer and a minibatch of at least 2 samples.
+    parser.add_argument(
+        "--ppo-n-steps", type=int_in_range(2), default=128, help="rollout steps per env (>= 2)"
+    )
+    parser.add_argument("--ppo-batch", type=int_in_range(2), default=8192, help="minibatch (>= 2)")
+    parser.add_argument("--ppo-epochs", type=int_in_range(1), default=4, help="epochs (>= 1)")
+    parser.add_argument(
+        "--ppo-iterations",
+        type=int_in_range(1),
+        default=2,
+        help="timed rollouts per repeat (>= 1)",
+    )
+    parser.add_argument(
+        "--ppo-repeats", type=int_in_range(1), default=2, help="repeats of the PPO figures (>= 1)"
+    )
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = "python -m benchmarks.envs"
+) -> dict[str, float]:
+    """Run the benchmark, print a table and a JSON line, and return the figures.
+
+    Args:
+        argv: The options (default: the command line).
+        prog: The command named in the usage and error lines.
+    """
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
+    try:
+        rules = load_rules(args.rules, num_players=args.players)
+    except ConfigError as err:
+        parser.error(f"argument --rules: {err}")
     import torch
 
     torch.set_num_threads(1)
-    rules = load_rules(args.rules, num_players=args.players)
 
     per_figure = args.seconds / args.repeats
     samples: dict[str, list[float]] = {}

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.options import non_negative_int, positive_seconds
 from benchmarks.rlcard_compat import (
     legal_action_ids,
     make_rlcard_uno,
@@ -164,9 +165,14 @@ def main(argv: list[str] | None = None) -> None:
     Args:
         argv: Command-line arguments (defaults to ``sys.argv[1:]``).
     """
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--seconds", type=float, default=5.0, help="timed budget per figure")
-    parser.add_argument("--seed", type=int, default=0, help="env / policy seed")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.rlcard",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    parser.add_argument(
+        "--seconds", type=positive_seconds, default=5.0, help="timed budget per figure (> 0)"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="env / policy seed")
     args = parser.parse_args(argv)
     sps = rlcard_steps_per_second(seconds=args.seconds, seed=args.seed)
     print(f"RLCard UNO env.step loop : {sps:,.0f} steps/s")

@@ -25,6 +25,7 @@ about W times our CPU figure. The headline is the 2-player ratio to RLCard (targ
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -38,12 +39,19 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
 from tournament.config import load_config
 from tournament.participants import PolicyFactory
 from tournament.runner import run_tournament
 from uno_env.policy import Policy
 
-__all__ = ["bench_tournament", "main", "mask_only_random", "rlcard_cpu_games_per_second"]
+__all__ = [
+    "bench_tournament",
+    "build_parser",
+    "main",
+    "mask_only_random",
+    "rlcard_cpu_games_per_second",
+]
 
 _HEURISTIC_FIELD = ("random", "greedy_points", "card_ranking", "mixbot")
 
@@ -151,26 +159,69 @@ def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str
     return {"games": games, "games_per_cpu_s": games / cpu, "games_per_s": games / wall}
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Run the benchmark, print the figures and optionally write them as JSON."""
-    parser = argparse.ArgumentParser(description="tournament games/s against RLCard")
+def build_parser(prog: str = "python -m benchmarks.tournament") -> argparse.ArgumentParser:
+    """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
+
+    Args:
+        prog: The command shown in the usage line (``uno-lab bench tournament`` passes its own).
+    """
+    parser = argparse.ArgumentParser(prog=prog, description="tournament games/s against RLCard")
     parser.add_argument(
         "--games",
-        type=int,
+        type=int_in_range(1),
         default=200_000,
-        help="games per random figure (amortises worker start-up)",
+        help="games per random figure, >= 1 (amortises worker start-up)",
     )
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--chunk", type=int, default=16384, help="games_per_chunk")
-    parser.add_argument("--seconds", type=float, default=6.0, help="RLCard's timed budget")
+    parser.add_argument(
+        "--workers",
+        type=int_in_range(1),
+        default=os.cpu_count() or 1,
+        help="processes playing the games (>= 1; default: one per CPU)",
+    )
+    parser.add_argument(
+        "--chunk",
+        type=int_in_range(1, MAX_BATCH),
+        default=16384,
+        help=f"games_per_chunk, 1-{MAX_BATCH:,}",
+    )
+    parser.add_argument(
+        "--seconds", type=positive_seconds, default=6.0, help="RLCard's timed budget (> 0)"
+    )
     parser.add_argument("--skip-heuristic", action="store_true")
     parser.add_argument(
         "--mask-only",
         action="store_true",
         help="also time random bots marked uses_observations=False (a projection)",
     )
-    parser.add_argument("--out", help="write the figures to this JSON file")
+    parser.add_argument("--out", type=Path, help="write the figures to this JSON file")
+    return parser
+
+
+def _check_out(parser: argparse.ArgumentParser, out: Path | None) -> None:
+    """Refuse an ``--out`` that cannot be written, before minutes of play are spent."""
+    if out is None:
+        return
+    if out.is_dir():
+        parser.error(f"argument --out: {out} is a directory; give a JSON file path")
+    if not out.parent.is_dir():
+        parser.error(f"argument --out: the folder {out.parent} does not exist; create it first")
+
+
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = "python -m benchmarks.tournament"
+) -> dict[str, Any]:
+    """Run the benchmark, print the figures and optionally write them as JSON.
+
+    Args:
+        argv: The options (default: the command line).
+        prog: The command named in the usage and error lines.
+    """
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
+    _check_out(parser, args.out)
+    # The peer is measured last: check it is there before minutes of our own play.
+    if importlib.util.find_spec("rlcard") is None:
+        parser.error("rlcard is not installed; install the bench extra: pip install '.[bench]'")
 
     from benchmarks.rlcard import rlcard_games_per_second
 
@@ -226,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     )
     if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
     return results
 
 

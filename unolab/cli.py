@@ -51,22 +51,11 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
-    # The options were parsed by tournament.cli's own parser (see build_parser); a ConfigError
-    # reaches main() and becomes one line on stderr with exit 2.
-    from rich.console import Console
+    # build_parser() checked the options with tournament.cli's own parser; its main() runs
+    # them, with its own one-line errors (exit 2) and Ctrl-C (130).
+    from tournament.cli import main as tournament_main
 
-    from tournament.cli import config_from_args
-    from tournament.runner import run_tournament
-
-    config = config_from_args(args)
-    run_tournament(
-        config,
-        fresh=args.fresh,
-        progress=not args.no_progress,
-        console=Console(),
-        plots=not args.no_plots,
-    )
-    return 0
+    return tournament_main(args.command_argv)
 
 
 def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
@@ -289,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = list(sys.argv[1:] if argv is None else argv)
         args, rest = parser.parse_known_args(argv)
         command = f"uno-lab {args.command}"
+        args.command_argv = argv[argv.index(args.command) + 1 :]  # what follows the command
         if rest and not args.passthrough:
             parser.error(f"unrecognised arguments: {' '.join(rest)}")
         return int(args.func(args, rest))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +21,102 @@ def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[s
     assert "usage: uno-lab" in capsys.readouterr().out
 
 
+# A command line's --help, and options it must list: those of the command it runs.
+HELP_SHOWS: dict[str, list[str]] = {
+    "train ppo --help": ["--config", "--set", "--resume", "--no-progress"],
+    "train dqn --help": ["--config", "--set", "--resume"],
+    "tournament --help": [
+        "usage: uno-lab tournament",
+        "--participants",
+        "--deal-sets",
+        "--sprt",
+        "--fresh",
+    ],
+    "bench engine --help": [
+        "usage: uno-lab bench engine",
+        "--repeats",
+        "--seconds",
+        "--batch-sizes",
+    ],
+    "bench tournament --help": ["usage: uno-lab bench tournament", "--workers", "--games"],
+    "bench --help": ["usage: uno-lab bench", "engine", "envs", "tournament"],
+    "train --help": ["usage: uno-lab train", "ppo", "dqn"],
+}
+
+
+@pytest.mark.parametrize("command_line", HELP_SHOWS)
+def test_help_shows_the_real_options(command_line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--help`` of a forwarding subcommand lists the options of the command it runs."""
+    with pytest.raises(SystemExit) as exit_:
+        main(command_line.split())
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for option in HELP_SHOWS[command_line]:
+        assert option in out
+
+
+def test_domain_errors_become_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever domain error a command raises, uno-lab prints one line and returns 2."""
+    import uno_env.rules
+    from uno_env.configuration import ConfigError
+
+    for error in (
+        ConfigError("bad key 'x'\nallowed: a, b"),
+        FileNotFoundError(2, "No such file or directory", "gone.yaml"),
+        IsADirectoryError(21, "Is a directory", "a_dir"),
+        PermissionError(13, "Permission denied", "locked.yaml"),
+    ):
+
+        def fail(*args: object, error: Exception = error, **kwargs: object) -> None:
+            raise error
+
+        monkeypatch.setattr(uno_env.rules, "rules_table", fail)
+        assert main(["rules"]) == 2
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("uno-lab rules: error: "), captured.err
+        assert "Traceback" not in captured.err + captured.out
+
+
+def test_ctrl_c_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uno_env.rules
+
+    def interrupt() -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(uno_env.rules, "rules_table", interrupt)
+    assert main(["rules"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "uno-lab rules: interrupted"
+
+
+def test_closed_pipe_ends_quietly() -> None:
+    """``uno-lab rules | head -1``: the reader goes away, uno-lab stops without a word."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "unolab.cli", "rules"],
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before uno-lab writes its first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
+def test_strength_writes_outside_the_docs_by_default() -> None:
+    from agents import strength
+
+    assert Path("runs/strength/bot_strength.json") == strength.DEFAULT_OUT
+    help_text = strength.build_parser().format_help()
+    assert "docs/bot_strength.json" in help_text and "runs/strength" in help_text
+
+
 def test_rules_lists_every_switch(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules"]) == 0
     out = capsys.readouterr().out
@@ -30,7 +127,7 @@ def test_errors_say_what_to_do(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["play", "--opponents", "nobody"]) == 2
     assert "give a bot name" in capsys.readouterr().err
     assert main(["replay", "missing.json"]) == 2
-    assert "record one with uno-lab play --record" in capsys.readouterr().err
+    assert "uno-lab play --record" in capsys.readouterr().err
     assert main(["rules", "--preset", "nope"]) == 2
 
 
@@ -58,18 +155,21 @@ def test_terminal_play_full_game_and_replay(tmp_path: Path) -> None:
         encoding="utf-8",
         timeout=60,
     )
-    child.expect("Your move")
+    prompt = r"Your move \("  # the question itself, not the "Your moves:" list above it
+    child.expect(prompt)
     assert "you" in child.before and "player_1" in child.before
     child.sendline("not-a-move")
     child.expect("Sorry")
-    child.expect("Your move")
-    child.sendline("99")
-    child.expect("Your move")
+    child.expect(prompt)
+    child.sendline("99")  # out of range: asked again (the loop below answers)
     moves = 0
     while True:
-        index = child.expect(["Your move", "Game over"])
+        index = child.expect([prompt, "Game over", r"Deal the next hand\?"])
         if index == 1:
             break
+        if index == 2:  # one hand is enough: stop the match there
+            child.sendline("n")
+            continue
         child.sendline("1")
         moves += 1
         assert moves < 2000
