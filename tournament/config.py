@@ -27,10 +27,22 @@ from typing import Any, Literal
 
 from agents import BOT_NAMES
 from uno_env.cards import MAX_PLAYERS
-from uno_env.configuration import ConfigError, from_mapping, load_yaml_mapping
+from uno_env.configuration import (
+    ConfigError,
+    check_folder,
+    check_int,
+    check_seed,
+    from_mapping,
+    load_yaml_mapping,
+)
 from uno_env.rules import Rules, load_rules
 
 __all__ = [
+    "MAX_BOOTSTRAP",
+    "MAX_DEAL_SETS",
+    "MAX_GAMES_PER_CHUNK",
+    "MAX_TABLES",
+    "MAX_WORKERS",
     "ParticipantSpec",
     "SprtConfig",
     "TournamentConfig",
@@ -39,6 +51,26 @@ __all__ = [
 ]
 
 _AGENT_SUFFIXES = ("", ".safetensors", ".json", ".zip")
+
+# The caps below are far above any useful tournament and far below what exhausts memory: a
+# config that passes them starts playing instead of dying in an allocation.
+MAX_DEAL_SETS = 10_000_000
+"""Most deal sets per table: the schedule and the per-deal results are held in memory
+(ten million deal sets is weeks of play)."""
+
+MAX_BOOTSTRAP = 100_000
+"""Most bootstrap resamples: each one refits the ratings, and the resampled tables are held
+in memory; 1,000 already gives stable 95% intervals."""
+
+MAX_TABLES = 1_000_000
+"""Most distinct tables (``max_tables``): the schedule lists every one."""
+
+MAX_GAMES_PER_CHUNK = 262_144
+"""Most games in one batch: the batched state of a quarter of a million 10-player games
+already takes gigabytes."""
+
+MAX_WORKERS = 1_024
+"""Most worker processes: more than any machine's cores."""
 
 
 @dataclass(frozen=True)
@@ -136,14 +168,20 @@ class TournamentConfig:
             (``pair`` for two players, ``williams`` from three).
         seat_draw_streams: Per-seat draw streams (an engine option that keeps duplicate deals
             correlated across seatings; the game's distribution is unchanged).
-        seed: Seeds the deals and every agent's random choices.
+        seed: Seeds the deals and every agent's random choices (``0 <= seed < 2**63``).
         games_per_chunk: Games played side by side in one batch (one unit of parallel work
             and of crash-safe writing). Part of the results: keep it to reproduce a run.
         workers: Processes playing chunks in parallel (does not change the results).
         bootstrap: Bootstrap resamples (over whole deal sets) for the rating intervals.
         sprt: Stop as soon as a sequential test decides (``gauntlet`` and ``ab`` only).
         allow_pickle: Accept SB3 ``.zip`` checkpoints (loading one runs code from the file).
-        output_dir: Parent folder of the run folder.
+        output_dir: Parent folder of the run folder (a folder, or one that can be created:
+            no part of it may be a file).
+
+    Bounds (checked on construction, each constant says why): ``deal_sets`` 1 to
+    :data:`MAX_DEAL_SETS`, ``max_tables`` 0 to :data:`MAX_TABLES`, ``games_per_chunk`` 1 to
+    :data:`MAX_GAMES_PER_CHUNK`, ``workers`` 1 to :data:`MAX_WORKERS`, ``bootstrap`` 0 to
+    :data:`MAX_BOOTSTRAP`, ``seed`` ``0 <= seed < 2**63`` (a 63-bit random key).
     """
 
     name: str
@@ -170,11 +208,15 @@ class TournamentConfig:
             raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
         if not 2 <= self.num_players <= MAX_PLAYERS:
             raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
-        for key in ("deal_sets", "games_per_chunk", "workers"):
-            if getattr(self, key) < 1:
-                raise ConfigError(f"{key} must be >= 1, got {getattr(self, key)}")
-        if self.max_tables < 0 or self.bootstrap < 0 or self.seed < 0:
-            raise ConfigError("max_tables, bootstrap and seed must be >= 0")
+        check_int("deal_sets", self.deal_sets, 1, MAX_DEAL_SETS, "held in memory")
+        check_int("max_tables", self.max_tables, 0, MAX_TABLES, "0 plays every table")
+        check_int(
+            "games_per_chunk", self.games_per_chunk, 1, MAX_GAMES_PER_CHUNK, "one batch's memory"
+        )
+        check_int("workers", self.workers, 1, MAX_WORKERS)
+        check_int("bootstrap", self.bootstrap, 0, MAX_BOOTSTRAP, "each refits the ratings")
+        check_seed("seed", self.seed)
+        check_folder("output_dir", self.output_dir)
         if self.design == "pair" and self.num_players != 2:
             raise ConfigError("design 'pair' is for two players; use rotations or williams")
         k = self.num_players
@@ -273,7 +315,7 @@ def _parse_value(text: str) -> Any:
 
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
         return text
 
 
@@ -286,9 +328,9 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
     out: dict[str, Any] = copy.deepcopy(dict(data))
     for item in overrides:
         key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--set expects key=value, got {item!r}")
         parts = key.split(".")
+        if not sep or not all(parts):
+            raise ConfigError(f"--set expects key=value (e.g. sprt.elo1=10), got {item!r}")
         node = out
         for part in parts[:-1]:
             child = node.get(part)

@@ -2,12 +2,14 @@
 
 One place for the validation every config in uno-lab needs: unknown keys are rejected with
 the list of allowed keys, values are type-checked against the annotations (``Literal`` types
-name the allowed values), and errors say which key was wrong.
+name the allowed values), numbers are range-checked by :func:`check_int` and
+:func:`check_float`, and errors say which file, key and value were wrong, in one line.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -18,22 +20,138 @@ import yaml
 
 T = TypeVar("T")
 
-__all__ = ["ConfigError", "from_mapping", "load_yaml_mapping"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "SEED_LIMIT",
+    "ConfigError",
+    "check_float",
+    "check_folder",
+    "check_int",
+    "check_seed",
+    "from_mapping",
+    "load_yaml_mapping",
+]
+
+SEED_LIMIT = 2**63
+"""Seeds must be in ``0 <= seed < SEED_LIMIT``: they become unsigned 64-bit random keys, and
+NumPy and torch take at most 63 bits without wrapping around."""
+
+MAX_CONFIG_BYTES = 10 * 2**20
+"""A config file larger than 10 MiB is refused unread: real configs are a few hundred bytes,
+and a huge file is a wrong path (a data set, a checkpoint), not a config."""
 
 
 class ConfigError(ValueError):
     """A configuration value or key is invalid. The message names the key and what is allowed."""
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_int(key: str, value: Any, low: int, high: int, why: str = "") -> int:
+    """Check that ``value`` is an integer (not a bool or a float) in ``low..high``.
+
+    Args:
+        key: The key, as the message names it (e.g. ``"num_envs"``).
+        value: The value to check.
+        low: The smallest allowed value.
+        high: The largest allowed value.
+        why: The reason for the bounds, appended to the message.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ConfigError: ``"<key>: <value> is out of range; allowed <low>..<high> (<why>)"``.
+    """
+    if not _is_int(value):
+        raise ConfigError(f"{key}: expected an integer, got {value!r}")
+    if not low <= value <= high:
+        reason = f" ({why})" if why else ""
+        raise ConfigError(f"{key}: {value!r} is out of range; allowed {low}..{high}{reason}")
+    return int(value)
+
+
+def check_float(
+    key: str,
+    value: Any,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    why: str = "",
+) -> float:
+    """Check that ``value`` is a finite number (not a bool) in the interval from low to high.
+
+    Args:
+        key: The key, as the message names it (e.g. ``"ppo.gamma"``).
+        value: The value to check.
+        low: The lower end of the interval.
+        high: The upper end of the interval.
+        low_open: Exclude ``low`` itself (``(low, ...``).
+        high_open: Exclude ``high`` itself (``..., high)``).
+        why: The reason for the bounds, appended to the message.
+
+    Returns:
+        ``value`` as a float.
+
+    Raises:
+        ConfigError: naming the key, the value and the interval (NaN and infinities are
+            always refused).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key}: expected a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    above = number > low if low_open else number >= low
+    below = number < high if high_open else number <= high
+    if not (math.isfinite(number) and above and below):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        reason = f" ({why})" if why else ""
+        raise ConfigError(f"{key}: {value!r} is out of range; allowed {interval}{reason}")
+    return number
+
+
+def check_seed(key: str, value: Any) -> int:
+    """Check a seed: an integer with ``0 <= seed < 2**63`` (see :data:`SEED_LIMIT`)."""
+    if _is_int(value) and not 0 <= value < SEED_LIMIT:
+        raise ConfigError(
+            f"{key}: {value!r} is out of range; seeds must be 0 <= seed < 2**63 (a 63-bit key)"
+        )
+    return check_int(key, value, 0, SEED_LIMIT - 1)
+
+
+def check_folder(key: str, path: str | Path) -> None:
+    """Check that the folder ``path`` exists or can be created: no part of it is a file.
+
+    Raises:
+        ConfigError: naming the key, the path and the file in the way.
+    """
+    text = str(path)
+    if "\0" in text:
+        raise ConfigError(f"{key}: {text!r} contains a NUL character")
+    for part in (Path(text), *Path(text).parents):
+        if part.exists() or part.is_symlink():
+            if not part.is_dir():
+                raise ConfigError(
+                    f"{key}: {text!r} cannot be a folder: {str(part)!r} is a file; "
+                    "choose another folder"
+                )
+            return
+
+
 def _check_value(where: str, value: Any, annotation: Any) -> Any:
     origin = get_origin(annotation)
     if origin is Literal:
         allowed = get_args(annotation)
-        if value not in allowed:
+        if not any(value == choice and type(value) is type(choice) for choice in allowed):
             raise ConfigError(f"{where}: {value!r} is not allowed; choose one of {list(allowed)}")
         return value
     if origin in (Union, types.UnionType):
-        errors = []
         for option in get_args(annotation):
             if option is type(None):
                 if value is None:
@@ -41,8 +159,8 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
                 continue
             try:
                 return _check_value(where, value, option)
-            except ConfigError as err:
-                errors.append(str(err))
+            except ConfigError:
+                pass
         raise ConfigError(f"{where}: {value!r} does not fit {annotation}")
     if origin in (tuple, list):
         if not isinstance(value, (list, tuple)):
@@ -53,7 +171,11 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
     if origin is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: expected a mapping, got {value!r}")
-        return dict(value)
+        key_type, value_type = get_args(annotation) or (Any, Any)
+        return {
+            _check_value(f"{where} key", k, key_type): _check_value(f"{where}.{k}", v, value_type)
+            for k, v in value.items()
+        }
     if annotation is Any:
         return value
     if annotation is bool:
@@ -61,19 +183,27 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
             raise ConfigError(f"{where}: expected true or false, got {value!r}")
         return value
     if annotation is int:
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not _is_int(value):
             raise ConfigError(f"{where}: expected an integer, got {value!r}")
         return value
     if annotation is float:
         if isinstance(value, str):
             # YAML 1.1 reads "1e-4" (no dot) as a string: accept what Python reads as a number.
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{where}: expected a number, got {value!r}") from None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
+        else:
+            try:
+                number = float(value)
+            except OverflowError:
+                number = math.inf
+        # No setting of the lab means anything at NaN or infinity: refuse them everywhere.
+        if not math.isfinite(number):
+            raise ConfigError(f"{where}: expected a finite number, got {value!r}")
+        return number
     if annotation is str:
         if not isinstance(value, str):
             raise ConfigError(f"{where}: expected a string, got {value!r}")
@@ -96,17 +226,19 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -
         where: A prefix for error messages (e.g. the file name).
 
     Returns:
-        An instance of ``cls``. Its ``__post_init__`` runs the cross-field checks.
+        An instance of ``cls``. Its ``__post_init__`` runs the range and cross-field checks.
 
     Raises:
-        ConfigError: naming the unknown or invalid key and the allowed keys or values.
+        ConfigError: naming ``where``, the unknown or invalid key and the allowed keys or
+            values.
     """
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: expected a mapping of keys to values, got {data!r}")
     assert dataclasses.is_dataclass(cls)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
+    # Keys are compared as they are: a YAML key such as 1 or null is unknown, not a crash.
+    unknown = sorted((key for key in data if key not in fields), key=repr)
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed keys are {sorted(fields)}")
     kwargs = {
@@ -114,21 +246,103 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -
     }
     try:
         return cls(**kwargs)
-    except ConfigError:
-        raise
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, ArithmeticError) as err:
+        # The cross-field checks of __post_init__ name the keys; add the file or section.
         raise ConfigError(f"{where}: {err}") from err
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key written twice in one mapping (YAML would keep
+    the last one silently, so a typo'd copy of a key would hide the first)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            # Merge keys ("<<") may repeat keys on purpose; complex keys are left to YAML.
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
+                key_node, yaml.ScalarNode
+            ):
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} is given twice (first at line {seen[key].line + 1})",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_error_line(path: Path, err: yaml.YAMLError) -> str:
+    """One line: the file, the line and column of the problem, and what is wrong."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or " ".join(str(err).split())
+    context = getattr(err, "context", None)
+    where = f"{path}" if mark is None else f"{path}, line {mark.line + 1}, column {mark.column + 1}"
+    detail = f"{problem} ({context})" if context else problem
+    return f"{where}: invalid YAML: {detail}"
+
+
 def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
-    """Read a YAML file that must hold a mapping; errors name the file."""
+    """Read a YAML file that must hold a mapping of keys to values.
+
+    Args:
+        path: The YAML file.
+
+    Returns:
+        The mapping.
+
+    Raises:
+        ConfigError: one line naming the file, for a file that does not exist, a folder, an
+            unreadable or non-UTF-8 file, a file over :data:`MAX_CONFIG_BYTES`, invalid YAML
+            (with the line and column), a key given twice, an empty file or a top level that
+            is not a mapping.
+    """
     p = Path(path)
-    if not p.is_file():
+    if "\0" in str(path):
+        raise ConfigError(f"config file {str(path)!r}: the path contains a NUL character")
+    if p.is_dir():
+        raise ConfigError(f"config file {str(p)!r} is a folder; give the path of a YAML file")
+    if not p.exists():
         raise ConfigError(f"config file {str(p)!r} does not exist")
-    with p.open() as f:
-        data = yaml.safe_load(f)
+    if not p.is_file():
+        raise ConfigError(f"config file {str(p)!r} is not a regular file; give a YAML file")
+    try:
+        size = p.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"config file {str(p)!r} is {size:,} bytes, too large for a config "
+                f"(limit {MAX_CONFIG_BYTES:,}); is it the right file?"
+            )
+        raw = p.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"config file {str(p)!r} cannot be read: {err.strerror}") from err
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"config file {str(p)!r} is not UTF-8 text (byte 0x{raw[err.start]:02x} at offset "
+            f"{err.start}); save it as UTF-8"
+        ) from None
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no code runs
+    except yaml.YAMLError as err:
+        raise ConfigError(_yaml_error_line(p, err)) from None
+    except RecursionError:
+        raise ConfigError(f"{p}: invalid YAML: nested too deeply") from None
+    except (ValueError, TypeError, OverflowError) as err:
+        # A tag that does not fit its text (e.g. "!!int abc") fails in the constructor.
+        raise ConfigError(f"{p}: invalid YAML value: {' '.join(str(err).split())}") from None
     if data is None:
-        return {}
+        raise ConfigError(
+            f"config file {str(p)!r} is empty; it should hold a mapping of keys to values "
+            "(e.g. 'num_players: 2')"
+        )
     if not isinstance(data, dict):
-        raise ConfigError(f"{p}: expected a mapping at the top level, got {type(data).__name__}")
+        raise ConfigError(
+            f"{p}: expected a mapping of keys to values at the top level, got a "
+            f"{type(data).__name__} ({data!r:.60})"
+        )
     return data

@@ -17,12 +17,23 @@ from pathlib import Path
 from typing import Any, Literal
 
 from uno_env.cards import DECK_SIZE, MAX_PLAYERS
-from uno_env.configuration import ConfigError, from_mapping, load_yaml_mapping
+from uno_env.configuration import ConfigError, check_int, from_mapping, load_yaml_mapping
 
 __all__ = ["PRESETS", "Rules", "load_rules", "rules_table"]
 
 MAX_TURNS_LIMIT = 2**19
 """``max_turns`` must stay below this: per-turn random streams are numbered by turn."""
+
+MAX_DRAW = DECK_SIZE
+"""Most cards a rule may make a player draw at once (``uno_penalty``, ``draw_cap``): no draw
+can take more cards than the deck holds, and larger numbers overflow the compiled engine."""
+
+MAX_TARGET_SCORE = 1_000_000
+"""Largest ``target_score``: match scores are 32-bit, and a hand scores a few hundred points,
+so a million points is already thousands of hands."""
+
+_INT_FIELDS = ("num_players", "hand_size", "draw_cap", "uno_penalty", "target_score", "max_turns")
+"""The integer rule parameters: a bool or a float given for one of them is refused."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,15 @@ class Rules:
     seat_draw_streams: bool = False
 
     def __post_init__(self) -> None:
+        # Bounds: num_players 2..MAX_PLAYERS (seats are int8 and the tables are built for
+        # 10); hand_size leaves a starter and a draw pile; draw_cap 1..MAX_DRAW and
+        # uno_penalty 0..MAX_DRAW (no draw takes more than the deck); target_score
+        # 1..MAX_TARGET_SCORE (32-bit scores); max_turns below MAX_TURNS_LIMIT (turn-numbered
+        # random streams).
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name}: expected an integer, got {value!r}")
         if not 2 <= self.num_players <= MAX_PLAYERS:
             raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
         if self.hand_size < 1 or self.num_players * self.hand_size + 1 > DECK_SIZE - 8:
@@ -117,12 +137,9 @@ class Rules:
                 f"hand_size {self.hand_size} with {self.num_players} players must be >= 1 and "
                 f"leave a starter card and a draw pile: num_players * hand_size <= {DECK_SIZE - 9}"
             )
-        if self.draw_cap < 1:
-            raise ConfigError(f"draw_cap must be >= 1, got {self.draw_cap}")
-        if self.uno_penalty < 0:
-            raise ConfigError(f"uno_penalty must be >= 0, got {self.uno_penalty}")
-        if self.target_score < 1:
-            raise ConfigError(f"target_score must be >= 1, got {self.target_score}")
+        check_int("draw_cap", self.draw_cap, 1, MAX_DRAW, "no draw takes more than the deck")
+        check_int("uno_penalty", self.uno_penalty, 0, MAX_DRAW, "no draw takes more than the deck")
+        check_int("target_score", self.target_score, 1, MAX_TARGET_SCORE, "match scores are 32-bit")
         if not 1 <= self.max_turns < MAX_TURNS_LIMIT:
             raise ConfigError(
                 f"max_turns must be in 1..{MAX_TURNS_LIMIT - 1}, got {self.max_turns}"
@@ -229,28 +246,51 @@ def load_rules(
         **overrides: Fields to change on top of ``spec``.
 
     Raises:
-        ConfigError: for an unknown preset, a missing file, an unknown key or a bad value.
+        ConfigError: for an unknown preset, a missing or invalid file, a ``preset`` chain that
+            comes back to a file it started from, an unknown key or a bad value.
     """
+    base = _resolve_rules(spec, where="rules", chain=())
+    return base.replace(**overrides) if overrides else base
+
+
+def _resolve_rules(spec: object, where: str, chain: tuple[Path, ...]) -> Rules:
+    """:func:`load_rules` without the overrides; ``chain`` holds the YAML files being read
+    (resolved), so that a ``preset`` naming one of them is reported instead of recursing."""
     if spec is None:
-        base = PRESETS["official"]
-    elif isinstance(spec, Rules):
-        base = spec
-    elif isinstance(spec, Mapping):
+        return PRESETS["official"]
+    if isinstance(spec, Rules):
+        return spec
+    if isinstance(spec, Mapping):
         data = dict(spec)
         preset = data.pop("preset", "official")
-        base = load_rules(preset).replace(**data) if data else load_rules(preset)
-    else:
-        text = str(spec)
-        if text in PRESETS:
-            base = PRESETS[text]
-        elif text.endswith((".yaml", ".yml")) or Path(text).is_file():
-            base = load_rules(load_yaml_mapping(text))
-        else:
+        if preset is not None and not isinstance(preset, (str, Path, Mapping)):
             raise ConfigError(
-                f"unknown rules preset {text!r}; choose one of {sorted(PRESETS)} or give a "
-                "path to a YAML file"
+                f"{where}.preset: expected a preset name ({', '.join(PRESETS)}) or the path of "
+                f"a YAML file, got {preset!r}"
             )
-    return base.replace(**overrides) if overrides else base
+        base = _resolve_rules(preset, where=f"{where}.preset", chain=chain)
+        if not data:
+            return base
+        return from_mapping(Rules, {**base.to_dict(), **data}, where=where)
+    text = str(spec)
+    if text in PRESETS:
+        return PRESETS[text]
+    if text.endswith((".yaml", ".yml")) or Path(text).exists():
+        try:
+            resolved = Path(text).resolve()
+        except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL: reported below
+            resolved = Path(text).absolute()
+        if resolved in chain:
+            files = " -> ".join(str(path) for path in (*chain, resolved))
+            raise ConfigError(
+                f"{where}: the rules presets form a cycle ({files}); a rules file may not "
+                "name itself, directly or through other files, as its preset"
+            )
+        return _resolve_rules(load_yaml_mapping(text), where=text, chain=(*chain, resolved))
+    raise ConfigError(
+        f"{where}: unknown rules preset {text!r}; choose one of {sorted(PRESETS)} or give a "
+        "path to a YAML file"
+    )
 
 
 def _switch_descriptions() -> dict[str, str]:
