@@ -78,7 +78,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     Raises:
         ConfigError: for any invalid key or value.
     """
-    data: dict[str, Any] = _read_config_file(args.config) if args.config else {}
+    data: dict[str, Any] = load_yaml_mapping(args.config) if args.config else {}
     for key in (
         "name",
         "format",
@@ -111,22 +111,6 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     return load_config(data)
 
 
-def _read_config_file(path: str) -> dict[str, Any]:
-    """The YAML config file as a mapping.
-
-    Raises:
-        ConfigError: naming the file when it is missing, unreadable or not valid YAML.
-    """
-    import yaml
-
-    try:
-        return load_yaml_mapping(path)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({_one_line(err)})") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: cannot be read ({_one_line(err)})") from err
-
-
 def _one_line(err: BaseException) -> str:
     """An exception's message on one line (YAML and OS errors span several)."""
     return " ".join(str(err).split()) or type(err).__name__
@@ -151,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; rerun to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): end quietly
+        return 141
     except (ValueError, OSError) as err:  # the lab's domain errors (ConfigError, a bad log)
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return 2

@@ -464,6 +464,10 @@ def load_config(
     """
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
-    config = from_mapping(TrainConfig, apply_overrides(data, overrides), where=where)
+    data = apply_overrides(data, overrides)
+    seat = data.get("learner_seat")
+    if isinstance(seat, int) and not isinstance(seat, bool):  # `learner_seat: 1` in YAML
+        data = {**data, "learner_seat": str(seat)}
+    config = from_mapping(TrainConfig, data, where=where)
     _check_init_from(config, where)
     return config

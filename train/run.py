@@ -654,15 +654,10 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
     return config
 
 
-def main(algorithm: str, argv: Sequence[str] | None = None) -> RunResult:
-    """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry).
-
-    Bad input (a config error, a missing file, a run that exists) ends with one line
-    ``error: ...`` on stderr and exit status 2; Ctrl-C saves ``latest.zip`` and exits 130.
-    """
-    prog = f"python -m train.{algorithm}"
+def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentParser:
+    """The options of a training command (``python -m train.<algorithm>``, ``uno-lab train``)."""
     parser = argparse.ArgumentParser(
-        prog=prog,
+        prog=prog or f"python -m train.{algorithm}",
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
     parser.add_argument("--config", type=Path, help="YAML config (e.g. configs/ppo/quick.yaml)")
@@ -683,6 +678,21 @@ def main(algorithm: str, argv: Sequence[str] | None = None) -> RunResult:
         help="start over if runs/<name> holds a run (removes that run's files first)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return parser
+
+
+def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
+    """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry).
+
+    Bad input (a config error, a missing file, a run that exists) ends with one line
+    ``error: ...`` on stderr and exit status 2; Ctrl-C saves ``latest.zip`` and exits 130.
+
+    Args:
+        algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
+        argv: The arguments (default: ``sys.argv[1:]``).
+        prog: The command's name in messages (default: ``python -m train.<algorithm>``).
+    """
+    parser = build_parser(algorithm, prog)
     args = parser.parse_args(argv)
     if args.config is None and args.resume is None:
         parser.error("give --config FILE, or --resume RUN_DIR to continue a run")
@@ -708,7 +718,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None) -> RunResult:
         else:
             print(
                 f"interrupted at step {stop.steps:,}: saved {stop.checkpoint}; continue with "
-                f"{prog} --resume {stop.run_dir}",
+                f"{parser.prog} --resume {stop.run_dir}",
                 file=sys.stderr,
             )
         raise SystemExit(130) from None

@@ -43,10 +43,11 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
             args.subparser.print_help()
             args.subparser.exit()
         args.subparser.error("choose an algorithm: uno-lab train ppo (or dqn) --config FILE")
-    # train.<algorithm> parses its own options (it exposes no parser to build ours from), so
-    # --help goes to it and shows the real options.
-    module = importlib.import_module(f"train.{args.algorithm}")
-    module.main([*rest, "--help"] if args.help else rest)
+    # train.run parses its own options; --help goes to it and shows the real ones.
+    from train import run
+
+    argv = [*rest, "--help"] if args.help else rest
+    run.main(args.algorithm, argv, prog=f"uno-lab train {args.algorithm}")
     return 0
 
 
@@ -88,7 +89,8 @@ def _cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
             if value != getattr(default, name):
                 print(f"  {name}: {value}")
         return 0
-    print("Presets: " + ", ".join(PRESETS) + "  (uno-lab rules --preset NAME for one)\n")
+    print("Presets: " + ", ".join(PRESETS))
+    print("(uno-lab rules --preset NAME shows the switches a preset changes)\n")
     print(rules_table())
     return 0
 

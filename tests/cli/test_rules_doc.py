@@ -25,7 +25,6 @@ MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
 OUTSIDE_SPEC = "shared/" + "RULES"
 # The one over-long line left in ``uno-lab rules``, printed by unolab/cli.py (not by
 # rules_table); tolerated as an expected failure until that line is split.
-_OLD_PRESETS_LINE = "Presets: " + ", ".join(PRESETS) + "  (uno-lab rules --preset NAME"
 
 
 def _tracked_texts() -> dict[str, str]:
@@ -138,8 +137,6 @@ def test_uno_lab_rules_reads_well_at_80_columns(
     assert main(argv) == 0
     out = capsys.readouterr().out
     long = [line for line in out.splitlines() if len(line) > WIDTH]
-    if long and all(line.startswith(_OLD_PRESETS_LINE) for line in long):
-        pytest.xfail("unolab/cli.py _cmd_rules: its 84-column 'Presets: ...' line awaits a fix")
     assert long == [], f"uno-lab {' '.join(argv)}: lines over {WIDTH} columns: {long}"
     assert "``" not in out and ":class:" not in out
     if argv == ["rules"]:
