@@ -13,7 +13,6 @@ differ from the env it is asked to play in.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,20 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from agents.agent_files import (
+    EXPORT_HINT,
+    MAX_AGENT_FILE_BYTES,
+    MAX_HIDDEN_LAYERS,
+    MAX_LAYER_WIDTH,
+    MAX_METADATA_BYTES,
+    AgentFileError,
+    agent_paths,
+    is_json_int,
+    parse_json,
+    read_bounded,
+    shown,
+    tensor_header,
+)
 from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
@@ -45,66 +58,9 @@ __all__ = [
 
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
-MAX_AGENT_FILE_BYTES = 256 * 2**20
-"""The largest ``.safetensors`` file accepted (the shipped agents are under 1 MiB)."""
-
-MAX_METADATA_BYTES = 16 * 2**20
-"""The largest ``.json`` metadata file, and the largest safetensors header, accepted."""
-
-MAX_HIDDEN_LAYERS = 16
-"""The most hidden layers a policy network may have."""
-
-MAX_LAYER_WIDTH = 65_536
-"""The most units a hidden layer may have."""
-
-_FLOAT_DTYPE_BYTES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
-"""Safetensors dtypes a weight may have (copied into the float32 network), and their sizes."""
-
-_EXPORT_HINT = "re-export the agent (python -m train.export CHECKPOINT OUT writes both files)"
-
-
-class AgentFileError(ValueError):
-    """An exported agent's file is malformed, inconsistent or too large.
-
-    The message names the file, what is wrong with it and what to do.
-    """
-
 
 class CheckpointMismatchError(ValueError):
     """A checkpoint was made for other rules or another observation encoding."""
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """A value for a message, cut short (metadata values can be huge or deeply nested)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _is_int(value: Any) -> bool:
-    """A JSON integer (``true``/``false`` parse as bools, which Python counts as ints)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _parse_json(raw: bytes, where: str, what: str) -> Any:
-    """Parse JSON bytes; any failure (encoding, syntax, nesting depth) is an AgentFileError."""
-    if not raw.strip():
-        raise AgentFileError(f"{where}: the {what} is empty; {_EXPORT_HINT}")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise AgentFileError(
-            f"{where}: the {what} is not UTF-8 text ({err.reason} at byte {err.start}); "
-            f"{_EXPORT_HINT}"
-        ) from None
-    except json.JSONDecodeError as err:
-        raise AgentFileError(
-            f"{where}: the {what} is not valid JSON ({err.msg} at line {err.lineno} column "
-            f"{err.colno}); {_EXPORT_HINT}"
-        ) from None
-    except RecursionError:
-        raise AgentFileError(
-            f"{where}: the {what} is nested too deeply to be read; {_EXPORT_HINT}"
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -147,7 +103,7 @@ class PolicyMetadata:
                 value of the wrong type or out of bounds).
         """
         raw = text.encode("utf-8") if isinstance(text, str) else text
-        return cls.from_dict(_parse_json(raw, where, "metadata"), where=where)
+        return cls.from_dict(parse_json(raw, where, "metadata"), where=where)
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "metadata") -> PolicyMetadata:
@@ -162,23 +118,23 @@ class PolicyMetadata:
         """
         if not isinstance(data, dict):
             raise AgentFileError(
-                f"{where}: expected a JSON object of metadata keys, got {_shown(data)}; "
-                f"{_EXPORT_HINT}"
+                f"{where}: expected a JSON object of metadata keys, got {shown(data)}; "
+                f"{EXPORT_HINT}"
             )
         missing = sorted(set(cls.__dataclass_fields__) - set(data))
         if missing:
-            raise AgentFileError(f"{where}: missing key(s) {missing}; {_EXPORT_HINT}")
+            raise AgentFileError(f"{where}: missing key(s) {missing}; {EXPORT_HINT}")
 
         def bad(key: str, expected: str) -> AgentFileError:
             return AgentFileError(
-                f"{where}: {key!r} must be {expected}, got {_shown(data[key])}; {_EXPORT_HINT}"
+                f"{where}: {key!r} must be {expected}, got {shown(data[key])}; {EXPORT_HINT}"
             )
 
         for key in ("name", "algorithm"):
             if not isinstance(data[key], str) or not data[key]:
                 raise bad(key, "a non-empty string")
         for key in ("obs_version", "obs_dim", "num_actions"):
-            if not _is_int(data[key]) or data[key] < 1:
+            if not is_json_int(data[key]) or data[key] < 1:
                 raise bad(key, "a positive integer")
         if data["obs_dim"] > MAX_LAYER_WIDTH or data["num_actions"] > MAX_LAYER_WIDTH:
             key = "obs_dim" if data["obs_dim"] > MAX_LAYER_WIDTH else "num_actions"
@@ -187,10 +143,10 @@ class PolicyMetadata:
         if not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS:
             raise bad("hidden", f"a list of at most {MAX_HIDDEN_LAYERS} layer sizes")
         for i, width in enumerate(hidden):
-            if not _is_int(width) or not 1 <= width <= MAX_LAYER_WIDTH:
+            if not is_json_int(width) or not 1 <= width <= MAX_LAYER_WIDTH:
                 raise AgentFileError(
                     f"{where}: 'hidden'[{i}] must be an integer from 1 to {MAX_LAYER_WIDTH}, "
-                    f"got {_shown(width)}; {_EXPORT_HINT}"
+                    f"got {shown(width)}; {EXPORT_HINT}"
                 )
         if not isinstance(data["activation"], str) or data["activation"] not in _ACTIVATIONS:
             raise bad("activation", f"one of {list(_ACTIVATIONS)}")
@@ -200,7 +156,7 @@ class PolicyMetadata:
         try:
             Rules.from_dict(data["rules"], where=f"{where}: rules")
         except ValueError as err:
-            raise AgentFileError(f"{err}; {_EXPORT_HINT}") from None
+            raise AgentFileError(f"{err}; {EXPORT_HINT}") from None
         return cls(
             name=data["name"],
             algorithm=data["algorithm"],
@@ -410,131 +366,6 @@ def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
         )
 
 
-def _agent_paths(path: str | Path) -> tuple[Path, Path]:
-    """The ``.safetensors`` and ``.json`` files of an agent given either, or their stem."""
-    given = Path(path)
-    if given.is_dir():
-        raise AgentFileError(
-            f"{str(given)!r} is a directory; give an exported agent's .safetensors file "
-            "(its .json metadata beside it)"
-        )
-    base = given.with_suffix("") if given.suffix in (".safetensors", ".json") else given
-    if not base.name:
-        raise AgentFileError(
-            f"{str(path)!r} is not an agent file; give an exported agent's .safetensors file"
-        )
-    weights = base.with_name(base.name + ".safetensors")
-    meta_path = base.with_name(base.name + ".json")
-    for p in (weights, meta_path):
-        if p.is_dir():
-            raise AgentFileError(
-                f"{str(p)!r} is a directory, not a file; an exported agent is a .safetensors "
-                "file with its .json metadata beside it"
-            )
-        if not p.is_file():
-            raise FileNotFoundError(
-                f"exported policy file {str(p)!r} does not exist: an exported agent is a "
-                ".safetensors file with its .json metadata beside it (python -m train.export "
-                "CHECKPOINT OUT writes both)"
-            )
-    return weights, meta_path
-
-
-def _read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of ``path``, refusing a file larger than ``limit`` before reading it."""
-    size = path.stat().st_size
-    if size > limit:
-        raise AgentFileError(
-            f"{path}: {size:,} bytes, more than the {limit:,} an agent file may have; "
-            "check that this is an exported agent"
-        )
-    return path.read_bytes()
-
-
-def _tensor_header(weights: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """The dtype and shape of each tensor of a safetensors file, from its header alone.
-
-    The format: an 8-byte little-endian header length, a JSON header giving each tensor's
-    dtype, shape and byte range, then the tensor bytes, which are not read here.
-
-    Raises:
-        AgentFileError: if the file is too large or short, or the header is malformed or
-            does not account exactly for the tensor bytes.
-    """
-    hint = "the file is damaged or not an exported agent; copy it again or " + _EXPORT_HINT
-    size = weights.stat().st_size
-    if size > MAX_AGENT_FILE_BYTES:
-        raise AgentFileError(
-            f"{weights}: {size:,} bytes, more than the {MAX_AGENT_FILE_BYTES:,} an agent file "
-            "may have; check that this is an exported agent"
-        )
-    with weights.open("rb") as f:
-        prefix = f.read(8)
-        if len(prefix) < 8:
-            raise AgentFileError(
-                f"{weights}: {size} bytes, too short for a safetensors file; {hint}"
-            )
-        header_len = int.from_bytes(prefix, "little")
-        if not 2 <= header_len <= min(size - 8, MAX_METADATA_BYTES):
-            raise AgentFileError(
-                f"{weights}: the header length {header_len:,} does not fit a file of "
-                f"{size:,} bytes; {hint}"
-            )
-        raw = f.read(header_len)
-    header = _parse_json(raw, str(weights), "safetensors header")
-    if not isinstance(header, dict):
-        raise AgentFileError(f"{weights}: the safetensors header is not a JSON object; {hint}")
-    data_size = size - 8 - header_len
-    out: dict[str, tuple[str, tuple[int, ...]]] = {}
-    ranges: list[tuple[int, int, str]] = []
-    for name, entry in header.items():
-        if name == "__metadata__":
-            if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
-                raise AgentFileError(
-                    f"{weights}: the header's __metadata__ must map names to strings; {hint}"
-                )
-            continue
-        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
-            raise AgentFileError(
-                f"{weights}: tensor {_shown(name)} needs exactly dtype, shape and "
-                f"data_offsets, got {_shown(entry)}; {hint}"
-            )
-        dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if not isinstance(dtype, str) or dtype not in _FLOAT_DTYPE_BYTES:
-            raise AgentFileError(
-                f"{weights}: tensor {name!r} has dtype {_shown(dtype)}; weights must be "
-                f"floating point ({', '.join(_FLOAT_DTYPE_BYTES)}); {_EXPORT_HINT}"
-            )
-        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-            raise AgentFileError(
-                f"{weights}: tensor {name!r} has shape {_shown(shape)}, not a list of sizes; {hint}"
-            )
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(_is_int(o) for o in offsets)
-            or not 0 <= offsets[0] <= offsets[1] <= data_size
-            or offsets[1] - offsets[0] != math.prod(shape) * _FLOAT_DTYPE_BYTES[dtype]
-        ):
-            raise AgentFileError(
-                f"{weights}: tensor {name!r} ({dtype}, shape {_shown(shape)}) has byte range "
-                f"{_shown(offsets)}, which does not fit the {data_size:,} data bytes; {hint}"
-            )
-        out[name] = (dtype, tuple(shape))
-        ranges.append((offsets[0], offsets[1], name))
-    end = 0
-    for begin, stop, _name in sorted(ranges):
-        if begin != end:
-            break
-        end = stop
-    if end != data_size:
-        raise AgentFileError(
-            f"{weights}: the tensors' byte ranges do not cover the {data_size:,} data bytes "
-            f"exactly (overlapping, gaps or trailing bytes); {hint}"
-        )
-    return out
-
-
 def _check_tensors(
     header: Mapping[str, tuple[str, tuple[int, ...]]],
     meta: PolicyMetadata,
@@ -550,12 +381,12 @@ def _check_tensors(
     missing = [name for name in expected if name not in header]
     extra = sorted(name for name in header if name not in expected)
     if missing or extra:
-        found = "missing " + _shown(missing, 120) if missing else "unexpected " + _shown(extra)
+        found = "missing " + shown(missing, 120) if missing else "unexpected " + shown(extra)
         raise AgentFileError(
             f"{weights}: its tensors do not match the network described in {meta_path.name} "
             f"(obs_dim {meta.obs_dim}, hidden {list(meta.hidden)}, num_actions "
             f"{meta.num_actions}): {found}; use the .json exported with these weights or "
-            f"{_EXPORT_HINT}"
+            f"{EXPORT_HINT}"
         )
     for name, shape in expected.items():
         if header[name][1] != shape:
@@ -563,7 +394,7 @@ def _check_tensors(
                 f"{weights}: tensor {name!r} has shape {list(header[name][1])}, but "
                 f"{meta_path.name} (obs_dim {meta.obs_dim}, hidden {list(meta.hidden)}, "
                 f"num_actions {meta.num_actions}) needs {list(shape)}; use the .json "
-                f"exported with these weights or {_EXPORT_HINT}"
+                f"exported with these weights or {EXPORT_HINT}"
             )
 
 
@@ -592,19 +423,19 @@ def load_policy(
             (the message names the file and what to do).
         CheckpointMismatchError: if the rules or observation version differ.
     """
-    weights, meta_path = _agent_paths(path)
+    weights, meta_path = agent_paths(path)
     meta = PolicyMetadata.from_json(
-        _read_bounded(meta_path, MAX_METADATA_BYTES), where=str(meta_path)
+        read_bounded(meta_path, MAX_METADATA_BYTES), where=str(meta_path)
     )
     _check_encoding(meta, where=str(weights))
     if rules is not None:
         check_metadata(meta, rules, where=str(weights))
-    _check_tensors(_tensor_header(weights), meta, weights, meta_path)
+    _check_tensors(tensor_header(weights), meta, weights, meta_path)
     try:
         tensors: Mapping[str, torch.Tensor] = load_file(str(weights))
     except (SafetensorError, OSError, RuntimeError, ValueError) as err:  # changed on disk
         raise AgentFileError(
-            f"{weights}: the weights cannot be read ({err}); copy the file again or {_EXPORT_HINT}"
+            f"{weights}: the weights cannot be read ({err}); copy the file again or {EXPORT_HINT}"
         ) from None
     net = MLPNet(meta.obs_dim, meta.hidden, meta.num_actions, meta.activation)
     with torch.no_grad():
@@ -618,7 +449,7 @@ def load_policy(
                 if not torch.isfinite(tensor).all():
                     raise AgentFileError(
                         f"{weights}: tensor 'layer{i}.{part}' holds NaN or infinite values; "
-                        f"the training diverged or the file is damaged; {_EXPORT_HINT}"
+                        f"the training diverged or the file is damaged; {EXPORT_HINT}"
                     )
                 param.copy_(tensor)
     return TorchPolicy(net, meta, deterministic=deterministic, seed=seed)

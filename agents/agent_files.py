@@ -1,0 +1,213 @@
+"""The files of an exported agent, checked before anything is built from them.
+
+An exported agent is a ``.safetensors`` file (plain tensors) with a ``.json`` metadata file
+beside it. This module finds the two files, reads them with size limits, parses JSON safely
+(encoding, syntax, nesting) and reads the safetensors header without loading any tensor, so
+that :func:`agents.learned.load_policy` can check everything against the metadata first.
+Anything wrong raises one :class:`AgentFileError` naming the file and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "EXPORT_HINT",
+    "FLOAT_DTYPE_BYTES",
+    "MAX_AGENT_FILE_BYTES",
+    "MAX_HIDDEN_LAYERS",
+    "MAX_LAYER_WIDTH",
+    "MAX_METADATA_BYTES",
+    "AgentFileError",
+    "agent_paths",
+    "is_json_int",
+    "parse_json",
+    "read_bounded",
+    "shown",
+    "tensor_header",
+]
+
+MAX_AGENT_FILE_BYTES = 256 * 2**20
+"""The largest ``.safetensors`` file accepted (the shipped agents are under 1 MiB)."""
+
+MAX_METADATA_BYTES = 16 * 2**20
+"""The largest ``.json`` metadata file, and the largest safetensors header, accepted."""
+
+MAX_HIDDEN_LAYERS = 16
+"""The most hidden layers a policy network may have."""
+
+MAX_LAYER_WIDTH = 65_536
+"""The most units a hidden layer may have."""
+
+FLOAT_DTYPE_BYTES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
+"""Safetensors dtypes a weight may have (copied into the float32 network), and their sizes."""
+
+EXPORT_HINT = "re-export the agent (python -m train.export CHECKPOINT OUT writes both files)"
+
+
+class AgentFileError(ValueError):
+    """An exported agent's file is malformed, inconsistent or too large.
+
+    The message names the file, what is wrong with it and what to do.
+    """
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value for a message, cut short (metadata values can be huge or deeply nested)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def is_json_int(value: Any) -> bool:
+    """A JSON integer (``true``/``false`` parse as bools, which Python counts as ints)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_json(raw: bytes, where: str, what: str) -> Any:
+    """Parse JSON bytes; any failure (encoding, syntax, nesting depth) is an AgentFileError."""
+    if not raw.strip():
+        raise AgentFileError(f"{where}: the {what} is empty; {EXPORT_HINT}")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise AgentFileError(
+            f"{where}: the {what} is not UTF-8 text ({err.reason} at byte {err.start}); "
+            f"{EXPORT_HINT}"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise AgentFileError(
+            f"{where}: the {what} is not valid JSON ({err.msg} at line {err.lineno} column "
+            f"{err.colno}); {EXPORT_HINT}"
+        ) from None
+    except RecursionError:
+        raise AgentFileError(
+            f"{where}: the {what} is nested too deeply to be read; {EXPORT_HINT}"
+        ) from None
+
+
+def agent_paths(path: str | Path) -> tuple[Path, Path]:
+    """The ``.safetensors`` and ``.json`` files of an agent given either, or their stem."""
+    given = Path(path)
+    if given.is_dir():
+        raise AgentFileError(
+            f"{str(given)!r} is a directory; give an exported agent's .safetensors file "
+            "(its .json metadata beside it)"
+        )
+    base = given.with_suffix("") if given.suffix in (".safetensors", ".json") else given
+    if not base.name:
+        raise AgentFileError(
+            f"{str(path)!r} is not an agent file; give an exported agent's .safetensors file"
+        )
+    weights = base.with_name(base.name + ".safetensors")
+    meta_path = base.with_name(base.name + ".json")
+    for p in (weights, meta_path):
+        if p.is_dir():
+            raise AgentFileError(
+                f"{str(p)!r} is a directory, not a file; an exported agent is a .safetensors "
+                "file with its .json metadata beside it"
+            )
+        if not p.is_file():
+            raise FileNotFoundError(
+                f"exported policy file {str(p)!r} does not exist: an exported agent is a "
+                ".safetensors file with its .json metadata beside it (python -m train.export "
+                "CHECKPOINT OUT writes both)"
+            )
+    return weights, meta_path
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, refusing a file larger than ``limit`` before reading it."""
+    size = path.stat().st_size
+    if size > limit:
+        raise AgentFileError(
+            f"{path}: {size:,} bytes, more than the {limit:,} an agent file may have; "
+            "check that this is an exported agent"
+        )
+    return path.read_bytes()
+
+
+def tensor_header(weights: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The dtype and shape of each tensor of a safetensors file, from its header alone.
+
+    The format: an 8-byte little-endian header length, a JSON header giving each tensor's
+    dtype, shape and byte range, then the tensor bytes, which are not read here.
+
+    Raises:
+        AgentFileError: if the file is too large or short, or the header is malformed or
+            does not account exactly for the tensor bytes.
+    """
+    hint = "the file is damaged or not an exported agent; copy it again or " + EXPORT_HINT
+    size = weights.stat().st_size
+    if size > MAX_AGENT_FILE_BYTES:
+        raise AgentFileError(
+            f"{weights}: {size:,} bytes, more than the {MAX_AGENT_FILE_BYTES:,} an agent file "
+            "may have; check that this is an exported agent"
+        )
+    with weights.open("rb") as f:
+        prefix = f.read(8)
+        if len(prefix) < 8:
+            raise AgentFileError(
+                f"{weights}: {size} bytes, too short for a safetensors file; {hint}"
+            )
+        header_len = int.from_bytes(prefix, "little")
+        if not 2 <= header_len <= min(size - 8, MAX_METADATA_BYTES):
+            raise AgentFileError(
+                f"{weights}: the header length {header_len:,} does not fit a file of "
+                f"{size:,} bytes; {hint}"
+            )
+        raw = f.read(header_len)
+    header = parse_json(raw, str(weights), "safetensors header")
+    if not isinstance(header, dict):
+        raise AgentFileError(f"{weights}: the safetensors header is not a JSON object; {hint}")
+    data_size = size - 8 - header_len
+    out: dict[str, tuple[str, tuple[int, ...]]] = {}
+    ranges: list[tuple[int, int, str]] = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
+                raise AgentFileError(
+                    f"{weights}: the header's __metadata__ must map names to strings; {hint}"
+                )
+            continue
+        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
+            raise AgentFileError(
+                f"{weights}: tensor {shown(name)} needs exactly dtype, shape and "
+                f"data_offsets, got {shown(entry)}; {hint}"
+            )
+        dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+        if not isinstance(dtype, str) or dtype not in FLOAT_DTYPE_BYTES:
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} has dtype {shown(dtype)}; weights must be "
+                f"floating point ({', '.join(FLOAT_DTYPE_BYTES)}); {EXPORT_HINT}"
+            )
+        if not isinstance(shape, list) or not all(is_json_int(d) and d >= 0 for d in shape):
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} has shape {shown(shape)}, not a list of sizes; {hint}"
+            )
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(is_json_int(o) for o in offsets)
+            or not 0 <= offsets[0] <= offsets[1] <= data_size
+            or offsets[1] - offsets[0] != math.prod(shape) * FLOAT_DTYPE_BYTES[dtype]
+        ):
+            raise AgentFileError(
+                f"{weights}: tensor {name!r} ({dtype}, shape {shown(shape)}) has byte range "
+                f"{shown(offsets)}, which does not fit the {data_size:,} data bytes; {hint}"
+            )
+        out[name] = (dtype, tuple(shape))
+        ranges.append((offsets[0], offsets[1], name))
+    end = 0
+    for begin, stop, _name in sorted(ranges):
+        if begin != end:
+            break
+        end = stop
+    if end != data_size:
+        raise AgentFileError(
+            f"{weights}: the tensors' byte ranges do not cover the {data_size:,} data bytes "
+            f"exactly (overlapping, gaps or trailing bytes); {hint}"
+        )
+    return out
