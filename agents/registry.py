@@ -7,12 +7,13 @@ from collections.abc import Callable
 from agents.greedy import GreedyPointsBot
 from agents.mixbot import MixBot
 from agents.ranking import CardRankingBot
-from uno_env.policy import Policy, RandomAnyBot, RandomBot, Seed
+from uno_env.policy import Policy, RandomActionBot, RandomAnyBot, RandomBot, Seed
 
 __all__ = ["BOT_NAMES", "make_agent"]
 
 _REGISTRY: dict[str, Callable[[Seed], Policy]] = {
     RandomBot.name: RandomBot,
+    RandomActionBot.name: RandomActionBot,
     RandomAnyBot.name: RandomAnyBot,
     GreedyPointsBot.name: GreedyPointsBot,
     CardRankingBot.name: CardRankingBot,

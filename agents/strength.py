@@ -1,11 +1,18 @@
-"""Measure every bot against ``random``: ``python -m agents.strength``.
+"""Measure bots and exported agents against ``random``: ``python -m agents.strength``.
 
-Each bot plays 10,000 hands per table size (2 and 4 players by default) under the official
-rules, in one seat with ``random`` in the others, its seat rotated evenly over the table
-(:func:`agents.arena.evaluate_vs`). The script prints a table (win rate, Wilson 95% interval,
-fair share) and writes the figures to a JSON file: ``--out``, by default
-``runs/strength/bot_strength.json`` (untracked). The figures quoted in the docs live in
-``docs/bot_strength.json``; update them on purpose with ``--out docs/bot_strength.json``.
+Each candidate plays 10,000 hands per pairing under the official rules, in one seat with the
+opponent bot in every other seat (``random`` by default, the random player of the UNO
+papers), its seat rotated evenly over the table (:func:`agents.arena.evaluate_vs`). The
+candidates are the bots (``--bots``, every bot by default) and exported agents
+(``--agents PATH ...``; then only the bots named with ``--bots`` are rated too). An agent is
+rated only at the table size it was trained for. ``--opponents`` names other opponent bots:
+``--opponents random mixbot`` rates every candidate against each. Learned agents run on
+``--threads`` torch threads (1 by default: the development machine has two shared cores).
+
+The script prints a table (win rate, Wilson 95% interval, fair share) and writes the figures
+to a JSON file: ``--out``, by default ``runs/strength/bot_strength.json`` (untracked). The
+figures quoted in the docs live in ``docs/bot_strength.json`` (the bots) and
+``docs/pretrained_strength.json`` (the shipped agents); update them on purpose with ``--out``.
 """
 
 from __future__ import annotations
@@ -23,15 +30,61 @@ from agents import BOT_NAMES, make_agent
 from agents.arena import DEFAULT_BATCH_SIZE, EvalResult, evaluate_vs
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
-from uno_env.rules import load_rules
+from uno_env.policy import Policy
+from uno_env.rules import Rules, load_rules
 
-__all__ = ["DEFAULT_OUT", "DOCS_OUT", "build_parser", "format_table", "main", "measure"]
+__all__ = [
+    "DEFAULT_OUT",
+    "DOCS_OUT",
+    "agent_table_sizes",
+    "build_parser",
+    "format_table",
+    "main",
+    "measure",
+]
 
 OPPONENT = "random"
 DEFAULT_OUT = Path("runs/strength/bot_strength.json")
 """Where the figures go unless ``--out`` says otherwise: never the tracked docs by accident."""
 DOCS_OUT = Path("docs/bot_strength.json")
 """The figures the docs quote; written only when ``--out`` names it."""
+
+
+def _load_agent(path: str, rules: Rules) -> Policy:
+    """The exported agent at ``path`` for ``rules`` (deterministic: the masked argmax).
+
+    Raises:
+        ValueError: (``AgentFileError``, ``CheckpointMismatchError``) naming the file, or
+            FileNotFoundError.
+    """
+    from agents.learned import load_policy  # torch only when an agent is rated
+
+    return load_policy(path, rules=rules)
+
+
+def agent_table_sizes(path: str, players: Sequence[int], preset: str = "official") -> list[int]:
+    """The table sizes among ``players`` the exported agent at ``path`` was trained for.
+
+    Raises:
+        ValueError: naming ``path`` when it fits none of them (with the reason for the last),
+            or when the file is missing or malformed.
+    """
+    from agents.learned import CheckpointMismatchError
+
+    fits, reason = [], ""
+    for n_players in players:
+        try:
+            _load_agent(path, load_rules(preset, num_players=n_players))
+        except CheckpointMismatchError as err:
+            reason = str(err)
+            continue
+        except FileNotFoundError as err:
+            raise ValueError(f"agent {path!r}: {err}") from None
+        fits.append(n_players)
+    if not fits:
+        sizes = ", ".join(str(n) for n in players)
+        raise ValueError(f"agent {path!r} fits none of the table sizes {sizes}: {reason}")
+    return fits
 
 
 def measure(
@@ -42,8 +95,11 @@ def measure(
     preset: str = "official",
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = True,
+    *,
+    agents: Sequence[str] = (),
+    opponents: Sequence[str] = (OPPONENT,),
 ) -> list[EvalResult]:
-    """Rate each bot against ``random`` at each table size.
+    """Rate each bot and each exported agent against each opponent at each table size.
 
     Args:
         bots: Bot names (see :data:`agents.BOT_NAMES`).
@@ -53,25 +109,38 @@ def measure(
         preset: Rules preset; the table size overrides its ``num_players``.
         batch_size: Games played side by side.
         progress: Show progress bars (hidden anyway when the output is not a terminal).
+        agents: Paths of exported agents; each is rated at the table sizes it was trained
+            for (see :func:`agent_table_sizes`), with its deterministic (argmax) policy.
+        opponents: The opponent bots, one in every other seat (``random`` by default).
 
     Returns:
-        One result per (table size, bot), table sizes outermost.
+        One result per (table size, candidate, opponent): table sizes outermost, then the
+        bots and the agents in the order given, then the opponents.
+
+    Raises:
+        ValueError: naming an agent file that is missing, malformed or fits no table size.
     """
+    fitting = {path: agent_table_sizes(path, players, preset) for path in agents}
     results = []
     for n_players in players:
         rules = load_rules(preset, num_players=n_players)
-        for name in bots:
-            results.append(
-                evaluate_vs(
-                    rules,
-                    make_agent(name, seed),
-                    OPPONENT,
-                    num_games,
-                    seed=seed,
-                    batch_size=batch_size,
-                    progress=progress,
+        # (spec, is an agent file); each pairing gets a freshly built, freshly seeded one.
+        candidates = [(name, False) for name in bots]
+        candidates += [(path, True) for path in agents if n_players in fitting[path]]
+        for spec, is_agent in candidates:
+            for opponent in opponents:
+                candidate = _load_agent(spec, rules) if is_agent else make_agent(spec, seed)
+                results.append(
+                    evaluate_vs(
+                        rules,
+                        candidate,
+                        opponent,
+                        num_games,
+                        seed=seed,
+                        batch_size=batch_size,
+                        progress=progress,
+                    )
                 )
-            )
     return results
 
 
@@ -138,7 +207,32 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"table sizes, each 2-{MAX_PLAYERS}",
     )
     parser.add_argument(
-        "--bots", nargs="+", default=list(BOT_NAMES), choices=BOT_NAMES, help="bots to rate"
+        "--bots",
+        nargs="+",
+        default=None,
+        choices=BOT_NAMES,
+        help="bots to rate (default: every bot, or none when --agents is given)",
+    )
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="exported agents to rate (.safetensors with its .json), each at the table sizes "
+        "it was trained for",
+    )
+    parser.add_argument(
+        "--opponents",
+        nargs="+",
+        default=[OPPONENT],
+        choices=BOT_NAMES,
+        help=f"the opponent bots, one in every other seat (default {OPPONENT})",
+    )
+    parser.add_argument(
+        "--threads",
+        type=_int_in_range(1, 64),
+        default=1,
+        help="torch threads of the learned agents (1-64, default 1)",
     )
     parser.add_argument("--seed", type=_int_in_range(0), default=0, help="seed (>= 0)")
     parser.add_argument("--preset", default="official", help="rules preset or YAML path")
@@ -161,25 +255,52 @@ def main(argv: Sequence[str] | None = None) -> int:
             load_rules(args.preset, num_players=n_players)
         except ConfigError as err:
             parser.error(f"argument --preset: {err}")
+    bots = args.bots if args.bots is not None else ([] if args.agents else list(BOT_NAMES))
+    if args.agents:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        for path in args.agents:  # a bad agent file is refused now, not after the bots
+            try:
+                agent_table_sizes(path, args.players, args.preset)
+            except ValueError as err:
+                parser.error(f"argument --agents: {err}")
 
     start = time.perf_counter()
-    results = measure(args.bots, args.players, args.games, args.seed, args.preset, args.batch_size)
+    results = measure(
+        bots,
+        args.players,
+        args.games,
+        args.seed,
+        args.preset,
+        args.batch_size,
+        agents=args.agents,
+        opponents=args.opponents,
+    )
     elapsed = time.perf_counter() - start
     print(format_table(results))
     print(f"\n{len(results)} pairings in {elapsed:.0f} s", file=sys.stderr)
     report: dict[str, Any] = {
         "description": (
-            "Each bot against 'random' in the other seats, its seat rotated evenly over the "
-            "table; win rate with a Wilson 95% interval. Truncated hands count as not won."
+            "Each candidate against the opponent bot in every other seat, its seat rotated "
+            "evenly over the table; win rate with a Wilson 95% interval. Truncated hands "
+            "count as not won. 'random' is the random player of the UNO papers (a playable "
+            "card uniformly, a wild once, then its colour); 'random_action' is uniform over "
+            "the play actions (a wild once per colour), the lab's 'random' before issue 13."
         ),
         "preset": args.preset,
-        "opponent": OPPONENT,
         "games_per_pairing": args.games,
         "seed": args.seed,
         "seconds": round(elapsed, 1),
         "python": platform.python_version(),
         "results": [r.to_dict() for r in results],
     }
+    if len(args.opponents) == 1:
+        report["opponent"] = args.opponents[0]
+    report["opponents"] = list(args.opponents)
+    if args.agents:
+        report["agents"] = list(args.agents)
+        report["torch_threads"] = args.threads
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

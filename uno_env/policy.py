@@ -11,9 +11,10 @@ fresh policy. The learner envs accept factories as opponents and build them from
 seed, so a seeded env replays exactly (``agents.resolve_opponents`` turns bot names into
 factories). A policy object handed to an env is used as it is and never reseeded.
 
-The two random baselines live here too: the envs need a default opponent, and the engine's
+The random baselines live here too: the envs need a default opponent, and the engine's
 package must not import ``agents`` (layers only look down). ``agents`` registers them as the
-bots ``random`` and ``random_any``.
+bots ``random`` (the random player of the UNO papers, :class:`RandomBot`), ``random_action``
+(uniform over the play actions' ids, the lab's ``random`` before issue 13) and ``random_any``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from uno_env.sampling import uniform_legal_actions
 __all__ = [
     "Policy",
     "PolicyFactory",
+    "RandomActionBot",
     "RandomAnyBot",
     "RandomBot",
     "Seed",
@@ -111,14 +113,17 @@ class RandomAnyBot:
         """Stateless: nothing to forget."""
 
 
-class RandomBot(RandomAnyBot):
-    """A random legal play; draws only when it cannot play (the "random" of UNO papers).
+class RandomActionBot(RandomAnyBot):
+    """A random legal play by action id; draws only when it cannot play.
 
-    After a draw it plays the drawn card if it can. It always declares UNO, always catches,
-    and challenges or accepts a Wild Draw Four at random.
+    Uniform over the legal play *actions*, so a Wild or a Wild Draw Four counts once per
+    colour it may name (four times under the official rules). This was the lab's ``random``
+    until issue 13; it is kept, bit for bit, so the figures measured against it stay
+    reproducible. After a draw it plays the drawn card if it can. It always declares UNO,
+    always catches, and challenges or accepts a Wild Draw Four at random.
     """
 
-    name = "random"
+    name = "random_action"
 
     def act(
         self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
@@ -134,3 +139,73 @@ class RandomBot(RandomAnyBot):
             preferred[rows] = False
             preferred[rows, forced] = True
         return uniform_legal_actions(preferred, self.rng)
+
+
+_WILD_GROUPS = (C.PLAY_WILD, C.PLAY_WILD_DRAW_FOUR)
+"""The first action of each wild's block of four colour choices (``W:R``, ``W+4:R``)."""
+
+
+class RandomBot(RandomAnyBot):
+    """The random player of the UNO papers: a playable *card* uniformly, then a colour.
+
+    * **Its turn** (``play``, ``after_draw``, and a stacking window): when a card plays, it
+      chooses one uniformly among the distinct playable cards, a Wild or a Wild Draw Four
+      counting once however many colours it may name, then names a colour uniformly among
+      those allowed. It never draws or keeps while a card plays, so it plays a playable
+      drawn card. When nothing plays it draws (or, facing a Wild Draw Four, challenges or
+      accepts at random).
+    * **Always** declares UNO and catches a missed declaration (catching first).
+    * **Any other decision** (the Wild Draw Four challenge, the starter's colour, a jump-in
+      window, the seven-zero swap target...): uniformly among the options, a wild again
+      counting once, then its colour uniformly.
+
+    It reads only the masks (``uses_observations = False``), so the phase comes from the
+    mask: ``keep`` marks the decision after a draw and ``pass`` a jump-in window, while a
+    stacking window (plays of draw cards and ``draw``) looks like a normal turn, and is
+    played as one. Deterministic for a seed: the same seed, masks and batching give the
+    same actions.
+    """
+
+    name = "random"
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Choose a card uniformly (a wild once), then a colour, per row; see the class."""
+        masks = np.asarray(masks, dtype=np.bool_)
+        options = masks.copy()
+        # In its own turn a playable card is always played: draw, keep and (facing a Wild
+        # Draw Four it can stack on) challenge are dropped. A jump-in window (pass) is not
+        # its turn: playing and passing stay equally likely there.
+        turn_with_play = masks[:, : C.NUM_PLAY_ACTIONS].any(axis=1) & ~masks[:, C.PASS]
+        options[:, C.NUM_PLAY_ACTIONS :] &= ~turn_with_play[:, None]
+        # Declaring and catching are free: do them whenever they are offered (catch first).
+        for forced in (C.UNO, C.CATCH):
+            rows = np.flatnonzero(masks[:, forced])
+            if rows.size:
+                options[rows] = False
+                options[rows, forced] = True
+        return _one_card_then_colour(options, self.rng)
+
+
+def _one_card_then_colour(
+    options: npt.NDArray[np.bool_], rng: np.random.Generator
+) -> npt.NDArray[np.int64]:
+    """Uniform over the options with each wild's colour choices as one, then a colour.
+
+    Stage one stands each wild's block of colour choices for one option (its first column)
+    and picks uniformly; stage two picks the colour uniformly among the block's legal
+    choices, on the rows that picked a wild. Both stages run in the compiled sampler.
+    """
+    cards = options.copy()
+    for first in _WILD_GROUPS:
+        cards[:, first] = options[:, first : first + C.NUM_COLOURS].any(axis=1)
+        cards[:, first + 1 : first + C.NUM_COLOURS] = False
+    chosen = uniform_legal_actions(cards, rng)
+    # A row without options (a finished game) got action 0, never a wild's column.
+    wild_rows = np.flatnonzero((chosen == _WILD_GROUPS[0]) | (chosen == _WILD_GROUPS[1]))
+    if wild_rows.size:
+        firsts = chosen[wild_rows]
+        colours = options[wild_rows[:, None], firsts[:, None] + np.arange(C.NUM_COLOURS)]
+        chosen[wild_rows] = firsts + uniform_legal_actions(colours, rng)
+    return chosen
