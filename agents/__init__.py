@@ -8,7 +8,7 @@ name with :func:`make_agent`, or resolve a name or an exported agent's path with
 
     >>> from agents import BOT_NAMES, make_agent
     >>> BOT_NAMES
-    ('random', 'random_any', 'greedy_points', 'card_ranking', 'mixbot')
+    ('random', 'random_action', 'random_any', 'greedy_points', 'card_ranking', 'mixbot')
     >>> make_agent("mixbot").name
     'mixbot'
 
@@ -23,7 +23,7 @@ from agents.mixbot import MixBot
 from agents.ranking import CardRankingBot
 from agents.registry import BOT_NAMES, make_agent
 from agents.resolve import is_agent_file, policy_factory, resolve_opponents, resolve_policy
-from uno_env.policy import Policy, PolicyFactory, RandomAnyBot, RandomBot
+from uno_env.policy import Policy, PolicyFactory, RandomActionBot, RandomAnyBot, RandomBot
 
 __all__ = [
     "BOT_NAMES",
@@ -34,6 +34,7 @@ __all__ = [
     "Policy",
     "PolicyFactory",
     "RandomAnyBot",
+    "RandomActionBot",
     "RandomBot",
     "is_agent_file",
     "make_agent",

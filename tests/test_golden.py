@@ -188,6 +188,10 @@ def test_golden_games_and_ratings(tmp_path: Path) -> None:
 if __name__ == "__main__":
     import tempfile
 
+    # Run as a script, tests/ comes first on sys.path, where tests/agents would hide the
+    # agents package: put the repository root first.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
     if "--write" not in sys.argv:
         sys.exit(
             "usage: python tests/test_golden.py --write  (re-records tests/golden/golden.json)"
