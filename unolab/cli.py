@@ -29,7 +29,7 @@ DOMAIN_ERRORS: tuple[type[Exception], ...] = (
 )
 """What a user's input can cause below :func:`main`: one line ``error: ...``, exit 2."""
 
-_ALGORITHMS = ("ppo", "dqn")
+_ALGORITHMS = ("ppo", "dqn", "imitate")
 _BENCHMARKS = {
     "engine": "benchmarks.core",
     "envs": "benchmarks.envs",
@@ -43,10 +43,15 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
             args.subparser.print_help()
             args.subparser.exit()
         args.subparser.error("choose an algorithm: uno-lab train ppo (or dqn) --config FILE")
+    argv = [*rest, "--help"] if args.help else rest
+    if args.algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
+        from train import imitate
+
+        imitate.main(argv, prog="uno-lab train imitate")
+        return 0
     # train.run parses its own options; --help goes to it and shows the real ones.
     from train import run
 
-    argv = [*rest, "--help"] if args.help else rest
     run.main(args.algorithm, argv, prog=f"uno-lab train {args.algorithm}")
     return 0
 
@@ -170,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser(
         "train",
-        help="train an agent (ppo or dqn) from a YAML config",
+        help="train an agent (ppo or dqn) or clone a bot (imitate) from a YAML config",
         description="Train an agent. The options after the algorithm are those of "
         "python -m train.<algorithm>: uno-lab train ppo --help lists them.",
         add_help=False,

@@ -1,0 +1,341 @@
+"""Bad inputs to imitation runs and to runs that start from a clone (issue 13).
+
+Every case runs ``python -m train.imitate`` (or ``train.ppo`` / ``train.dqn`` starting from
+a clone with ``init_from``, or ``uno-lab train imitate``) in-process on a folder prepared by
+its ``setup`` (a few through a real subprocess, for the exit path), and checks that
+
+* the command exits with status 2 (never a bare exception of Python or a library);
+* the last line of stderr is the error, and stderr names the bad input (``names``);
+* no "Traceback" is printed;
+* every file of the folder is still there with the same bytes, and nothing was added.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import torch
+from support import ROOT
+
+from agents.learned import PolicyMetadata, save_policy
+from train import dqn, imitate, ppo
+from uno_env.cards import NUM_ACTIONS
+from uno_env.observation import OBS_DIM, OBS_VERSION
+from uno_env.rules import load_rules
+from unolab import cli
+
+TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
+PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
+DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
+
+
+def _uno_lab(argv: list[str]) -> object:
+    code = cli.main(["train", "imitate", *argv])
+    raise SystemExit(code)
+
+
+ENTRIES: dict[str, Callable[[list[str]], object]] = {
+    "imitate": imitate.main,
+    "ppo": ppo.main,
+    "dqn": dqn.main,
+    "uno-lab": _uno_lab,
+}
+MODULES = {"imitate": "train.imitate", "ppo": "train.ppo", "dqn": "train.dqn"}
+
+
+def _nothing(folder: Path) -> None:
+    """No preparation."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input.
+
+    Attributes:
+        id: The case's name.
+        entry: ``imitate``, ``ppo``, ``dqn`` or ``uno-lab`` (``uno-lab train imitate``).
+        argv: The command line, given the case's folder.
+        names: What the error message must contain (the file, key or value at fault).
+        setup: Prepares the folder (an earlier run, an agent file...).
+        subprocess: Run as ``python -m <module>`` in a real process.
+    """
+
+    id: str
+    entry: str
+    argv: Callable[[Path], list[str]]
+    names: str
+    setup: Callable[[Path], None] = field(default=_nothing)
+    subprocess: bool = False
+
+
+def _imitate_args(*overrides: str, config: Path = TINY) -> Callable[[Path], list[str]]:
+    """``--config`` the tiny imitation into ``<folder>/runs``, plus ``--set`` items."""
+
+    def argv(folder: Path) -> list[str]:
+        args = ["--config", str(config), "--no-progress", "--set", f"runs_dir={folder / 'runs'}"]
+        for item in overrides:
+            args += ["--set", item.format(folder=folder)]
+        return args
+
+    return argv
+
+
+def _train_args(config: Path, *overrides: str) -> Callable[[Path], list[str]]:
+    """A tiny PPO/DQN run into ``<folder>/runs`` with ``--set`` items."""
+
+    def argv(folder: Path) -> list[str]:
+        args = ["--config", str(config), "--no-progress", "--set", f"runs_dir={folder / 'runs'}"]
+        args += ["--set", "total_steps=64"]
+        for item in overrides:
+            args += ["--set", item.format(folder=folder)]
+        return args
+
+    return argv
+
+
+def _args(*items: str) -> Callable[[Path], list[str]]:
+    """A command line with ``{folder}`` filled in."""
+    return lambda folder: [item.format(folder=folder) for item in items]
+
+
+def _file(relative: str, content: bytes) -> Callable[[Path], None]:
+    def setup(folder: Path) -> None:
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+    return setup
+
+
+def _clone(
+    relative: str, hidden: tuple[int, ...] = (32, 32), players: int = 2, activation: str = "tanh"
+) -> Callable[[Path], None]:
+    """An exported clone (random weights) of the given shape, table size and activation."""
+
+    def setup(folder: Path) -> None:
+        sizes = [OBS_DIM, *hidden, NUM_ACTIONS]
+        layers = [
+            (torch.zeros(sizes[i + 1], sizes[i]), torch.zeros(sizes[i + 1]))
+            for i in range(len(sizes) - 1)
+        ]
+        meta = PolicyMetadata(
+            name="clone",
+            algorithm="imitation",
+            obs_version=OBS_VERSION,
+            obs_dim=OBS_DIM,
+            num_actions=NUM_ACTIONS,
+            hidden=hidden,
+            activation=activation,
+            rules=load_rules("official", num_players=players).to_dict(),
+            extra={"teachers": {"mixbot": 1.0}},
+        )
+        save_policy(folder / relative, layers, meta)
+
+    return setup
+
+
+def _corrupt_agent(folder: Path) -> None:
+    """An agent whose weights and metadata are both garbage."""
+    _file("bad.safetensors", b"\x08\x00\x00\x00\x00\x00\x00\x00{nonsense" + bytes(64))(folder)
+    _file("bad.json", b'{"name": "bad", "oops": ')(folder)
+
+
+CASES: list[Case] = [
+    # ------------------------------------------------------------------- the config file
+    Case("no_config_given", "imitate", _args("--no-progress"), "--config"),
+    Case(
+        "missing_config_file", "imitate", _args("--config", "{folder}/nowhere.yaml"), "nowhere.yaml"
+    ),
+    Case(
+        "config_not_yaml",
+        "imitate",
+        _args("--config", "{folder}/broken.yaml"),
+        "broken.yaml",
+        _file("broken.yaml", b"name: x\nteachers: {mixbot: 1\n"),
+    ),
+    Case(
+        "unknown_key_in_file",
+        "imitate",
+        _args("--config", "{folder}/typo.yaml"),
+        "teacher",
+        _file("typo.yaml", b"name: x\nteacher: {mixbot: 1.0}\n"),
+    ),
+    Case(
+        "missing_name_no_output",
+        "imitate",
+        _args("--config", "{folder}/noname.yaml"),
+        "name is missing",
+        _file("noname.yaml", b"teachers: {mixbot: 1.0}\nsamples: 2000\n"),
+    ),
+    Case("unknown_key_set", "imitate", _imitate_args("epochz=3"), "epochz"),
+    Case("set_without_equals", "imitate", _imitate_args("samples"), "samples"),
+    Case("set_value_not_yaml", "imitate", _imitate_args("samples=[1, 2"), "samples"),
+    # -------------------------------------------------------------------- teachers, mixes
+    Case("unknown_teacher_bot", "imitate", _imitate_args("teachers={{nobody: 1}}"), "nobody"),
+    Case("no_teacher", "imitate", _imitate_args("teachers={{}}"), "teachers"),
+    Case("teacher_weight_nan", "imitate", _imitate_args("teachers={{mixbot: .nan}}"), "mixbot"),
+    Case("teacher_weight_negative", "imitate", _imitate_args("teachers={{mixbot: -1}}"), "mixbot"),
+    Case("teacher_weight_text", "imitate", _imitate_args("teachers={{mixbot: lots}}"), "lots"),
+    Case("all_teacher_weights_zero", "imitate", _imitate_args("teachers={{mixbot: 0}}"), "weight"),
+    Case("teachers_not_a_mapping", "imitate", _imitate_args("teachers=[mixbot]"), "teachers"),
+    Case("unknown_opponent_bot", "imitate", _imitate_args("opponents={{ghost: 1}}"), "ghost"),
+    Case(
+        "opponent_agent_file_refused",
+        "imitate",
+        _imitate_args("opponents={{'{folder}/c.safetensors': 1}}"),
+        "c.safetensors",
+        _clone("c"),
+    ),
+    Case(
+        "teacher_agent_file_missing",
+        "imitate",
+        _imitate_args("teachers={{'{folder}/ghost.safetensors': 1}}"),
+        "ghost.safetensors",
+    ),
+    Case(
+        "teacher_agent_of_another_table_size",
+        "imitate",
+        _imitate_args("teachers={{'{folder}/four.safetensors': 1}}"),
+        "four.safetensors",
+        _clone("four", players=4),
+    ),
+    Case(
+        "teacher_agent_corrupt",
+        "imitate",
+        _imitate_args("teachers={{'{folder}/bad.safetensors': 1}}"),
+        "bad",
+        _corrupt_agent,
+    ),
+    # ---------------------------------------------------------------------- sizes, numbers
+    Case("samples_too_few", "imitate", _imitate_args("samples=10"), "samples"),
+    Case("samples_too_many", "imitate", _imitate_args("samples=1000000000"), "samples"),
+    Case("samples_not_integer", "imitate", _imitate_args("samples=2.5e3"), "samples"),
+    Case("validation_too_large", "imitate", _imitate_args("validation=0.9"), "validation"),
+    Case("validation_zero", "imitate", _imitate_args("validation=0"), "validation"),
+    Case("epochs_zero", "imitate", _imitate_args("epochs=0"), "epochs"),
+    Case("batch_size_zero", "imitate", _imitate_args("batch_size=0"), "batch_size"),
+    Case("games_per_batch_huge", "imitate", _imitate_args("games_per_batch=10000000"), "games"),
+    Case("learning_rate_nan", "imitate", _imitate_args("learning_rate=.nan"), "learning_rate"),
+    Case("learning_rate_zero", "imitate", _imitate_args("learning_rate=0"), "learning_rate"),
+    Case("label_smoothing_half", "imitate", _imitate_args("label_smoothing=0.5"), "smoothing"),
+    Case("net_arch_empty", "imitate", _imitate_args("net_arch=[]"), "net_arch"),
+    Case("net_arch_negative_width", "imitate", _imitate_args("net_arch=[32, -1]"), "net_arch[1]"),
+    Case("activation_unknown", "imitate", _imitate_args("activation=sigmoid"), "sigmoid"),
+    Case("eval_bot_unknown", "imitate", _imitate_args("eval_bots=[nobody]"), "nobody"),
+    Case("eval_games_zero", "imitate", _imitate_args("eval_games=0"), "eval_games"),
+    Case("negative_seed", "imitate", _imitate_args("seed=-1"), "seed"),
+    Case("num_players_out_of_range", "imitate", _imitate_args("num_players=11"), "num_players"),
+    Case("unknown_rules_preset", "imitate", _imitate_args("rules=street2"), "street2"),
+    # ----------------------------------------------------------------- output and runs
+    Case("run_name_dot_dot", "imitate", _imitate_args("name=.."), "name"),
+    Case("run_name_with_slash", "imitate", _imitate_args("name=a/b"), "a/b"),
+    Case(
+        "runs_dir_is_a_file",
+        "imitate",
+        _args("--config", str(TINY), "--set", "runs_dir={folder}/afile"),
+        "afile",
+        _file("afile", b"not a folder"),
+    ),
+    Case(
+        "second_run_without_overwrite",
+        "imitate",
+        _imitate_args(),
+        "--overwrite",
+        _file("runs/imitate_tiny/imitate_tiny.safetensors", b"the first run's clone"),
+    ),
+    # ----------------------------------------------------- starting a run from a clone
+    Case(
+        "ppo_init_from_clone_of_another_net_arch",
+        "ppo",
+        _train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
+        "net_arch",
+        _clone("clone", hidden=(16,)),
+    ),
+    Case(
+        "ppo_init_from_clone_of_another_table_size",
+        "ppo",
+        _train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
+        "clone.safetensors",
+        _clone("clone", players=4),
+    ),
+    Case(
+        "dqn_init_from_clone_of_another_net_arch",
+        "dqn",
+        _train_args(DQN_TINY, "init_from={folder}/clone.safetensors"),
+        "net_arch",
+        _clone("clone", hidden=(8, 8, 8), activation="relu"),
+    ),
+    # ----------------------------------------------- the uno-lab command and real exits
+    Case(
+        "uno_lab_train_imitate_unknown_teacher",
+        "uno-lab",
+        _imitate_args("teachers={{nobody: 1}}"),
+        "nobody",
+    ),
+    Case(
+        "subprocess_missing_config",
+        "imitate",
+        _args("--config", "{folder}/nowhere.yaml"),
+        "nowhere.yaml",
+        subprocess=True,
+    ),
+    Case(
+        "subprocess_unknown_key",
+        "imitate",
+        _imitate_args("batchsize=3"),
+        "batchsize",
+        subprocess=True,
+    ),
+]
+
+
+def _snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file (bytes) and folder (None) under ``folder``."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+def _run(case: Case, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of the case's command."""
+    if case.subprocess:
+        done = subprocess.run(
+            [sys.executable, "-m", MODULES[case.entry], *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        return done.returncode, done.stdout, done.stderr
+    with pytest.raises(SystemExit) as exit_info:
+        ENTRIES[case.entry](argv)
+    out, err = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def test_the_catalogue_is_large_enough() -> None:
+    assert len(CASES) >= 12
+    assert len({case.id for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_bad_imitation_input(
+    case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case.setup(tmp_path)
+    before = _snapshot(tmp_path)
+    code, out, err = _run(case, case.argv(tmp_path), capsys)
+
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in out + err, err
+    lines = err.strip().splitlines()
+    assert lines and "error:" in lines[-1], err
+    assert case.names in err, err
+    assert _snapshot(tmp_path) == before, "files changed, appeared or were lost"

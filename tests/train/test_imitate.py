@@ -1,0 +1,266 @@
+"""Warm starts by imitation (issue 13): recording, fitting, the report, export, init_from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import ROOT
+
+from agents import make_agent, resolve_opponents
+from agents.learned import load_policy
+from train import algorithms, imitate
+from train.config import PPOParams, load_config
+from train.export import snapshot_policy
+from train.imitate_config import ImitateConfig, load_imitate_config
+from train.imitation_data import DECISION_KINDS, decision_kinds, generate_demonstrations
+from train.run import initialise_from
+from uno_env import cards as C
+from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
+from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.observation import OBS_DIM
+from uno_env.rules import load_rules
+from unolab import cli
+
+TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
+PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
+DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> imitate.ImitationResult:
+    """One tiny imitation run of mixbot, shared by the tests of its outputs."""
+    runs = tmp_path_factory.mktemp("runs")
+    return imitate.main(["--config", str(TINY), "--no-progress", "--set", f"runs_dir={runs}"])
+
+
+def test_recorded_decisions_are_the_teachers_own() -> None:
+    rules = load_rules("official", num_players=3)
+    demos = generate_demonstrations(
+        rules, {"mixbot": 1.0}, 3000, seed=5, games_per_batch=64, progress=False
+    )
+    assert len(demos) == 3000
+    assert demos.observations.shape == (3000, OBS_DIM)
+    assert demos.masks[np.arange(3000), demos.actions].all(), "every action is legal"
+    assert (demos.masks.sum(axis=1) > 1).all(), "forced decisions are not recorded"
+    assert demos.forced > 0
+    # mixbot is deterministic: asked again on what its seat saw, it answers the same.
+    again = make_agent("mixbot").act(demos.observations, demos.masks)
+    np.testing.assert_array_equal(again, demos.actions)
+    same = generate_demonstrations(
+        rules, {"mixbot": 1.0}, 3000, seed=5, games_per_batch=64, progress=False
+    )
+    np.testing.assert_array_equal(same.observations, demos.observations)
+
+
+def test_a_mix_of_teachers_against_opponents_records_only_the_teachers() -> None:
+    rules = load_rules("official", num_players=4)
+    demos = generate_demonstrations(
+        rules,
+        {"mixbot": 1.0, "card_ranking": 1.0},
+        4000,
+        opponents={"random_any": 1.0},
+        seed=2,
+        games_per_batch=128,
+        progress=False,
+    )
+    assert demos.teacher_names == ("mixbot", "card_ranking")
+    assert set(np.unique(demos.teachers).tolist()) == {0, 1}
+    # One teacher seat per game: a game's decisions all come from one teacher.
+    for game in np.unique(demos.games)[:50]:
+        assert np.unique(demos.teachers[demos.games == game]).size == 1
+    # random_any draws voluntarily; the heuristic teachers never do with a card to play.
+    mixbot = demos.teachers == 0
+    again = make_agent("mixbot").act(demos.observations[mixbot], demos.masks[mixbot])
+    np.testing.assert_array_equal(again, demos.actions[mixbot])
+
+
+def test_decision_kinds() -> None:
+    phases = np.array([PLAY, PLAY, PLAY, AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY, 5])
+    actions = np.array(
+        [3, C.PLAY_WILD + 2, C.DRAW, C.KEEP, C.CHALLENGE, C.NAME_COLOUR, C.UNO, C.DRAW]
+    )
+    kinds = [DECISION_KINDS[k] for k in decision_kinds(phases, actions)]
+    assert kinds == [
+        "play",
+        "play",
+        "draw",
+        "after_draw",
+        "challenge",
+        "wild_colour",
+        "uno",
+        "other",
+    ]
+
+
+def test_config_round_trip_and_defaults() -> None:
+    config = load_imitate_config(TINY)
+    again = load_imitate_config(None, base=config.to_dict())
+    assert again == config
+    assert ImitateConfig(name="x").net_arch == PPOParams().net_arch  # the shipped PPO shape
+    assert load_imitate_config(ROOT / "configs" / "imitate" / "mixbot_2p.yaml").teachers == {
+        "mixbot": 1.0
+    }
+
+
+def test_the_run_writes_a_clone_and_a_report(tiny_run: imitate.ImitationResult) -> None:
+    run_dir = tiny_run.run_dir
+    assert tiny_run.policy == run_dir / "imitate_tiny.safetensors"
+    meta = json.loads((run_dir / "imitate_tiny.json").read_text())
+    assert meta["algorithm"] == "imitation"
+    assert meta["hidden"] == [32, 32] and meta["activation"] == "tanh"
+    assert meta["extra"]["teachers"] == {"mixbot": 1.0}
+    assert 0.0 <= meta["extra"]["accuracy"] <= 1.0
+    report = json.loads((run_dir / imitate.REPORT_NAME).read_text())
+    assert report["accuracy"]["overall"] == meta["extra"]["accuracy"]
+    assert set(report["accuracy"]["kinds"]) == set(DECISION_KINDS)
+    assert report["accuracy"]["kinds"]["play"]["decisions"] > 0
+    assert set(report["strength"]) == {"clone", "mixbot"}
+    clone, teacher = report["strength"]["clone"]["random"], report["strength"]["mixbot"]["random"]
+    assert clone["games"] == teacher["games"] == 40
+    assert clone["ci_low"] <= clone["win_rate"] <= clone["ci_high"]
+    assert len(report["fit"]["history"]) == 2
+    assert (run_dir / "config.yaml").is_file()
+    table = imitate.format_report(report)
+    assert "clone" in table and "mixbot (teacher)" in table and "vs random" in table
+
+
+def test_a_clone_learns_its_teacher(tmp_path: Path) -> None:
+    """A few thousand decisions and a few epochs already agree with mixbot most of the time."""
+    result = imitate.main(
+        [
+            "--config",
+            str(TINY),
+            "--no-progress",
+            "--set",
+            f"runs_dir={tmp_path}",
+            "--set",
+            "samples=30000",
+            "--set",
+            "epochs=8",
+            "--set",
+            "batch_size=128",
+            "--set",
+            "net_arch=[64, 64]",
+        ]
+    )
+    assert result.report["accuracy"]["overall"] > 0.8, result.report["accuracy"]
+
+
+def test_a_second_run_needs_overwrite(
+    tiny_run: imitate.ImitationResult, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tiny_run.run_dir.parent}"]
+    before = tiny_run.policy.read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        imitate.main(argv)
+    assert stop.value.code == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert tiny_run.policy.read_bytes() == before
+
+
+def test_ppo_starts_from_the_clone(tiny_run: imitate.ImitationResult, tmp_path: Path) -> None:
+    """PPO's policy branch and action head receive the clone; its greedy actions agree."""
+    rules = load_rules("official", num_players=2)
+    config = load_config(
+        PPO_TINY, [f"runs_dir={tmp_path}", f"init_from={tiny_run.policy}", "total_steps=64"]
+    )
+    env = UnoVecEnv(config.num_envs, rules, opponents=resolve_opponents(["random"]), seed=0)
+    try:
+        model = algorithms.make_model(config, env)
+        value_before = [
+            p.detach().clone() for p in model.policy.mlp_extractor.value_net.parameters()
+        ]
+        initialise_from(model, tiny_run.policy, rules)
+        value_after = list(model.policy.mlp_extractor.value_net.parameters())
+    finally:
+        env.close()
+    for before, after in zip(value_before, value_after, strict=True):
+        assert (before == after).all(), "the value head starts fresh"
+    started = snapshot_policy(model, "ppo@0", "ppo", rules)
+    clone = load_policy(tiny_run.policy, rules=rules)
+    demos = generate_demonstrations(rules, {"card_ranking": 1.0}, 2000, seed=9, progress=False)
+    np.testing.assert_array_equal(
+        started.act(demos.observations, demos.masks), clone.act(demos.observations, demos.masks)
+    )
+
+
+def test_a_ppo_run_trains_from_the_clone(tiny_run: imitate.ImitationResult, tmp_path: Path) -> None:
+    from train import ppo
+
+    result = ppo.main(
+        [
+            "--config",
+            str(PPO_TINY),
+            "--no-progress",
+            "--set",
+            f"runs_dir={tmp_path}",
+            "--set",
+            f"init_from={tiny_run.policy}",
+            "--set",
+            "total_steps=1024",
+        ]
+    )
+    assert result.steps >= 1024
+    assert (tmp_path / "ppo_tiny" / "config.yaml").read_text().count(str(tiny_run.policy)) == 1
+
+
+def test_uno_lab_train_imitate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["train", "imitate", "--help"])
+    assert stop.value.code == 0
+    assert "--config" in capsys.readouterr().out
+    code = cli.main(
+        [
+            "train",
+            "imitate",
+            "--config",
+            str(TINY),
+            "--no-progress",
+            "--set",
+            f"runs_dir={tmp_path}",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "agreement with the teacher" in out and "init_from" in out
+    assert (tmp_path / "imitate_tiny" / "imitate_tiny.safetensors").is_file()
+
+
+@pytest.mark.parametrize("dueling", [False, True])
+def test_dqn_starts_from_a_relu_clone(tmp_path: Path, dueling: bool) -> None:
+    """A clone made with ``activation: relu`` and the DQN's net_arch fits its Q-network."""
+    rules = load_rules("official", num_players=2)
+    clone_run = imitate.main(
+        [
+            "--config",
+            str(TINY),
+            "--no-progress",
+            "--set",
+            f"runs_dir={tmp_path}",
+            "--set",
+            "activation=relu",
+            "--set",
+            "eval_games=2",
+        ]
+    )
+    overrides = [f"runs_dir={tmp_path}", f"init_from={clone_run.policy}", "total_steps=64"]
+    if dueling:
+        if not hasattr(load_config(DQN_TINY).dqn, "dueling"):
+            pytest.skip("this DQN has no dueling head")
+        overrides.append("dqn.dueling=true")
+    config = load_config(DQN_TINY, overrides)
+    env = UnoVecEnv(config.num_envs, rules, opponents=resolve_opponents(["random"]), seed=0)
+    try:
+        model = algorithms.make_model(config, env)
+        initialise_from(model, clone_run.policy, rules)
+    finally:
+        env.close()
+    started = snapshot_policy(model, "dqn@0", "dqn", rules)
+    clone = load_policy(clone_run.policy, rules=rules)
+    demos = generate_demonstrations(rules, {"card_ranking": 1.0}, 2000, seed=9, progress=False)
+    np.testing.assert_array_equal(
+        started.act(demos.observations, demos.masks), clone.act(demos.observations, demos.masks)
+    )

@@ -1,0 +1,222 @@
+"""The config of an imitation run (``python -m train.imitate``): a frozen dataclass with bounds.
+
+An imitation run clones one teacher, or a weighted mix of teachers, into a network of the
+PPO policy's architecture: it plays games of its own with the teachers, records their
+decisions and fits the network to them (:mod:`train.imitate`). Every key is validated when
+the YAML is loaded: an unknown key, an unknown teacher, a size out of range or a NaN weight
+raises :class:`~uno_env.ConfigError` naming the file, the key and the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from agents import BOT_NAMES
+from train.config import (
+    MAX_BATCH_SIZE,
+    MAX_EVAL_GAMES,
+    MAX_NAME_BYTES,
+    MAX_NUM_ENVS,
+    MAX_TORCH_THREADS,
+    MAX_WEIGHT,
+    _check_net_arch,
+    apply_overrides,
+)
+from uno_env.configuration import (
+    ConfigError,
+    check_float,
+    check_folder,
+    check_int,
+    check_seed,
+    from_mapping,
+    load_yaml_mapping,
+)
+from uno_env.observation import OBS_DIM
+from uno_env.rules import Rules, load_rules
+
+__all__ = [
+    "MAX_IMITATION_EPOCHS",
+    "MAX_SAMPLES",
+    "ImitateConfig",
+    "load_imitate_config",
+]
+
+MAX_SAMPLES = 4_000_000
+"""Most recorded decisions: each holds a float32 observation (OBS_DIM entries) in memory,
+so four million take about 6 GB; a few hundred thousand already clone a bot well."""
+
+MAX_IMITATION_EPOCHS = 100
+"""Most passes over the recorded decisions: more is a typo that never finishes."""
+
+AGENT_SUFFIX = ".safetensors"
+"""A teacher that is not a bot name is an exported agent (its ``.json`` beside it)."""
+
+
+def _check_mix(where: str, mix: Mapping[str, float], *, agents_allowed: bool) -> None:
+    """Bot names (or exported agents) with finite weights in [0, MAX_WEIGHT], one positive."""
+    if not mix:
+        raise ConfigError(f"{where}: name at least one bot with a weight, e.g. {{mixbot: 1.0}}")
+    for name, weight in mix.items():
+        is_agent = agents_allowed and Path(name).suffix == AGENT_SUFFIX
+        if name not in BOT_NAMES and not is_agent:
+            also = " or the path of an exported agent (.safetensors)" if agents_allowed else ""
+            raise ConfigError(
+                f"{where}: unknown bot {name!r}; give a bot name ({', '.join(BOT_NAMES)}){also}"
+            )
+        if is_agent and not Path(name).is_file():
+            raise ConfigError(f"{where}: the agent file {name!r} does not exist")
+        check_float(f"{where}.{name}", weight, 0.0, MAX_WEIGHT, why="weights are relative")
+    if sum(mix.values()) <= 0:
+        raise ConfigError(f"{where}: at least one weight must be positive, got {dict(mix)}")
+
+
+@dataclass(frozen=True)
+class ImitateConfig:
+    """One imitation run: who to clone, how much data, how to fit, how to report.
+
+    Attributes:
+        name: Run name; the clone and its report go to ``<runs_dir>/<name>/``.
+        rules: A rules preset name or a YAML path (see ``docs/rules.md``).
+        num_players: Seats per table.
+        teachers: Bot name (or exported agent ``.safetensors``) -> relative weight. Each
+            teacher seat of each game is held by one teacher drawn with these weights.
+        opponents: ``None`` (the default): every seat is a teacher seat. A mix of bots:
+            one seat per game (drawn at random) is a teacher seat, the others are held by
+            these bots, whose decisions are not recorded.
+        samples: Teacher decisions to record, training and validation together (1,000 to
+            :data:`MAX_SAMPLES`). Forced decisions (one legal action) are not counted:
+            there is nothing to learn from them.
+        validation: Share of the games held out for validation (0.01 to 0.5): their
+            decisions are never trained on.
+        games_per_batch: Games played side by side while recording (1 to 65,536).
+        epochs: Passes over the training decisions (1 to :data:`MAX_IMITATION_EPOCHS`).
+        batch_size: Decisions per gradient step (1 to 2**20).
+        learning_rate: Adam's learning rate, in (0, 1].
+        weight_decay: Adam's L2 penalty, in [0, 1].
+        label_smoothing: Share of the target spread over the other legal actions, in
+            [0, 0.5): keeps the clone's logits moderate, so PPO can still explore from it.
+        net_arch: Hidden layer widths: the ``ppo.net_arch`` of the run that starts from the
+            clone (``init_from``).
+        activation: ``tanh`` (MaskablePPO's policy network) or ``relu`` (the DQN Q-network).
+        eval_games: Hands of each strength measurement (1 to 1,000,000).
+        eval_bots: The bots the clone and its teachers are measured against (same deals).
+        seed: Seed of the games, the split, the initialisation and the minibatches.
+        torch_threads: Torch intra-op threads.
+        runs_dir: Where runs are written.
+    """
+
+    name: str
+    rules: str = "official"
+    num_players: int = 2
+    teachers: dict[str, float] = field(default_factory=lambda: {"mixbot": 1.0})
+    opponents: dict[str, float] | None = None
+    samples: int = 1_000_000
+    validation: float = 0.05
+    games_per_batch: int = 4096
+    epochs: int = 4
+    batch_size: int = 1024
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.0
+    label_smoothing: float = 0.0
+    net_arch: tuple[int, ...] = (256, 256)
+    activation: Literal["tanh", "relu"] = "tanh"
+    eval_games: int = 4000
+    eval_bots: tuple[str, ...] = ("random",)
+    seed: int = 0
+    torch_threads: int = 1
+    runs_dir: str = "runs"
+
+    def __post_init__(self) -> None:
+        if (
+            not self.name
+            or any(c in self.name for c in "/\\\0")
+            or self.name in (".", "..")
+            or len(self.name.encode()) > MAX_NAME_BYTES
+        ):
+            raise ConfigError(
+                f"name must be a plain folder name (no '/', '\\', '.' or '..', at most "
+                f"{MAX_NAME_BYTES} bytes), got {self.name!r}"
+            )
+        _check_mix("teachers", self.teachers, agents_allowed=True)
+        if self.opponents is not None:
+            _check_mix("opponents", self.opponents, agents_allowed=False)
+        check_int(
+            "samples",
+            self.samples,
+            1_000,
+            MAX_SAMPLES,
+            f"each holds {OBS_DIM} float32 features in memory",
+        )
+        check_float("validation", self.validation, 0.01, 0.5, why="a share of the games")
+        check_int("games_per_batch", self.games_per_batch, 1, MAX_NUM_ENVS)
+        check_int("epochs", self.epochs, 1, MAX_IMITATION_EPOCHS)
+        check_int("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
+        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
+        check_float("weight_decay", self.weight_decay, 0.0, 1.0)
+        check_float(
+            "label_smoothing", self.label_smoothing, 0.0, 0.5, high_open=True, why="a share"
+        )
+        _check_net_arch(self.net_arch)
+        check_int("eval_games", self.eval_games, 1, MAX_EVAL_GAMES)
+        if not self.eval_bots:
+            raise ConfigError("eval_bots: name at least one bot, e.g. [random]")
+        unknown = sorted(set(self.eval_bots) - set(BOT_NAMES))
+        if unknown:
+            raise ConfigError(f"eval_bots: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}")
+        check_seed("seed", self.seed)
+        check_int("torch_threads", self.torch_threads, 1, MAX_TORCH_THREADS)
+        check_folder("runs_dir", self.runs_dir)
+        self.build_rules()  # validates rules and num_players together
+
+    def build_rules(self) -> Rules:
+        """The rules of this run (preset or YAML, with ``num_players``)."""
+        return load_rules(self.rules, num_players=self.num_players)
+
+    @property
+    def run_dir(self) -> Path:
+        """``<runs_dir>/<name>``."""
+        return Path(self.runs_dir) / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data (for YAML and the report)."""
+        data = dataclasses.asdict(self)
+        data["net_arch"] = list(self.net_arch)
+        data["eval_bots"] = list(self.eval_bots)
+        return data
+
+    def to_yaml(self) -> str:
+        """The config as YAML."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def load_imitate_config(
+    path: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    base: Mapping[str, Any] | None = None,
+) -> ImitateConfig:
+    """Load and validate an imitation config from YAML, with ``key=value`` overrides.
+
+    Args:
+        path: A YAML file, or ``None`` to start from ``base``.
+        overrides: ``key=value`` strings (``--set``; values parsed as YAML).
+        base: A mapping to start from when there is no file.
+
+    Raises:
+        ConfigError: one line naming the file, the key and the bad value (or the YAML
+            problem and its line), or the bound it breaks.
+    """
+    data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
+    where = str(path) if path is not None else "config"
+    data = apply_overrides(data, overrides)
+    if "name" not in data:
+        raise ConfigError(
+            f"{where}: name is missing; give the run a name (its clone is written to "
+            "<runs_dir>/<name>/<name>.safetensors)"
+        )
+    return from_mapping(ImitateConfig, data, where=where)

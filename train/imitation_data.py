@@ -1,0 +1,249 @@
+"""Teacher demonstrations for imitation: (observation, legal mask, teacher action) triples.
+
+:func:`generate_demonstrations` plays thousands of games side by side through the batched
+core and the lab's one decision round (:func:`uno_env.play.choose_actions`: every policy is
+called once per step on all the games where it acts) and records, at each decision of a
+teacher seat, the observation that seat sees (the same :func:`uno_env.observation.encode`
+the learner envs give PPO), the legal-action mask and the teacher's action.
+
+Forced decisions (a single legal action) are not recorded: there is nothing to learn from
+them and they would inflate the accuracy. Each decision also keeps its phase and the
+teacher's action, from which :func:`decision_kinds` sorts it into the kinds the report
+gives an accuracy for, and its game's number, so that validation holds out whole games.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from tqdm.auto import tqdm
+
+from agents.resolve import policy_factory
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
+from uno_env.observation import OBS_DIM, encode
+from uno_env.play import choose_actions
+from uno_env.policy import Policy, PolicyFactory
+from uno_env.rng import derive_keys
+from uno_env.rules import Rules
+
+__all__ = [
+    "DECISION_KINDS",
+    "Demonstrations",
+    "decision_kinds",
+    "generate_demonstrations",
+]
+
+DECISION_KINDS: tuple[str, ...] = (
+    "play",
+    "draw",
+    "after_draw",
+    "wild_colour",
+    "challenge",
+    "uno",
+    "other",
+)
+"""The kinds of decision the report scores separately (see :func:`decision_kinds`)."""
+
+_COMPACT_BELOW = 0.9
+"""Drop finished games from the batch when fewer than this share are live (as the play
+loop does: a copy of the state costs far less than stepping dead rows)."""
+
+
+@dataclass(frozen=True)
+class Demonstrations:
+    """Recorded teacher decisions, one row each.
+
+    Attributes:
+        observations: What the teacher's seat saw, (N, OBS_DIM) float32.
+        masks: The legal actions, (N, NUM_ACTIONS) bool.
+        actions: The teacher's action, (N,) int64.
+        phases: The decision's phase (``uno_env.core.PHASE_NAMES``), (N,) int8.
+        teachers: Index into ``teacher_names`` of the teacher that decided, (N,) int16.
+        games: Number of the game the decision belongs to, (N,) int64.
+        teacher_names: The teachers, in the order of ``teachers``' indices.
+        num_games: Games played (the last batch may stop before its games end).
+        forced: Forced teacher decisions (one legal action) seen and skipped.
+        seconds: Wall time of the generation.
+    """
+
+    observations: npt.NDArray[np.float32]
+    masks: npt.NDArray[np.bool_]
+    actions: npt.NDArray[np.int64]
+    phases: npt.NDArray[np.int8]
+    teachers: npt.NDArray[np.int16]
+    games: npt.NDArray[np.int64]
+    teacher_names: tuple[str, ...]
+    num_games: int
+    forced: int
+    seconds: float
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+
+def decision_kinds(
+    phases: npt.NDArray[np.integer], actions: npt.NDArray[np.integer]
+) -> npt.NDArray[np.int8]:
+    """The kind of each decision, an index into :data:`DECISION_KINDS`.
+
+    By the teacher's action and the phase: ``uno`` declaring UNO or catching a seat that
+    did not; ``challenge`` challenging or accepting a Wild Draw Four; ``after_draw``
+    playing the card just drawn or keeping it; ``draw`` drawing in a normal turn; ``play``
+    playing a card in a normal turn (a wild's colour is scored apart, as ``wild_colour``,
+    by :func:`agreement`); ``wild_colour`` naming the colour of a Wild starter; ``other``
+    the decisions of house rules (stacking, jump-in, seven-zero swaps).
+    """
+    kind = np.full(actions.shape, DECISION_KINDS.index("other"), dtype=np.int8)
+    normal_turn = phases == PLAY
+    kind[normal_turn & (actions < C.NUM_PLAY_ACTIONS)] = DECISION_KINDS.index("play")
+    kind[normal_turn & (actions == C.DRAW)] = DECISION_KINDS.index("draw")
+    kind[phases == AFTER_DRAW] = DECISION_KINDS.index("after_draw")
+    kind[phases == CHOOSE_COLOUR] = DECISION_KINDS.index("wild_colour")
+    kind[phases == CHALLENGE_PHASE] = DECISION_KINDS.index("challenge")
+    kind[(actions == C.UNO) | (actions == C.CATCH)] = DECISION_KINDS.index("uno")
+    return kind
+
+
+def _draw(
+    rng: np.random.Generator, weights: npt.NDArray[np.float64], size: int | tuple[int, int]
+) -> npt.NDArray[np.int64]:
+    """Indices drawn with probabilities proportional to ``weights``."""
+    drawn: npt.NDArray[np.int64] = rng.choice(weights.size, size=size, p=weights / weights.sum())
+    return drawn
+
+
+def generate_demonstrations(
+    rules: Rules,
+    teachers: Mapping[str, float],
+    num_samples: int,
+    *,
+    opponents: Mapping[str, float] | None = None,
+    seed: int = 0,
+    games_per_batch: int = 4096,
+    progress: bool = True,
+) -> Demonstrations:
+    """Play games with the teachers and record ``num_samples`` of their decisions.
+
+    Args:
+        rules: The rules of every game.
+        teachers: Bot name (or exported agent path) -> relative weight. Each teacher seat
+            of each game is held by one teacher drawn with these weights.
+        num_samples: Decisions to record (forced ones are skipped, not counted).
+        opponents: ``None``: every seat is a teacher seat. Otherwise bot name -> weight:
+            one seat per game, drawn at random, is the teacher's and the others are held
+            by these bots (their decisions are not recorded).
+        seed: Seed of the deals, the seating and the bots' own random choices.
+        games_per_batch: Games played side by side.
+        progress: Show a progress bar (hidden anyway when not a terminal).
+
+    Returns:
+        The recorded decisions.
+
+    Raises:
+        ValueError: for an unknown bot, an agent file that cannot be loaded or was trained
+            under other rules, or a teacher that chooses an illegal action
+            (:class:`uno_env.play.PolicyError`).
+    """
+    if num_samples < 1 or games_per_batch < 1:
+        raise ValueError(
+            f"num_samples and games_per_batch must be >= 1, got {num_samples}, {games_per_batch}"
+        )
+    start = time.perf_counter()
+    teacher_names = tuple(teachers)
+    factories: list[PolicyFactory] = [policy_factory(name, rules) for name in teacher_names]
+    teacher_weights = np.array([teachers[name] for name in teacher_names], dtype=np.float64)
+    opponent_names = tuple(opponents or {})
+    factories += [policy_factory(name, rules) for name in opponent_names]
+    opponent_weights = np.array(
+        [(opponents or {})[name] for name in opponent_names], dtype=np.float64
+    )
+    n_teachers, n_players = len(teacher_names), rules.num_players
+    rng = np.random.default_rng(seed)
+
+    out_obs = np.empty((num_samples, OBS_DIM), dtype=np.float32)
+    out_masks = np.empty((num_samples, C.NUM_ACTIONS), dtype=bool)
+    out_actions = np.empty(num_samples, dtype=np.int64)
+    out_phases = np.empty(num_samples, dtype=np.int8)
+    out_teachers = np.empty(num_samples, dtype=np.int16)
+    out_games = np.empty(num_samples, dtype=np.int64)
+    filled, games_started, forced = 0, 0, 0
+
+    with tqdm(
+        total=num_samples,
+        desc=f"recording {'+'.join(teacher_names)}",
+        unit="decision",
+        unit_scale=True,
+        disable=None if progress else True,
+    ) as bar:
+        while filled < num_samples:
+            n_games = games_per_batch
+            keys = derive_keys(rng, n_games)
+            seeds = rng.integers(0, 2**63 - 1, size=len(factories))
+            policies: list[Policy | None] = [
+                factory(int(s)) for factory, s in zip(factories, seeds, strict=True)
+            ]
+            for policy in policies:
+                assert policy is not None
+                policy.reset()
+            if opponents is None:
+                lineup = _draw(rng, teacher_weights, (n_games, n_players))
+                is_teacher = np.ones((n_games, n_players), dtype=bool)
+            else:
+                lineup = n_teachers + _draw(rng, opponent_weights, (n_games, n_players))
+                seat = rng.integers(0, n_players, size=n_games)
+                rows = np.arange(n_games)
+                lineup[rows, seat] = _draw(rng, teacher_weights, n_games)
+                is_teacher = np.zeros((n_games, n_players), dtype=bool)
+                is_teacher[rows, seat] = True
+            lineup = lineup.astype(np.int64)
+            ids = np.arange(games_started, games_started + n_games, dtype=np.int64)
+            games_started += n_games
+            state = core.init(rules, keys=keys)
+            live = state.live
+            while live.any() and filled < num_samples:
+                masks = core.legal_action_mask(rules, state)
+                rows = np.arange(state.batch_size)
+                current = state.current.astype(np.int64)
+                acting = np.where(live, lineup[rows, current], -1)
+                choices = masks.sum(axis=1)
+                teacher_turn = live & is_teacher[rows, current]
+                forced += int(np.count_nonzero(teacher_turn & (choices == 1)))
+                actions, _ = choose_actions(
+                    rules, state, policies, acting, masks=masks, game_ids=ids
+                )
+                record = np.flatnonzero(teacher_turn & (choices > 1))[: num_samples - filled]
+                if record.size:
+                    seen = state if record.size == state.batch_size else state.select(record)
+                    into = slice(filled, filled + record.size)
+                    out_obs[into] = encode(rules, seen)
+                    out_masks[into] = masks[record]
+                    out_actions[into] = actions[record]
+                    out_phases[into] = state.phase[record]
+                    out_teachers[into] = lineup[record, current[record]]
+                    out_games[into] = ids[record]
+                    filled += record.size
+                    bar.update(record.size)
+                state = core.step(rules, state, actions, in_place=True)
+                live = state.live
+                if np.count_nonzero(live) < state.batch_size * _COMPACT_BELOW:
+                    keep = np.flatnonzero(live)
+                    state, live, ids = state.select(keep), live[keep], ids[keep]
+                    lineup, is_teacher = lineup[keep], is_teacher[keep]
+    return Demonstrations(
+        observations=out_obs,
+        masks=out_masks,
+        actions=out_actions,
+        phases=out_phases,
+        teachers=out_teachers,
+        games=out_games,
+        teacher_names=teacher_names,
+        num_games=games_started,
+        forced=forced,
+        seconds=time.perf_counter() - start,
+    )
