@@ -410,12 +410,21 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
                 f"init_from: {path} is not a readable exported policy ({err}); export it "
                 "again with python -m train.export"
             ) from err
+        _, activation = algorithms.policy_layers(model)
+        if policy.meta.activation != activation:
+            raise ValueError(
+                f"init_from: {path} uses {policy.meta.activation} activations, this run's "
+                f"network {activation} (an imitation clone for DQN needs activation: relu)"
+            )
         layers = [
             (m.weight.detach(), m.bias.detach())
             for m in policy.net.layers
             if isinstance(m, torch.nn.Linear)
         ]
-        load_policy_layers(model, layers)
+        try:
+            load_policy_layers(model, layers)
+        except ValueError as err:
+            raise ValueError(f"init_from: {path}: {err}") from None
         return
     if not zipfile.is_zipfile(path):
         raise ValueError(

@@ -264,3 +264,19 @@ def test_dqn_starts_from_a_relu_clone(tmp_path: Path, dueling: bool) -> None:
     np.testing.assert_array_equal(
         started.act(demos.observations, demos.masks), clone.act(demos.observations, demos.masks)
     )
+
+
+def test_a_tanh_clone_is_refused_by_a_relu_dqn(
+    tiny_run: imitate.ImitationResult, tmp_path: Path
+) -> None:
+    """The activations must match too, not only the shapes: the error names both and the file."""
+    rules = load_rules("official", num_players=2)
+    config = load_config(DQN_TINY, [f"runs_dir={tmp_path}", "total_steps=64"])
+    env = UnoVecEnv(config.num_envs, rules, opponents=resolve_opponents(["random"]), seed=0)
+    try:
+        model = algorithms.make_model(config, env)
+        with pytest.raises(ValueError, match=r"tanh activations.*relu") as info:
+            initialise_from(model, tiny_run.policy, rules)
+    finally:
+        env.close()
+    assert str(tiny_run.policy) in str(info.value)
