@@ -42,7 +42,7 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
         if args.help:
             args.subparser.print_help()
             args.subparser.exit()
-        args.subparser.error("choose an algorithm: uno-lab train ppo (or dqn) --config FILE")
+        args.subparser.error("choose an algorithm: uno-lab train ppo|dqn|imitate --config FILE")
     argv = [*rest, "--help"] if args.help else rest
     if args.algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
         from train import imitate
