@@ -16,6 +16,13 @@ Observations. A policy with the class attribute ``uses_observations = False`` ge
 shape (rows, 0); when no policy of a round reads observations they are not encoded at all
 (encoding is about 40% of the time of a game between fast bots).
 
+Search agents. A policy with the class attribute ``needs_state = True`` (such as
+``agents.search.PimcAgent``) is called as ``act_from_state(rules, games, seats, masks)``
+instead of ``act``: ``games`` holds the rows where it acts (read-only: the table's own
+state when it acts in every row) and ``seats`` their acting seats. Such a policy must read
+only what the acting seat knows, by determinizing first (:func:`uno_env.core.determinize`).
+Errors are handled as for ``act``.
+
 Errors (``on_error``). A policy that raises, returns the wrong shape or a non-integer array,
 or chooses an out-of-range or illegal action is either
 
@@ -155,8 +162,33 @@ def _illegal_reason(action: int, mask: npt.NDArray[np.bool_]) -> str:
     )
 
 
+def _call_policy(
+    policy: Policy,
+    observations: npt.NDArray[np.float32],
+    masks: npt.NDArray[np.bool_],
+    table: tuple[Rules, UnoState] | None,
+) -> npt.NDArray[np.generic]:
+    """The policy's actions: ``act``, or ``act_from_state`` for a policy that needs the state.
+
+    ``table`` is the rules and the rows' games, given for policies with ``needs_state``.
+    """
+    if table is None:
+        return np.asarray(policy.act(observations, masks))
+    rules, games = table
+    act_from_state = policy.act_from_state  # type: ignore[attr-defined]
+    return np.asarray(act_from_state(rules, games, games.current.astype(np.int64), masks))
+
+
+def _needs_state(policy: Policy) -> bool:
+    """Whether the policy searches from the state (see the module docstring)."""
+    return bool(getattr(policy, "needs_state", False))
+
+
 def _call_isolating(
-    policy: Policy, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    policy: Policy,
+    observations: npt.NDArray[np.float32],
+    masks: npt.NDArray[np.bool_],
+    table: tuple[Rules, UnoState] | None = None,
 ) -> tuple[npt.NDArray[np.int64], dict[int, str]]:
     """Call a policy; return its actions and the rows whose call fails, with the reason.
 
@@ -164,7 +196,7 @@ def _call_isolating(
     """
     n_rows = masks.shape[0]
     try:
-        chosen = np.asarray(policy.act(observations, masks))
+        chosen = _call_policy(policy, observations, masks, table)
         problem = _malformed(chosen, n_rows)
         if problem is not None:
             raise TypeError(problem)
@@ -172,8 +204,14 @@ def _call_isolating(
         if n_rows == 1:
             return np.zeros(1, dtype=np.int64), {0: f"{type(err).__name__}: {err}"}
         half = n_rows // 2
-        first, bad_first = _call_isolating(policy, observations[:half], masks[:half])
-        second, bad_second = _call_isolating(policy, observations[half:], masks[half:])
+        first_table = second_table = None
+        if table is not None:
+            first_table = (table[0], table[1].select(np.arange(half)))
+            second_table = (table[0], table[1].select(np.arange(half, n_rows)))
+        first, bad_first = _call_isolating(policy, observations[:half], masks[:half], first_table)
+        second, bad_second = _call_isolating(
+            policy, observations[half:], masks[half:], second_table
+        )
         bad = {**bad_first, **{half + r: why for r, why in bad_second.items()}}
         return np.concatenate([first, second]), bad
     return chosen.astype(np.int64, copy=False), {}
@@ -227,19 +265,22 @@ def choose_actions(
         else:
             seen = np.empty((rows.size, 0), dtype=np.float32)  # declared unused
         row_masks = masks if rows.size == state.batch_size else masks[rows]
+        table = None
+        if _needs_state(policy):
+            table = (rules, state if rows.size == state.batch_size else state.select(rows))
         if on_error == "forfeit":
-            chosen, bad = _call_isolating(policy, seen, row_masks)
+            chosen, bad = _call_isolating(policy, seen, row_masks, table)
         else:
             try:
-                chosen = np.asarray(policy.act(seen, row_masks))
+                returned = _call_policy(policy, seen, row_masks, table)
             except Exception as err:  # the policy's own bug: name it, keep the cause chained
                 raise PolicyError(
                     f"policy {policy_name(policy)!r} raised {type(err).__name__}: {err}"
                 ) from err
-            problem = _malformed(chosen, rows.size)
+            problem = _malformed(returned, rows.size)
             if problem is not None:
                 raise PolicyError(f"policy {policy_name(policy)!r}: {problem}")
-            chosen, bad = chosen.astype(np.int64, copy=False), {}
+            chosen, bad = returned.astype(np.int64, copy=False), {}
         in_range = (chosen >= 0) & (chosen < C.NUM_ACTIONS)
         legal = in_range & row_masks[np.arange(rows.size), np.where(in_range, chosen, 0)]
         legal[list(bad)] = True  # already forfeited, with their own reason

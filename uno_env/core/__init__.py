@@ -20,12 +20,14 @@ Draw Four through them.
 Functions:
     init: deal a batch of new matches.
     legal_action_mask: the (B, 80) boolean mask of legal actions.
+    determinize: sample the games one seat cannot tell apart (for search).
     step: apply one action per game; an illegal action raises :class:`IllegalActionError`.
     next_hand: deal the next hand of each match, the deal passing to the left.
     reset_games: replace some games of a batch with fresh matches (for autoreset).
     hand_rewards, place_rewards, winner_rewards: rewards of finished hands.
 """
 
+from uno_env.core.determinize import determinize
 from uno_env.core.mask import legal_action_mask
 from uno_env.core.scoring import (
     card_totals,
@@ -65,6 +67,7 @@ __all__ = [
     "IllegalActionError",
     "UnoState",
     "card_totals",
+    "determinize",
     "hand_rewards",
     "init",
     "legal_action_mask",

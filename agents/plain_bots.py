@@ -1,0 +1,26 @@
+"""The bots that act on observations, by name (the table :mod:`agents.registry` extends).
+
+Kept apart from the registry so that the search agent (:mod:`agents.search`), which the
+registry lists too, can build its rollout bots by name without an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agents.greedy import GreedyPointsBot
+from agents.mixbot import MixBot
+from agents.ranking import CardRankingBot
+from uno_env.policy import Policy, RandomActionBot, RandomAnyBot, RandomBot, Seed
+
+__all__ = ["PLAIN_BOTS"]
+
+PLAIN_BOTS: dict[str, Callable[[Seed], Policy]] = {
+    RandomBot.name: RandomBot,
+    RandomActionBot.name: RandomActionBot,
+    RandomAnyBot.name: RandomAnyBot,
+    GreedyPointsBot.name: GreedyPointsBot,
+    CardRankingBot.name: CardRankingBot,
+    MixBot.name: MixBot,
+}
+"""Bot name -> builder from a seed, in the order of :data:`agents.BOT_NAMES`."""

@@ -1,0 +1,207 @@
+"""Rollouts for search: play batches of games to the end of the hand.
+
+Two ways to play the rest of a hand, both over one batch of core states:
+
+* :data:`FAST_ROLLOUT` (``"fast"``): a cheap heuristic compiled together with the core's
+  rules, acting on the state arrays directly (no observation is encoded, no Python runs
+  per step): one compiled call plays every game of the batch to its end. It declares UNO and
+  catches whenever it may, plays a coloured card before a wild (the coloured card whose
+  colour it holds most, then the one worth most points), names the colour it holds most,
+  plays a card it has just drawn, draws only when nothing plays, challenges a Wild Draw
+  Four when its player still holds 4 cards or more, and otherwise takes the first legal
+  action. It is deterministic.
+* any :class:`~uno_env.policy.Policy` (a bot, a learned agent): stepped through
+  :func:`uno_env.play.choose_actions` and :func:`uno_env.core.step`, round by round, with
+  finished games dropped from the batch.
+
+:func:`rollout_values` returns each game's reward for a seat at the end of its hand
+(:func:`uno_env.core.hand_rewards`: +1 for a win, -1/(N-1) for a loss, 0 when truncated).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core.mask import fill_mask
+from uno_env.core.params import (
+    RuleParams,
+    Scratch,
+    StateArrays,
+    arrays_of,
+    rule_params,
+    scratch,
+)
+from uno_env.core.state import (
+    AFTER_DRAW,
+    CHALLENGE_PHASE,
+    NO_SEAT,
+    OVER,
+    UnoState,
+)
+from uno_env.core.step import _apply_one
+from uno_env.jit import Kernel, jit
+from uno_env.play import choose_actions
+from uno_env.policy import Policy
+from uno_env.rules import Rules
+
+__all__ = ["FAST_ROLLOUT", "play_out", "rollout_values"]
+
+FAST_ROLLOUT = "fast"
+"""Name of the compiled rollout policy (the default of the search agent)."""
+
+_CHALLENGE_MIN_CARDS = 4
+"""Challenge a Wild Draw Four when its player holds at least this many cards (as the bots)."""
+_COMPACT_BELOW = 0.7
+"""Python rollouts drop finished games when fewer than this share are live."""
+
+
+def play_out(rules: Rules, state: UnoState, policy: Policy | str = FAST_ROLLOUT) -> UnoState:
+    """Play every game of ``state`` to the end of its hand, in place; return it.
+
+    Args:
+        rules: The rules of the batch.
+        state: The games (changed in place: the caller owns them, e.g. fresh
+            determinizations).
+        policy: :data:`FAST_ROLLOUT`, or a policy that plays every seat.
+
+    Returns:
+        ``state`` itself (every game in phase ``over``), or a new state over new arrays
+        for a Python policy (the batch is compacted as games end).
+    """
+    if isinstance(policy, str):
+        if policy != FAST_ROLLOUT:
+            raise ValueError(f"unknown compiled rollout {policy!r}; the one there is is 'fast'")
+        mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)
+        _PLAY_OUT(rule_params(rules), arrays_of(state), scratch(), mask)
+        object.__setattr__(state, "_mask_cache", None)
+        return state
+    return _play_out_python(rules, state, policy)
+
+
+def _play_out_python(rules: Rules, state: UnoState, policy: Policy) -> UnoState:
+    rows = np.arange(state.batch_size)
+    live = state.live
+    final = state
+    sub = state
+    while live.any():
+        acting = np.where(live, 0, -1).astype(np.int64)
+        actions, _ = choose_actions(rules, sub, [policy], acting)
+        sub = core.step(rules, sub, actions, in_place=True)
+        live = sub.live
+        if live.sum() < _COMPACT_BELOW * sub.batch_size:
+            done = np.flatnonzero(~live)
+            _write_rows(final, sub, done, rows[done])
+            keep = np.flatnonzero(live)
+            sub, rows, live = sub.select(keep), rows[keep], live[keep]
+    _write_rows(final, sub, np.arange(sub.batch_size), rows)
+    object.__setattr__(final, "_mask_cache", None)
+    return final
+
+
+def _write_rows(
+    target: UnoState, source: UnoState, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64]
+) -> None:
+    if source is target or src.size == 0:
+        return
+    for name, arr in source.array_fields().items():
+        getattr(target, name)[dst] = arr[src]
+
+
+def rollout_values(
+    rules: Rules,
+    state: UnoState,
+    seats: npt.NDArray[np.int64],
+    policy: Policy | str = FAST_ROLLOUT,
+) -> npt.NDArray[np.float64]:
+    """Play the games out (in place) and return each one's reward for its seat, (B,).
+
+    Args:
+        rules: The rules of the batch.
+        state: The games, owned by the caller (changed in place).
+        seats: The seat whose reward each game returns, (B,).
+        policy: :data:`FAST_ROLLOUT` or a policy playing every seat.
+    """
+    final = play_out(rules, state, policy)
+    rewards = core.hand_rewards(rules, final)
+    return rewards[np.arange(final.batch_size), seats].astype(np.float64)
+
+
+@jit
+def _play_out_all(r: RuleParams, s: StateArrays, w: Scratch, mask: np.ndarray) -> None:
+    """Play every game to the end of its hand with the fast heuristic."""
+    for g in range(s.key.shape[0]):
+        while s.phase[g] != OVER:
+            fill_mask(r, s, g, mask)
+            _apply_one(r, s, w, g, _fast_action(r, s, g, mask))
+
+
+@jit
+def _most_held_colour(s: StateArrays, g: int, seat: int) -> int:
+    """The colour of which ``seat`` holds most cards (ties: R, Y, G, B)."""
+    best, best_count = 0, -1
+    for c in range(C.NUM_COLOURS):
+        count = 0
+        for face in range(c * C.NUM_RANKS, (c + 1) * C.NUM_RANKS):
+            count += s.hands[g, seat, face]
+        if count > best_count:
+            best, best_count = c, count
+    return best
+
+
+@jit
+def _wild_action(mask: np.ndarray, first: int, colour: int) -> int:
+    """The wild's action naming ``colour`` if legal, else its first legal colour."""
+    if mask[first + colour]:
+        return first + colour
+    for c in range(C.NUM_COLOURS):
+        if mask[first + c]:
+            return first + c
+    return -1
+
+
+@jit
+def _fast_action(r: RuleParams, s: StateArrays, g: int, mask: np.ndarray) -> int:
+    """The fast heuristic's action in game ``g`` (see the module docstring)."""
+    if mask[C.CATCH]:
+        return C.CATCH
+    if mask[C.UNO]:
+        return C.UNO
+    seat = int(s.current[g])
+    phase = s.phase[g]
+    if phase == CHALLENGE_PHASE:
+        bluffer = int(s.wd4_seat[g])
+        if bluffer != NO_SEAT and s.hand_size[g, bluffer] >= _CHALLENGE_MIN_CARDS:
+            return C.CHALLENGE
+        return C.ACCEPT
+    colour = _most_held_colour(s, g, seat)
+    # A coloured card: the one of the colour held most, then the one worth most.
+    best, best_key = -1, -1
+    for face in range(C.NUM_COLOURED_FACES):
+        if mask[face]:
+            c = face // C.NUM_RANKS
+            held = 0
+            for f in range(c * C.NUM_RANKS, (c + 1) * C.NUM_RANKS):
+                held += s.hands[g, seat, f]
+            key = held * 64 + int(C.FACE_POINTS[face])
+            if key > best_key:
+                best, best_key = face, key
+    if best >= 0:
+        return best
+    for first in (C.PLAY_WILD, C.PLAY_WILD_DRAW_FOUR):
+        act = _wild_action(mask, first, colour)
+        if act >= 0:
+            return act
+    if phase == AFTER_DRAW and mask[C.KEEP]:
+        return C.KEEP
+    if mask[C.NAME_COLOUR + colour]:
+        return C.NAME_COLOUR + colour
+    for act in range(C.NUM_ACTIONS):
+        if mask[act]:
+            return act
+    return 0
+
+
+_PLAY_OUT = Kernel(_play_out_all)

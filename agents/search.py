@@ -1,0 +1,290 @@
+"""``pimc``: flat Monte Carlo search over determinizations (perfect-information Monte Carlo).
+
+For each decision the agent samples K games consistent with what the acting seat knows
+(:func:`uno_env.core.determinize`: its own hand, the public piles and counts; everything
+hidden is re-dealt), applies every candidate action to each of them and plays each game to
+the end of the hand with a rollout policy. The action with the best mean reward is chosen.
+
+* **One batch.** All rollouts of a decision (candidates x K), and of every table the agent
+  is asked about at once, are one core batch, played out by one compiled call with the
+  default rollout policy (:data:`agents.rollout.FAST_ROLLOUT`), or round by round with any
+  bot or learned policy.
+* **Common random numbers.** Every candidate is tried on the same K determinizations with
+  the same random keys, so the differences between candidates are not drowned in the
+  differences between deals.
+* **Budget.** ``rollouts`` per candidate action, or ``time_ms`` per decision (rounds of
+  ``rollouts`` determinizations until the time is spent; the decision then depends on the
+  machine's speed, so use ``rollouts`` alone for reproducible play).
+* **Pruning.** Declaring UNO and catching are taken at once (as by every bot), and by default
+  a voluntary draw is not considered when a card plays (noisy estimates otherwise pick it).
+* **No hidden information.** The agent acts on the state only through
+  :func:`~uno_env.core.determinize`, which replaces everything the seat cannot see before
+  anything else reads the state: two states of one information set give the same decision
+  for the same seed.
+
+It needs the state, which the :class:`~uno_env.policy.Policy` protocol's observations do not
+carry: it sets ``needs_state = True`` and :func:`uno_env.play.choose_actions` (the play loop
+of evaluations, tournaments and the envs' opponent seats) calls
+:meth:`PimcAgent.act_from_state` instead of ``act``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.plain_bots import PLAIN_BOTS
+from agents.rollout import FAST_ROLLOUT, rollout_values
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import UnoState
+from uno_env.policy import Policy, Seed
+from uno_env.rules import Rules
+
+__all__ = ["MAX_ROLLOUTS", "MAX_ROWS", "PimcAgent", "resolve_rollout"]
+
+MAX_ROLLOUTS = 1 << 16
+"""The largest ``rollouts`` per action accepted."""
+MAX_ROWS = 1 << 16
+"""Rollouts played in one core batch at most (tables are searched in chunks under it)."""
+
+
+class PimcAgent:
+    """Flat Monte Carlo search over determinizations (see the module docstring).
+
+    Args:
+        seed: Seed of the determinizations' keys (the same seed, the same decisions).
+        rollouts: Determinizations (rollouts per candidate action) of a decision, >= 1;
+            under ``time_ms``, per round.
+        time_ms: A time budget per decision in milliseconds (> 0), or ``None``.
+        rollout_policy: ``"fast"`` (compiled with the core, the default), a bot name or the
+            path of an exported agent (:func:`resolve_rollout`).
+        rules: The rules the agent will play, when known: a learned rollout policy is then
+            checked against them at once (otherwise at the first decision).
+        prune_draws: Do not consider a voluntary draw when a card plays.
+
+    Raises:
+        ValueError: for a budget <= 0 (naming it), an unknown rollout policy, or a learned
+            rollout policy trained under other rules or another table size.
+    """
+
+    name = "pimc"
+    needs_state = True
+    """:func:`uno_env.play.choose_actions` calls :meth:`act_from_state` with the state."""
+    uses_observations = False
+    """The state is all it reads: batched players need not encode observations for it."""
+
+    def __init__(
+        self,
+        seed: Seed = None,
+        rollouts: int = 64,
+        time_ms: float | None = None,
+        rollout_policy: str | Path = FAST_ROLLOUT,
+        rules: Rules | None = None,
+        prune_draws: bool = True,
+    ) -> None:
+        if isinstance(rollouts, bool) or not isinstance(rollouts, (int, np.integer)):
+            raise ValueError(f"pimc: rollouts must be an integer >= 1, got {rollouts!r}")
+        if not 1 <= rollouts <= MAX_ROLLOUTS:
+            raise ValueError(f"pimc: rollouts must be in 1..{MAX_ROLLOUTS}, got {rollouts}")
+        if time_ms is not None and (
+            isinstance(time_ms, bool)
+            or not isinstance(time_ms, (int, float, np.integer, np.floating))
+            or not np.isfinite(time_ms)
+            or time_ms <= 0
+        ):
+            raise ValueError(f"pimc: time_ms must be a number > 0 (milliseconds), got {time_ms!r}")
+        self.rollouts = int(rollouts)
+        self.time_ms = None if time_ms is None else float(time_ms)
+        self.prune_draws = bool(prune_draws)
+        self.rng = np.random.default_rng(seed)
+        self.rollout_spec = str(rollout_policy)
+        self._rollout: Policy | str | None = None
+        self._rollout_rules: Rules | None = None
+        # A bad spec is named now, not at the first decision (checked against the rules
+        # there when they are not known yet).
+        resolve_rollout(self.rollout_spec, rules, seed=0)
+        if rules is not None:
+            self._rollout_for(rules)
+        self.decisions = 0
+        """Decisions searched so far (forced ones excluded)."""
+        self.rollouts_played = 0
+        """Rollouts played so far."""
+
+    # ------------------------------------------------------------------------------------
+    # The Policy protocol
+    # ------------------------------------------------------------------------------------
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Not available: the agent needs the state (see :meth:`act_from_state`).
+
+        Raises:
+            TypeError: always, naming the way to play it.
+        """
+        raise TypeError(
+            "pimc searches from the game state, which observations do not carry: play it "
+            "through uno_env.play (play_tables, choose_actions), which passes the state to "
+            "policies with needs_state = True, or call act_from_state(rules, state, seats)"
+        )
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless between decisions: nothing to forget."""
+        del games
+
+    # ------------------------------------------------------------------------------------
+    # Search
+    # ------------------------------------------------------------------------------------
+
+    def act_from_state(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Choose one action per game by searching from the seat's information set.
+
+        Args:
+            rules: The rules of the games.
+            state: B live games; only what ``seats`` may know is used (everything else is
+                re-dealt by :func:`uno_env.core.determinize` before the search reads it).
+            seats: The acting seat of each game, (B,) (it must be the seat to act).
+            masks: The legal-action masks, when the caller has them.
+
+        Returns:
+            One legal action per game, (B,) int64.
+
+        Raises:
+            ValueError: for a finished game, a seat outside the table or not to act, or a
+                learned rollout policy of other rules.
+        """
+        seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
+        if masks is None:
+            masks = core.legal_action_mask(rules, state)
+        not_acting = np.flatnonzero(seat_arr != state.current)
+        if not_acting.size:
+            g = int(not_acting[0])
+            raise ValueError(
+                f"game {g}: seat {int(seat_arr[g])} is not the seat to act "
+                f"(seat {int(state.current[g])} is)"
+            )
+        rollout = self._rollout_for(rules)
+        candidates = [self._candidates(masks[g]) for g in range(state.batch_size)]
+        actions = np.array([c[0] if c.size else 0 for c in candidates], dtype=np.int64)
+        searched = [g for g, c in enumerate(candidates) if c.size > 1]
+        if not searched:
+            return actions
+        per_table = max(len(candidates[g]) for g in searched) * self.rollouts
+        chunk = max(1, MAX_ROWS // per_table)
+        for start in range(0, len(searched), chunk):
+            games = searched[start : start + chunk]
+            best = self._search(rules, state, seat_arr, games, candidates, rollout)
+            actions[games] = best
+        self.decisions += len(searched)
+        return actions
+
+    def _candidates(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """The actions worth searching in one game (one of them: no search)."""
+        legal = np.flatnonzero(mask)
+        for forced in (C.CATCH, C.UNO):
+            if mask[forced]:
+                return np.array([forced], dtype=np.int64)
+        if self.prune_draws and mask[C.DRAW] and mask[: C.NUM_PLAY_ACTIONS].any():
+            legal = legal[legal != C.DRAW]
+        return legal.astype(np.int64)
+
+    def _search(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.NDArray[np.int64],
+        games: list[int],
+        candidates: list[npt.NDArray[np.int64]],
+        rollout: Policy | str,
+    ) -> npt.NDArray[np.int64]:
+        """The best candidate of each of ``games``, by mean rollout reward."""
+        sub = state.select(np.asarray(games, dtype=np.int64))
+        n_det = self.rollouts
+        totals = [np.zeros(candidates[g].size) for g in games]
+        counts = 0
+        deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000
+        while True:
+            keys = self.rng.integers(0, 2**63, size=(len(games), n_det), dtype=np.uint64)
+            dets = core.determinize(rules, sub, seats[games], keys)
+            # Row (table t, candidate a, determinization k): the same K deals for every a.
+            rows, acts, owner = [], [], []
+            for t, g in enumerate(games):
+                for a, action in enumerate(candidates[g]):
+                    rows.append(np.arange(t * n_det, (t + 1) * n_det))
+                    acts.append(np.full(n_det, action, dtype=np.int64))
+                    owner.append((t, a))
+            batch = dets.select(np.concatenate(rows))
+            batch = core.step(rules, batch, np.concatenate(acts), in_place=True)
+            seat_rows = np.repeat(
+                np.array([seats[games[t]] for t, _ in owner], dtype=np.int64), n_det
+            )
+            values = rollout_values(rules, batch, seat_rows, rollout)
+            for i, (t, a) in enumerate(owner):
+                totals[t][a] += values[i * n_det : (i + 1) * n_det].sum()
+            counts += n_det
+            self.rollouts_played += values.size
+            if deadline is None or time.perf_counter() >= deadline:
+                break
+        # Ties go to the lowest action id (np.argmax takes the first maximum).
+        return np.array(
+            [candidates[g][int(np.argmax(totals[t] / counts))] for t, g in enumerate(games)],
+            dtype=np.int64,
+        )
+
+    def _rollout_for(self, rules: Rules) -> Policy | str:
+        """The rollout policy for ``rules`` (a learned one is checked against them once)."""
+        if self.rollout_spec == FAST_ROLLOUT:
+            return FAST_ROLLOUT
+        if self._rollout is None or self._rollout_rules is not rules:
+            seed = int(self.rng.integers(2**62))
+            self._rollout = resolve_rollout(self.rollout_spec, rules, seed)  # refuses other rules
+            self._rollout_rules = rules
+        return self._rollout
+
+
+def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy | str:
+    """The rollout policy named ``spec``: ``"fast"``, a bot name or an exported agent's path.
+
+    Args:
+        spec: What to roll out with.
+        rules: The rules it will play; an exported agent must have been trained under them
+            (its table size included). ``None``: not checked yet.
+        seed: Seed of the policy's random choices.
+
+    Raises:
+        ValueError: naming ``spec`` when it is none of these, or when it is a search agent.
+        agents.learned.AgentFileError: (a ValueError) for a malformed agent file.
+        agents.learned.CheckpointMismatchError: (a ValueError) for an agent trained under
+            other rules or another table size.
+        FileNotFoundError: for an agent file that does not exist.
+    """
+    text = str(spec)
+    if text == FAST_ROLLOUT:
+        return FAST_ROLLOUT
+    if text in PLAIN_BOTS:
+        return PLAIN_BOTS[text](seed)
+    if text == PimcAgent.name:
+        raise ValueError(
+            f"pimc: rollout policy {text!r} is a search agent; roll out with 'fast', a bot "
+            "or an exported agent"
+        )
+    path = Path(text)
+    if path.suffix in (".safetensors", ".json") or "/" in text or "\\" in text or path.exists():
+        from agents.learned import load_policy  # torch only for learned rollouts
+
+        return load_policy(text, rules=rules, seed=seed)
+    raise ValueError(
+        f"pimc: unknown rollout policy {text!r}; give {FAST_ROLLOUT!r} (compiled, the "
+        f"default), a bot name ({', '.join(PLAIN_BOTS)}) or the path of an exported agent "
+        "(a .safetensors file with its .json metadata beside it)"
+    )

@@ -1,0 +1,329 @@
+"""Determinization: the games one seat cannot tell apart, sampled for search.
+
+A seat sees its own hand, the discard pile, every seat's card count and the decision being
+taken; it does not see the other hands, the order of the draw pile, the card another seat
+has just drawn, nor whether a Wild Draw Four it faces was a bluff. :func:`determinize`
+replaces all of that by a uniform sample of the *unseen cards* (the deck minus the own hand
+minus the discards), so that anything a search does afterwards cannot depend on hidden
+information: two states of one information set give the same determinizations for the
+same keys (the unseen cards are listed in face order before they are shuffled).
+
+What is kept (public, or the seat's own): its hand, both piles' sizes, the discard pile, every
+seat's ``hand_size``, the phase and every decision field, scores, turn counters. What is
+resampled, per determinization:
+
+* the other seats' hands and the draw pile ``deck[draw_pos:]`` (uniformly: every deal of the
+  unseen cards into those slots is equally likely); the dealt part of the deck,
+  ``deck[:draw_pos]``, which no rule reads, is blanked to -1 (it recorded the real deal);
+* in ``after_draw`` of another seat, the card it drew (``drawn``): one of its cards, which
+  must be playable (the phase says so), so deals are drawn again until it is (rejection:
+  exactly uniform over the consistent deals);
+* a pending Wild Draw Four seen by another seat (``wd4_seat`` set, not the observer):
+  ``wd4_illegal`` is recomputed from the sampled hand of its player, against the colour
+  current before it (the colour of the card under it; where that card is a wild, whose
+  named colour the state does not keep, a colour drawn uniformly per determinization);
+* the game's random key, renewed, so reshuffles and random rules differ between
+  determinizations.
+
+Public history constraints ("seat k has shown it lacks red", from issue 13's observation
+v4) are taken as an optional ``lacks`` mask (per seat, per colour): deals giving such a seat
+a card of that colour are drawn again (up to :data:`MAX_TRIES` times; after that the last deal
+is kept and counted in :attr:`Determinizations.relaxed`). Other public facts a seat may know
+(the cards it handed over in a seven-zero swap) are not used.
+
+Cost: one compiled loop over the B x K determinizations, about a microsecond each (a
+Fisher-Yates shuffle of at most 108 cards with the core's counter-based generator).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env.core.mask import holds_colour, playable
+from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
+from uno_env.core.state import AFTER_DRAW, NO_SEAT, OVER, UnoState
+from uno_env.jit import Kernel, jit
+from uno_env.rng import game_word, uniform_of
+from uno_env.rules import Rules
+
+__all__ = ["MAX_TRIES", "Determinizations", "determinize", "determinize_with_report"]
+
+MAX_TRIES = 64
+"""Deals drawn per determinization before a constraint is given up (see the module)."""
+
+_KEY_STREAM = np.uint64(2**41 + 1)
+"""Stream of the renewed game key (beyond every stream the rules use)."""
+_COLOUR_STREAM = np.uint64(2**41 + 2)
+"""Stream of the colour before a Wild Draw Four when the state cannot tell it."""
+_FACE_COUNTS = C.FACE_COUNTS.astype(np.int64)
+
+
+class Determinizations(NamedTuple):
+    """What :func:`determinize_with_report` returns.
+
+    Attributes:
+        states: The B x K determinizations, game-major: row ``b * K + k`` is game ``b``'s
+            k-th.
+        relaxed: Rows whose ``lacks`` constraints could not be met in :data:`MAX_TRIES`
+            deals (their last deal was kept), (B x K,) bool.
+    """
+
+    states: UnoState
+    relaxed: npt.NDArray[np.bool_]
+
+
+def determinize(
+    rules: Rules,
+    state: UnoState,
+    seat: int | npt.ArrayLike,
+    keys: npt.ArrayLike,
+    *,
+    lacks: npt.ArrayLike | None = None,
+) -> UnoState:
+    """Sample games consistent with what ``seat`` knows (see the module docstring).
+
+    Args:
+        rules: The rules of the batch.
+        state: B live games (not modified).
+        seat: The observing seat: one for every game, or one per game, shape (B,).
+        keys: The random keys of the determinizations: (K,) for one game (B = 1) or (B, K),
+            K >= 1. The same keys give the same determinizations.
+        lacks: Optional public constraints, (N, 4) or (B, N, 4) bool: ``lacks[.., k, c]``
+            means seat ``k`` is known to hold no card of colour ``c`` (wilds are not
+            coloured). Ignored for the observing seat, whose hand is known.
+
+    Returns:
+        The B x K determinizations, game-major (row ``b * K + k``), each a complete state
+        that :func:`uno_env.testing.check_invariants` accepts.
+
+    Raises:
+        ValueError: naming the value, for a finished game, a seat outside the table, keys or
+            ``lacks`` of the wrong shape, or rules of another table size.
+    """
+    return determinize_with_report(rules, state, seat, keys, lacks=lacks).states
+
+
+def determinize_with_report(
+    rules: Rules,
+    state: UnoState,
+    seat: int | npt.ArrayLike,
+    keys: npt.ArrayLike,
+    *,
+    lacks: npt.ArrayLike | None = None,
+) -> Determinizations:
+    """:func:`determinize`, also saying which rows had to relax the ``lacks`` constraints."""
+    n_games, n_players = state.batch_size, state.num_players
+    if n_players != rules.num_players:
+        raise ValueError(
+            f"the state has {n_players} seats but the rules are for {rules.num_players}"
+        )
+    seats = _seats(seat, n_games, n_players)
+    key_arr = _keys(keys, n_games)
+    n_det = key_arr.shape[1]
+    over = np.flatnonzero(state.phase == OVER)
+    if over.size:
+        raise ValueError(
+            f"game {int(over[0])} is finished (phase over): only a live game can be determinized"
+        )
+    lack_arr = _lacks(lacks, n_games, n_players)
+    rows = np.repeat(np.arange(n_games), n_det)
+    out = state.select(rows)
+    relaxed = np.zeros(rows.size, dtype=np.bool_)
+    cards = np.empty(C.DECK_SIZE, dtype=np.int8)
+    dealt = np.empty(C.DECK_SIZE, dtype=np.int8)
+    starts = np.empty(C.MAX_PLAYERS + 1, dtype=np.int64)
+    bad = _DETERMINIZE(
+        rule_params(rules),
+        arrays_of(out),
+        np.repeat(seats, n_det),
+        np.ascontiguousarray(key_arr.ravel()),
+        lack_arr,
+        lacks is not None and bool(lack_arr.any()),
+        n_det,
+        cards,
+        dealt,
+        starts,
+        relaxed,
+    )
+    if bad >= 0:  # the counts do not add up: a state built by hand, not a dealt game
+        game = int(rows[bad])
+        raise ValueError(
+            f"game {game}: its cards do not add up (unseen cards of seat {int(seats[game])} "
+            "!= other hands + draw pile); check the state with uno_env.testing.check_invariants"
+        )
+    return Determinizations(out, relaxed)
+
+
+def _seats(seat: int | npt.ArrayLike, n_games: int, n_players: int) -> npt.NDArray[np.int64]:
+    arr = np.asarray(seat)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"seat must be an integer seat in 0..{n_players - 1}, got {seat!r}")
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n_games):
+        raise ValueError(
+            f"seat must be one int or one per game, shape ({n_games},), got {arr.shape}"
+        )
+    arr = np.broadcast_to(arr, (n_games,)).astype(np.int64)
+    outside = np.flatnonzero((arr < 0) | (arr >= n_players))
+    if outside.size:
+        raise ValueError(
+            f"seat {int(arr[outside[0]])} is outside the table: seats are 0..{n_players - 1}"
+        )
+    return arr
+
+
+def _keys(keys: npt.ArrayLike, n_games: int) -> npt.NDArray[np.uint64]:
+    arr = np.asarray(keys)
+    if arr.ndim == 1 and n_games == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[0] != n_games or arr.shape[1] < 1:
+        raise ValueError(
+            f"keys must have shape (K,) for one game or ({n_games}, K) with K >= 1, got "
+            f"{np.shape(keys)}"
+        )
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"keys must be integers (64-bit keys), got dtype {arr.dtype}")
+    return arr.astype(np.uint64)
+
+
+def _lacks(lacks: npt.ArrayLike | None, n_games: int, n_players: int) -> npt.NDArray[np.bool_]:
+    if lacks is None:
+        return np.zeros((1, 1, C.NUM_COLOURS), dtype=np.bool_)  # unused (a fixed signature)
+    arr = np.asarray(lacks)
+    if arr.dtype != np.bool_:
+        raise ValueError(f"lacks must be a boolean array, got dtype {arr.dtype}")
+    if arr.shape == (n_players, C.NUM_COLOURS):
+        arr = np.broadcast_to(arr, (n_games, n_players, C.NUM_COLOURS))
+    if arr.shape != (n_games, n_players, C.NUM_COLOURS):
+        raise ValueError(
+            f"lacks must have shape ({n_players}, 4) or ({n_games}, {n_players}, 4), got "
+            f"{arr.shape}"
+        )
+    return np.ascontiguousarray(arr)
+
+
+@jit
+def _determinize_all(
+    r: RuleParams,
+    s: StateArrays,
+    seats: np.ndarray,
+    keys: np.ndarray,
+    lacks: np.ndarray,
+    use_lacks: bool,
+    per_game: int,
+    cards: np.ndarray,
+    dealt: np.ndarray,
+    starts: np.ndarray,
+    relaxed: np.ndarray,
+) -> int:
+    """Resample every row in place; return the first row whose cards do not add up, or -1."""
+    for g in range(seats.shape[0]):
+        ok = _determinize_one(
+            r, s, g, int(seats[g]), keys[g], lacks, use_lacks, g // per_game, cards, dealt, starts
+        )
+        if ok < 0:
+            return g
+        relaxed[g] = ok == 0
+    return -1
+
+
+@jit
+def _determinize_one(
+    r: RuleParams,
+    s: StateArrays,
+    g: int,
+    seat: int,
+    key: np.uint64,
+    lacks: np.ndarray,
+    use_lacks: bool,
+    game: int,
+    cards: np.ndarray,
+    dealt: np.ndarray,
+    starts: np.ndarray,
+) -> int:
+    """Resample row ``g`` for ``seat``: 1 done, 0 done with ``lacks`` relaxed, -1 bad counts."""
+    n_players = r.num_players
+    # The unseen cards, in face order: nothing about their real places is used.
+    n_unseen = 0
+    for face in range(C.NUM_FACES):
+        left = _FACE_COUNTS[face] - int(s.hands[g, seat, face])
+        for i in range(int(s.discard_len[g])):
+            if s.discard[g, i] == face:
+                left -= 1
+        for _ in range(left):
+            cards[n_unseen] = face
+            n_unseen += 1
+    # The slots: each other seat's hand (seat order), then the draw pile, top first.
+    pos = 0
+    for p in range(n_players):
+        starts[p] = pos
+        if p != seat:
+            pos += int(s.hand_size[g, p])
+    starts[n_players] = pos
+    draw_pos = int(s.draw_pos[g])
+    if pos + C.DECK_SIZE - draw_pos != n_unseen:
+        return -1
+    current = int(s.current[g])
+    hidden_drawn = s.phase[g] == AFTER_DRAW and current != seat and s.hand_size[g, current] > 0
+    wd4_seat = int(s.wd4_seat[g])
+    hidden_wd4 = wd4_seat != NO_SEAT and wd4_seat != seat
+    met = False
+    for attempt in range(MAX_TRIES):
+        # Fisher-Yates over a fresh copy, driven by (key, attempt, i).
+        for i in range(n_unseen):
+            dealt[i] = cards[i]
+        stream = np.uint64(attempt)
+        for i in range(n_unseen - 1, 0, -1):
+            j = int(uniform_of(game_word(key, stream, np.uint64(i))) * (i + 1))
+            tmp = dealt[i]
+            dealt[i] = dealt[j]
+            dealt[j] = tmp
+        for p in range(n_players):
+            if p != seat:
+                for face in range(C.NUM_FACES):
+                    s.hands[g, p, face] = 0
+                for i in range(starts[p], starts[p] + int(s.hand_size[g, p])):
+                    s.hands[g, p, dealt[i]] += 1
+        i = starts[n_players]
+        for k in range(draw_pos, C.DECK_SIZE):
+            s.deck[g, k] = dealt[i]
+            i += 1
+        met = True
+        if hidden_drawn:
+            # The drawn card is one of its cards (the first slot: a uniform one), and it
+            # was playable, else the seat would not be deciding whether to play it.
+            face = int(dealt[starts[current]])
+            s.drawn[g] = face
+            met = playable(r, s, g, current, face)
+        if met and use_lacks:
+            for p in range(n_players):
+                if p != seat:
+                    for c in range(C.NUM_COLOURS):
+                        if lacks[game, p, c] and holds_colour(s, g, p, c):
+                            met = False
+        if met:
+            break
+    if hidden_drawn and not playable(r, s, g, current, int(s.drawn[g])):
+        # Only reachable when ``lacks`` could not be met: keep the hand, pick a card of it
+        # that plays (one always does in a consistent state).
+        for face in range(C.NUM_FACES):
+            if playable(r, s, g, current, face):
+                s.drawn[g] = face
+                break
+    if hidden_wd4:
+        below = int(s.discard[g, s.discard_len[g] - 2]) if s.discard_len[g] >= 2 else -1
+        if 0 <= below < C.NUM_COLOURED_FACES:
+            before = int(C.FACE_COLOUR[below])
+        else:  # a wild's named colour is not kept in the state: draw one
+            before = int(game_word(key, _COLOUR_STREAM, np.uint64(0)) % np.uint64(C.NUM_COLOURS))
+        s.wd4_illegal[g] = holds_colour(s, g, wd4_seat, before)
+    for k in range(draw_pos):
+        s.deck[g, k] = -1  # the real deal: no rule reads it, and it must not leak
+    s.key[g] = game_word(key, _KEY_STREAM, np.uint64(0))
+    return 1 if met else 0
+
+
+_DETERMINIZE = Kernel(_determinize_all)
