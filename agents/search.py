@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.plain_bots import PLAIN_BOTS
-from agents.rollout import FAST_ROLLOUT, rollout_values
+from agents.rollout import FAST_ROLLOUT, play_out
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -113,6 +113,8 @@ class PimcAgent:
         """Decisions searched so far (forced ones excluded)."""
         self.rollouts_played = 0
         """Rollouts played so far."""
+        self.rollout_steps = 0
+        """Game steps played in rollouts so far (the action tried included)."""
 
     # ------------------------------------------------------------------------------------
     # The Policy protocol
@@ -224,11 +226,15 @@ class PimcAgent:
                     acts.append(np.full(n_det, action, dtype=np.int64))
                     owner.append((t, a))
             batch = dets.select(np.concatenate(rows))
+            start_turns = int(batch.turn.sum(dtype=np.int64))
             batch = core.step(rules, batch, np.concatenate(acts), in_place=True)
             seat_rows = np.repeat(
                 np.array([seats[games[t]] for t, _ in owner], dtype=np.int64), n_det
             )
-            values = rollout_values(rules, batch, seat_rows, rollout)
+            final = play_out(rules, batch, rollout)
+            self.rollout_steps += int(final.turn.sum(dtype=np.int64)) - start_turns
+            rewards = core.hand_rewards(rules, final)
+            values = rewards[np.arange(final.batch_size), seat_rows].astype(np.float64)
             for i, (t, a) in enumerate(owner):
                 totals[t][a] += values[i * n_det : (i + 1) * n_det].sum()
             counts += n_det

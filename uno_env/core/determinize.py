@@ -18,6 +18,8 @@ resampled, per determinization:
 * in ``after_draw`` of another seat, the card it drew (``drawn``): one of its cards, which
   must be playable (the phase says so), so deals are drawn again until it is (rejection:
   exactly uniform over the consistent deals);
+* in a jump-in window of another seat (house rules), that seat holds the identical card
+  (deals are drawn again until it does; after :data:`MAX_TRIES` the card is swapped in);
 * a pending Wild Draw Four seen by another seat (``wd4_seat`` set, not the observer):
   ``wd4_illegal`` is recomputed from the sampled hand of its player, against the colour
   current before it (the colour of the card under it; where that card is a wild, whose
@@ -27,9 +29,12 @@ resampled, per determinization:
 
 Public history constraints ("seat k has shown it lacks red", from issue 13's observation
 v4) are taken as an optional ``lacks`` mask (per seat, per colour): deals giving such a seat
-a card of that colour are drawn again (up to :data:`MAX_TRIES` times; after that the last deal
-is kept and counted in :attr:`Determinizations.relaxed`). Other public facts a seat may know
-(the cards it handed over in a seven-zero swap) are not used.
+a card of that colour are drawn again (exact), up to :data:`MAX_TRIES` times; after that the
+offending cards are swapped with allowed cards of the draw pile (close to uniform, not exact),
+and a row where even that fails is reported in :attr:`Determinizations.relaxed`. Other public
+facts a seat may know are not used yet: the cards it handed over in a seven-zero swap, the
+seats passed over by a jump-in window, the cards drawn before the playable one under
+``until_playable``.
 
 Cost: one compiled loop over the B x K determinizations, about a microsecond each (a
 Fisher-Yates shuffle of at most 108 cards with the core's counter-based generator).
@@ -45,7 +50,7 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
-from uno_env.core.state import AFTER_DRAW, NO_SEAT, OVER, UnoState
+from uno_env.core.state import AFTER_DRAW, JUMP_IN, NO_SEAT, OVER, UnoState
 from uno_env.jit import Kernel, jit
 from uno_env.rng import game_word, uniform_of
 from uno_env.rules import Rules
@@ -59,6 +64,8 @@ _KEY_STREAM = np.uint64(2**41 + 1)
 """Stream of the renewed game key (beyond every stream the rules use)."""
 _COLOUR_STREAM = np.uint64(2**41 + 2)
 """Stream of the colour before a Wild Draw Four when the state cannot tell it."""
+_REPAIR_STREAM = np.uint64(2**41 + 3)
+"""Stream of the choices of a repair (see :func:`_repair_lacks`)."""
 _FACE_COUNTS = C.FACE_COUNTS.astype(np.int64)
 
 
@@ -268,6 +275,8 @@ def _determinize_one(
         return -1
     current = int(s.current[g])
     hidden_drawn = s.phase[g] == AFTER_DRAW and current != seat and s.hand_size[g, current] > 0
+    # A jump-in window is open to a seat holding the identical card.
+    jump_face = int(s.effect_face[g]) if s.phase[g] == JUMP_IN and current != seat else -1
     wd4_seat = int(s.wd4_seat[g])
     hidden_wd4 = wd4_seat != NO_SEAT and wd4_seat != seat
     met = False
@@ -298,14 +307,17 @@ def _determinize_one(
             face = int(dealt[starts[current]])
             s.drawn[g] = face
             met = playable(r, s, g, current, face)
+        if met and jump_face >= 0:
+            met = s.hands[g, current, jump_face] > 0
         if met and use_lacks:
-            for p in range(n_players):
-                if p != seat:
-                    for c in range(C.NUM_COLOURS):
-                        if lacks[game, p, c] and holds_colour(s, g, p, c):
-                            met = False
+            met = not _breaks_lacks(r, s, g, seat, lacks, game)
         if met:
             break
+    if not met and jump_face >= 0 and s.hands[g, current, jump_face] == 0:
+        _bring_face(r, s, g, seat, current, jump_face, key)
+    if not met and use_lacks:
+        _repair_lacks(r, s, g, seat, current if hidden_drawn else -1, lacks, game, key)
+        met = not _breaks_lacks(r, s, g, seat, lacks, game)
     if hidden_drawn and not playable(r, s, g, current, int(s.drawn[g])):
         # Only reachable when ``lacks`` could not be met: keep the hand, pick a card of it
         # that plays (one always does in a consistent state).
@@ -324,6 +336,91 @@ def _determinize_one(
         s.deck[g, k] = -1  # the real deal: no rule reads it, and it must not leak
     s.key[g] = game_word(key, _KEY_STREAM, np.uint64(0))
     return 1 if met else 0
+
+
+@jit
+def _breaks_lacks(
+    r: RuleParams, s: StateArrays, g: int, seat: int, lacks: np.ndarray, game: int
+) -> bool:
+    """Whether a seat other than the observer holds a colour it is known to lack."""
+    for p in range(r.num_players):
+        if p != seat:
+            for c in range(C.NUM_COLOURS):
+                if lacks[game, p, c] and holds_colour(s, g, p, c):
+                    return True
+    return False
+
+
+@jit
+def _bring_face(
+    r: RuleParams, s: StateArrays, g: int, seat: int, holder: int, face: int, key: np.uint64
+) -> None:
+    """Give ``holder`` a card ``face`` from the draw pile or another hidden hand, in exchange
+    for one of its cards (the first held face from a random one on)."""
+    start = int(game_word(key, _REPAIR_STREAM, np.uint64(0)) % np.uint64(C.NUM_FACES))
+    given = -1
+    for i in range(C.NUM_FACES):
+        f = (start + i) % C.NUM_FACES
+        if s.hands[g, holder, f] > 0:
+            given = f
+            break
+    if given < 0:
+        return
+    for k in range(int(s.draw_pos[g]), C.DECK_SIZE):
+        if s.deck[g, k] == face:
+            s.deck[g, k] = given
+            s.hands[g, holder, given] -= 1
+            s.hands[g, holder, face] += 1
+            return
+    for p in range(r.num_players):
+        if p != seat and p != holder and s.hands[g, p, face] > 0:
+            s.hands[g, p, face] -= 1
+            s.hands[g, p, given] += 1
+            s.hands[g, holder, given] -= 1
+            s.hands[g, holder, face] += 1
+            return
+
+
+@jit
+def _repair_lacks(
+    r: RuleParams,
+    s: StateArrays,
+    g: int,
+    seat: int,
+    keep_drawn_of: int,
+    lacks: np.ndarray,
+    game: int,
+    key: np.uint64,
+) -> None:
+    """Swap each card of a colour a seat lacks with an allowed card of the draw pile.
+
+    ``keep_drawn_of``: the seat whose hidden ``drawn`` card must stay in its hand (-1: none).
+    """
+    draw_pos = int(s.draw_pos[g])
+    n_pile = C.DECK_SIZE - draw_pos
+    if n_pile == 0:
+        return
+    offset = int(game_word(key, _REPAIR_STREAM, np.uint64(1)) % np.uint64(n_pile))
+    for p in range(r.num_players):
+        if p == seat:
+            continue
+        for face in range(C.NUM_COLOURED_FACES):
+            if not lacks[game, p, face // C.NUM_RANKS]:
+                continue
+            keep = 1 if p == keep_drawn_of and face == s.drawn[g] else 0
+            while s.hands[g, p, face] > keep:
+                swapped = False
+                for i in range(n_pile):
+                    k = draw_pos + (offset + i) % n_pile
+                    other = int(s.deck[g, k])
+                    if other >= C.NUM_COLOURED_FACES or not lacks[game, p, other // C.NUM_RANKS]:
+                        s.deck[g, k] = face
+                        s.hands[g, p, face] -= 1
+                        s.hands[g, p, other] += 1
+                        swapped = True
+                        break
+                if not swapped:
+                    return
 
 
 _DETERMINIZE = Kernel(_determinize_all)

@@ -1,0 +1,194 @@
+"""The search agent ``pimc``: rollout speed beside the plain core, and strength by budget.
+
+``python -m benchmarks.search speed`` measures, in one run, the plain core's random-play
+throughput (:func:`benchmarks.core.engine_steps_per_second`) and the game steps per second
+that ``pimc`` plays in its rollouts while searching (determinizing, stepping the candidate
+actions and playing out with the compiled fast rollout, everything of a decision counted),
+one decision at a time (B = 1, as at a table) and for 64 tables at once.
+
+``python -m benchmarks.search strength`` plays ``pimc`` at several budgets (rollouts per
+candidate action) against opponent bots: 2 players, official rules, seats alternated,
+Wilson 95% intervals (:func:`agents.arena.evaluate_vs`), and times single decisions
+(B = 1) for the median milliseconds per searched decision. Both print a table and write
+JSON with ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.arena import evaluate_vs
+from agents.plain_bots import PLAIN_BOTS
+from agents.search import PimcAgent
+from benchmarks.core import engine_steps_per_second
+from benchmarks.options import int_in_range, positive_seconds
+from uno_env import core
+from uno_env.rules import Rules, load_rules
+from uno_env.sampling import uniform_legal_actions
+
+__all__ = ["build_parser", "decision_states", "main", "search_speed", "strength_table"]
+
+
+def decision_states(rules: Rules, count: int, seed: int) -> core.UnoState:
+    """``count`` live games after a random number of random-legal moves (0-40)."""
+    rng = np.random.default_rng(seed)
+    state = core.init(rules, count, seed=seed)
+    stop = rng.integers(0, 41, size=count)
+    for turn in range(41):
+        mask = core.legal_action_mask(rules, state)
+        moving = state.live & (stop > turn)
+        if not moving.any():
+            break
+        actions = uniform_legal_actions(mask, rng)
+        # A game that would end stays where it is (a live decision is wanted).
+        after = core.step(rules, state, actions)
+        keep = moving & after.live
+        state = state.select(np.arange(count))
+        for name, arr in after.array_fields().items():
+            getattr(state, name)[keep] = arr[keep]
+        object.__setattr__(state, "_mask_cache", None)
+    return state
+
+
+def search_speed(rules: Rules, rollouts: int, seconds: float, seed: int) -> dict[str, float]:
+    """Rollout steps per second inside search (B = 1 and B = 64) and the plain core's."""
+    states = decision_states(rules, 64, seed)
+    out: dict[str, float] = {}
+    for label, tables in (("search_b1", 1), ("search_b64", 64)):
+        agent = PimcAgent(seed=seed, rollouts=rollouts)
+        agent.act_from_state(rules, states.select(np.arange(1)), states.current[:1])  # warm-up
+        agent.rollout_steps = 0
+        start = time.perf_counter()
+        i = 0
+        while time.perf_counter() - start < seconds:
+            rows = np.arange(i, i + tables) % states.batch_size
+            sub = states.select(rows)
+            agent.act_from_state(rules, sub, sub.current.astype(np.int64))
+            i += tables
+        out[label] = agent.rollout_steps / (time.perf_counter() - start)
+    for batch in (1, 4096):
+        out[f"core_b{batch}"] = engine_steps_per_second(rules, batch, seconds, seed)
+    return out
+
+
+class _TimedPimc(PimcAgent):
+    """``pimc`` recording the wall time of each searched single decision."""
+
+    times: list[float]
+
+    def act_from_state(
+        self,
+        rules: Rules,
+        state: core.UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Search, timing single searched decisions."""
+        before = self.decisions
+        start = time.perf_counter()
+        out = super().act_from_state(rules, state, seats, masks)
+        if self.decisions > before and state.batch_size == 1:
+            self.times.append(time.perf_counter() - start)
+        return out
+
+
+def median_ms(rules: Rules, rollouts: int, hands: int, seed: int) -> float:
+    """Median milliseconds of a searched decision, one table at a time, against random."""
+    agent = _TimedPimc(seed=seed, rollouts=rollouts)
+    agent.times = []
+    evaluate_vs(rules, agent, "random", hands, seed=seed, batch_size=1, progress=False)
+    return 1000 * statistics.median(agent.times)
+
+
+def strength_table(
+    rules: Rules,
+    budgets: Sequence[int],
+    opponents: Sequence[str],
+    hands: int,
+    seed: int,
+    timing_hands: int,
+) -> list[dict[str, Any]]:
+    """Win rates of ``pimc`` per budget and opponent, and the median ms per decision."""
+    rows = []
+    for budget in budgets:
+        ms = median_ms(rules, budget, timing_hands, seed)
+        for opponent in opponents:
+            agent = PimcAgent(seed=seed, rollouts=budget)
+            start = time.perf_counter()
+            result = evaluate_vs(rules, agent, opponent, hands, seed=seed, progress=False)
+            row = {
+                "rollouts_per_action": budget,
+                "opponent": opponent,
+                "hands": result.games,
+                "win_rate": result.win_rate,
+                "ci95": [result.ci_low, result.ci_high],
+                "median_ms_per_decision": ms,
+                "seconds": time.perf_counter() - start,
+            }
+            rows.append(row)
+            print(
+                f"pimc {budget:>5} rollouts/action vs {opponent:<8} "
+                f"{100 * result.win_rate:5.1f}% [{100 * result.ci_low:.1f}, "
+                f"{100 * result.ci_high:.1f}]  median {ms:6.1f} ms/decision  "
+                f"({row['seconds']:.0f} s)",
+                flush=True,
+            )
+    return rows
+
+
+def build_parser(prog: str = "python -m benchmarks.search") -> argparse.ArgumentParser:
+    """The command line of the search benchmark."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=["speed", "strength"], help="what to measure")
+    parser.add_argument("--players", type=int_in_range(2, 10), default=2)
+    parser.add_argument("--rollouts", type=int_in_range(1, 1 << 16), default=64,
+                        help="speed: rollouts per action (default 64)")  # fmt: skip
+    parser.add_argument("--seconds", type=positive_seconds, default=3.0,
+                        help="speed: seconds per figure (default 3)")  # fmt: skip
+    parser.add_argument("--budgets", type=int_in_range(1, 1 << 16), nargs="+",
+                        default=[16, 64, 256], help="strength: rollouts per action")  # fmt: skip
+    parser.add_argument("--opponents", nargs="+", choices=list(PLAIN_BOTS),
+                        default=["random", "mixbot"])  # fmt: skip
+    parser.add_argument("--hands", type=int_in_range(1), default=2000)
+    parser.add_argument("--timing-hands", type=int_in_range(1), default=20,
+                        help="strength: hands played one at a time for the ms figure")  # fmt: skip
+    parser.add_argument("--seed", type=int_in_range(0), default=1414)
+    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print the figures (and write them with ``--out``)."""
+    args = build_parser().parse_args(argv)
+    rules = load_rules("official", num_players=args.players)
+    result: dict[str, Any] = {"players": args.players, "seed": args.seed}
+    if args.what == "speed":
+        speed = search_speed(rules, args.rollouts, args.seconds, args.seed)
+        result["rollouts_per_action"] = args.rollouts
+        result["steps_per_second"] = speed
+        for name, rate in speed.items():
+            ratio = rate / speed["core_b4096"]
+            print(f"{name:<12} {rate:>14,.0f} steps/s  {ratio:5.2f}x core B=4096")
+    else:
+        result["rows"] = strength_table(
+            rules, args.budgets, args.opponents, args.hands, args.seed, args.timing_hands
+        )
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
