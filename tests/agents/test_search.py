@@ -1,0 +1,153 @@
+"""The search agent ``pimc``: legal, reproducible, blind to hidden cards, playable anywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.arena import evaluate_vs
+from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
+from agents.rollout import FAST_ROLLOUT, play_out
+from agents.search import PimcAgent
+from uno_env import cards as C
+from uno_env import core, load_rules
+from uno_env.envs.gym_env import UnoGymEnv
+from uno_env.play import choose_actions, play_tables
+from uno_env.policy import Policy
+from uno_env.rules import Rules
+from uno_env.sampling import uniform_legal_actions
+from uno_env.testing import check_invariants
+
+RULES2 = load_rules("official", num_players=2)
+
+
+def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.UnoState:
+    """Live games after ``turns`` random-legal rounds (finished ones dropped)."""
+    rng = np.random.default_rng(seed)
+    state = core.init(rules, games, seed=seed)
+    for _ in range(turns):
+        state = core.step(
+            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
+        )
+    return state.select(np.flatnonzero(state.live))
+
+
+def test_registered_as_a_search_agent() -> None:
+    assert SEARCH_NAMES == ("pimc",)
+    assert "pimc" in AGENT_NAMES and "pimc" not in BOT_NAMES
+    agent = make_agent("pimc", seed=1)
+    assert isinstance(agent, PimcAgent) and isinstance(agent, Policy)
+    assert agent.needs_state and not agent.uses_observations
+
+
+def test_act_without_the_state_says_how_to_play_it() -> None:
+    with pytest.raises(TypeError, match="act_from_state"):
+        PimcAgent(seed=0).act(np.zeros((1, 3), np.float32), np.ones((1, C.NUM_ACTIONS), bool))
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_decisions_are_legal(num_players: int) -> None:
+    rules = load_rules("official", num_players=num_players)
+    state = _decisions(rules, 40, seed=num_players)
+    agent = PimcAgent(seed=3, rollouts=8)
+    masks = core.legal_action_mask(rules, state)
+    actions = agent.act_from_state(rules, state, state.current.astype(np.int64))
+    assert masks[np.arange(state.batch_size), actions].all()
+    assert agent.decisions > 0 and agent.rollouts_played > 0 and agent.rollout_steps > 0
+
+
+def test_reproducible_for_a_seed() -> None:
+    state = _decisions(RULES2, 60, seed=7)
+    seats = state.current.astype(np.int64)
+    first = PimcAgent(seed=11, rollouts=16).act_from_state(RULES2, state, seats)
+    again = PimcAgent(seed=11, rollouts=16).act_from_state(RULES2, state, seats)
+    np.testing.assert_array_equal(first, again)
+
+
+def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
+    state = _decisions(RULES2, 60, seed=9)
+    twin = state.copy()
+    for g in range(twin.batch_size):
+        other = 1 - int(twin.current[g])
+        held = np.flatnonzero(twin.hands[g, other])
+        pos = int(twin.draw_pos[g])
+        # A different hidden deal: the opponent's card and the draw pile's top swapped, the
+        # pile reversed, another key.
+        face, top = int(held[0]), int(twin.deck[g, pos])
+        twin.hands[g, other, face] -= 1
+        twin.hands[g, other, top] += 1
+        twin.deck[g, pos] = face
+        twin.deck[g, pos:] = twin.deck[g, pos:][::-1].copy()
+        twin.key[g] ^= np.uint64(0xABCDEF)
+    assert check_invariants(RULES2, twin) == []
+    assert not np.array_equal(twin.hands, state.hands)
+    seats = state.current.astype(np.int64)
+    a = PimcAgent(seed=5, rollouts=16).act_from_state(RULES2, state, seats)
+    b = PimcAgent(seed=5, rollouts=16).act_from_state(RULES2, twin, seats)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_forced_decisions_skip_the_search() -> None:
+    agent = PimcAgent(seed=0, rollouts=4)
+    mask = np.zeros(C.NUM_ACTIONS, bool)
+    mask[[3, 17, C.UNO]] = True
+    assert agent._candidates(mask).tolist() == [C.UNO]
+    mask[C.UNO] = False
+    mask[C.DRAW] = True
+    assert agent._candidates(mask).tolist() == [3, 17]  # a voluntary draw is pruned
+    assert PimcAgent(seed=0, prune_draws=False)._candidates(mask).tolist() == [3, 17, C.DRAW]
+
+
+def test_time_budget_and_a_bot_rollout_policy() -> None:
+    state = _decisions(RULES2, 6, seed=2)
+    seats = state.current.astype(np.int64)
+    masks = core.legal_action_mask(RULES2, state)
+    timed = PimcAgent(seed=1, rollouts=4, time_ms=20)
+    actions = timed.act_from_state(RULES2, state, seats)
+    assert masks[np.arange(state.batch_size), actions].all()
+    by_bot = PimcAgent(seed=1, rollouts=4, rollout_policy="mixbot")
+    actions = by_bot.act_from_state(RULES2, state, seats)
+    assert masks[np.arange(state.batch_size), actions].all()
+
+
+def test_fast_rollout_finishes_every_game() -> None:
+    for rules in (
+        RULES2,
+        load_rules("street", num_players=4),
+        load_rules("seven_zero", num_players=3),
+    ):
+        state = _decisions(rules, 64, seed=4)
+        final = play_out(rules, state.copy(), FAST_ROLLOUT)
+        assert not final.live.any()
+        assert check_invariants(rules, final) == []
+
+
+def test_plays_through_the_play_loop_and_as_an_env_opponent() -> None:
+    agent = PimcAgent(seed=0, rollouts=4)
+    keys = np.arange(12, dtype=np.uint64)
+    lineups = np.tile([0, 1], (12, 1))
+    results = play_tables(RULES2, [agent, make_agent("random", 1)], lineups, keys, on_error="raise")
+    assert (results.winner >= 0).all()
+    # Forfeit mode calls it the same way.
+    state = _decisions(RULES2, 8, seed=1)
+    _, forfeits = choose_actions(
+        RULES2, state, [agent], np.zeros(state.batch_size, np.int64), on_error="forfeit"
+    )
+    assert not forfeits
+    env = UnoGymEnv(rules=RULES2, opponents=PimcAgent(seed=2, rollouts=4), learner_seat=0)
+    _, info = env.reset(seed=3)
+    for _ in range(200):
+        _obs, _reward, terminated, truncated, info = env.step(
+            int(np.flatnonzero(info["action_mask"])[0])
+        )
+        if terminated or truncated:
+            break
+    assert terminated or truncated
+
+
+def test_beats_random() -> None:
+    result = evaluate_vs(
+        RULES2, PimcAgent(seed=0, rollouts=32), "random", 200, seed=77, progress=False
+    )
+    assert result.win_rate > 0.55, result
