@@ -168,6 +168,11 @@ class PimcAgent:
         seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
         if masks is None:
             masks = core.legal_action_mask(rules, state)
+        over = np.flatnonzero(~state.live)
+        if over.size:
+            raise ValueError(
+                f"game {int(over[0])} is finished (phase over): pimc has nothing to decide there"
+            )
         not_acting = np.flatnonzero(seat_arr != state.current)
         if not_acting.size:
             g = int(not_acting[0])
@@ -285,7 +290,7 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
             "or an exported agent"
         )
     path = Path(text)
-    if path.suffix in (".safetensors", ".json") or "/" in text or "\\" in text or path.exists():
+    if path.suffix in (".safetensors", ".json") or "/" in text or "\\" in text or path.is_file():
         from agents.learned import load_policy  # torch only for learned rollouts
 
         return load_policy(text, rules=rules, seed=seed)

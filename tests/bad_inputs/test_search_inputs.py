@@ -1,0 +1,180 @@
+"""Bad input to the search agent and to core.determinize: one clear error naming the value.
+
+Issue 14's list: an unknown rollout policy, a rollout policy trained under other rules or
+another table size, a budget <= 0, determinizing a finished game or a seat outside the
+table; and around them the shapes and types of the arguments. Each case checks the error's
+type (a ``ValueError`` subclass, ``FileNotFoundError`` for a missing file, ``TypeError``
+where Python would raise it), that the message names the bad value, and that the state
+passed in is untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.search import PimcAgent
+from uno_env import core, load_rules
+from uno_env.core import UnoState
+from uno_env.rules import Rules
+from uno_env.sampling import uniform_legal_actions
+
+PRETRAINED = Path(__file__).resolve().parents[2] / "agents" / "pretrained"
+RULES2 = load_rules("official", num_players=2)
+
+
+def _live(rules: Rules = RULES2, games: int = 4) -> UnoState:
+    rng = np.random.default_rng(0)
+    state = core.init(rules, games, seed=1)
+    for _ in range(5):
+        state = core.step(
+            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
+        )
+    return state
+
+
+def _finished() -> UnoState:
+    rng = np.random.default_rng(0)
+    state = core.init(RULES2, 4, seed=2)
+    while not (~state.live).any():
+        state = core.step(
+            RULES2, state, uniform_legal_actions(core.legal_action_mask(RULES2, state), rng)
+        )
+    return state
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: what to call, the error it must raise and words its message holds."""
+
+    call: Callable[[UnoState], object]
+    error: type[BaseException]
+    says: tuple[str, ...]
+    state: Callable[[], UnoState] = _live
+
+
+def _pimc(**kwargs: object) -> Callable[[UnoState], object]:
+    return lambda state: PimcAgent(seed=0, **kwargs)  # type: ignore[arg-type]
+
+
+def _det(
+    seat: object = 0, keys: object = None, rules: Rules = RULES2, **kw: object
+) -> Callable[[UnoState], object]:
+    def call(state: UnoState) -> object:
+        k = (
+            np.arange(state.batch_size * 3, dtype=np.uint64).reshape(state.batch_size, 3)
+            if keys is None
+            else keys
+        )
+        return core.determinize(rules, state, seat, k, **kw)  # type: ignore[arg-type]
+
+    return call
+
+
+def _search_from(seats: object) -> Callable[[UnoState], object]:
+    return lambda state: PimcAgent(seed=0, rollouts=2).act_from_state(RULES2, state, seats)  # type: ignore[arg-type]
+
+
+CASES: dict[str, Case] = {
+    # -- the rollout policy ---------------------------------------------------------------
+    "rollout_unknown_name": Case(
+        _pimc(rollout_policy="mixbott"), ValueError, ("'mixbott'", "fast", "mixbot")
+    ),
+    "rollout_empty_name": Case(_pimc(rollout_policy=""), ValueError, ("''",)),
+    "rollout_is_search": Case(_pimc(rollout_policy="pimc"), ValueError, ("'pimc'", "search agent")),
+    "rollout_missing_file": Case(
+        _pimc(rollout_policy="runs/none/agent.safetensors"),
+        FileNotFoundError,
+        ("agent.safetensors",),
+    ),
+    "rollout_other_table_size": Case(
+        _pimc(rollout_policy=str(PRETRAINED / "ppo_official_4p.safetensors"), rules=RULES2),
+        ValueError,
+        ("ppo_official_4p", "num_players"),
+    ),
+    "rollout_other_rules": Case(
+        _pimc(
+            rollout_policy=str(PRETRAINED / "ppo_official_2p.safetensors"),
+            rules=load_rules("street", num_players=2),
+        ),
+        ValueError,
+        ("ppo_official_2p",),
+    ),
+    "rollout_other_rules_at_first_decision": Case(
+        lambda state: PimcAgent(
+            seed=0, rollouts=2, rollout_policy=str(PRETRAINED / "ppo_official_4p.safetensors")
+        ).act_from_state(RULES2, state, state.current),
+        ValueError,
+        ("ppo_official_4p", "num_players"),
+    ),
+    # -- the budget -----------------------------------------------------------------------
+    "rollouts_zero": Case(_pimc(rollouts=0), ValueError, ("rollouts", "0")),
+    "rollouts_negative": Case(_pimc(rollouts=-8), ValueError, ("rollouts", "-8")),
+    "rollouts_float": Case(_pimc(rollouts=1.5), ValueError, ("rollouts", "1.5")),
+    "rollouts_bool": Case(_pimc(rollouts=True), ValueError, ("rollouts", "True")),
+    "rollouts_text": Case(_pimc(rollouts="64"), ValueError, ("rollouts", "'64'")),
+    "rollouts_huge": Case(_pimc(rollouts=10**9), ValueError, ("rollouts", "1000000000")),
+    "time_zero": Case(_pimc(time_ms=0), ValueError, ("time_ms", "0")),
+    "time_negative": Case(_pimc(time_ms=-5.0), ValueError, ("time_ms", "-5.0")),
+    "time_nan": Case(_pimc(time_ms=float("nan")), ValueError, ("time_ms", "nan")),
+    "time_inf": Case(_pimc(time_ms=float("inf")), ValueError, ("time_ms", "inf")),
+    "unknown_agent_name": Case(lambda state: make_agent("pimcc"), ValueError, ("'pimcc'", "pimc")),
+    # -- determinizing ----------------------------------------------------------------------
+    "finished_game": Case(_det(), ValueError, ("finished", "game"), state=_finished),
+    "seat_outside_table": Case(_det(seat=2), ValueError, ("seat 2", "0..1")),
+    "seat_negative": Case(_det(seat=-1), ValueError, ("seat -1",)),
+    "seat_per_game_outside": Case(_det(seat=np.array([0, 1, 5, 0])), ValueError, ("seat 5",)),
+    "seat_wrong_shape": Case(_det(seat=np.array([0, 1])), ValueError, ("seat", "(2,)")),
+    "seat_float": Case(_det(seat=0.5), ValueError, ("seat", "0.5")),
+    "seat_bool": Case(_det(seat=True), ValueError, ("seat", "True")),
+    "keys_wrong_shape": Case(
+        _det(keys=np.arange(3, dtype=np.uint64)), ValueError, ("keys", "(3,)")
+    ),
+    "keys_empty": Case(
+        _det(keys=np.zeros((4, 0), dtype=np.uint64)), ValueError, ("keys", "(4, 0)")
+    ),
+    "keys_float": Case(_det(keys=np.ones((4, 2))), ValueError, ("keys", "float64")),
+    "rules_other_table_size": Case(
+        _det(rules=load_rules("official", num_players=3)), ValueError, ("2 seats", "3")
+    ),
+    "lacks_wrong_shape": Case(
+        _det(lacks=np.zeros((3, 4), dtype=bool)), ValueError, ("lacks", "(3, 4)")
+    ),
+    "lacks_not_bool": Case(_det(lacks=np.zeros((2, 4))), ValueError, ("lacks", "float64")),
+    # -- searching ----------------------------------------------------------------------------
+    "search_seat_not_to_act": Case(
+        lambda state: _search_from(1 - state.current.astype(np.int64))(state),
+        ValueError,
+        ("not the seat to act",),
+    ),
+    "search_finished_game": Case(
+        _search_from(np.zeros(4, np.int64)), ValueError, ("finished",), state=_finished
+    ),
+    "act_without_state": Case(
+        lambda state: PimcAgent(seed=0).act(
+            np.zeros((4, 1), np.float32), core.legal_action_mask(RULES2, state)
+        ),
+        TypeError,
+        ("act_from_state",),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_search_input(name: str) -> None:
+    case = CASES[name]
+    state = case.state()
+    before = {field: arr.copy() for field, arr in state.array_fields().items()}
+    with pytest.raises(case.error) as info:
+        case.call(state)
+    message = str(info.value)
+    assert "\n" not in message.strip(), message
+    for word in case.says:
+        assert word in message, f"{word!r} not in {message!r}"
+    for field, arr in state.array_fields().items():
+        np.testing.assert_array_equal(arr, before[field], field)
