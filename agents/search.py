@@ -65,6 +65,9 @@ class PimcAgent:
         rules: The rules the agent will play, when known: a learned rollout policy is then
             checked against them at once (otherwise at the first decision).
         prune_draws: Do not consider a voluntary draw when a card plays.
+        early_stop: Spend half the rollouts on every candidate, then the rest on those not
+            clearly worse than the best (paired differences, :data:`EARLY_STOP_Z` standard
+            errors); the same total budget. Ignored under ``time_ms``.
 
     Raises:
         ValueError: for a budget <= 0 (naming it), an unknown rollout policy, or a learned
@@ -85,6 +88,7 @@ class PimcAgent:
         rollout_policy: str | Path = FAST_ROLLOUT,
         rules: Rules | None = None,
         prune_draws: bool = True,
+        early_stop: bool = False,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, (int, np.integer)):
             raise ValueError(f"pimc: rollouts must be an integer >= 1, got {rollouts!r}")
@@ -100,6 +104,7 @@ class PimcAgent:
         self.rollouts = int(rollouts)
         self.time_ms = None if time_ms is None else float(time_ms)
         self.prune_draws = bool(prune_draws)
+        self.early_stop = bool(early_stop)
         self.rng = np.random.default_rng(seed)
         self.rollout_spec = str(rollout_policy)
         self._rollout: Policy | str | None = None
@@ -216,41 +221,82 @@ class PimcAgent:
     ) -> npt.NDArray[np.int64]:
         """The best candidate of each of ``games``, by mean rollout reward."""
         sub = state.select(np.asarray(games, dtype=np.int64))
-        n_det = self.rollouts
-        totals = [np.zeros(candidates[g].size) for g in games]
-        counts = 0
+        sub_seats = seats[games]
+        alive = [np.ones(candidates[g].size, dtype=bool) for g in games]
+        values: list[list[npt.NDArray[np.float64]]] = [[] for _ in games]  # (cands, K) blocks
         deadline = None if self.time_ms is None else time.perf_counter() + self.time_ms / 1000
-        while True:
-            keys = self.rng.integers(0, 2**63, size=(len(games), n_det), dtype=np.uint64)
-            dets = core.determinize(rules, sub, seats[games], keys)
-            # Row (table t, candidate a, determinization k): the same K deals for every a.
-            rows, acts, owner = [], [], []
-            for t, g in enumerate(games):
-                for a, action in enumerate(candidates[g]):
-                    rows.append(np.arange(t * n_det, (t + 1) * n_det))
-                    acts.append(np.full(n_det, action, dtype=np.int64))
-                    owner.append((t, a))
-            batch = dets.select(np.concatenate(rows))
-            start_turns = int(batch.turn.sum(dtype=np.int64))
-            batch = core.step(rules, batch, np.concatenate(acts), in_place=True)
-            seat_rows = np.repeat(
-                np.array([seats[games[t]] for t, _ in owner], dtype=np.int64), n_det
-            )
-            final = play_out(rules, batch, rollout)
-            self.rollout_steps += int(final.turn.sum(dtype=np.int64)) - start_turns
-            rewards = core.hand_rewards(rules, final)
-            values = rewards[np.arange(final.batch_size), seat_rows].astype(np.float64)
-            for i, (t, a) in enumerate(owner):
-                totals[t][a] += values[i * n_det : (i + 1) * n_det].sum()
-            counts += n_det
-            self.rollouts_played += values.size
-            if deadline is None or time.perf_counter() >= deadline:
-                break
-        # Ties go to the lowest action id (np.argmax takes the first maximum).
-        return np.array(
-            [candidates[g][int(np.argmax(totals[t] / counts))] for t, g in enumerate(games)],
-            dtype=np.int64,
-        )
+        if self.early_stop and self.time_ms is None:
+            # Half the budget on every candidate; the rest on those not clearly worse.
+            first = max(1, self.rollouts // 2)
+            self._round(rules, sub, sub_seats, games, candidates, alive, first, rollout, values)
+            budget = [self.rollouts * candidates[g].size for g in games]
+            for t in range(len(games)):
+                alive[t] = _not_clearly_worse(np.concatenate(values[t], axis=1))
+            rest = [
+                max(0, (budget[t] - first * candidates[g].size) // int(alive[t].sum()))
+                for t, g in enumerate(games)
+            ]
+            self._round(rules, sub, sub_seats, games, candidates, alive, rest, rollout, values)
+        else:
+            while True:
+                self._round(
+                    rules, sub, sub_seats, games, candidates, alive, self.rollouts, rollout, values
+                )
+                if deadline is None or time.perf_counter() >= deadline:
+                    break
+        best = []
+        for t, g in enumerate(games):
+            means = np.concatenate(values[t], axis=1).mean(axis=1)
+            means[~alive[t]] = -np.inf
+            best.append(candidates[g][int(np.argmax(means))])  # ties: the lowest action id
+        return np.array(best, dtype=np.int64)
+
+    def _round(
+        self,
+        rules: Rules,
+        sub: UnoState,
+        seats: npt.NDArray[np.int64],
+        games: list[int],
+        candidates: list[npt.NDArray[np.int64]],
+        alive: list[npt.NDArray[np.bool_]],
+        per_table: int | list[int],
+        rollout: Policy | str,
+        values: list[list[npt.NDArray[np.float64]]],
+    ) -> None:
+        """One batch: K fresh determinizations per table, every live candidate on each.
+
+        Appends to ``values[t]`` a (candidates, K) block (zeros for pruned candidates).
+        """
+        counts = [per_table] * len(games) if isinstance(per_table, int) else list(per_table)
+        n_det = max(counts)
+        if n_det == 0:
+            return
+        keys = self.rng.integers(0, 2**63, size=(len(games), n_det), dtype=np.uint64)
+        dets = core.determinize(rules, sub, seats, keys)
+        # Row (table t, candidate a, determinization k): the same deals for every a.
+        rows, acts, owner = [], [], []
+        for t, g in enumerate(games):
+            for a in np.flatnonzero(alive[t]).tolist():
+                rows.append(np.arange(t * n_det, t * n_det + counts[t]))
+                acts.append(np.full(counts[t], candidates[g][a], dtype=np.int64))
+                owner.append((t, a))
+        batch = dets.select(np.concatenate(rows))
+        start_turns = int(batch.turn.sum(dtype=np.int64))
+        batch = core.step(rules, batch, np.concatenate(acts), in_place=True)
+        seat_rows = np.concatenate([np.full(counts[t], seats[t], dtype=np.int64) for t, _ in owner])
+        final = play_out(rules, batch, rollout)
+        self.rollout_steps += int(final.turn.sum(dtype=np.int64)) - start_turns
+        rewards = core.hand_rewards(rules, final)
+        flat = rewards[np.arange(final.batch_size), seat_rows].astype(np.float64)
+        self.rollouts_played += flat.size
+        blocks = [np.zeros((candidates[g].size, counts[t])) for t, g in enumerate(games)]
+        at = 0
+        for t, a in owner:
+            blocks[t][a] = flat[at : at + counts[t]]
+            at += counts[t]
+        for t in range(len(games)):
+            if counts[t]:
+                values[t].append(blocks[t])
 
     def _rollout_for(self, rules: Rules) -> Policy | str:
         """The rollout policy for ``rules`` (a learned one is checked against them once)."""
@@ -299,3 +345,20 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         f"default), a bot name ({', '.join(PLAIN_BOTS)}) or the path of an exported agent "
         "(a .safetensors file with its .json metadata beside it)"
     )
+
+
+EARLY_STOP_Z = 2.0
+"""A candidate is clearly worse when its paired mean difference to the best one exceeds this
+many standard errors (the differences are paired: the same determinizations and keys)."""
+
+
+def _not_clearly_worse(values: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Candidates (rows of ``values``, (A, K) rewards on shared deals) worth more rollouts."""
+    means = values.mean(axis=1)
+    best = int(np.argmax(means))
+    diff = values[best][None, :] - values
+    n = values.shape[1]
+    spread = diff.std(axis=1, ddof=1) if n > 1 else np.zeros(values.shape[0])
+    keep: npt.NDArray[np.bool_] = diff.mean(axis=1) <= EARLY_STOP_Z * spread / np.sqrt(n)
+    keep[best] = True
+    return keep

@@ -151,3 +151,16 @@ def test_beats_random() -> None:
         RULES2, PimcAgent(seed=0, rollouts=32), "random", 200, seed=77, progress=False
     )
     assert result.win_rate > 0.55, result
+
+
+def test_early_stopping_keeps_the_budget_and_plays_legally() -> None:
+    state = _decisions(RULES2, 30, seed=6)
+    seats = state.current.astype(np.int64)
+    masks = core.legal_action_mask(RULES2, state)
+    plain = PimcAgent(seed=4, rollouts=16)
+    plain.act_from_state(RULES2, state, seats)
+    pruned = PimcAgent(seed=4, rollouts=16, early_stop=True)
+    actions = pruned.act_from_state(RULES2, state, seats)
+    assert masks[np.arange(state.batch_size), actions].all()
+    # The same budget (up to rounding), spent differently.
+    assert abs(pruned.rollouts_played - plain.rollouts_played) <= 0.1 * plain.rollouts_played
