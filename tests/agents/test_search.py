@@ -164,3 +164,13 @@ def test_early_stopping_keeps_the_budget_and_plays_legally() -> None:
     assert masks[np.arange(state.batch_size), actions].all()
     # The same budget (up to rounding), spent differently.
     assert abs(pruned.rollouts_played - plain.rollouts_played) <= 0.1 * plain.rollouts_played
+
+
+def test_search_speed_benchmark_runs() -> None:
+    from benchmarks.search import main, search_speed
+
+    speed = search_speed(RULES2, rollouts=4, seconds=0.05, seed=0)
+    assert set(speed) == {"search_b1", "search_b64", "core_b1", "core_b4096"}
+    assert all(rate > 0 for rate in speed.values())
+    with pytest.raises(SystemExit):
+        main(["speed", "--rollouts", "0"])
