@@ -19,12 +19,14 @@ and :mod:`train.masked_dqn` below it; export, league, run and the ``python -m tr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.base_class import BaseAlgorithm
@@ -32,13 +34,15 @@ from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
 from train.config import TrainConfig
-from train.masked_dqn import MaskedDQN, MaskedReplayBuffer
+from train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN, MaskedReplayBuffer
+from uno_env.observation import OBS_LAYOUT
 
 __all__ = [
     "ALGORITHMS",
     "Algorithm",
     "algorithm_for_model",
     "get_algorithm",
+    "hand_size_potential",
     "load_checkpoint",
     "load_policy_layers",
     "make_model",
@@ -129,13 +133,40 @@ def _ppo_acting_modules(model: Any) -> list[nn.Module]:
 # ---------------------------------------------------------------------- masked DQN
 
 
+def hand_size_potential(observations: np.ndarray, per_card: float) -> np.ndarray:
+    """The DQN shaping potential: ``per_card`` × (the others' mean hand size - one's own).
+
+    Read off the observation's ``hand_sizes`` (card counts, the observer first) and
+    ``num_players`` fields; see :class:`~train.masked_dqn.MaskedReplayBuffer` for how the
+    potential shapes the returns without changing the greedy policy they lead to.
+
+    Args:
+        observations: (B, OBS_DIM) raw observations.
+        per_card: The potential of one card of difference.
+
+    Returns:
+        (B,) potentials.
+    """
+    sizes = observations[:, OBS_LAYOUT["hand_sizes"]].astype(np.float64)
+    players = observations[:, OBS_LAYOUT["num_players"]].argmax(axis=1) + 1
+    others = sizes[:, 1:].sum(axis=1) / np.maximum(players - 1, 1)
+    return np.asarray(per_card * (others - sizes[:, 0]), dtype=np.float32)
+
+
 def _build_dqn(config: TrainConfig, env: VecEnv) -> MaskedDQN:
     """A fresh MaskedDQN (MLP Q-network, masked replay buffer)."""
     p = config.dqn
+    potential = (
+        functools.partial(hand_size_potential, per_card=p.hand_size_shaping)
+        if p.hand_size_shaping > 0
+        else None
+    )
     return MaskedDQN(
-        "MlpPolicy",
+        DuelingDQNPolicy if p.dueling else "MlpPolicy",
         env,
         double_q=p.double_q,
+        n_step=p.n_step,
+        potential=potential,
         learning_rate=p.learning_rate,
         buffer_size=p.buffer_size,
         learning_starts=p.learning_starts,
@@ -160,8 +191,13 @@ def _dqn_owns(model: Any) -> bool:
 
 
 def _dqn_acting_modules(model: Any) -> list[nn.Module]:
-    """The Q-network (relu)."""
-    return list(model.policy.q_net.q_net)
+    """The Q-network (relu); a dueling head as one folded linear layer.
+
+    The folded layer (:class:`~train.masked_dqn.FoldedDuelingLinear`) computes
+    ``V + A - mean(A)`` exactly; :func:`load_policy_layers` writes it back into the head
+    through its ``unfold``.
+    """
+    return [m.folded() if isinstance(m, DuelingHead) else m for m in model.policy.q_net.q_net]
 
 
 # ---------------------------------------------------------------------- the registry
@@ -276,5 +312,8 @@ def load_policy_layers(model: Any, layers: Layers) -> None:
         for linear, (weight, bias) in zip(linears, layers, strict=True):
             linear.weight.copy_(weight)
             linear.bias.copy_(bias)
+            unfold = getattr(linear, "unfold", None)  # a folded DQN dueling head
+            if callable(unfold):
+                unfold()
     if hasattr(model.policy, "q_net_target"):
         model.policy.q_net_target.load_state_dict(model.policy.q_net.state_dict())

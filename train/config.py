@@ -38,6 +38,7 @@ __all__ = [
     "MAX_LAYERS",
     "MAX_LAYER_WIDTH",
     "MAX_NUM_ENVS",
+    "MAX_N_STEP",
     "MAX_POOL_SIZE",
     "MAX_ROLLOUT",
     "MAX_STEPS",
@@ -90,6 +91,9 @@ MAX_WEIGHT = 1e6
 
 MAX_GRADIENT_STEPS = 1_000
 """Most DQN gradient steps per update: more is a typo, and each one is a minibatch."""
+
+MAX_N_STEP = 1_000
+"""Longest DQN n-step return: longer than any hand, where it is the Monte-Carlo return."""
 
 MAX_EPOCHS = 1_000
 """Most PPO epochs over one rollout: more is a typo that makes a run never finish."""
@@ -219,7 +223,9 @@ class DQNParams:
     ``target_update_interval`` 1 to :data:`MAX_STEPS` (0 would never train or never update
     the target); ``gradient_steps`` 1 to :data:`MAX_GRADIENT_STEPS`;
     ``exploration_fraction`` and ``exploration_final_eps`` in [0, 1] (a fraction, a
-    probability); ``net_arch`` as for PPO.
+    probability); ``hand_size_shaping`` in [0, 1]; ``n_step`` 1 to :data:`MAX_N_STEP` (and
+    below ``buffer_size / num_envs``, the rows of the buffer, see :class:`TrainConfig`);
+    ``net_arch`` as for PPO.
     """
 
     learning_rate: float = 1e-4
@@ -236,6 +242,15 @@ class DQNParams:
     double_q: bool = False
     """Double-DQN target: the online network picks the best legal next action, the target
     network values it (curbs the over-estimation that the plain max causes)."""
+    dueling: bool = False
+    """Dueling Q-network: ``Q = V + A - mean(A)`` (exported folded into one last layer)."""
+    n_step: int = 1
+    """Rewards summed before bootstrapping (n-step returns): a hand's final reward reaches
+    the decisions ``n_step`` turns before it in one update."""
+    hand_size_shaping: float = 0.0
+    """Potential-based reward shaping, per card of hand-size difference (0: none): each
+    decision is credited at once with the change in (the others' mean hand size - one's
+    own); the shaping telescopes over a hand, so it leaves the best policy unchanged."""
 
     def __post_init__(self) -> None:
         check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
@@ -253,6 +268,10 @@ class DQNParams:
         check_int("target_update_interval", self.target_update_interval, 1, MAX_STEPS)
         check_float("exploration_fraction", self.exploration_fraction, 0.0, 1.0)
         check_float("exploration_final_eps", self.exploration_final_eps, 0.0, 1.0)
+        check_int("n_step", self.n_step, 1, MAX_N_STEP, "rewards summed before bootstrapping")
+        check_float(
+            "hand_size_shaping", self.hand_size_shaping, 0.0, 1.0, why="the reward of a win is 1"
+        )
         _check_net_arch(self.net_arch)
 
 
@@ -337,6 +356,13 @@ class TrainConfig:
                 rules.num_players - 1,
                 f"seats of a {rules.num_players}-player table",
             )
+        if self.algorithm == "dqn":
+            rows = self.dqn.buffer_size // self.num_envs
+            if self.dqn.n_step >= max(rows, 1):
+                raise ConfigError(
+                    f"dqn.n_step must be below the replay buffer's rows (buffer_size / "
+                    f"num_envs = {rows}), got n_step={self.dqn.n_step}: raise dqn.buffer_size"
+                )
         if self.algorithm == "ppo":
             check_int(
                 "ppo.n_steps * num_envs",

@@ -27,6 +27,8 @@ from train import run
 from train.algorithms import ALGORITHMS
 from train.config import TrainConfig
 from train.masked_dqn import (
+    DuelingDQNPolicy,
+    DuelingHead,
     MaskedDQN,
     MaskedReplayBuffer,
     MaskedReplaySamples,
@@ -37,6 +39,8 @@ from train.masked_dqn import (
 )
 
 __all__ = [
+    "DuelingDQNPolicy",
+    "DuelingHead",
     "MaskedDQN",
     "MaskedReplayBuffer",
     "MaskedReplaySamples",

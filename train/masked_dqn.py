@@ -49,6 +49,7 @@ their next major version (``<3``), and an upgrade must re-run ``tests/test_dqn.p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -58,15 +59,22 @@ from gymnasium import spaces
 from stable_baselines3 import DQN
 from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.noise import ActionNoise
+from stable_baselines3.common.torch_layers import create_mlp
 from stable_baselines3.common.type_aliases import GymEnv
 from stable_baselines3.common.vec_env import VecEnv, VecNormalize
-from stable_baselines3.dqn.policies import DQNPolicy
+from stable_baselines3.dqn.policies import DQNPolicy, QNetwork
+from torch import nn
 from torch.nn import functional as F
 
 __all__ = [
+    "DuelingDQNPolicy",
+    "DuelingHead",
+    "DuelingQNetwork",
+    "FoldedDuelingLinear",
     "MaskedDQN",
     "MaskedReplayBuffer",
     "MaskedReplaySamples",
+    "Potential",
     "env_action_masks",
     "masked_argmax",
     "masked_target",
@@ -74,6 +82,9 @@ __all__ = [
 ]
 
 BoolArray = npt.NDArray[np.bool_]
+
+Potential = Callable[[np.ndarray], np.ndarray]
+"""A shaping potential: (B, obs_dim) raw observations -> (B,) values."""
 
 
 # ---------------------------------------------------------------------- masking primitives
@@ -167,6 +178,8 @@ class MaskedReplaySamples(NamedTuple):
     dones: th.Tensor
     rewards: th.Tensor
     next_action_masks: th.Tensor
+    discounts: th.Tensor
+    """(B, 1) discount of the bootstrap: γ^k for a return over k rewards (γ for 1-step)."""
 
 
 class MaskedReplayBuffer(ReplayBuffer):
@@ -180,10 +193,24 @@ class MaskedReplayBuffer(ReplayBuffer):
         n_envs: Games per env step.
         optimize_memory_usage: Must be False (not supported).
         handle_timeout_termination: As in SB3: a truncated episode is not done.
+        n_step: Rewards summed before bootstrapping (1: the plain 1-step target). Each env
+            column is one stream of consecutive learner decisions, so the n-step return of
+            row ``i`` reads rows ``i .. i + n - 1`` of its column, stopping at the end of a
+            hand; the newest ``n - 1`` rows are not sampled until their successors exist.
+        gamma: The discount of the return (the model's ``gamma``; :class:`MaskedDQN` passes
+            it).
+        potential: A potential ``Φ`` for potential-based reward shaping, or ``None``. Each
+            sampled return becomes ``R + γ^k Φ(s_k) - Φ(s_0)``, with ``Φ = 0`` once the hand
+            has ended: the shaped rewards telescope, so the greedy policy they lead to is
+            the unshaped one (Ng, Harada and Russell, 1999), and the network learns
+            ``Q - Φ``, which differs from ``Q`` by the same amount for every action of a
+            state. It gives each decision an immediate, low-variance signal (such as the
+            change in hand sizes) long before the hand's outcome is learnt.
 
     Raises:
         TypeError: for a non-discrete action space.
-        ValueError: for ``optimize_memory_usage=True``.
+        ValueError: for ``optimize_memory_usage=True``, ``n_step`` below 1 or not below
+            the rows of the buffer, or ``gamma`` outside (0, 1].
     """
 
     next_action_masks: BoolArray
@@ -197,6 +224,9 @@ class MaskedReplayBuffer(ReplayBuffer):
         n_envs: int = 1,
         optimize_memory_usage: bool = False,
         handle_timeout_termination: bool = True,
+        n_step: int = 1,
+        gamma: float = 0.99,
+        potential: Potential | None = None,
     ) -> None:
         if not isinstance(action_space, spaces.Discrete):
             raise TypeError(f"MaskedReplayBuffer needs a Discrete action space, got {action_space}")
@@ -211,6 +241,16 @@ class MaskedReplayBuffer(ReplayBuffer):
             optimize_memory_usage=False,
             handle_timeout_termination=handle_timeout_termination,
         )
+        if not 1 <= n_step < self.buffer_size:
+            raise ValueError(
+                f"n_step must be at least 1 and below the buffer's {self.buffer_size} rows "
+                f"(buffer_size / n_envs), got {n_step}"
+            )
+        if not 0.0 < gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {gamma}")
+        self.n_step = int(n_step)
+        self.gamma = float(gamma)
+        self.potential = potential
         self.num_actions = int(action_space.n)
         self.next_action_masks = np.zeros(
             (self.buffer_size, self.n_envs, self.num_actions), dtype=bool
@@ -242,38 +282,153 @@ class MaskedReplayBuffer(ReplayBuffer):
         self.next_action_masks[self.pos] = masks  # before super().add() advances pos
         super().add(obs, next_obs, action, reward, done, infos)
 
+    def _sample_rows(self, batch_size: int) -> npt.NDArray[np.int64]:
+        """Rows to sample: any written row whose next ``n_step - 1`` rows are written too.
+
+        Raises:
+            ValueError: if no row qualifies yet (an empty buffer).
+        """
+        lookahead = self.n_step - 1
+        if self.full:
+            # Rows pos-lookahead .. pos-1 (the newest) lack their successors; skip them.
+            offsets = np.random.randint(0, self.buffer_size - lookahead, size=batch_size)
+            return np.asarray((self.pos + offsets) % self.buffer_size, dtype=np.int64)
+        upper = self.pos - lookahead
+        if upper <= 0:
+            raise ValueError("cannot sample from an empty replay buffer")
+        return np.random.randint(0, upper, size=batch_size).astype(np.int64)
+
     def sample_masked(
         self, batch_size: int, env: VecNormalize | None = None
     ) -> MaskedReplaySamples:
         """Sample ``batch_size`` transitions (with replacement), masks included.
 
+        With ``n_step > 1`` each sample is an n-step transition: the discounted sum of up to
+        ``n_step`` rewards of its column, the observation and mask after the last of them,
+        ``dones`` of that last one and ``discounts`` = γ^k for the k rewards summed (fewer
+        than ``n_step`` when the hand ends first).
+
         Raises:
             ValueError: if the buffer is empty.
         """
-        upper = self.buffer_size if self.full else self.pos
-        if upper == 0:
-            raise ValueError("cannot sample from an empty replay buffer")
-        batch_inds = np.random.randint(0, upper, size=batch_size)
+        batch_inds = self._sample_rows(batch_size)
         env_inds = np.random.randint(0, self.n_envs, size=batch_size)
         obs = self._normalize_obs(self.observations[batch_inds, env_inds, :], env)
-        next_obs = self._normalize_obs(self.next_observations[batch_inds, env_inds, :], env)
+        rewards = np.zeros(batch_size, dtype=np.float32)
+        discounts = np.ones(batch_size, dtype=np.float32)
+        live = np.ones(batch_size, dtype=bool)  # the hand has not ended within the window
+        last = batch_inds.copy()  # the row whose next state the target bootstraps from
+        for k in range(self.n_step):
+            rows = (batch_inds + k) % self.buffer_size
+            step_rewards = self._normalize_reward(self.rewards[rows, env_inds], env)
+            rewards += np.where(live, discounts * step_rewards, 0.0).astype(np.float32)
+            discounts = np.where(live, discounts * self.gamma, discounts).astype(np.float32)
+            last = np.where(live, rows, last)
+            live &= self.dones[rows, env_inds] == 0
+        if self.potential is not None:
+            ended = self.dones[last, env_inds] != 0  # won, lost or cut: Φ(end) = 0
+            start = self.potential(self.observations[batch_inds, env_inds, :])
+            end = self.potential(self.next_observations[last, env_inds, :])
+            rewards += (discounts * np.where(ended, 0.0, end) - start).astype(np.float32)
+        next_obs = self._normalize_obs(self.next_observations[last, env_inds, :], env)
         assert isinstance(obs, np.ndarray) and isinstance(next_obs, np.ndarray)  # Box obs
-        dones = self.dones[batch_inds, env_inds] * (1 - self.timeouts[batch_inds, env_inds])
-        rewards = self._normalize_reward(self.rewards[batch_inds, env_inds].reshape(-1, 1), env)
+        dones = self.dones[last, env_inds] * (1 - self.timeouts[last, env_inds])
         return MaskedReplaySamples(
             observations=self.to_torch(obs),
             actions=self.to_torch(self.actions[batch_inds, env_inds, :]),
             next_observations=self.to_torch(next_obs),
             dones=self.to_torch(dones.reshape(-1, 1)),
-            rewards=self.to_torch(rewards),
+            rewards=self.to_torch(rewards.reshape(-1, 1)),
             next_action_masks=th.as_tensor(
-                self.next_action_masks[batch_inds, env_inds, :], device=self.device
+                self.next_action_masks[last, env_inds, :], device=self.device
             ),
+            discounts=self.to_torch(discounts.reshape(-1, 1)),
         )
 
     def transitions(self) -> int:
         """The number of transitions held (all columns together)."""
         return self.size() * self.n_envs
+
+
+# ---------------------------------------------------------------------- dueling network
+
+
+class FoldedDuelingLinear(nn.Linear):
+    """A dueling head folded into one linear layer (an export view of :class:`DuelingHead`).
+
+    ``Q = V + A - mean(A)`` is linear in the last hidden layer ``h``, so one layer computes
+    it: ``W = W_A - mean_rows(W_A) + w_V`` and ``b = b_A - mean(b_A) + b_V``. The layer's
+    tensors are a copy; :meth:`unfold` writes weights copied into it back into the head.
+    """
+
+    def __init__(self, head: DuelingHead) -> None:
+        super().__init__(head.advantage.in_features, head.advantage.out_features)
+        self._heads = [head]  # a plain list: the head is not a submodule of this view
+        with th.no_grad():
+            w_a, b_a = head.advantage.weight, head.advantage.bias
+            self.weight.copy_(w_a - w_a.mean(dim=0, keepdim=True) + head.value.weight)
+            self.bias.copy_(b_a - b_a.mean() + head.value.bias)
+
+    def unfold(self) -> None:
+        """Set the head so that it computes this layer: ``A = W x + b``, ``V = mean(A)``."""
+        head = self._heads[0]
+        with th.no_grad():
+            head.advantage.weight.copy_(self.weight)
+            head.advantage.bias.copy_(self.bias)
+            head.value.weight.copy_(self.weight.mean(dim=0, keepdim=True))
+            head.value.bias.copy_(self.bias.mean().reshape(1))
+
+
+class DuelingHead(nn.Module):
+    """The dueling output layer: ``Q(s, a) = V(s) + A(s, a) - mean_a A(s, a)``.
+
+    The value stream learns how good a state is from every transition, whichever action
+    was taken; the advantages only have to rank the actions (most UNO decisions have a few
+    near-equivalent legal plays). The mean runs over all actions, legal or not, which keeps
+    ``Q`` linear in the last hidden layer (:meth:`folded`) and leaves the legal argmax
+    unchanged.
+
+    Args:
+        in_features: Width of the last hidden layer.
+        num_actions: Number of actions.
+    """
+
+    def __init__(self, in_features: int, num_actions: int) -> None:
+        super().__init__()
+        self.value = nn.Linear(in_features, 1)
+        self.advantage = nn.Linear(in_features, num_actions)
+
+    def forward(self, hidden: th.Tensor) -> th.Tensor:
+        """(B, in_features) -> (B, num_actions) Q-values."""
+        advantage = self.advantage(hidden)
+        return self.value(hidden) + advantage - advantage.mean(dim=1, keepdim=True)
+
+    def folded(self) -> FoldedDuelingLinear:
+        """One linear layer computing the same Q-values (for export)."""
+        return FoldedDuelingLinear(self)
+
+
+class DuelingQNetwork(QNetwork):
+    """SB3's Q-network with a :class:`DuelingHead` after the hidden layers.
+
+    ``q_net`` stays one ``nn.Sequential`` (hidden layers, activations, then the head), so the
+    export reads it as the plain network with the head folded into its last layer.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        hidden = create_mlp(self.features_dim, -1, self.net_arch, self.activation_fn)
+        width = self.net_arch[-1] if self.net_arch else self.features_dim
+        self.q_net = nn.Sequential(*hidden, DuelingHead(width, int(self.action_space.n)))
+
+
+class DuelingDQNPolicy(DQNPolicy):
+    """SB3's DQN policy with dueling Q-networks (online and target)."""
+
+    def make_q_net(self) -> DuelingQNetwork:
+        """A fresh :class:`DuelingQNetwork` (its own features extractor)."""
+        net_args = self._update_features_extractor(self.net_args, features_extractor=None)
+        return DuelingQNetwork(**net_args).to(self.device)
 
 
 # ---------------------------------------------------------------------- the algorithm
@@ -290,11 +445,18 @@ class MaskedDQN(DQN):
         env: The env (a VecEnv with ``action_masks()``).
         double_q: Double-DQN target: the online network picks the legal next action, the
             target network values it (less overestimation than the plain max).
+        n_step: Rewards summed before bootstrapping (see :class:`MaskedReplayBuffer`): the
+            final reward of a hand reaches decisions ``n_step`` turns earlier in one update
+            instead of ``n_step`` target-network generations.
+        potential: A shaping potential for the replay buffer (see
+            :class:`MaskedReplayBuffer`; ``None``: no shaping). It must be picklable (a
+            module-level function or a ``functools.partial`` of one): checkpoints keep it.
         **kwargs: SB3 DQN's other arguments.
 
     Raises:
         TypeError: for another replay buffer class.
-        ValueError: for ``n_steps > 1`` (n-step returns are not supported).
+        ValueError: for SB3's own ``n_steps > 1`` (use ``n_step``: SB3's n-step buffer
+            knows no masks).
     """
 
     def __init__(
@@ -302,14 +464,22 @@ class MaskedDQN(DQN):
         policy: str | type[DQNPolicy],
         env: GymEnv | str,
         double_q: bool = False,
+        n_step: int = 1,
+        potential: Potential | None = None,
         **kwargs: Any,
     ) -> None:
         self.double_q = double_q
+        self.n_step = n_step
         buffer_class = kwargs.setdefault("replay_buffer_class", MaskedReplayBuffer)
         if not (isinstance(buffer_class, type) and issubclass(buffer_class, MaskedReplayBuffer)):
             raise TypeError(f"MaskedDQN needs a MaskedReplayBuffer subclass, got {buffer_class!r}")
         if kwargs.get("n_steps", 1) != 1:
-            raise ValueError("MaskedDQN supports 1-step returns only (n_steps=1)")
+            raise ValueError("MaskedDQN takes n-step returns as n_step (masked), not SB3's n_steps")
+        buffer_kwargs = dict(kwargs.get("replay_buffer_kwargs") or {})
+        buffer_kwargs.setdefault("n_step", n_step)
+        buffer_kwargs.setdefault("gamma", kwargs.get("gamma", 0.99))
+        buffer_kwargs.setdefault("potential", potential)
+        kwargs["replay_buffer_kwargs"] = buffer_kwargs
         super().__init__(policy, env, **kwargs)
 
     # -- helpers
@@ -468,7 +638,7 @@ class MaskedDQN(DQN):
         """
         buffer = self.masked_buffer
         needed = min(self.learning_starts, buffer.buffer_size * buffer.n_envs)
-        if buffer.transitions() < max(needed, 1):
+        if buffer.transitions() < max(needed, 1) or buffer.size() < buffer.n_step:
             return
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
@@ -480,7 +650,12 @@ class MaskedDQN(DQN):
                 q_next = self.q_net_target(data.next_observations)
                 q_online = self.q_net(data.next_observations) if self.double_q else None
                 target = masked_target(
-                    q_next, data.next_action_masks, data.rewards, data.dones, self.gamma, q_online
+                    q_next,
+                    data.next_action_masks,
+                    data.rewards,
+                    data.dones,
+                    data.discounts,
+                    q_online,
                 )
             q = th.gather(self.q_net(data.observations), dim=1, index=data.actions.long())
             loss = F.smooth_l1_loss(q, target)

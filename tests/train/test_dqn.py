@@ -18,8 +18,11 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 from torch import nn
 
 from agents.learned import load_policy
+from train.algorithms import hand_size_potential, load_policy_layers, policy_layers
 from train.config import load_config
 from train.dqn import (
+    DuelingDQNPolicy,
+    DuelingHead,
     MaskedDQN,
     MaskedReplayBuffer,
     load_model,
@@ -29,9 +32,11 @@ from train.dqn import (
     masked_target,
     uniform_legal,
 )
+from train.export import export_policy
 from uno_env.cards import NUM_ACTIONS
+from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.observation import OBS_DIM
+from uno_env.observation import OBS_DIM, OBS_LAYOUT
 
 torch.set_num_threads(1)
 
@@ -72,7 +77,7 @@ def make_env(num_envs: int = 32, seed: int = 0) -> tuple[VecEnv, LegalityRecorde
     return VecMonitor(recorder), recorder
 
 
-def small_model(env: VecEnv, **kwargs: Any) -> MaskedDQN:
+def small_model(env: VecEnv, policy: Any = "MlpPolicy", **kwargs: Any) -> MaskedDQN:
     params: dict[str, Any] = {
         "buffer_size": 2048,
         "learning_starts": 0,
@@ -85,7 +90,7 @@ def small_model(env: VecEnv, **kwargs: Any) -> MaskedDQN:
         "device": "cpu",
         **kwargs,
     }
-    return MaskedDQN("MlpPolicy", env, **params)
+    return MaskedDQN(policy, env, **params)
 
 
 def last_linear(net: nn.Module) -> nn.Linear:
@@ -409,10 +414,14 @@ def test_make_model_maps_every_dqn_param(tmp_path: Path) -> None:
     assert model.target_update_interval == p.target_update_interval
     assert model.exploration_fraction == p.exploration_fraction
     assert model.exploration_final_eps == p.exploration_final_eps
-    widths = [m.out_features for m in model.q_net.q_net if isinstance(m, nn.Linear)]
-    assert widths == [24, 16, NUM_ACTIONS]
+    widths = [int(weight.shape[0]) for weight, _ in policy_layers(model)[0]]
+    assert widths == [24, 16, NUM_ACTIONS]  # the dueling head exported as one layer
     assert model.tensorboard_log == str(tmp_path / config.name / "tb")
     assert model.device.type == "cpu" and model.double_q is p.double_q is True
+    assert isinstance(model.policy, DuelingDQNPolicy) is p.dueling is True
+    assert model.n_step == model.masked_buffer.n_step == p.n_step > 1
+    assert model.masked_buffer.gamma == p.gamma
+    assert model.masked_buffer.potential is not None and p.hand_size_shaping > 0
 
 
 def test_train_resume_and_export(tmp_path: Path) -> None:
@@ -445,6 +454,225 @@ def test_train_resume_and_export(tmp_path: Path) -> None:
         masks = vec.action_masks()
         actions = policy.act(obs, masks)
         assert masks[np.arange(4), actions].all()
+        step_obs = vec.step(actions)[0]
+        assert isinstance(step_obs, np.ndarray)
+        obs = step_obs
+
+
+# ---------------------------------------------------------------------- (e) n-step, dueling
+
+
+def one_column_buffer(n_step: int, gamma: float, rows: int = 16) -> MaskedReplayBuffer:
+    """A one-game buffer whose observation 0 holds the row it was stored in."""
+    return MaskedReplayBuffer(
+        rows,
+        spaces.Box(-1e3, 1e3, (2,), dtype=np.float32),
+        spaces.Discrete(4),
+        device="cpu",
+        n_envs=1,
+        n_step=n_step,
+        gamma=gamma,
+    )
+
+
+def fill(buffer: MaskedReplayBuffer, rewards: list[float], dones: list[bool]) -> None:
+    for t, (reward, done) in enumerate(zip(rewards, dones, strict=True)):
+        obs = np.array([[t, 0]], dtype=np.float32)
+        next_obs = np.array([[t + 1, 1]], dtype=np.float32)
+        masks = np.zeros((1, 4), dtype=bool) if done else np.eye(4, dtype=bool)[[t % 4]]
+        buffer.add(
+            obs,
+            next_obs,
+            np.array([t % 4]),
+            np.array([reward]),
+            np.array([done]),
+            [{}],
+            next_action_masks=masks,
+        )
+
+
+def test_n_step_returns_stop_at_the_end_of_a_hand() -> None:
+    buffer = one_column_buffer(n_step=3, gamma=0.5)
+    # Rows 0-3: a hand ending at row 3 (reward 1); rows 4-7: the next hand, still running.
+    fill(buffer, [0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 0.0], [False] * 3 + [True] + [False] * 4)
+    data = buffer.sample_masked(2000)
+    rows = data.observations[:, 0].long().numpy()
+    assert set(rows) == set(range(6))  # rows 6 and 7 lack two successors: not sampled yet
+    expected = {  # row: (n-step reward, discount, row of the next state, done)
+        0: (0.0, 0.125, 2, 0.0),
+        1: (0.25, 0.125, 3, 1.0),  # 0 + 0.5 * 0 + 0.25 * 1, the hand ends at row 3
+        2: (0.5, 0.25, 3, 1.0),  # two rewards only: the hand ends first
+        3: (1.0, 0.5, 3, 1.0),
+        4: (0.25, 0.125, 6, 0.0),
+        5: (0.5, 0.125, 7, 0.0),
+    }
+    for row, (reward, discount, last, done) in expected.items():
+        at = rows == row
+        assert np.allclose(data.rewards[at, 0].numpy(), reward), row
+        assert np.allclose(data.discounts[at, 0].numpy(), discount), row
+        assert (data.next_observations[at, 0].numpy() == last + 1).all(), row
+        assert (data.dones[at, 0].numpy() == done).all(), row
+        want_mask = np.zeros(4, dtype=bool) if done else np.eye(4, dtype=bool)[last % 4]
+        assert (data.next_action_masks[at].numpy() == want_mask).all(), row
+        assert (data.actions[at, 0].numpy() == row % 4).all(), row
+
+
+def test_n_step_window_wraps_around_a_full_buffer() -> None:
+    buffer = one_column_buffer(n_step=2, gamma=1.0, rows=4)
+    fill(buffer, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [False] * 6)  # rows hold steps 4, 5, 2, 3
+    data = buffer.sample_masked(500)
+    steps = data.observations[:, 0].long().numpy()
+    assert set(steps) == {2, 3, 4}  # step 5 (the newest) has no successor yet
+    for step in (2, 3, 4):
+        at = steps == step
+        assert np.allclose(data.rewards[at, 0].numpy(), (step + 1) + (step + 2))
+        assert (data.next_observations[at, 0].numpy() == step + 2).all()
+
+
+def test_one_step_sampling_discounts_by_gamma() -> None:
+    buffer = one_column_buffer(n_step=1, gamma=0.9)
+    fill(buffer, [0.0, 1.0], [False, True])
+    data = buffer.sample_masked(64)
+    assert set(data.observations[:, 0].long().tolist()) == {0, 1}  # the newest row too
+    assert torch.allclose(data.discounts, torch.full((64, 1), 0.9))
+
+
+def test_n_step_must_fit_the_buffer() -> None:
+    with pytest.raises(ValueError, match="n_step"):
+        one_column_buffer(n_step=16, gamma=0.9, rows=16)
+    with pytest.raises(ValueError, match="n_steps"):
+        small_model(make_env(num_envs=2)[0], n_steps=3)
+    model = small_model(make_env(num_envs=2)[0], n_step=4, gamma=0.7)
+    assert model.masked_buffer.n_step == 4 and model.masked_buffer.gamma == 0.7
+
+
+@pytest.mark.parametrize(("seed", "double_q", "dueling"), [(2, True, True), (3, False, False)])
+def test_n_step_dueling_learns_over_legal_actions_only(
+    seed: int, double_q: bool, dueling: bool
+) -> None:
+    """The two-step env with 2-step returns and a dueling head: Q(A) is 1 at once (γ = 1)."""
+    env = TwoStepEnv(8)
+    model = small_model(
+        env,
+        policy=DuelingDQNPolicy if dueling else "MlpPolicy",
+        seed=seed,
+        double_q=double_q,
+        n_step=2,
+        learning_rate=3e-3,
+        gamma=1.0,
+        batch_size=64,
+        learning_starts=200,
+        target_update_interval=200,
+        exploration_fraction=0.3,
+        exploration_final_eps=0.2,
+    )
+    model.learn(total_timesteps=8 * 400)
+    with torch.no_grad():
+        q = model.q_net(torch.eye(2)).numpy()
+    np.testing.assert_allclose(q[1, [2, 3]], [1.0, 0.0], atol=0.15)
+    # A 2-step return from A: 0 + the reward in B (a mix of 2 and 3 while ε > 0).
+    assert q[0, [0, 1]].min() > 0.6
+    masks = np.array([[True, True, False, False, False], [False, False, True, True, False]])
+    actions, _ = model.predict(np.eye(2, dtype=np.float32), deterministic=True, action_masks=masks)
+    assert actions[0] in (0, 1) and actions[1] == 2
+
+
+def test_dueling_export_plays_the_model_greedy_actions(tmp_path: Path) -> None:
+    config = load_config(
+        "configs/dqn/tiny.yaml", [f"runs_dir={tmp_path}", "dqn.dueling=true", "dqn.n_step=3"]
+    )
+    env = VecMonitor(UnoVecEnv(16, config.build_rules(), seed=4))
+    model = make_model(config, env)
+    assert isinstance(model.policy, DuelingDQNPolicy)
+    assert isinstance(model.q_net.q_net[-1], DuelingHead)
+    with torch.no_grad():  # a value stream and advantages far from their initialisation
+        for param in model.q_net.parameters():
+            param.add_(torch.randn_like(param) * 0.3)
+    layers, activation = policy_layers(model)
+    assert activation == "relu" and [tuple(w.shape) for w, _ in layers][-1] == (NUM_ACTIONS, 32)
+    rules = config.build_rules()
+    path = export_policy(model, tmp_path / "duel", "duel", "dqn", rules, {})
+    policy = load_policy(path, rules)
+    vec = UnoVecEnv(16, rules, seed=5)
+    obs = vec.reset()
+    for _ in range(50):
+        masks = vec.action_masks()
+        greedy, _ = model.predict(obs, deterministic=True, action_masks=masks)
+        np.testing.assert_array_equal(policy.act(obs, masks), greedy)
+        step_obs = vec.step(greedy)[0]
+        assert isinstance(step_obs, np.ndarray)
+        obs = step_obs
+    # Loading the exported layers back (init_from) restores the same Q-values, target too.
+    fresh = make_model(config, env)
+    load_policy_layers(fresh, layers)
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        torch.testing.assert_close(fresh.q_net(x), model.q_net(x), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(fresh.q_net_target(x), model.q_net(x), atol=1e-5, rtol=1e-5)
+
+
+def test_dqn_config_bounds_n_step(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="n_step"):
+        load_config("configs/dqn/tiny.yaml", [f"runs_dir={tmp_path}", "dqn.n_step=0"])
+    with pytest.raises(ConfigError, match="n_step must be below"):  # 2048 / 16 = 128 rows
+        load_config("configs/dqn/tiny.yaml", [f"runs_dir={tmp_path}", "dqn.n_step=128"])
+    config = load_config("configs/dqn/official_2p.yaml", [f"runs_dir={tmp_path}"])
+    env = VecMonitor(UnoVecEnv(4, config.build_rules(), seed=0))
+    model = make_model(config.__class__(**{**config.__dict__, "num_envs": 4}), env)
+    assert model.n_step == config.dqn.n_step == model.masked_buffer.n_step
+    assert isinstance(model.policy, DuelingDQNPolicy) is config.dqn.dueling
+    assert (model.masked_buffer.potential is not None) is (config.dqn.hand_size_shaping > 0)
+    with pytest.raises(ConfigError, match="hand_size_shaping"):
+        load_config("configs/dqn/tiny.yaml", [f"runs_dir={tmp_path}", "dqn.hand_size_shaping=2"])
+
+
+def test_potential_shaping_telescopes_and_ends_at_zero() -> None:
+    """R + γ^k Φ(s_k) - Φ(s_0), with Φ = 0 once the hand has ended."""
+
+    def potential(observations: np.ndarray) -> np.ndarray:
+        return np.asarray(observations[:, 1] * 10.0, dtype=np.float32)  # Φ = 10·obs[1]
+
+    buffer = MaskedReplayBuffer(
+        16,
+        spaces.Box(-1e3, 1e3, (2,), dtype=np.float32),
+        spaces.Discrete(4),
+        device="cpu",
+        n_envs=1,
+        n_step=2,
+        gamma=0.5,
+        potential=potential,
+    )
+    # obs [t, 0] -> next obs [t + 1, 1]: Φ(s) = 0 for stored states, 10 for next states.
+    fill(buffer, [0.0, 1.0, 0.0, 0.0], [False, True, False, False])
+    data = buffer.sample_masked(500)
+    rows = data.observations[:, 0].long().numpy()
+    shaped = {0: 0.5 * 1.0, 1: 1.0, 2: 0.25 * 10.0}  # row 1 ends the hand: no Φ(s') term
+    for row, reward in shaped.items():
+        assert np.allclose(data.rewards[rows == row, 0].numpy(), reward), row
+
+
+def test_hand_size_potential_reads_the_hand_sizes() -> None:
+    env = UnoVecEnv(3, load_config("configs/dqn/tiny.yaml").build_rules(), seed=0)
+    obs = env.reset()
+    sizes = obs[:, OBS_LAYOUT["hand_sizes"]]
+    expected = 0.1 * (sizes[:, 1] - sizes[:, 0])  # two players: the opponent minus oneself
+    np.testing.assert_allclose(hand_size_potential(obs, 0.1), expected, rtol=1e-6)
+    assert sizes[:, 2:].sum() == 0 and (sizes[:, :2] == 7).all()
+
+
+def test_shipped_dqn_agent_loads_and_plays_legal_moves() -> None:
+    path = Path(__file__).resolve().parents[2] / "agents/pretrained/dqn_official_2p.safetensors"
+    rules = load_config("configs/dqn/official_2p.yaml").build_rules()
+    policy = load_policy(path, rules)
+    assert policy.meta.algorithm == "dqn" and policy.meta.activation == "relu"
+    figures = json.loads(path.with_suffix(".json").read_text())["extra"]["evaluations"]
+    assert figures["random"]["games"] == 10_000 and figures["random"]["ci_low"] > 0.62
+    vec = UnoVecEnv(32, rules, seed=9)
+    obs = vec.reset()
+    for _ in range(40):
+        masks = vec.action_masks()
+        actions = policy.act(obs, masks)
+        assert masks[np.arange(32), actions].all()
         step_obs = vec.step(actions)[0]
         assert isinstance(step_obs, np.ndarray)
         obs = step_obs
