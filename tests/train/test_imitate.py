@@ -248,8 +248,6 @@ def test_dqn_starts_from_a_relu_clone(tmp_path: Path, dueling: bool) -> None:
     )
     overrides = [f"runs_dir={tmp_path}", f"init_from={clone_run.policy}", "total_steps=64"]
     if dueling:
-        if not hasattr(load_config(DQN_TINY).dqn, "dueling"):
-            pytest.skip("this DQN has no dueling head")
         overrides.append("dqn.dueling=true")
     config = load_config(DQN_TINY, overrides)
     env = UnoVecEnv(config.num_envs, rules, opponents=resolve_opponents(["random"]), seed=0)
