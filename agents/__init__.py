@@ -21,12 +21,14 @@ from agents._common import HeuristicBot
 from agents.greedy import GreedyPointsBot
 from agents.mixbot import MixBot
 from agents.ranking import CardRankingBot
-from agents.registry import BOT_NAMES, make_agent
+from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES, make_agent
 from agents.resolve import is_agent_file, policy_factory, resolve_opponents, resolve_policy
 from uno_env.policy import Policy, PolicyFactory, RandomActionBot, RandomAnyBot, RandomBot
 
 __all__ = [
+    "AGENT_NAMES",
     "BOT_NAMES",
+    "SEARCH_NAMES",
     "CardRankingBot",
     "GreedyPointsBot",
     "HeuristicBot",

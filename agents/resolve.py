@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.registry import BOT_NAMES, make_agent
+from agents.registry import AGENT_NAMES, make_agent
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules
 
@@ -52,7 +52,7 @@ _AGENT_FORMS = (
 
 def _unknown(spec: str) -> ValueError:
     return ValueError(
-        f"unknown agent {spec!r}: give a bot name ({', '.join(BOT_NAMES)}) or the path of an "
+        f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}) or the path of an "
         "exported agent (a .safetensors file with its .json metadata beside it)"
     )
 
@@ -88,7 +88,8 @@ def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactor
     than when the first game starts; the policies built share its network.
 
     Args:
-        spec: A name of :data:`agents.BOT_NAMES`, or the path of an exported agent.
+        spec: A name of :data:`agents.AGENT_NAMES` (bots and search agents), or the path of
+            an exported agent.
         rules: The rules the agent will play; an exported agent must have been trained under
             them. Unused for bots.
 
@@ -100,7 +101,7 @@ def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactor
             rules or another observation encoding.
     """
     text = str(spec)
-    if text in BOT_NAMES:
+    if text in AGENT_NAMES:
 
         def build_bot(seed: Seed) -> Policy:
             return make_agent(text, seed)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agents import BOT_NAMES
+from agents import AGENT_NAMES
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import (
     ConfigError,
@@ -79,7 +79,7 @@ class ParticipantSpec:
 
     Attributes:
         name: The name on the leaderboard (default: the bot name, or the file stem).
-        bot: A name of :data:`agents.BOT_NAMES`.
+        bot: A name of :data:`agents.AGENT_NAMES` (a bot or a search agent such as ``pimc``).
         path: An exported agent (``.safetensors`` + ``.json``, loaded without pickle) or an
             SB3 ``.zip`` checkpoint (needs ``allow_pickle``: loading it runs code).
         deterministic: Learned agents play the argmax (True) or sample (False).
@@ -94,10 +94,12 @@ class ParticipantSpec:
         if (self.bot is None) == (self.path is None):
             raise ConfigError(
                 f"participant {self.name or '?'}: give exactly one of 'bot' (one of "
-                f"{list(BOT_NAMES)}) or 'path' (an exported agent)"
+                f"{list(AGENT_NAMES)}) or 'path' (an exported agent)"
             )
-        if self.bot is not None and self.bot not in BOT_NAMES:
-            raise ConfigError(f"participant: unknown bot {self.bot!r}; bots are {list(BOT_NAMES)}")
+        if self.bot is not None and self.bot not in AGENT_NAMES:
+            raise ConfigError(
+                f"participant: unknown bot {self.bot!r}; bots are {list(AGENT_NAMES)}"
+            )
         if self.path is not None and Path(self.path).suffix not in _AGENT_SUFFIXES:
             raise ConfigError(
                 f"participant: {self.path!r} is not an agent file; expected .safetensors "
@@ -292,7 +294,7 @@ class TournamentConfig:
 def _participant_entry(value: Any) -> Any:
     """A string participant becomes a mapping: a bot name, or the path of an agent."""
     if isinstance(value, str):
-        return {"bot": value} if value in BOT_NAMES else {"path": value}
+        return {"bot": value} if value in AGENT_NAMES else {"path": value}
     return value
 
 

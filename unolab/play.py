@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from uno_env import cards as C
-from uno_env import core
 from uno_env.configuration import ConfigError
 from uno_env.game import UnoGame
-from uno_env.observation import encode
+from uno_env.play import choose_actions
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.narrate import (
@@ -251,8 +252,11 @@ class _Session:
             if seat == self.human:
                 action = self.choose()
             else:
-                mask = core.legal_action_mask(self.rules, before)
-                action = int(self.policies[seat].act(encode(self.rules, before), mask)[0])
+                # The lab's one play round: observation or state policies (search) alike.
+                chosen, _ = choose_actions(
+                    self.rules, before, [self.policies[seat]], np.zeros(1, dtype=np.int64)
+                )
+                action = int(chosen[0])
             game.step(action)
             for line in describe_step(self.rules, before, game.state, seat, action, self.table):
                 self.say("  " + line)
