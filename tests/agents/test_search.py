@@ -174,3 +174,39 @@ def test_search_speed_benchmark_runs() -> None:
     assert all(rate > 0 for rate in speed.values())
     with pytest.raises(SystemExit):
         main(["speed", "--rollouts", "0"])
+
+
+def test_pimc_by_name_in_a_tournament_and_the_terminal_game(tmp_path: Path) -> None:
+    """The resolver, a tournament config and the terminal game all take `pimc` by name."""
+    from agents import resolve_policy
+    from tournament.config import load_config as load_tournament
+    from tournament.runner import run_tournament
+    from uno_env import load_rules
+    from unolab.play import play_session
+
+    rules = load_rules("official", num_players=2)
+    assert resolve_policy("pimc", rules, seed=1).name == "pimc"
+    config = load_tournament(
+        {
+            "name": "pimc_by_name",
+            "participants": ["pimc", "random"],
+            "deal_sets": 4,
+            "bootstrap": 10,
+            "output_dir": str(tmp_path),
+        }
+    )
+    summary = run_tournament(config, progress=False, plots=False, print_table=False)
+    assert summary["endings"]["forfeits"] == [] or not summary["endings"].get("forfeits")
+    assert sum(row["games"] for row in summary["leaderboard"]) == 2 * 4 * 2
+    answers = iter(["1"] * 5 + ["q"])
+    said: list[str] = []
+    play_session(
+        rules,
+        [resolve_policy("pimc", rules, seed=2)],
+        seed=3,
+        ask=lambda prompt: next(answers),
+        say=said.append,
+        colour=False,
+        opponent_names=["pimc"],
+    )
+    assert any("player_1 (pimc)" in line for line in said)
