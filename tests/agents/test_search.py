@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -196,7 +198,6 @@ def test_pimc_by_name_in_a_tournament_and_the_terminal_game(tmp_path: Path) -> N
         }
     )
     summary = run_tournament(config, progress=False, plots=False, print_table=False)
-    assert summary["endings"]["forfeits"] == [] or not summary["endings"].get("forfeits")
     assert sum(row["games"] for row in summary["leaderboard"]) == 2 * 4 * 2
     answers = iter(["1"] * 5 + ["q"])
     said: list[str] = []
