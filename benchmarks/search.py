@@ -149,7 +149,13 @@ def strength_table(
 def build_parser(prog: str = "python -m benchmarks.search") -> argparse.ArgumentParser:
     """The command line of the search benchmark."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["speed", "strength"], help="what to measure")
+    parser.add_argument(
+        "what",
+        nargs="?",
+        choices=["speed", "strength"],
+        default="speed",
+        help="what to measure (default: speed)",
+    )
     parser.add_argument("--players", type=int_in_range(2, 10), default=2)
     parser.add_argument("--rollouts", type=int_in_range(1, 1 << 16), default=64,
                         help="speed: rollouts per action (default 64)")  # fmt: skip
@@ -167,9 +173,9 @@ def build_parser(prog: str = "python -m benchmarks.search") -> argparse.Argument
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m benchmarks.search") -> int:
     """Run the benchmark; print the figures (and write them with ``--out``)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     rules = load_rules("official", num_players=args.players)
     result: dict[str, Any] = {"players": args.players, "seed": args.seed}
     if args.what == "speed":

@@ -34,6 +34,7 @@ _BENCHMARKS = {
     "engine": "benchmarks.core",
     "envs": "benchmarks.envs",
     "tournament": "benchmarks.tournament",
+    "search": "benchmarks.search",
 }
 
 
@@ -227,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser(
         "bench",
-        help="run the benchmarks (engine, envs, tournament)",
+        help="run the benchmarks (engine, envs, tournament, search)",
         description="Run a benchmark (default: engine). Its options follow its name: "
         "uno-lab bench engine --help lists them. With all, the options must suit each one.",
         add_help=False,
