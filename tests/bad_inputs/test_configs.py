@@ -150,6 +150,19 @@ CASES: list[Case] = [
     Case("train-weight-text", T, {"opponents": {"bots": {"random": "lots"}}}, ("random", "lots")),
     Case("train-self-play-inf", T, {"opponents": {"self_play": INF}}, ("self_play", "inf")),
     Case("train-dqn-train-freq-zero", T, {**DQN, "dqn": {"train_freq": 0}}, ("train_freq", "0")),
+    Case("train-dqn-n-step-zero", T, {**DQN, "dqn": {"n_step": 0}}, ("n_step", "0")),
+    Case(
+        "train-dqn-n-step-past-buffer",
+        T,
+        {**DQN, "dqn": {"n_step": 1000, "buffer_size": 2000}},
+        ("n_step", "1000"),
+    ),
+    Case(
+        "train-dqn-shaping-too-large",
+        T,
+        {**DQN, "dqn": {"hand_size_shaping": 2}},
+        ("hand_size_shaping", "2"),
+    ),
     Case("train-dqn-gamma-zero", T, {**DQN, "dqn": {"gamma": 0}}, ("gamma", "0")),
     Case(
         "train-dqn-exploration-negative",
