@@ -51,7 +51,6 @@ from tqdm.auto import tqdm
 
 from agents.arena import EvalResult, evaluate_vs
 from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
-from agents.resolve import policy_factory
 from train.export import git_commit
 from train.imitate_config import ImitateConfig, load_imitate_config
 from train.imitation_data import (
@@ -59,6 +58,7 @@ from train.imitation_data import (
     Demonstrations,
     decision_kinds,
     generate_demonstrations,
+    teacher_factory,
 )
 from uno_env import cards as C
 from uno_env.observation import OBS_DIM, OBS_VERSION
@@ -342,7 +342,7 @@ def _strength(
     players: dict[str, Any] = {"clone": clone}
     for name, weight in config.teachers.items():
         if weight > 0:
-            players[name] = policy_factory(name, rules)(seed)
+            players[name] = teacher_factory(name, rules, config.teacher_budget)(seed)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for label, player in players.items():
         out[label] = {}
@@ -479,7 +479,7 @@ def imitate(
     rules = config.build_rules()
     _check_run_dir(config, overwrite)
     for teacher in config.teachers:  # an agent file that does not fit fails now, named
-        policy_factory(teacher, rules)
+        teacher_factory(teacher, rules, config.teacher_budget)
     teachers_label = "+".join(config.teachers)
     say(f"recording {config.samples:,} decisions of {teachers_label}...")
     demos = generate_demonstrations(
@@ -490,6 +490,7 @@ def imitate(
         seed=config.seed,
         games_per_batch=config.games_per_batch,
         progress=progress,
+        teacher_budget=config.teacher_budget,
     )
     train_rows, valid_rows = validation_split(demos, config.validation, config.seed)
     say(

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import yaml
 
-from agents import BOT_NAMES
+from agents import AGENT_NAMES, BOT_NAMES
+from agents.search import MAX_ROLLOUTS
 from train.config import (
     MAX_BATCH_SIZE,
     MAX_EVAL_GAMES,
@@ -59,15 +60,17 @@ AGENT_SUFFIX = ".safetensors"
 
 
 def _check_mix(where: str, mix: Mapping[str, float], *, agents_allowed: bool) -> None:
-    """Bot names (or exported agents) with finite weights in [0, MAX_WEIGHT], one positive."""
+    """Bot names (or, for teachers, search agents and exported agents) with finite weights
+    in [0, MAX_WEIGHT], one positive."""
     if not mix:
         raise ConfigError(f"{where}: name at least one bot with a weight, e.g. {{mixbot: 1.0}}")
+    names = AGENT_NAMES if agents_allowed else BOT_NAMES
     for name, weight in mix.items():
         is_agent = agents_allowed and Path(name).suffix == AGENT_SUFFIX
-        if name not in BOT_NAMES and not is_agent:
+        if name not in names and not is_agent:
             also = " or the path of an exported agent (.safetensors)" if agents_allowed else ""
             raise ConfigError(
-                f"{where}: unknown bot {name!r}; give a bot name ({', '.join(BOT_NAMES)}){also}"
+                f"{where}: unknown bot {name!r}; give a bot name ({', '.join(names)}){also}"
             )
         if is_agent and not Path(name).is_file():
             raise ConfigError(f"{where}: the agent file {name!r} does not exist")
@@ -84,8 +87,12 @@ class ImitateConfig:
         name: Run name; the clone and its report go to ``<runs_dir>/<name>/``.
         rules: A rules preset name or a YAML path (see ``docs/rules.md``).
         num_players: Seats per table.
-        teachers: Bot name (or exported agent ``.safetensors``) -> relative weight. Each
-            teacher seat of each game is held by one teacher drawn with these weights.
+        teachers: Agent name (a bot, or the search agent ``pimc``: expert iteration) or
+            exported agent ``.safetensors`` -> relative weight. Each teacher seat of each
+            game is held by one teacher drawn with these weights.
+        teacher_budget: Rollouts per candidate action of a search teacher (``pimc``), 1 to
+            :data:`agents.search.MAX_ROLLOUTS`; ``None`` (the default): the agent's own
+            default. Ignored by the other teachers.
         opponents: ``None`` (the default): every seat is a teacher seat. A mix of bots:
             one seat per game (drawn at random) is a teacher seat, the others are held by
             these bots, whose decisions are not recorded.
@@ -116,6 +123,7 @@ class ImitateConfig:
     num_players: int = 2
     teachers: dict[str, float] = field(default_factory=lambda: {"mixbot": 1.0})
     opponents: dict[str, float] | None = None
+    teacher_budget: int | None = None
     samples: int = 1_000_000
     validation: float = 0.05
     games_per_batch: int = 4096
@@ -146,6 +154,14 @@ class ImitateConfig:
         _check_mix("teachers", self.teachers, agents_allowed=True)
         if self.opponents is not None:
             _check_mix("opponents", self.opponents, agents_allowed=False)
+        if self.teacher_budget is not None:
+            check_int(
+                "teacher_budget",
+                self.teacher_budget,
+                1,
+                MAX_ROLLOUTS,
+                "rollouts per candidate action of a search teacher",
+            )
         check_int(
             "samples",
             self.samples,

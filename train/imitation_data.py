@@ -22,13 +22,14 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
+from agents.registry import SEARCH_NAMES
 from agents.resolve import policy_factory
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.observation import OBS_DIM, encode
 from uno_env.play import choose_actions
-from uno_env.policy import Policy, PolicyFactory
+from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 
@@ -37,6 +38,7 @@ __all__ = [
     "Demonstrations",
     "decision_kinds",
     "generate_demonstrations",
+    "teacher_factory",
 ]
 
 DECISION_KINDS: tuple[str, ...] = (
@@ -110,6 +112,30 @@ def decision_kinds(
     return kind
 
 
+def teacher_factory(name: str, rules: Rules, budget: int | None = None) -> PolicyFactory:
+    """The factory of a teacher: a name of :data:`agents.AGENT_NAMES` or an exported agent.
+
+    Args:
+        name: A bot or search agent name (``pimc``), or the path of an exported agent.
+        rules: The rules it will play (an exported agent is checked against them).
+        budget: For a search agent, its rollouts per candidate action (``None``: the
+            agent's default); ignored by the other teachers.
+
+    Raises:
+        ValueError: as :func:`agents.resolve.policy_factory`, or for a budget out of range.
+    """
+    if name not in SEARCH_NAMES or budget is None:
+        return policy_factory(name, rules)
+    from agents.search import PimcAgent  # the search agent only when a teacher searches
+
+    PimcAgent(seed=0, rollouts=budget, rules=rules)  # a bad budget fails now, named
+
+    def build_search(seed: Seed) -> Policy:
+        return PimcAgent(seed=seed, rollouts=budget, rules=rules)
+
+    return PolicyFactory(name, build_search)
+
+
 def _draw(
     rng: np.random.Generator, weights: npt.NDArray[np.float64], size: int | tuple[int, int]
 ) -> npt.NDArray[np.int64]:
@@ -127,12 +153,14 @@ def generate_demonstrations(
     seed: int = 0,
     games_per_batch: int = 4096,
     progress: bool = True,
+    teacher_budget: int | None = None,
 ) -> Demonstrations:
     """Play games with the teachers and record ``num_samples`` of their decisions.
 
     Args:
         rules: The rules of every game.
-        teachers: Bot name (or exported agent path) -> relative weight. Each teacher seat
+        teachers: Agent name (a bot or ``pimc``) or exported agent path -> relative
+            weight. Each teacher seat
             of each game is held by one teacher drawn with these weights.
         num_samples: Decisions to record (forced ones are skipped, not counted).
         opponents: ``None``: every seat is a teacher seat. Otherwise bot name -> weight:
@@ -141,6 +169,8 @@ def generate_demonstrations(
         seed: Seed of the deals, the seating and the bots' own random choices.
         games_per_batch: Games played side by side.
         progress: Show a progress bar (hidden anyway when not a terminal).
+        teacher_budget: Rollouts per candidate action of a search teacher (``pimc``);
+            ``None``: the agent's default (:func:`teacher_factory`).
 
     Returns:
         The recorded decisions.
@@ -156,7 +186,9 @@ def generate_demonstrations(
         )
     start = time.perf_counter()
     teacher_names = tuple(teachers)
-    factories: list[PolicyFactory] = [policy_factory(name, rules) for name in teacher_names]
+    factories: list[PolicyFactory] = [
+        teacher_factory(name, rules, teacher_budget) for name in teacher_names
+    ]
     teacher_weights = np.array([teachers[name] for name in teacher_names], dtype=np.float64)
     opponent_names = tuple(opponents or {})
     factories += [policy_factory(name, rules) for name in opponent_names]

@@ -11,13 +11,20 @@ from support import ROOT
 
 from agents import make_agent, resolve_opponents
 from agents.learned import load_policy
+from agents.search import PimcAgent
 from train import algorithms, imitate
 from train.config import PPOParams, load_config
 from train.export import snapshot_policy
 from train.imitate_config import ImitateConfig, load_imitate_config
-from train.imitation_data import DECISION_KINDS, decision_kinds, generate_demonstrations
+from train.imitation_data import (
+    DECISION_KINDS,
+    decision_kinds,
+    generate_demonstrations,
+    teacher_factory,
+)
 from train.run import initialise_from
 from uno_env import cards as C
+from uno_env.configuration import ConfigError
 from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM
@@ -278,3 +285,59 @@ def test_a_tanh_clone_is_refused_by_a_relu_dqn(
     finally:
         env.close()
     assert str(tiny_run.policy) in str(info.value)
+
+
+def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
+    """Issue 14, item 4: pimc is a teacher (played with the state through choose_actions),
+    its budget set by teacher_budget; a tiny run records, fits, measures and exports."""
+    rules = load_rules("official", num_players=2)
+    assert teacher_factory("pimc", rules)(0).rollouts == PimcAgent().rollouts  # its default
+    assert teacher_factory("pimc", rules, 4)(0).rollouts == 4
+    demos = generate_demonstrations(
+        rules, {"pimc": 1.0}, 1000, seed=3, games_per_batch=32, progress=False, teacher_budget=4
+    )
+    assert demos.teacher_names == ("pimc",)
+    assert demos.masks[np.arange(len(demos)), demos.actions].all(), "every action is legal"
+    again = generate_demonstrations(
+        rules, {"pimc": 1.0}, 1000, seed=3, games_per_batch=32, progress=False, teacher_budget=4
+    )
+    np.testing.assert_array_equal(again.actions, demos.actions)  # deterministic for a seed
+    result = imitate.main(
+        [
+            "--config",
+            str(TINY),
+            "--no-progress",
+            "--set",
+            f"runs_dir={tmp_path}",
+            "--set",
+            "teachers={pimc: 1.0}",
+            "--set",
+            "teacher_budget=4",
+            "--set",
+            "samples=1000",
+            "--set",
+            "eval_games=10",
+        ]
+    )
+    assert set(result.report["strength"]) == {"clone", "pimc"}
+    assert result.report["strength"]["pimc"]["random"]["games"] == 10
+    meta = json.loads(result.policy.with_suffix(".json").read_text())
+    assert meta["extra"]["teachers"] == {"pimc": 1.0}
+    config = load_imitate_config(ROOT / "configs" / "imitate" / "pimc_2p.yaml")
+    assert config.teachers == {"pimc": 1.0} and config.teacher_budget == 64
+    assert load_config(ROOT / "configs" / "ppo" / "official_2p_from_pimc.yaml").init_from == (
+        "runs/imitate_pimc_2p/imitate_pimc_2p.safetensors"
+    )
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("teacher_budget=0", "teacher_budget"),
+        ("teacher_budget=1.5", "teacher_budget"),
+        ("teachers={pimcc: 1.0}", "pimcc"),
+    ],
+)
+def test_a_bad_search_teacher_is_named(override: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        load_imitate_config(TINY, [override])
