@@ -16,7 +16,14 @@ from uno_env.observation import encode
 PRETRAINED = ROOT / "agents" / "pretrained"
 
 
-@pytest.mark.parametrize(("name", "players"), [("ppo_official_2p", 2), ("ppo_official_4p", 4)])
+@pytest.mark.parametrize(
+    ("name", "players"),
+    [
+        ("ppo_official_2p", 2),
+        ("ppo_official_4p", 4),
+        ("ppo_official_2p_exit", 2),
+    ],
+)
 def test_shipped_agent_loads_and_plays_legal_moves(name: str, players: int) -> None:
     path = PRETRAINED / f"{name}.safetensors"
     assert path.stat().st_size < 5_000_000
