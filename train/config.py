@@ -48,6 +48,7 @@ __all__ = [
     "PPOParams",
     "TrainConfig",
     "apply_overrides",
+    "check_net_arch",
     "load_config",
 ]
 
@@ -210,7 +211,7 @@ class PPOParams:
         check_float("ent_coef", self.ent_coef, 0.0, math.inf)
         check_float("vf_coef", self.vf_coef, 0.0, math.inf)
         check_float("max_grad_norm", self.max_grad_norm, 0.0, math.inf, low_open=True)
-        _check_net_arch(self.net_arch)
+        check_net_arch(self.net_arch)
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,7 @@ class DQNParams:
         check_float(
             "hand_size_shaping", self.hand_size_shaping, 0.0, 1.0, why="the reward of a win is 1"
         )
-        _check_net_arch(self.net_arch)
+        check_net_arch(self.net_arch)
 
 
 @dataclass(frozen=True)
@@ -395,7 +396,7 @@ class TrainConfig:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
-def _check_net_arch(net_arch: tuple[int, ...]) -> None:
+def check_net_arch(net_arch: tuple[int, ...]) -> None:
     """``net_arch``: 1 to :data:`MAX_LAYERS` hidden layers of 1 to :data:`MAX_LAYER_WIDTH`."""
     if not 1 <= len(net_arch) <= MAX_LAYERS:
         raise ConfigError(

@@ -26,8 +26,8 @@ from train.config import (
     MAX_NUM_ENVS,
     MAX_TORCH_THREADS,
     MAX_WEIGHT,
-    _check_net_arch,
     apply_overrides,
+    check_net_arch,
 )
 from uno_env.configuration import (
     ConfigError,
@@ -178,7 +178,7 @@ class ImitateConfig:
         check_float(
             "label_smoothing", self.label_smoothing, 0.0, 0.5, high_open=True, why="a share"
         )
-        _check_net_arch(self.net_arch)
+        check_net_arch(self.net_arch)
         check_int("eval_games", self.eval_games, 1, MAX_EVAL_GAMES)
         if not self.eval_bots:
             raise ConfigError("eval_bots: name at least one bot, e.g. [random]")
