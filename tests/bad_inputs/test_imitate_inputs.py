@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 from support import ROOT
+from support.bad_inputs import args, nothing, snapshot, train_args, write_file
 
 from agents.learned import PolicyMetadata, save_policy
 from train import dqn, imitate, ppo
@@ -48,10 +49,6 @@ ENTRIES: dict[str, Callable[[list[str]], object]] = {
 MODULES = {"imitate": "train.imitate", "ppo": "train.ppo", "dqn": "train.dqn"}
 
 
-def _nothing(folder: Path) -> None:
-    """No preparation."""
-
-
 @dataclass(frozen=True)
 class Case:
     """One bad input.
@@ -69,7 +66,7 @@ class Case:
     entry: str
     argv: Callable[[Path], list[str]]
     names: str
-    setup: Callable[[Path], None] = field(default=_nothing)
+    setup: Callable[[Path], None] = field(default=nothing)
     subprocess: bool = False
 
 
@@ -77,39 +74,12 @@ def _imitate_args(*overrides: str, config: Path = TINY) -> Callable[[Path], list
     """``--config`` the tiny imitation into ``<folder>/runs``, plus ``--set`` items."""
 
     def argv(folder: Path) -> list[str]:
-        args = ["--config", str(config), "--no-progress", "--set", f"runs_dir={folder / 'runs'}"]
+        line = ["--config", str(config), "--no-progress", "--set", f"runs_dir={folder / 'runs'}"]
         for item in overrides:
-            args += ["--set", item.format(folder=folder)]
-        return args
+            line += ["--set", item.format(folder=folder)]
+        return line
 
     return argv
-
-
-def _train_args(config: Path, *overrides: str) -> Callable[[Path], list[str]]:
-    """A tiny PPO/DQN run into ``<folder>/runs`` with ``--set`` items."""
-
-    def argv(folder: Path) -> list[str]:
-        args = ["--config", str(config), "--no-progress", "--set", f"runs_dir={folder / 'runs'}"]
-        args += ["--set", "total_steps=64"]
-        for item in overrides:
-            args += ["--set", item.format(folder=folder)]
-        return args
-
-    return argv
-
-
-def _args(*items: str) -> Callable[[Path], list[str]]:
-    """A command line with ``{folder}`` filled in."""
-    return lambda folder: [item.format(folder=folder) for item in items]
-
-
-def _file(relative: str, content: bytes) -> Callable[[Path], None]:
-    def setup(folder: Path) -> None:
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
-
-    return setup
 
 
 def _clone(
@@ -141,36 +111,36 @@ def _clone(
 
 def _corrupt_agent(folder: Path) -> None:
     """An agent whose weights and metadata are both garbage."""
-    _file("bad.safetensors", b"\x08\x00\x00\x00\x00\x00\x00\x00{nonsense" + bytes(64))(folder)
-    _file("bad.json", b'{"name": "bad", "oops": ')(folder)
+    write_file("bad.safetensors", b"\x08\x00\x00\x00\x00\x00\x00\x00{nonsense" + bytes(64))(folder)
+    write_file("bad.json", b'{"name": "bad", "oops": ')(folder)
 
 
 CASES: list[Case] = [
     # ------------------------------------------------------------------- the config file
-    Case("no_config_given", "imitate", _args("--no-progress"), "--config"),
+    Case("no_config_given", "imitate", args("--no-progress"), "--config"),
     Case(
-        "missing_config_file", "imitate", _args("--config", "{folder}/nowhere.yaml"), "nowhere.yaml"
+        "missing_config_file", "imitate", args("--config", "{folder}/nowhere.yaml"), "nowhere.yaml"
     ),
     Case(
         "config_not_yaml",
         "imitate",
-        _args("--config", "{folder}/broken.yaml"),
+        args("--config", "{folder}/broken.yaml"),
         "broken.yaml",
-        _file("broken.yaml", b"name: x\nteachers: {mixbot: 1\n"),
+        write_file("broken.yaml", b"name: x\nteachers: {mixbot: 1\n"),
     ),
     Case(
         "unknown_key_in_file",
         "imitate",
-        _args("--config", "{folder}/typo.yaml"),
+        args("--config", "{folder}/typo.yaml"),
         "teacher",
-        _file("typo.yaml", b"name: x\nteacher: {mixbot: 1.0}\n"),
+        write_file("typo.yaml", b"name: x\nteacher: {mixbot: 1.0}\n"),
     ),
     Case(
         "missing_name_no_output",
         "imitate",
-        _args("--config", "{folder}/noname.yaml"),
+        args("--config", "{folder}/noname.yaml"),
         "name is missing",
-        _file("noname.yaml", b"teachers: {mixbot: 1.0}\nsamples: 2000\n"),
+        write_file("noname.yaml", b"teachers: {mixbot: 1.0}\nsamples: 2000\n"),
     ),
     Case("unknown_key_set", "imitate", _imitate_args("epochz=3"), "epochz"),
     Case("set_without_equals", "imitate", _imitate_args("samples"), "samples"),
@@ -237,36 +207,36 @@ CASES: list[Case] = [
     Case(
         "runs_dir_is_a_file",
         "imitate",
-        _args("--config", str(TINY), "--set", "runs_dir={folder}/afile"),
+        args("--config", str(TINY), "--set", "runs_dir={folder}/afile"),
         "afile",
-        _file("afile", b"not a folder"),
+        write_file("afile", b"not a folder"),
     ),
     Case(
         "second_run_without_overwrite",
         "imitate",
         _imitate_args(),
         "--overwrite",
-        _file("runs/imitate_tiny/imitate_tiny.safetensors", b"the first run's clone"),
+        write_file("runs/imitate_tiny/imitate_tiny.safetensors", b"the first run's clone"),
     ),
     # ----------------------------------------------------- starting a run from a clone
     Case(
         "ppo_init_from_clone_of_another_net_arch",
         "ppo",
-        _train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
+        train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
         "net_arch",
         _clone("clone", hidden=(16,)),
     ),
     Case(
         "ppo_init_from_clone_of_another_table_size",
         "ppo",
-        _train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
+        train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
         "clone.safetensors",
         _clone("clone", players=4),
     ),
     Case(
         "dqn_init_from_clone_of_another_net_arch",
         "dqn",
-        _train_args(DQN_TINY, "init_from={folder}/clone.safetensors"),
+        train_args(DQN_TINY, "init_from={folder}/clone.safetensors"),
         "net_arch",
         _clone("clone", hidden=(8, 8, 8), activation="relu"),
     ),
@@ -280,7 +250,7 @@ CASES: list[Case] = [
     Case(
         "subprocess_missing_config",
         "imitate",
-        _args("--config", "{folder}/nowhere.yaml"),
+        args("--config", "{folder}/nowhere.yaml"),
         "nowhere.yaml",
         subprocess=True,
     ),
@@ -292,14 +262,6 @@ CASES: list[Case] = [
         subprocess=True,
     ),
 ]
-
-
-def _snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every file (bytes) and folder (None) under ``folder``."""
-    return {
-        str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
-        for p in sorted(folder.rglob("*"))
-    }
 
 
 def _run(case: Case, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -330,7 +292,7 @@ def test_bad_imitation_input(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     case.setup(tmp_path)
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     code, out, err = _run(case, case.argv(tmp_path), capsys)
 
     assert code == 2, (code, out, err)
@@ -338,4 +300,4 @@ def test_bad_imitation_input(
     lines = err.strip().splitlines()
     assert lines and "error:" in lines[-1], err
     assert case.names in err, err
-    assert _snapshot(tmp_path) == before, "files changed, appeared or were lost"
+    assert snapshot(tmp_path) == before, "files changed, appeared or were lost"

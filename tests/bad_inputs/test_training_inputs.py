@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from support import ROOT
+from support.bad_inputs import args, nothing, snapshot, train_args, write_file
 
 from train import dqn, export, ppo
 
@@ -32,10 +33,6 @@ ENTRIES: dict[str, Callable[[list[str]], object]] = {
     "dqn": dqn.main,
     "export": export.main,
 }
-
-
-def _nothing(folder: Path) -> None:
-    """No preparation."""
 
 
 @dataclass(frozen=True)
@@ -55,26 +52,8 @@ class Case:
     entry: str
     argv: Callable[[Path], list[str]]
     names: str
-    setup: Callable[[Path], None] = field(default=_nothing)
+    setup: Callable[[Path], None] = field(default=nothing)
     subprocess: bool = False
-
-
-def _train_args(config: Path, *overrides: str) -> Callable[[Path], list[str]]:
-    """``--config CONFIG`` into ``<folder>/runs`` with a tiny budget, plus ``--set`` items."""
-
-    def argv(folder: Path) -> list[str]:
-        args = ["--config", str(config), "--no-progress", "--set", f"runs_dir={folder / 'runs'}"]
-        args += ["--set", "total_steps=64"]
-        for item in overrides:
-            args += ["--set", item.format(folder=folder)]
-        return args
-
-    return argv
-
-
-def _args(*items: str) -> Callable[[Path], list[str]]:
-    """A command line with ``{folder}`` filled in."""
-    return lambda folder: [item.format(folder=folder) for item in items]
 
 
 def _earlier_run(name: str, config: Path) -> Callable[[Path], None]:
@@ -92,15 +71,6 @@ def _earlier_run(name: str, config: Path) -> Callable[[Path], None]:
     return setup
 
 
-def _file(relative: str, content: bytes) -> Callable[[Path], None]:
-    def setup(folder: Path) -> None:
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
-
-    return setup
-
-
 def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
     def setup(folder: Path) -> None:
         for one in setups:
@@ -111,7 +81,7 @@ def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
 
 def _run_config(relative: str) -> Callable[[Path], None]:
     """A run folder holding only the tiny PPO config."""
-    return _file(relative, PPO_TINY.read_bytes())
+    return write_file(relative, PPO_TINY.read_bytes())
 
 
 CORRUPT_ZIP = b"PK\x03\x04 this is not really a zip archive" + bytes(range(256))
@@ -122,237 +92,237 @@ CASES: list[Case] = [
     Case(
         "second_ppo_run_without_resume_or_overwrite",
         "ppo",
-        _train_args(PPO_TINY),
+        train_args(PPO_TINY),
         "--overwrite",
         _earlier_run("ppo_tiny", PPO_TINY),
     ),
     Case(
         "second_ppo_run_names_the_run_folder",
         "ppo",
-        _train_args(PPO_TINY),
+        train_args(PPO_TINY),
         "ppo_tiny",
         _earlier_run("ppo_tiny", PPO_TINY),
     ),
     Case(
         "second_dqn_run_without_resume_or_overwrite",
         "dqn",
-        _train_args(DQN_TINY),
+        train_args(DQN_TINY),
         "--resume",
         _earlier_run("dqn_tiny", DQN_TINY),
     ),
     Case(
         "second_run_after_a_crash_before_any_checkpoint",
         "ppo",
-        _train_args(PPO_TINY),
+        train_args(PPO_TINY),
         "ppo_tiny",
         _run_config("runs/ppo_tiny/config.yaml"),
     ),
     Case(
         "resume_and_overwrite_together",
         "ppo",
-        _args("--resume", "{folder}/runs/ppo_tiny", "--overwrite", "--no-progress"),
+        args("--resume", "{folder}/runs/ppo_tiny", "--overwrite", "--no-progress"),
         "--overwrite",
         _earlier_run("ppo_tiny", PPO_TINY),
     ),
     # ----------------------------------------------------------------- the config file
-    Case("no_config_given", "ppo", _args("--no-progress"), "--config"),
-    Case("missing_config_file", "ppo", _args("--config", "{folder}/nowhere.yaml"), "nowhere.yaml"),
+    Case("no_config_given", "ppo", args("--no-progress"), "--config"),
+    Case("missing_config_file", "ppo", args("--config", "{folder}/nowhere.yaml"), "nowhere.yaml"),
     Case(
         "config_is_a_folder",
         "ppo",
-        _args("--config", "{folder}/configs"),
+        args("--config", "{folder}/configs"),
         "configs",
-        _file("configs/keep.txt", b"x"),
+        write_file("configs/keep.txt", b"x"),
     ),
     Case(
         "config_is_not_yaml",
         "ppo",
-        _args("--config", "{folder}/broken.yaml"),
+        args("--config", "{folder}/broken.yaml"),
         "broken.yaml",
-        _file("broken.yaml", b"name: [unclosed\nalgorithm: ppo\n"),
+        write_file("broken.yaml", b"name: [unclosed\nalgorithm: ppo\n"),
     ),
     Case(
         "config_is_binary",
         "ppo",
-        _args("--config", "{folder}/binary.yaml"),
+        args("--config", "{folder}/binary.yaml"),
         "binary.yaml",
-        _file("binary.yaml", b"\xff\xfe\x00\x01garbage\x80\x81"),
+        write_file("binary.yaml", b"\xff\xfe\x00\x01garbage\x80\x81"),
     ),
     Case(
         "config_is_a_list",
         "ppo",
-        _args("--config", "{folder}/list.yaml"),
+        args("--config", "{folder}/list.yaml"),
         "list.yaml",
-        _file("list.yaml", b"- name\n- algorithm\n"),
+        write_file("list.yaml", b"- name\n- algorithm\n"),
     ),
     Case(
         "ppo_config_given_to_dqn",
         "dqn",
-        _args("--config", str(PPO_TINY), "--no-progress"),
+        args("--config", str(PPO_TINY), "--no-progress"),
         "tiny.yaml",
     ),
     Case(
         "dqn_config_given_to_ppo",
         "ppo",
-        _args("--config", str(DQN_TINY), "--no-progress"),
+        args("--config", str(DQN_TINY), "--no-progress"),
         "python -m train.dqn",
     ),
     # ------------------------------------------------------------------- --set overrides
-    Case("set_unknown_key", "ppo", _train_args(PPO_TINY, "ppo.learnig_rate=1"), "learnig_rate"),
-    Case("set_unknown_section", "ppo", _train_args(PPO_TINY, "ppx.gamma=0.9"), "ppx"),
-    Case("set_without_equals", "ppo", _train_args(PPO_TINY, "total_steps"), "total_steps"),
-    Case("set_bad_value_type", "ppo", _train_args(PPO_TINY, "total_steps=lots"), "total_steps"),
-    Case("set_value_not_yaml", "ppo", _train_args(PPO_TINY, "seed=[1, 2"), "seed"),
-    Case("set_unknown_algorithm", "ppo", _train_args(PPO_TINY, "algorithm=a2c"), "a2c"),
-    Case("set_unknown_rules_preset", "ppo", _train_args(PPO_TINY, "rules=street2"), "street2"),
+    Case("set_unknown_key", "ppo", train_args(PPO_TINY, "ppo.learnig_rate=1"), "learnig_rate"),
+    Case("set_unknown_section", "ppo", train_args(PPO_TINY, "ppx.gamma=0.9"), "ppx"),
+    Case("set_without_equals", "ppo", train_args(PPO_TINY, "total_steps"), "total_steps"),
+    Case("set_bad_value_type", "ppo", train_args(PPO_TINY, "total_steps=lots"), "total_steps"),
+    Case("set_value_not_yaml", "ppo", train_args(PPO_TINY, "seed=[1, 2"), "seed"),
+    Case("set_unknown_algorithm", "ppo", train_args(PPO_TINY, "algorithm=a2c"), "a2c"),
+    Case("set_unknown_rules_preset", "ppo", train_args(PPO_TINY, "rules=street2"), "street2"),
     Case(
         "set_num_players_out_of_range",
         "ppo",
-        _train_args(PPO_TINY, "num_players=11"),
+        train_args(PPO_TINY, "num_players=11"),
         "num_players",
     ),
-    Case("set_unknown_eval_bot", "ppo", _train_args(PPO_TINY, "eval.bots=[nobody]"), "nobody"),
+    Case("set_unknown_eval_bot", "ppo", train_args(PPO_TINY, "eval.bots=[nobody]"), "nobody"),
     Case(
         "set_unknown_opponent_bot",
         "dqn",
-        _train_args(DQN_TINY, "opponents.bots={{nobody: 1}}"),
+        train_args(DQN_TINY, "opponents.bots={{nobody: 1}}"),
         "nobody",
     ),
     Case(
         "learner_seat_out_of_range",
         "ppo",
-        _train_args(PPO_TINY, "learner_seat='5'"),
+        train_args(PPO_TINY, "learner_seat='5'"),
         "learner_seat",
     ),
-    Case("learner_seat_not_a_seat", "ppo", _train_args(PPO_TINY, "learner_seat=left"), "left"),
-    Case("negative_seed", "ppo", _train_args(PPO_TINY, "seed=-1"), "seed"),
-    Case("run_name_dot_dot", "ppo", _train_args(PPO_TINY, "name=.."), "name"),
+    Case("learner_seat_not_a_seat", "ppo", train_args(PPO_TINY, "learner_seat=left"), "left"),
+    Case("negative_seed", "ppo", train_args(PPO_TINY, "seed=-1"), "seed"),
+    Case("run_name_dot_dot", "ppo", train_args(PPO_TINY, "name=.."), "name"),
     Case(
         "runs_dir_is_a_file",
         "ppo",
-        _args("--config", str(PPO_TINY), "--no-progress", "--set", "runs_dir={folder}/afile"),
+        args("--config", str(PPO_TINY), "--no-progress", "--set", "runs_dir={folder}/afile"),
         "afile",
-        _file("afile", b"not a folder"),
+        write_file("afile", b"not a folder"),
     ),
     # ----------------------------------------------------------------------- init_from
     Case(
         "init_from_missing",
         "ppo",
-        _train_args(PPO_TINY, "init_from={folder}/missing.zip"),
+        train_args(PPO_TINY, "init_from={folder}/missing.zip"),
         "missing.zip",
     ),
     Case(
         "init_from_missing_export",
         "dqn",
-        _train_args(DQN_TINY, "init_from={folder}/missing.safetensors"),
+        train_args(DQN_TINY, "init_from={folder}/missing.safetensors"),
         "missing.safetensors",
     ),
     Case(
         "init_from_wrong_suffix",
         "ppo",
-        _train_args(PPO_TINY, "init_from={folder}/agent.json"),
+        train_args(PPO_TINY, "init_from={folder}/agent.json"),
         "agent.json",
-        _file("agent.json", b"{}"),
+        write_file("agent.json", b"{}"),
     ),
     Case(
         "init_from_corrupt_zip",
         "ppo",
-        _train_args(PPO_TINY, "init_from={folder}/corrupt.zip"),
+        train_args(PPO_TINY, "init_from={folder}/corrupt.zip"),
         "corrupt.zip is not a readable",
-        _file("corrupt.zip", CORRUPT_ZIP),
+        write_file("corrupt.zip", CORRUPT_ZIP),
     ),
     Case(
         "init_from_corrupt_safetensors",
         "ppo",
-        _train_args(PPO_TINY, "init_from={folder}/agent.safetensors"),
+        train_args(PPO_TINY, "init_from={folder}/agent.safetensors"),
         "agent",
         _both(
-            _file("agent.safetensors", CORRUPT_SAFETENSORS),
-            _file("agent.json", b'{"name": "agent", "oops": '),
+            write_file("agent.safetensors", CORRUPT_SAFETENSORS),
+            write_file("agent.json", b'{"name": "agent", "oops": '),
         ),
     ),
     # -------------------------------------------------------------------------- --resume
     Case(
         "resume_a_folder_that_does_not_exist",
         "ppo",
-        _args("--resume", "{folder}/runs/ghost", "--no-progress"),
+        args("--resume", "{folder}/runs/ghost", "--no-progress"),
         "ghost",
     ),
     Case(
         "resume_a_run_without_checkpoint",
         "ppo",
-        _args("--resume", "{folder}/runs/ppo_tiny", "--no-progress"),
+        args("--resume", "{folder}/runs/ppo_tiny", "--no-progress"),
         "latest.zip",
         _run_config("runs/ppo_tiny/config.yaml"),
     ),
     Case(
         "resume_a_corrupt_checkpoint",
         "ppo",
-        _args("--resume", "{folder}/runs/ppo_tiny", "--no-progress"),
+        args("--resume", "{folder}/runs/ppo_tiny", "--no-progress"),
         "latest.zip",
         _both(
             _run_config("runs/ppo_tiny/config.yaml"),
-            _file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
+            write_file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
         ),
     ),
     # --------------------------------------------------------------------------- export
     Case(
         "export_missing_checkpoint",
         "export",
-        _args("{folder}/runs/x/latest.zip", "{folder}/out/agent"),
+        args("{folder}/runs/x/latest.zip", "{folder}/out/agent"),
         "latest.zip",
     ),
     Case(
         "export_checkpoint_without_run_config",
         "export",
-        _args("{folder}/lone/latest.zip", "{folder}/out/agent"),
+        args("{folder}/lone/latest.zip", "{folder}/out/agent"),
         "config.yaml",
-        _file("lone/latest.zip", CORRUPT_ZIP),
+        write_file("lone/latest.zip", CORRUPT_ZIP),
     ),
     Case(
         "export_corrupt_checkpoint",
         "export",
-        _args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
         "latest.zip",
         _both(
             _run_config("runs/ppo_tiny/config.yaml"),
-            _file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
+            write_file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
         ),
     ),
     Case(
         "export_with_an_invalid_run_config",
         "export",
-        _args("{folder}/runs/bad/latest.zip", "{folder}/out/agent"),
+        args("{folder}/runs/bad/latest.zip", "{folder}/out/agent"),
         "config.yaml",
         _both(
-            _file("runs/bad/config.yaml", b"name: bad\nalgorithm: ppo\nseed: [\n"),
-            _file("runs/bad/latest.zip", CORRUPT_ZIP),
+            write_file("runs/bad/config.yaml", b"name: bad\nalgorithm: ppo\nseed: [\n"),
+            write_file("runs/bad/latest.zip", CORRUPT_ZIP),
         ),
     ),
     Case(
         "export_over_an_existing_agent",
         "export",
-        _args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
         "agent.safetensors",
         _both(
             _run_config("runs/ppo_tiny/config.yaml"),
-            _file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
-            _file("out/agent.safetensors", b"an agent someone shipped"),
-            _file("out/agent.json", b"{}"),
+            write_file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
+            write_file("out/agent.safetensors", b"an agent someone shipped"),
+            write_file("out/agent.json", b"{}"),
         ),
     ),
     # ------------------------------------------------- the real exit path, in a subprocess
     Case(
         "subprocess_missing_config",
         "ppo",
-        _args("--config", "{folder}/nowhere.yaml"),
+        args("--config", "{folder}/nowhere.yaml"),
         "nowhere.yaml",
         subprocess=True,
     ),
     Case(
         "subprocess_second_run",
         "ppo",
-        _train_args(PPO_TINY),
+        train_args(PPO_TINY),
         "--overwrite",
         _earlier_run("ppo_tiny", PPO_TINY),
         subprocess=True,
@@ -360,19 +330,11 @@ CASES: list[Case] = [
     Case(
         "subprocess_export_missing_checkpoint",
         "export",
-        _args("{folder}/nowhere.zip", "{folder}/out/agent"),
+        args("{folder}/nowhere.zip", "{folder}/out/agent"),
         "nowhere.zip",
         subprocess=True,
     ),
 ]
-
-
-def _snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every file (bytes) and folder (None) under ``folder``."""
-    return {
-        str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
-        for p in sorted(folder.rglob("*"))
-    }
 
 
 def _run(case: Case, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -401,7 +363,7 @@ def test_the_catalogue_is_large_enough() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_bad_training_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case.setup(tmp_path)
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     code, out, err = _run(case, case.argv(tmp_path), capsys)
 
     assert code == 2, (code, out, err)
@@ -409,4 +371,4 @@ def test_bad_training_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFi
     lines = err.strip().splitlines()
     assert lines and "error:" in lines[-1], err
     assert case.names in err, err
-    assert _snapshot(tmp_path) == before, "files changed, appeared or were lost"
+    assert snapshot(tmp_path) == before, "files changed, appeared or were lost"
