@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # make run TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench clean browser
 
 # torch first, pinned: pip installs the wheel that the package index serves for torch==2.13.0
 # (a CPU build where the index offers one; PyPI's default on Linux is a large CUDA build).
@@ -15,8 +15,18 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) -m pip install --quiet -e '.[dev,bench,ray,web]'
 	touch $(STAMP)
+
+# The browser test of uno-lab serve drives a headless Chromium through its driver. Debian's
+# packages, installed when missing (as root); elsewhere it says what to install.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	else \
+		echo "make: the browser test needs chromium and chromedriver (Debian: sudo apt-get install chromium chromium-driver)"; \
+	fi
 
 run: $(STAMP)
 	$(PY) -m unolab.main_job
@@ -28,7 +38,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser
 	$(PY) -m pytest -q --nbmake tests notebooks
 
 test: lint typecheck pytest

@@ -1,6 +1,7 @@
 """``uno-lab``: one command for the lab. Run ``uno-lab --help`` or ``uno-lab <command> --help``.
 
-Commands: ``train ppo|dqn``, ``tournament``, ``play``, ``bench``, ``rules``, ``replay``.
+Commands: ``train ppo|dqn|imitate``, ``tournament``, ``sweep``, ``play``, ``serve``, ``bench``,
+``rules``, ``replay``.
 
 Every error a user can cause ends in one line on stderr, never a traceback: bad arguments are
 argparse's (exit 2), a domain error raised below :func:`main` (a ``ValueError`` such as
@@ -63,6 +64,20 @@ def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
     from tournament.cli import main as tournament_main
 
     return tournament_main(args.command_argv)
+
+
+def _cmd_sweep(args: argparse.Namespace, rest: list[str]) -> int:
+    # train.sweep parses its own options (--help shows them) and says how to install Ray.
+    from train import sweep
+
+    return sweep.main(args.command_argv, prog="uno-lab sweep")
+
+
+def _cmd_serve(args: argparse.Namespace, rest: list[str]) -> int:
+    # unolab.web.server parses its own options (--help shows them).
+    from unolab.web import server
+
+    return server.main(args.command_argv, prog="uno-lab serve")
 
 
 def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
@@ -201,6 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tournament.set_defaults(func=_cmd_tournament, passthrough=False)
 
+    sweep = sub.add_parser(
+        "sweep",
+        help="tune training settings with Ray Tune (see configs/sweep/)",
+        description="Run a hyper-parameter sweep on Ray Tune: uno-lab sweep --help lists the options.",
+        add_help=False,
+    )
+    sweep.set_defaults(func=_cmd_sweep, passthrough=True)
+
     play = sub.add_parser(
         "play",
         help="play UNO against agents in the terminal",
@@ -225,6 +248,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--record", type=Path, metavar="FILE", help="save the game for uno-lab replay (JSON)"
     )
     play.set_defaults(func=_cmd_play, passthrough=False)
+
+    serve = sub.add_parser(
+        "serve",
+        help="play and replay UNO in the browser",
+        description="Serve the browser table: uno-lab serve --help lists the options.",
+        add_help=False,
+    )
+    serve.set_defaults(func=_cmd_serve, passthrough=True)
 
     bench = sub.add_parser(
         "bench",
