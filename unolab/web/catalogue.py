@@ -1,0 +1,152 @@
+"""The agents a browser may seat at a table, by id: the browser never sends a path.
+
+Ids: a bot's name (``mixbot``, ``pimc``), ``shipped:<name>`` for the agents of
+``agents/pretrained/`` and ``folder:<name>`` for the exported agents of ``serve
+--agents-dir``. Policies are built once per (agent, rules) and shared by every game that
+seats them: all agents act through one :class:`~unolab.web.batching.AgentBatcher`, so a
+shared policy is only ever called from one thread at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents import AGENT_NAMES, SEARCH_NAMES
+from agents.resolve import policy_factory
+from uno_env.policy import Policy
+from uno_env.rules import Rules
+
+__all__ = ["AgentEntry", "Catalogue", "UnknownAgentError", "shipped_folder"]
+
+
+class UnknownAgentError(ValueError):
+    """An agent id that the server does not offer."""
+
+
+def shipped_folder() -> Path:
+    """The folder of the shipped agents (``agents/pretrained``)."""
+    import agents  # a lower layer: only its data folder is read
+
+    return Path(agents.__file__).resolve().parent / "pretrained"
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One agent on offer.
+
+    Attributes:
+        id: What the browser sends.
+        kind: ``bot``, ``search``, ``shipped`` or ``folder``.
+        label: What the table shows next to the seat (``mixbot``, ``ppo_official_2p``).
+        rules: The rules a learned agent was trained under (``None`` for bots: any rules).
+        path: The agent's weights (learned agents only; never sent to the browser).
+    """
+
+    id: str
+    kind: str
+    label: str
+    rules: dict[str, Any] | None = None
+    path: Path | None = field(default=None, repr=False)
+
+    def public(self) -> dict[str, Any]:
+        """The entry as the API shows it (no path)."""
+        return {"id": self.id, "kind": self.kind, "label": self.label, "rules": self.rules}
+
+
+def _learned_entries(folder: Path, kind: str) -> Iterable[AgentEntry]:
+    """The exported agents of ``folder`` (each ``.json`` with its ``.safetensors``)."""
+    for meta_path in sorted(folder.glob("*.json")):
+        weights = meta_path.with_suffix(".safetensors")
+        if not weights.is_file():
+            continue
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            rules = Rules.from_dict(meta["rules"]).game_rules().to_dict()
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not an agent of this lab (or of another engine version): not offered
+        yield AgentEntry(f"{kind}:{meta_path.stem}", kind, meta_path.stem, rules, weights)
+
+
+class Catalogue:
+    """The agents on offer and their policies.
+
+    Args:
+        agents_dir: A folder of exported agents, or ``None``.
+        shipped_dir: The shipped agents (default: ``agents/pretrained``).
+    """
+
+    def __init__(self, agents_dir: Path | None = None, shipped_dir: Path | None = None) -> None:
+        entries = [
+            AgentEntry(name, "search" if name in SEARCH_NAMES else "bot", name)
+            for name in AGENT_NAMES
+        ]
+        entries += _learned_entries(shipped_dir or shipped_folder(), "shipped")
+        if agents_dir is not None:
+            entries += _learned_entries(Path(agents_dir), "folder")
+        self.entries: dict[str, AgentEntry] = {e.id: e for e in entries}
+        self._policies: dict[tuple[str, Rules], Policy] = {}
+        self._lock = threading.Lock()
+
+    def entry(self, agent_id: str) -> AgentEntry:
+        """The entry of an id.
+
+        Raises:
+            UnknownAgentError: naming the id and the ones on offer.
+        """
+        found = self.entries.get(agent_id)
+        if found is None:
+            shown = ", ".join(sorted(self.entries))
+            raise UnknownAgentError(f"unknown agent {agent_id!r}; this server offers: {shown}")
+        return found
+
+    def entry_by_label(self, label: str) -> AgentEntry | None:
+        """The entry shown as ``label`` (to read old records, which keep only labels)."""
+        for entry in self.entries.values():
+            if entry.label == label:
+                return entry
+        return None
+
+    def policy(self, agent_id: str, rules: Rules) -> Policy:
+        """The shared policy of an agent under ``rules``, built on first use.
+
+        Raises:
+            UnknownAgentError: for an id not on offer.
+            ValueError: if a learned agent was trained under other rules (the message says
+                which), or its files cannot be read.
+        """
+        entry = self.entry(agent_id)
+        key = (agent_id, rules)
+        with self._lock:
+            found = self._policies.get(key)
+            if found is None:
+                spec = str(entry.path) if entry.path is not None else entry.id
+                try:
+                    found = policy_factory(spec, rules)(0)
+                except ValueError as err:  # the server's paths are no business of the browser
+                    raise ValueError(str(err).replace(spec, agent_id)) from None
+                found.reset()
+                self._policies[key] = found
+            return found
+
+    def action_probs(
+        self,
+        agent_id: str,
+        rules: Rules,
+        observations: npt.NDArray[np.float32],
+        masks: npt.NDArray[np.bool_],
+    ) -> npt.NDArray[np.float32] | None:
+        """What a learned agent thinks of each action (``None`` for agents without a network)."""
+        policy = self.policy(agent_id, rules)
+        probs = getattr(policy, "action_probs", None)
+        if probs is None:
+            return None
+        out: npt.NDArray[np.float32] = np.asarray(probs(observations, masks), dtype=np.float32)
+        return out

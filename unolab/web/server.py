@@ -1,0 +1,98 @@
+"""``uno-lab serve``: the browser table on http://127.0.0.1:8000 (``--help`` for the options).
+
+It binds to 127.0.0.1 (this machine only) unless ``--host`` says otherwise: another address
+lets anyone who can reach it play on this server and read its saved games and tournament
+runs, so it is an explicit choice and a warning is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from unolab.web.settings import ServeConfig
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
+    """The options of ``uno-lab serve``."""
+    defaults = ServeConfig()
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Play UNO against the lab's agents and replay recorded games in a browser.",
+    )
+    parser.add_argument(
+        "--host",
+        default=defaults.host,
+        help="address to bind (default 127.0.0.1, this machine only; another address lets "
+        "other machines in: see docs/web.md)",
+    )
+    parser.add_argument("--port", type=int, default=defaults.port, help="TCP port (8000)")
+    parser.add_argument(
+        "--agents-dir",
+        type=Path,
+        default=None,
+        help="a folder of exported agents (.safetensors + .json) to offer as opponents",
+    )
+    parser.add_argument(
+        "--games-dir",
+        type=Path,
+        default=defaults.games_dir,
+        help=f"where finished web games are saved ({defaults.games_dir})",
+    )
+    parser.add_argument(
+        "--runs-dir",
+        type=Path,
+        default=defaults.runs_dir,
+        help=f"where tournament runs are looked for, to replay their games ({defaults.runs_dir})",
+    )
+    parser.add_argument(
+        "--max-games",
+        type=int,
+        default=defaults.max_games,
+        help=f"most games held at once; more get HTTP 429 ({defaults.max_games})",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=defaults.max_body_bytes,
+        help=f"largest request body; larger get HTTP 413 ({defaults.max_body_bytes})",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
+    """Parse the options and serve until Ctrl-C.
+
+    Returns:
+        The exit code (0 after a clean stop).
+
+    Raises:
+        ValueError: for a bad option value (the CLI prints it as one line).
+    """
+    args = build_parser(prog).parse_args(argv)
+    config = ServeConfig(
+        host=args.host,
+        port=args.port,
+        agents_dir=args.agents_dir,
+        games_dir=args.games_dir,
+        runs_dir=args.runs_dir,
+        max_games=args.max_games,
+        max_body_bytes=args.max_body_bytes,
+    )
+    import uvicorn
+
+    from unolab.web.app import create_app
+
+    if not config.is_local:
+        print(
+            f"{prog}: warning: serving on {config.host}: anyone who can reach this address "
+            "can play here and read the saved games and runs (there is no login)",
+            file=sys.stderr,
+        )
+    print(f"uno-lab table on http://{config.host}:{config.port}/ (Ctrl-C stops it)")
+    uvicorn.run(create_app(config), host=config.host, port=config.port, log_level="warning")
+    return 0

@@ -1,0 +1,215 @@
+"""One live web game: a match of hands between the human (seat 0) and server-side agents.
+
+Every request that changes a game holds the game's lock, checks everything first and only
+then steps: a refused move changes nothing. After the human's move the agents play on,
+within the same request, until it is the human's turn again or the hand is over.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from uno_env import cards as C
+from uno_env.game import UnoGame
+from uno_env.rules import Rules
+from unolab.narrate import (
+    Table,
+    describe_deal,
+    describe_hand_end,
+    describe_situation,
+    describe_step,
+)
+from unolab.play import RECORD_FORMAT
+from unolab.web.batching import AgentBatcher
+from unolab.web.catalogue import Catalogue
+from unolab.web.errors import Conflict, Invalid
+from unolab.web.picture import legal_moves, table_picture
+
+__all__ = ["HUMAN_SEAT", "WebGame"]
+
+HUMAN_SEAT = 0
+
+
+@dataclass
+class WebGame:
+    """A match in progress.
+
+    Attributes:
+        id: The game's unguessable id.
+        rules: The rules.
+        seed: The deal's seed (shown, so the deal can be played again).
+        agents: Each seat's agent id (``None`` for the human's seat).
+        labels: Each seat's agent label, as shown.
+        game: The game.
+        log: Every sentence so far.
+        hands: The actions of every hand so far (the record).
+        seq: Moves taken in the whole match; a move is accepted only with the current one.
+    """
+
+    id: str
+    rules: Rules
+    seed: int
+    agents: list[str | None]
+    labels: list[str | None]
+    game: UnoGame
+    setup: dict[str, Any]
+    log: list[str] = field(default_factory=list)
+    hands: list[list[str]] = field(default_factory=lambda: [[]])
+    seq: int = 0
+    touched: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def start(
+        cls,
+        game_id: str,
+        rules: Rules,
+        seed: int,
+        agents: Sequence[str],
+        catalogue: Catalogue,
+        setup: dict[str, Any],
+    ) -> WebGame:
+        """A new match, dealt (the agents have not moved yet: call :meth:`play_agents`)."""
+        labels: list[str | None] = [None] + [catalogue.entry(a).label for a in agents]
+        return cls(
+            id=game_id,
+            rules=rules,
+            seed=seed,
+            agents=[None, *agents],
+            labels=labels,
+            game=UnoGame(rules, seed=seed),
+            setup=setup,
+        )
+
+    @property
+    def names(self) -> list[str]:
+        """Seat names: ``you``, ``player_1 (mixbot)``, ..."""
+        return ["you"] + [f"player_{s} ({self.labels[s]})" for s in range(1, len(self.labels))]
+
+    @property
+    def narrator(self) -> Table:
+        """The words, from the human's seat."""
+        return Table(names=self.names, listener=HUMAN_SEAT, colour=False)
+
+    @property
+    def match_over(self) -> bool:
+        """Someone reached the target score (or the hand was the last one)."""
+        return self.game.over and self.game.match_over
+
+    def deal_lines(self) -> None:
+        """Narrate the deal of the current hand."""
+        self.log += describe_deal(self.rules, self.game.state, self.narrator)
+
+    def play_agents(self, catalogue: Catalogue, batcher: AgentBatcher) -> None:
+        """Let the agents move until the human must act or the hand is over."""
+        game = self.game
+        while not game.over and game.current_seat != HUMAN_SEAT:
+            seat = game.current_seat
+            agent = self.agents[seat]
+            assert agent is not None
+            policy = catalogue.policy(agent, self.rules)
+            action = batcher.decide(self.rules, game.state, policy)
+            self._step(seat, action)
+
+    def _step(self, seat: int, action: int) -> None:
+        before = self.game.state
+        self.game.step(action)
+        self.seq += 1
+        self.hands[-1].append(C.action_name(action))
+        self.log += describe_step(self.rules, before, self.game.state, seat, action, self.narrator)
+        if self.game.over:
+            state = self.game.state
+            self.log += describe_hand_end(self.rules, state, self.narrator, state.hands[0])
+
+    def human_move(self, action_name: str, seq: int) -> None:
+        """Check and take the human's move.
+
+        Raises:
+            Conflict: for a finished match or hand, a stale ``seq`` or a move out of turn.
+            Invalid: for an unknown or illegal action (naming the legal ones).
+        """
+        if self.match_over:
+            raise Conflict("this game is over; start a new game")
+        if self.game.over:
+            raise Conflict("the hand is over; deal the next hand first")
+        if seq != self.seq:
+            raise Conflict(
+                f"this move was sent for move {seq}, the game is at move {self.seq} "
+                "(a repeated or stale request); reload the game"
+            )
+        if self.game.current_seat != HUMAN_SEAT:
+            raise Conflict("it is not your turn")
+        try:
+            action = C.parse_action(action_name)
+        except ValueError as err:
+            raise Invalid(str(err)) from None
+        legal = self.game.legal_action_ids()
+        if action not in legal:
+            raise Invalid(
+                f"{action_name!r} is not legal now; legal: {', '.join(C.action_names(legal))}"
+            )
+        self._step(HUMAN_SEAT, action)
+
+    def next_hand(self, seq: int) -> None:
+        """Deal the next hand of the match.
+
+        Raises:
+            Conflict: if the hand is not over, the match is, or ``seq`` is stale.
+        """
+        if not self.game.over:
+            raise Conflict("the hand is still being played")
+        if self.match_over:
+            raise Conflict("the match is over; start a new game")
+        if seq != self.seq:
+            raise Conflict(f"stale request: the game is at move {self.seq}, not {seq}")
+        self.game.next_hand()
+        self.hands.append([])
+        self.deal_lines()
+
+    def record(self) -> dict[str, Any]:
+        """The record (``uno-lab play --record``'s format, plus the seats' agent ids)."""
+        return {
+            "format": RECORD_FORMAT,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "names": self.names,
+            "hands": [list(h) for h in self.hands],
+            "agents": list(self.agents),
+            "match_over": self.match_over,
+            "saved": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+
+    def view(self, log_from: int = 0) -> dict[str, Any]:
+        """The game as the human sees it (their own cards only, until a hand ends)."""
+        game, state = self.game, self.game.state
+        over = game.over
+        shown = set(range(self.rules.num_players)) if over else {HUMAN_SEAT}
+        your_turn = not over and game.current_seat == HUMAN_SEAT
+        narrator = self.narrator
+        reveal = None
+        if over:
+            reveal = {
+                "winner": game.winner,
+                "hand_points": game.hand_scores,
+                "scores": game.match_scores,
+            }
+        return {
+            "id": self.id,
+            "seed": self.seed,
+            "seq": self.seq,
+            "setup": self.setup,
+            "table": table_picture(self.rules, state, self.names, self.labels, shown),
+            "your_turn": your_turn,
+            "situation": describe_situation(self.rules, state, narrator) if your_turn else "",
+            "moves": legal_moves(self.rules, state, narrator, HUMAN_SEAT) if your_turn else [],
+            "hand_over": over,
+            "match_over": self.match_over,
+            "reveal": reveal,
+            "log_from": log_from,
+            "log": self.log[log_from:],
+        }
