@@ -3,6 +3,8 @@
 Flags override the YAML file (or describe the whole tournament without one)::
 
     python -m tournament --config configs/tournament/bots_round_robin.yaml --workers 2
+    python -m tournament --config configs/tournament/bots_round_robin.yaml --backend ray \\
+        --address auto
     python -m tournament --name quick --participants random mixbot --deal-sets 50
     python -m tournament --name gate --format ab --candidate runs/x/x.safetensors \\
         --incumbent mixbot --participants random greedy_points --sprt 0 20
@@ -53,6 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--design", choices=["auto", "pair", "rotations", "williams"])
     p.add_argument("--seed", type=int)
     p.add_argument("--workers", type=int, help="processes (does not change the results)")
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        help="where chunks are played: local processes (default) or Ray tasks "
+        "(pip install 'uno-lab[ray]'; does not change the results)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="auto|HOST:PORT",
+        help="ray backend: the cluster to join (default: start a local Ray of --workers CPUs)",
+    )
     p.add_argument("--games-per-chunk", type=int, dest="games_per_chunk")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for rating intervals")
     p.add_argument(
@@ -92,6 +105,8 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
         "design",
         "seed",
         "workers",
+        "backend",
+        "address",
         "games_per_chunk",
         "bootstrap",
         "output_dir",

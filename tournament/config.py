@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents import AGENT_NAMES
+from agents.ray_backend import check_address
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import (
     ConfigError,
@@ -43,6 +44,7 @@ __all__ = [
     "MAX_GAMES_PER_CHUNK",
     "MAX_TABLES",
     "MAX_WORKERS",
+    "NOT_FINGERPRINTED",
     "ParticipantSpec",
     "SprtConfig",
     "TournamentConfig",
@@ -71,6 +73,18 @@ already takes gigabytes."""
 
 MAX_WORKERS = 1_024
 """Most worker processes: more than any machine's cores."""
+
+NOT_FINGERPRINTED = (
+    "workers",
+    "bootstrap",
+    "sprt",
+    "allow_pickle",
+    "output_dir",
+    "backend",
+    "address",
+)
+"""Keys besides ``deal_sets`` that never change a game: where and how fast it is played, how
+it is analysed, where it is written."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +193,11 @@ class TournamentConfig:
         allow_pickle: Accept SB3 ``.zip`` checkpoints (loading one runs code from the file).
         output_dir: Parent folder of the run folder (a folder, or one that can be created:
             no part of it may be a file).
+        backend: Where the chunks are played: ``local`` (a pool of ``workers`` processes)
+            or ``ray`` (Ray tasks, see ``docs/distributed.md``). Does not change the results.
+        address: The Ray cluster (``ray`` backend): ``auto`` (started on this machine by
+            ``ray start --head``) or ``HOST:PORT`` of its head node; unset starts a local Ray
+            with ``workers`` CPUs.
 
     Bounds (checked on construction, each constant says why): ``deal_sets`` 1 to
     :data:`MAX_DEAL_SETS`, ``max_tables`` 0 to :data:`MAX_TABLES`, ``games_per_chunk`` 1 to
@@ -204,6 +223,8 @@ class TournamentConfig:
     sprt: SprtConfig | None = None
     allow_pickle: bool = False
     output_dir: str = "runs/tournaments"
+    backend: Literal["local", "ray"] = "local"
+    address: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "/\\") or self.name in (".", ".."):
@@ -219,6 +240,12 @@ class TournamentConfig:
         check_int("bootstrap", self.bootstrap, 0, MAX_BOOTSTRAP, "each refits the ratings")
         check_seed("seed", self.seed)
         check_folder("output_dir", self.output_dir)
+        if self.address is not None and self.backend != "ray":
+            raise ConfigError(f"address {self.address!r} is for the ray backend; add --backend ray")
+        try:
+            check_address(self.address)
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
         if self.design == "pair" and self.num_players != 2:
             raise ConfigError("design 'pair' is for two players; use rotations or williams")
         k = self.num_players
@@ -280,11 +307,11 @@ class TournamentConfig:
     def fingerprint(self) -> str:
         """A hash of everything that decides the games' contents.
 
-        ``deal_sets`` (a run may be extended), ``workers``, ``bootstrap``, ``sprt``,
-        ``allow_pickle`` and ``output_dir`` are left out: they never change a game.
+        ``deal_sets`` (a run may be extended) and :data:`NOT_FINGERPRINTED` are left out:
+        they never change a game.
         """
         data = self.to_dict()
-        for key in ("deal_sets", "workers", "bootstrap", "sprt", "allow_pickle", "output_dir"):
+        for key in ("deal_sets", *NOT_FINGERPRINTED):
             data.pop(key)
         data["rules"] = self.game_rules().to_dict()
         text = json.dumps(data, sort_keys=True)

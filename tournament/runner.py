@@ -36,6 +36,7 @@ stopped by the SPRT wastes little. Workers exit by themselves if the main proces
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import multiprocessing
 import os
@@ -54,9 +55,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tournament.analysis import GameTable, deal_set_scores
-from tournament.config import TournamentConfig
+from tournament.config import NOT_FINGERPRINTED, TournamentConfig
 from tournament.design import Schedule, build_schedule, deal_keys
 from tournament.participants import Entrant, PolicyFactory, entrants_for
+from tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
 from tournament.report import write_reports
 from tournament.results import END_KINDS, GameRecord, ResultStore, Unit
 from tournament.sprt import SprtResult, sequential_sprt
@@ -318,7 +320,7 @@ class RunFolder:
             os.replace(tmp, path)
 
 
-_NOT_FINGERPRINTED = ("deal_sets", "workers", "bootstrap", "sprt", "allow_pickle", "output_dir")
+_NOT_FINGERPRINTED = ("deal_sets", *NOT_FINGERPRINTED)
 """Config keys that never change a game (see :meth:`TournamentConfig.fingerprint`)."""
 
 
@@ -457,9 +459,13 @@ def run_tournament(
 ) -> dict[str, Any]:
     """Play (or resume) a tournament and write its results.
 
+    With ``config.backend == "ray"`` the chunks are Ray tasks (:mod:`tournament.ray_runner`)
+    on the cluster of ``config.address``; the games and the summary are the same.
+
     Args:
         config: The tournament.
-        overrides: Policy factories replacing configured participants by name.
+        overrides: Policy factories replacing configured participants by name (local
+            backend only: they cannot travel to Ray workers).
         fresh: Discard games already in the run folder.
         progress: Show a progress bar.
         console: Where to print (default: a new rich console).
@@ -471,8 +477,39 @@ def run_tournament(
 
     Raises:
         ConfigError: for a bad participant or a run folder of another config.
+        RayBackendError: (a ValueError) Ray is missing or its cluster cannot be reached.
     """
-    console = console or Console()
+    run = functools.partial(
+        _run,
+        fresh=fresh,
+        progress=progress,
+        console=console or Console(),
+        plots=plots,
+        print_table=print_table,
+    )
+    if config.backend != "ray":
+        return run(config, None, overrides)
+    if overrides:
+        raise ConfigError(
+            f"overrides {sorted(overrides)} are policy factories given in code; the ray "
+            "backend sends agents to its workers as files or bot names: use the local backend"
+        )
+    with ray_cluster(config) as ray:
+        return run(config, ray, None)
+
+
+def _run(
+    config: TournamentConfig,
+    ray: Any,
+    overrides: Mapping[str, PolicyFactory] | None,
+    *,
+    fresh: bool,
+    progress: bool,
+    console: Console,
+    plots: bool,
+    print_table: bool,
+) -> dict[str, Any]:
+    """:func:`run_tournament` on this machine's processes, or on Ray (``ray`` connected)."""
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     folder = RunFolder(config)
@@ -524,12 +561,23 @@ def run_tournament(
             rate = f"{played / elapsed:,.0f} games/s"
             bar[0].update(bar[1], advance=result.table.num_games, rate=rate)
 
-    parallel = config.workers > 1 and len(todo) > 1 and not state.stopped
+    if ray is not None:
+        entrants = shipped_entrants(entrants)
+    parallel = ray is None and config.workers > 1 and len(todo) > 1 and not state.stopped
     with (
         _pool(config, rules, schedule, entrants, parallel) as pool,
         _progress_bar(progress, total, resumed, console) as bar,
     ):
-        if pool is not None:
+        if ray is not None:
+
+            def stopped() -> bool:
+                return state.stopped
+
+            def handle_one(result: ChunkResult) -> None:
+                handle(result, bar)
+
+            run_chunks_on_ray(ray, play_chunk, rules, schedule, entrants, todo, stopped, handle_one)
+        elif pool is not None:
             _run_pool(pool, config.workers, todo, state, handle, bar)
         else:
             for chunk, units in todo:
@@ -545,6 +593,7 @@ def run_tournament(
         "cpu_s": cpu,
         "games_per_cpu_s": played / cpu if played and cpu > 0 else None,
         "workers": config.workers,
+        "backend": config.backend,
     }
     stop = state.sprt.n if state.stopped and state.sprt is not None else None
     games = GameTable.concat(tables).sorted_by_unit()

@@ -1,0 +1,156 @@
+"""The ``ray`` backend of :func:`tournament.runner.run_tournament`: chunks as Ray tasks.
+
+Each chunk (a fixed shard of deal sets, ``games_per_chunk`` games) is one Ray task running
+:func:`tournament.runner.play_chunk`, the function the local backend runs, so the same
+config gives the same games on either backend. The rules, the schedule and the entrants go
+to the object store once. Entrants travel as data: bots by name, exported agents as the
+bytes of their files (:class:`agents.ray_backend.AgentFiles`), written once per machine and
+loaded there by the ordinary loader; SB3 ``.zip`` files travel the same way, only with
+``allow_pickle``. A policy factory given in code (``overrides``) cannot travel and is refused.
+
+The driver keeps two tasks per cluster CPU in flight and hands each finished chunk to the
+runner, which appends it to ``games.jsonl`` at once: a driver killed with ``kill -9`` loses
+only the chunks in flight, and the rerun plays only the missing ones. A worker process that
+dies mid-chunk (killed, out of memory, its node lost) makes Ray run the task again
+(:data:`TASK_RETRIES`); the chunk is deterministic and written only when complete, so no
+game is lost or written twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
+from tournament.config import ParticipantSpec, TournamentConfig
+from tournament.design import Schedule
+from tournament.participants import Entrant, _SpecFactory
+from tournament.results import Unit
+from uno_env.configuration import ConfigError
+from uno_env.policy import Policy
+from uno_env.rules import Rules
+
+__all__ = ["TASK_RETRIES", "ray_cluster", "run_chunks_on_ray", "shipped_entrants"]
+
+TASK_RETRIES = 3
+"""Times Ray reruns a chunk whose worker process died (Ray's default, stated here)."""
+
+IN_FLIGHT_PER_CPU = 2
+"""Chunks submitted per cluster CPU: enough to keep every worker busy between two results,
+few enough that a stopped run (SPRT) wastes little."""
+
+
+@dataclass(frozen=True)
+class _ShippedAgent:
+    """Builds a file participant on a worker: the files are written there, then loaded."""
+
+    spec: ParticipantSpec
+    rules: Rules
+    files: AgentFiles
+
+    def __call__(self, seed: int) -> Policy:
+        local = dataclasses.replace(self.spec, path=str(self.files.materialise()))
+        return _SpecFactory(local, self.rules)(seed)
+
+
+def shipped_entrants(entrants: Sequence[Entrant]) -> list[Entrant]:
+    """The entrants as they travel to Ray workers: bots by name, agents as file bytes.
+
+    Raises:
+        ConfigError: for an entrant built in code (an override), which cannot travel.
+    """
+    out = []
+    for entrant in entrants:
+        factory = entrant.factory
+        if not isinstance(factory, _SpecFactory):
+            raise ConfigError(
+                f"participant {entrant.name!r} is a policy factory given in code; the ray "
+                "backend sends agents to its workers as files or bot names: export it "
+                "(python -m train.export) or use the local backend"
+            )
+        if factory.spec.path is not None:
+            files = AgentFiles.read(factory.spec.path)
+            factory = _ShippedAgent(factory.spec, factory.rules, files)
+        out.append(dataclasses.replace(entrant, factory=factory))
+    return out
+
+
+@contextmanager
+def ray_cluster(config: TournamentConfig) -> Iterator[Any]:
+    """The cluster of ``config.address`` (a local Ray of ``workers`` CPUs when unset)."""
+    with connect(config.address, num_cpus=config.workers) as ray:
+        yield ray
+
+
+PlayChunk = Callable[[Rules, Schedule, Sequence[Entrant], int, list[Unit]], Any]
+""":func:`tournament.runner.play_chunk` (passed in: the runner imports this module)."""
+
+
+def _play_task(
+    play: PlayChunk,
+    rules: Rules,
+    schedule: Schedule,
+    entrants: Sequence[Entrant],
+    chunk: int,
+    units: list[Unit],
+) -> Any:
+    """One chunk on a Ray worker (one torch thread: the workers share the cores)."""
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    return play(rules, schedule, entrants, chunk, units)
+
+
+def run_chunks_on_ray(
+    ray: Any,
+    play: PlayChunk,
+    rules: Rules,
+    schedule: Schedule,
+    entrants: Sequence[Entrant],
+    todo: list[tuple[int, list[Unit]]],
+    stopped: Callable[[], bool],
+    handle: Callable[[Any], None],
+) -> None:
+    """Play ``todo`` as Ray tasks; hand each finished chunk to ``handle`` as it arrives.
+
+    Args:
+        ray: The ``ray`` module, connected.
+        play: Plays one chunk (:func:`tournament.runner.play_chunk`).
+        rules: The rules of every game.
+        schedule: The tournament's schedule.
+        entrants: The participants (see :func:`shipped_entrants`).
+        todo: ``(chunk, units)`` still to play, in order.
+        stopped: Whether to submit no more chunks (the SPRT decided).
+        handle: Called with each finished chunk's result, in the driver.
+    """
+    task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_play_task)
+    shared = [play, ray.put(rules), ray.put(schedule), ray.put(shipped_entrants(entrants))]
+    limit = IN_FLIGHT_PER_CPU * cluster_cpus(ray)
+    queue = list(reversed(todo))
+    in_flight: dict[Any, int] = {}
+    try:
+        while queue or in_flight:
+            while queue and len(in_flight) < limit and not stopped():
+                chunk, units = queue.pop()
+                in_flight[task.remote(*shared, chunk, units)] = chunk
+            if not in_flight:
+                break
+            finished, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in sorted(finished, key=lambda r: in_flight[r]):
+                chunk = in_flight.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayError as err:
+                    message = " ".join(str(err).split())[:400]
+                    raise RayBackendError(
+                        f"chunk {chunk} failed on Ray ({type(err).__name__}: {message}); the "
+                        "chunks finished so far are kept: rerun the command to resume"
+                    ) from None
+                handle(result)
+    except BaseException:
+        for ref in in_flight:
+            ray.cancel(ref, force=True)
+        raise
