@@ -1,0 +1,87 @@
+"""Fixtures of the browser-table tests: an app over scratch folders, a tiny learned agent."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.optional import require
+
+require("fastapi", "the browser table (pip install -e .[web])")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from unolab.web.app import create_app  # noqa: E402
+from unolab.web.settings import ServeConfig  # noqa: E402
+
+
+def write_tiny_agent(folder: Path, name: str = "tiny", seed: int = 0) -> Path:
+    """A small random network trained under the official 2-player rules (never shipped)."""
+    import torch
+
+    from agents.learned import PolicyMetadata, save_policy
+    from uno_env.cards import NUM_ACTIONS
+    from uno_env.observation import OBS_DIM, OBS_VERSION
+    from uno_env.rules import Rules
+
+    torch.manual_seed(seed)
+    meta = PolicyMetadata(
+        name=name,
+        algorithm="ppo",
+        obs_version=OBS_VERSION,
+        obs_dim=OBS_DIM,
+        num_actions=NUM_ACTIONS,
+        hidden=(8,),
+        activation="tanh",
+        rules=Rules(num_players=2).to_dict(),
+        extra={},
+    )
+    layers = [
+        (torch.randn(8, OBS_DIM), torch.zeros(8)),
+        (torch.randn(NUM_ACTIONS, 8), torch.zeros(NUM_ACTIONS)),
+    ]
+    return save_policy(folder / name, layers, meta)
+
+
+@pytest.fixture(scope="module")
+def agents_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the tiny agent."""
+    folder = tmp_path_factory.mktemp("agents")
+    write_tiny_agent(folder)
+    return folder
+
+
+def make_config(root: Path, agents_dir: Path | None = None, **changes: Any) -> ServeConfig:
+    """A server config whose folders are under ``root``."""
+    return ServeConfig(
+        agents_dir=agents_dir, games_dir=root / "games", runs_dir=root / "runs", **changes
+    )
+
+
+@pytest.fixture
+def client(tmp_path: Path, agents_dir: Path) -> Iterator[TestClient]:
+    """A test client of a fresh server over ``tmp_path``."""
+    with TestClient(create_app(make_config(tmp_path, agents_dir))) as test_client:
+        yield test_client
+
+
+def play_to_end(
+    client: TestClient, view: dict[str, Any], rng: random.Random, whole_match: bool = False
+) -> dict[str, Any]:
+    """Play random legal moves until the hand (or the match) is over; return the last view."""
+    while True:
+        if view["hand_over"]:
+            if view["match_over"] or not whole_match:
+                return view
+            answer = client.post(f"/api/games/{view['id']}/next-hand", json={"seq": view["seq"]})
+        else:
+            move = rng.choice(view["moves"])
+            answer = client.post(
+                f"/api/games/{view['id']}/moves",
+                json={"action": move["action"], "seq": view["seq"]},
+            )
+        assert answer.status_code == 200, answer.text
+        view = answer.json()

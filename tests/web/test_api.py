@@ -1,0 +1,152 @@
+"""The JSON API of ``uno-lab serve``, through the ASGI test client."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from conftest import make_config, play_to_end
+from fastapi.testclient import TestClient
+
+from tournament.config import load_config
+from tournament.runner import run_tournament
+from uno_env.rules import Rules
+from unolab.play import play_session
+from unolab.web.app import create_app
+
+
+def _new(client: TestClient, **settings: object) -> dict:
+    answer = client.post("/api/games", json={"opponents": ["mixbot"], **settings})
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def test_options_list_presets_switches_and_agents(client: TestClient) -> None:
+    options = client.get("/api/options").json()
+    assert set(options["presets"]) >= {"official", "street", "seven_zero", "rlcard"}
+    names = {s["name"] for s in options["switches"]}
+    assert {"jump_in", "seven_zero", "stack_draw_two", "target_score"} <= names
+    assert "num_players" not in names
+    ids = {a["id"] for a in options["agents"]}
+    assert {"mixbot", "random", "folder:tiny"} <= ids
+    assert all("path" not in a for a in options["agents"])
+    assert client.get("/openapi.json").json()["paths"]["/api/games/{game_id}/moves"]
+
+
+def test_a_hand_is_played_to_its_end_and_saved(client: TestClient, tmp_path: Path) -> None:
+    view = _new(client, seed=12, switches={"target_score": 1})
+    assert view["seed"] == 12 and view["table"]["seats"][0]["cards"]
+    assert all(s["cards"] is None for s in view["table"]["seats"][1:])
+    assert view["log"][0].startswith("Hand 1:")
+    end = play_to_end(client, view, random.Random(1))
+    assert end["match_over"] and end["reveal"]["winner"] is not None
+    assert all(s["cards"] is not None for s in end["table"]["seats"])  # every hand revealed
+    saved = json.loads((tmp_path / "games" / f"{view['id']}.json").read_text())
+    assert saved["seed"] == 12 and saved["agents"] == [None, "mixbot"]
+    full = client.get(f"/api/games/{view['id']}").json()["log"]
+    assert any("over:" in line for line in full)
+    # A new server over the same folder still has it.
+    with TestClient(create_app(make_config(tmp_path))) as again:
+        listed = again.get("/api/replays").json()
+        assert [g["id"] for g in listed] == [view["id"]]
+        frames = again.get(f"/api/replays/{view['id']}").json()["frames"]
+    assert len(frames) == len(saved["hands"][0]) + 1
+    assert frames[-1]["decision"] is None
+
+
+def test_the_seed_is_random_by_default_and_replays(client: TestClient) -> None:
+    first, second = _new(client), _new(client)
+    assert first["seed"] != second["seed"]
+    again = _new(client, seed=first["seed"])
+    assert again["table"]["top"] == first["table"]["top"]
+    assert again["table"]["seats"][0]["cards"] == first["table"]["seats"][0]["cards"]
+
+
+def test_a_match_runs_hand_after_hand_to_the_target(client: TestClient) -> None:
+    view = _new(client, seed=3, switches={"target_score": 60})
+    end = play_to_end(client, view, random.Random(2), whole_match=True)
+    assert end["match_over"]
+    assert max(end["reveal"]["scores"]) >= 60
+
+
+def test_house_rules_and_four_players(client: TestClient) -> None:
+    view = _new(
+        client,
+        preset="street",
+        num_players=4,
+        opponents=["mixbot", "random", "card_ranking"],
+        switches={"seven_zero": True, "target_score": 1},
+    )
+    assert view["setup"]["switches"] == {"seven_zero": True, "target_score": 1}
+    assert len(view["table"]["seats"]) == 4
+    end = play_to_end(client, view, random.Random(4))
+    assert end["hand_over"]
+
+
+def test_a_learned_agent_shows_its_probabilities_in_replay(client: TestClient) -> None:
+    view = _new(client, opponents=["folder:tiny"], seed=8)
+    end = play_to_end(client, view, random.Random(3))
+    frames = client.get(f"/api/replays/{end['id']}").json()["frames"]
+    agent_turns = [f["decision"] for f in frames if f["decision"] and f["decision"]["seat"] == 1]
+    assert agent_turns
+    for decision in agent_turns:
+        probs = decision["probs"]
+        assert set(probs) == {m["action"] for m in decision["moves"]}
+        assert sum(probs.values()) == pytest.approx(1.0, abs=1e-3)
+        assert probs[decision["action"]] == max(probs.values())  # it plays its argmax
+    human_turns = [f["decision"] for f in frames if f["decision"] and f["decision"]["seat"] == 0]
+    assert all(d["probs"] is None for d in human_turns)
+
+
+def test_an_uploaded_terminal_record_replays(client: TestClient, tmp_path: Path) -> None:
+    from agents import make_agent
+
+    answers = iter(["1"] * 400)
+    record = tmp_path / "game.json"
+    play_session(
+        Rules(num_players=2, target_score=1),
+        [make_agent("mixbot")],
+        seed=5,
+        ask=lambda prompt: next(answers),
+        say=lambda line: None,
+        record=record,
+        opponent_names=["mixbot"],
+    )
+    answer = client.post("/api/replay-file", content=record.read_bytes())
+    assert answer.status_code == 200, answer.text
+    data = answer.json()
+    moves = json.loads(record.read_text())["hands"][0]
+    assert [f["decision"]["action"] for f in data["frames"][:-1]] == moves
+    assert data["frames"][0]["table"]["seats"][1]["agent"] == "mixbot"
+
+
+def test_a_tournament_game_replays_exactly(tmp_path: Path, agents_dir: Path) -> None:
+    tiny = str(agents_dir / "tiny.safetensors")
+    config = {
+        "name": "bots",
+        "participants": ["random", "mixbot", tiny],
+        "deal_sets": 4,
+        "games_per_chunk": 6,
+        "bootstrap": 10,
+        "seed": 5,
+        "output_dir": str(tmp_path / "runs" / "tournaments"),
+    }
+    run_tournament(load_config(config), progress=False, plots=False, print_table=False)
+    with TestClient(create_app(make_config(tmp_path, agents_dir))) as client:
+        assert client.get("/api/runs").json() == ["tournaments/bots"]
+        listing = client.get("/api/runs/games", params={"run": "tournaments/bots"}).json()
+        assert listing["total"] == 24
+        for game in (0, 7, 23):
+            data = client.get("/api/runs/replay", params={"run": "tournaments/bots", "game": game})
+            assert data.status_code == 200, data.text
+            replay = data.json()
+            assert replay["matches_log"], (game, replay["logged"])
+            assert len(replay["frames"]) == listing["games"][game]["turns"] + 1
+        learned = [
+            f["decision"]["probs"]
+            for f in replay["frames"]
+            if f["decision"] and "tiny" in replay["names"][f["decision"]["seat"]]
+        ]
+        assert learned and all(p is not None for p in learned)
