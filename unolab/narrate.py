@@ -100,7 +100,7 @@ def describe_deal(rules: Rules, state: core.UnoState, table: Table) -> list[str]
     top = int(state.top[0])
     first = int(state.current[0])
     lines = [
-        f"Hand {int(state.hand_no[0]) + 1}: {table.names[dealer]} deals "
+        f"Hand {int(state.hand_no[0]) + 1}: {table.subject(dealer, 'deals', 'deal')} "
         f"{_count(rules.hand_size)} each; the starter card is {table.card(top)}."
     ]
     if int(state.shuffles[0]) > 0:

@@ -167,8 +167,9 @@ $("#setup-form").addEventListener("submit", async (event) => {
 
 // ---- the table -----------------------------------------------------------------------
 
+function sentence(line) { return line.replace(/^you /, "You "); }
 function addLog(lines) {
-  for (const line of lines) $("#log").append(el("li", {}, line));
+  for (const line of lines) $("#log").append(el("li", {}, sentence(line)));
   $("#log").scrollTop = $("#log").scrollHeight;
 }
 function seatBox(seat, cardsSmall) {
@@ -196,7 +197,7 @@ function drawGame() {
   const t = game.table;
   document.body.dataset.seq = String(game.seq);
   $("#table-info").textContent = `Hand ${t.hand}, move ${game.seq} \u00B7 first to ${t.target_score} points \u00B7 seed ${game.seed}`;
-  $("#seats").replaceChildren(...t.seats.filter((s) => s.seat !== 0).map((s) => seatBox(s, game.hand_over)));
+  $("#seats").replaceChildren(...t.seats.map((s) => seatBox(s.seat === 0 ? { ...s, cards: null } : s, game.hand_over)));
   centre(t, $("#centre"));
   $("#situation").textContent = game.situation;
   const mine = t.seats[0];
@@ -288,12 +289,12 @@ function drawFrame() {
   $("#replay-pos").textContent = `of ${replay.frames.length - 1} \u00B7 hand ${frame.table.hand}, turn ${frame.table.turn}`;
   $("#replay-seats").replaceChildren(...frame.table.seats.map((s) => seatBox(all ? s : { ...s, cards: null }, true)));
   centre(frame.table, $("#replay-centre"));
-  $("#replay-lines").replaceChildren(...frame.lines.map((line) => el("li", {}, line)));
+  $("#replay-lines").replaceChildren(...frame.lines.map((line) => el("li", {}, sentence(line))));
   const box = $("#decision");
   box.replaceChildren();
   const d = frame.decision;
   if (!d) { box.append(el("p", {}, "End of the hand.")); return; }
-  box.append(el("p", {}, `Next: ${frame.table.seats[d.seat].name} plays ${d.action}`));
+  box.append(el("p", {}, `Next move, by ${frame.table.seats[d.seat].name}: ${d.action}`));
   const rows = d.moves.map((m) => {
     const p = d.probs ? d.probs[m.action] : null;
     const bar = el("span", { class: "bar" });
