@@ -8,6 +8,9 @@ candidates are the bots (``--bots``, every bot by default) and exported agents
 rated only at the table size it was trained for. ``--opponents`` names other opponent bots:
 ``--opponents random mixbot`` rates every candidate against each. Learned agents run on
 ``--threads`` torch threads (1 by default: the development machine has two shared cores).
+``--bots pimc`` rates the search agent, whose decisions cost milliseconds: with
+``--backend ray [--address auto|HOST:PORT]`` every pairing is a Ray task, on a local Ray or
+a cluster, with the same results (``docs/distributed.md``).
 
 The script prints a table (win rate, Wilson 95% interval, fair share) and writes the figures
 to a JSON file: ``--out``, by default ``runs/strength/bot_strength.json`` (untracked). The
@@ -18,16 +21,21 @@ figures quoted in the docs live in ``docs/bot_strength.json`` (the bots) and
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import BOT_NAMES, make_agent
+from tqdm.auto import tqdm
+
+from agents import AGENT_NAMES, BOT_NAMES, make_agent
 from agents.arena import DEFAULT_BATCH_SIZE, EvalResult, evaluate_vs
+from agents.ray_backend import BACKENDS, AgentFiles, RayBackendError, connect
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
@@ -36,11 +44,14 @@ from uno_env.rules import Rules, load_rules
 __all__ = [
     "DEFAULT_OUT",
     "DOCS_OUT",
+    "Pairing",
     "agent_table_sizes",
     "build_parser",
     "format_table",
     "main",
     "measure",
+    "pairings",
+    "rate",
 ]
 
 OPPONENT = "random"
@@ -87,6 +98,70 @@ def agent_table_sizes(path: str, players: Sequence[int], preset: str = "official
     return fits
 
 
+@dataclass(frozen=True)
+class Pairing:
+    """One measurement: a candidate against an opponent bot at one table size.
+
+    Attributes:
+        num_players: The table size.
+        candidate: A bot name, or the path of an exported agent.
+        is_agent: Whether ``candidate`` is an agent file.
+        opponent: The opponent bot, one in every other seat.
+    """
+
+    num_players: int
+    candidate: str
+    is_agent: bool
+    opponent: str
+
+
+def pairings(
+    bots: Sequence[str],
+    players: Sequence[int],
+    preset: str = "official",
+    agents: Sequence[str] = (),
+    opponents: Sequence[str] = (OPPONENT,),
+) -> list[Pairing]:
+    """Every pairing of :func:`measure`, in the order of its results.
+
+    Raises:
+        ValueError: naming an agent file that is missing, malformed or fits no table size.
+    """
+    fitting = {path: agent_table_sizes(path, players, preset) for path in agents}
+    out: list[Pairing] = []
+    for n_players in players:
+        candidates = [(name, False) for name in bots]
+        candidates += [(path, True) for path in agents if n_players in fitting[path]]
+        for spec, is_agent in candidates:
+            out.extend(Pairing(n_players, spec, is_agent, opponent) for opponent in opponents)
+    return out
+
+
+def rate(
+    pairing: Pairing,
+    num_games: int,
+    seed: int = 0,
+    preset: str = "official",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: bool = True,
+) -> EvalResult:
+    """Play one pairing: a freshly built, freshly seeded candidate against its opponents."""
+    rules = load_rules(preset, num_players=pairing.num_players)
+    if pairing.is_agent:
+        candidate = _load_agent(pairing.candidate, rules)
+    else:
+        candidate = make_agent(pairing.candidate, seed)
+    return evaluate_vs(
+        rules,
+        candidate,
+        pairing.opponent,
+        num_games,
+        seed=seed,
+        batch_size=batch_size,
+        progress=progress,
+    )
+
+
 def measure(
     bots: Sequence[str],
     players: Sequence[int],
@@ -98,11 +173,14 @@ def measure(
     *,
     agents: Sequence[str] = (),
     opponents: Sequence[str] = (OPPONENT,),
+    backend: str = "local",
+    address: str | None = None,
+    threads: int = 1,
 ) -> list[EvalResult]:
     """Rate each bot and each exported agent against each opponent at each table size.
 
     Args:
-        bots: Bot names (see :data:`agents.BOT_NAMES`).
+        bots: Bot names (see :data:`agents.BOT_NAMES`), or the search agent ``pimc``.
         players: Table sizes.
         num_games: Hands per pairing.
         seed: Seed of every pairing (each pairing deals the same hands).
@@ -112,36 +190,70 @@ def measure(
         agents: Paths of exported agents; each is rated at the table sizes it was trained
             for (see :func:`agent_table_sizes`), with its deterministic (argmax) policy.
         opponents: The opponent bots, one in every other seat (``random`` by default).
+        backend: ``local`` (one pairing after the other, here) or ``ray`` (every pairing a
+            Ray task, see :mod:`agents.ray_backend`); the results are the same.
+        address: The Ray cluster (``auto`` or ``HOST:PORT``; None starts a local Ray).
+        threads: Torch threads of the learned agents on each Ray worker.
 
     Returns:
         One result per (table size, candidate, opponent): table sizes outermost, then the
         bots and the agents in the order given, then the opponents.
 
     Raises:
-        ValueError: naming an agent file that is missing, malformed or fits no table size.
+        ValueError: naming an agent file that is missing, malformed or fits no table size;
+            (``RayBackendError``) Ray missing or its cluster unreachable.
     """
-    fitting = {path: agent_table_sizes(path, players, preset) for path in agents}
-    results = []
-    for n_players in players:
-        rules = load_rules(preset, num_players=n_players)
-        # (spec, is an agent file); each pairing gets a freshly built, freshly seeded one.
-        candidates = [(name, False) for name in bots]
-        candidates += [(path, True) for path in agents if n_players in fitting[path]]
-        for spec, is_agent in candidates:
-            for opponent in opponents:
-                candidate = _load_agent(spec, rules) if is_agent else make_agent(spec, seed)
-                results.append(
-                    evaluate_vs(
-                        rules,
-                        candidate,
-                        opponent,
-                        num_games,
-                        seed=seed,
-                        batch_size=batch_size,
-                        progress=progress,
-                    )
-                )
-    return results
+    todo = pairings(bots, players, preset, agents, opponents)
+    if backend == "ray":
+        return _measure_on_ray(
+            todo, num_games, seed, preset, batch_size, progress, address, threads
+        )
+    return [rate(p, num_games, seed, preset, batch_size, progress) for p in todo]
+
+
+def _rate_shipped(
+    pairing: Pairing,
+    files: AgentFiles | None,
+    threads: int,
+    options: tuple[int, int, str, int],
+) -> EvalResult:
+    """A Ray task: one pairing, its agent file (if any) written on the worker first."""
+    if files is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+        pairing = dataclasses.replace(pairing, candidate=str(files.materialise()))
+    num_games, seed, preset, batch_size = options
+    return rate(pairing, num_games, seed, preset, batch_size, progress=False)
+
+
+def _measure_on_ray(
+    todo: Sequence[Pairing],
+    num_games: int,
+    seed: int,
+    preset: str,
+    batch_size: int,
+    progress: bool,
+    address: str | None,
+    threads: int,
+) -> list[EvalResult]:
+    """Every pairing as a Ray task (agents travel as file bytes); results in ``todo``'s order."""
+    with connect(address) as ray:
+        task = ray.remote(num_cpus=1, max_retries=3)(_rate_shipped)
+        shipped = {p.candidate: ray.put(AgentFiles.read(p.candidate)) for p in todo if p.is_agent}
+        options = (num_games, seed, preset, batch_size)
+        refs = [
+            task.remote(p, shipped.get(p.candidate) if p.is_agent else None, threads, options)
+            for p in todo
+        ]
+        results: dict[Any, EvalResult] = {}
+        with tqdm(total=len(refs), desc="pairings", disable=None if progress else True) as bar:
+            waiting = list(refs)
+            while waiting:
+                finished, waiting = ray.wait(waiting, num_returns=1)
+                results[finished[0]] = ray.get(finished[0])
+                bar.update(1)
+        return [results[ref] for ref in refs]
 
 
 def format_table(results: Sequence[EvalResult]) -> str:
@@ -210,8 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--bots",
         nargs="+",
         default=None,
-        choices=BOT_NAMES,
-        help="bots to rate (default: every bot, or none when --agents is given)",
+        choices=AGENT_NAMES,
+        help="bots to rate, or the search agent pimc (default: every bot, or none when "
+        "--agents is given)",
     )
     parser.add_argument(
         "--agents",
@@ -234,6 +347,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="torch threads of the learned agents (1-64, default 1)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: the pairings one after the other; ray: every pairing a Ray task "
+        "(pip install 'uno-lab[ray]'; the same results)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="auto|HOST:PORT",
+        help="ray backend: the cluster to join (default: start a local Ray)",
+    )
     parser.add_argument("--seed", type=_int_in_range(0), default=0, help="seed (>= 0)")
     parser.add_argument("--preset", default="official", help="rules preset or YAML path")
     parser.add_argument(
@@ -250,6 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _check_out(parser, args.out)
+    if args.address is not None and args.backend != "ray":
+        parser.error("argument --address: it names a Ray cluster; add --backend ray")
     for n_players in args.players:  # a bad preset is refused now, not after the first rows
         try:
             load_rules(args.preset, num_players=n_players)
@@ -267,16 +394,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.error(f"argument --agents: {err}")
 
     start = time.perf_counter()
-    results = measure(
-        bots,
-        args.players,
-        args.games,
-        args.seed,
-        args.preset,
-        args.batch_size,
-        agents=args.agents,
-        opponents=args.opponents,
-    )
+    try:
+        results = measure(
+            bots,
+            args.players,
+            args.games,
+            args.seed,
+            args.preset,
+            args.batch_size,
+            agents=args.agents,
+            opponents=args.opponents,
+            backend=args.backend,
+            address=args.address,
+            threads=args.threads,
+        )
+    except RayBackendError as err:
+        parser.error(f"argument --backend: {err}")
     elapsed = time.perf_counter() - start
     print(format_table(results))
     print(f"\n{len(results)} pairings in {elapsed:.0f} s", file=sys.stderr)
