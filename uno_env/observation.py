@@ -7,7 +7,10 @@ whenever the encoding changes (checkpoints record it and refuse a mismatch).
 An observation holds only what the observing seat could know at the table: its own hand,
 the top card and colour, the direction and phase, the card it just drew, the pending
 penalty, every seat's card count, the scores, the discard pile (public), the draw pile
-size and who may be caught for a missing UNO. Seats are relative to the observer: slot 0 is
+size, who may be caught for a missing UNO, and the public history of the hand that a
+careful player tracks (version 4): the colours each seat has shown it lacks, the last card
+each seat played and the colour it last named with a wild, the cards each seat has drawn,
+and how many cards of each colour the observer has not seen. Seats are relative to the observer: slot 0 is
 the observer, slot k the seat k places further in seat order (clockwise); slots past the
 table size are zero.
 
@@ -48,12 +51,15 @@ __all__ = [
     "observation_bounds",
 ]
 
-OBS_VERSION = 3
+OBS_VERSION = 4
 """Bump whenever the layout or the meaning of a field changes.
 
 History: 1, the first layout; 2, the legal actions repeated as features; 3, the same
 layout with ``drawn_card`` fixed (version 2 computed its slot in int8 arithmetic, so a
-drawn face of 6 or more wrapped around and set a stray 1 in another field).
+drawn face of 6 or more wrapped around and set a stray 1 in another field); 4, the public
+history of the hand appended (colours each seat has shown it lacks, the last card each
+seat played and the colour it last named, the cards each seat has drawn, the unseen cards
+per colour; see :mod:`uno_env.core.history`).
 """
 NUM_PHASE_SLOTS = 8
 """Room for the official phases and those the house rules add."""
@@ -62,6 +68,14 @@ NUM_PHASE_SLOTS = 8
 DECK_POINTS = int((C.FACE_POINTS.astype(np.int64) * C.FACE_COUNTS).sum())
 """Points of the whole deck (1240): no hand can score more."""
 _MOST_COPIES = float(C.FACE_COUNTS.max())
+NUM_PLAYED_COLOURS = C.NUM_COLOURS + 1
+"""Colours of a played card: R, Y, G, B, or wild."""
+NUM_PLAYED_RANKS = C.NUM_RANKS + 2
+"""Ranks of a played card: 0-9, Skip, Reverse, Draw Two, Wild, Wild Draw Four."""
+UNSEEN_GROUPS = C.NUM_COLOURS + 1
+"""Groups of the unseen-card counts: R, Y, G, B, and the wilds."""
+_MOST_OF_A_COLOUR = float(C.FACE_COUNTS[: C.NUM_RANKS].sum())
+"""Cards of one colour in the deck (25): no unseen-card count is larger."""
 
 
 def _max_score(rules: Rules) -> float:
@@ -174,6 +188,52 @@ OBS_FIELDS: tuple[ObsField, ...] = (
         1.0,
         "the observer's legal-action mask (zeros for a non-acting seat)",
     ),
+    ObsField(
+        "shown_lacks",
+        C.MAX_PLAYERS * C.NUM_COLOURS,
+        0.0,
+        1.0,
+        "per relative seat (4 slots each, R Y G B): 1 where it drew on its turn while that "
+        "colour was to be matched, and has not played that colour since",
+    ),
+    ObsField(
+        "last_played_colour",
+        C.MAX_PLAYERS * NUM_PLAYED_COLOURS,
+        0.0,
+        1.0,
+        "per relative seat (5 slots: R Y G B wild): one-hot colour of its last card played "
+        "this hand, zeros if none",
+    ),
+    ObsField(
+        "last_played_rank",
+        C.MAX_PLAYERS * NUM_PLAYED_RANKS,
+        0.0,
+        1.0,
+        "per relative seat (15 slots: 0-9 S R +2 W W+4): one-hot rank of its last card "
+        "played this hand, zeros if none",
+    ),
+    ObsField(
+        "last_named",
+        C.MAX_PLAYERS * C.NUM_COLOURS,
+        0.0,
+        1.0,
+        "per relative seat (4 slots): one-hot colour it last named with a wild this hand",
+    ),
+    ObsField(
+        "cards_drawn",
+        C.MAX_PLAYERS,
+        0.0,
+        float(C.DECK_SIZE),
+        "cards each relative seat has drawn this hand, penalties included (capped at 108)",
+    ),
+    ObsField(
+        "unseen_colours",
+        UNSEEN_GROUPS,
+        0.0,
+        _MOST_OF_A_COLOUR,
+        "cards of each colour (R Y G B, then wilds) neither in the observer's hand nor in "
+        "the discard pile: in other hands or the draw pile",
+    ),
 )
 """The observation's fields, in order: the one definition of the layout."""
 
@@ -279,6 +339,22 @@ _DECLARED = OBS_LAYOUT["declared"].start
 _EXPOSED = OBS_LAYOUT["uno_exposed"].start
 _PLAYERS = OBS_LAYOUT["num_players"].start
 _LEGAL = OBS_LAYOUT["legal_actions"].start
+_LACKS = OBS_LAYOUT["shown_lacks"].start
+_LAST_COLOUR = OBS_LAYOUT["last_played_colour"].start
+_LAST_RANK = OBS_LAYOUT["last_played_rank"].start
+_LAST_NAMED = OBS_LAYOUT["last_named"].start
+_CARDS_DRAWN = OBS_LAYOUT["cards_drawn"].start
+_UNSEEN = OBS_LAYOUT["unseen_colours"].start
+_COPIES = C.FACE_COUNTS.astype(np.int64)
+_PLAYED_COLOUR = np.array(
+    [C.FACE_COLOUR[f] for f in range(C.NUM_COLOURED_FACES)] + [C.NUM_COLOURS] * 2, dtype=np.int64
+)
+"""Colour slot of each face: 0-3, or 4 for the wilds (also their unseen-card group)."""
+_PLAYED_RANK = np.array(
+    [C.FACE_RANK[f] for f in range(C.NUM_COLOURED_FACES)] + [C.NUM_RANKS, C.NUM_RANKS + 1],
+    dtype=np.int64,
+)
+"""Rank slot of each face: 0-12, 13 for a Wild, 14 for a Wild Draw Four."""
 
 
 @jit
@@ -322,9 +398,24 @@ def _encode(
             other = (seat + k) % n_players
             o[_HAND_SIZES + k] = s.hand_size[g, other]
             o[_SCORES + k] = s.scores[g, other] / target_score
+            # The public history of the hand (uno_env.core.history).
+            for colour in range(C.NUM_COLOURS):
+                o[_LACKS + k * C.NUM_COLOURS + colour] = s.shown_lacks[g, other, colour]
+            last = int(s.last_played[g, other])
+            if last >= 0:
+                o[_LAST_COLOUR + k * NUM_PLAYED_COLOURS + _PLAYED_COLOUR[last]] = 1.0
+                o[_LAST_RANK + k * NUM_PLAYED_RANKS + _PLAYED_RANK[last]] = 1.0
+            named = int(s.last_named[g, other])
+            if named >= 0:
+                o[_LAST_NAMED + k * C.NUM_COLOURS + named] = 1.0
+            o[_CARDS_DRAWN + k] = min(int(s.seat_draws[g, other]), C.DECK_SIZE)
         # The discard pile is public: count its faces.
         for i in range(s.discard_len[g]):
             o[_DISCARDS + int(s.discard[g, i])] += 1.0
+        # Unseen cards: the deck minus the observer's hand minus the discard pile.
+        for face in range(C.NUM_FACES):
+            unseen = _COPIES[face] - s.hands[g, seat, face] - o[_DISCARDS + face]
+            o[_UNSEEN + _PLAYED_COLOUR[face]] += unseen
         o[_PILE] = (C.DECK_SIZE - s.draw_pos[g]) / C.DECK_SIZE
         if s.uno_exposed[g] >= 0:
             o[_EXPOSED + (s.uno_exposed[g] - seat) % n_players] = 1.0

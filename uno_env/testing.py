@@ -259,6 +259,19 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
         detail=lambda g: str(hand_points[g].tolist()),
     )
 
+    # ---- the public history (uno_env.core.history) ----------------------------------------
+    report.add("seat_draws < 0", (state.seat_draws < 0).any(axis=1))
+    last = state.last_played
+    report.add("last_played out of -1..53", ((last < -1) | (last >= C.NUM_FACES)).any(axis=1))
+    named = state.last_named
+    report.add("last_named out of -1..3", ((named < -1) | (named >= C.NUM_COLOURS)).any(axis=1))
+    # Nobody has played, named or drawn in a hand that has not begun.
+    fresh = state.turn == 0
+    report.add(
+        "a seat shows a colour lacking before any move",
+        fresh & state.shown_lacks.any(axis=(1, 2)),
+    )
+
     # ---- scores and the match -----------------------------------------------------------
     scores = state.scores.astype(np.int64)
     report.add("negative score", (scores < 0).any(axis=1), detail=lambda g: str(scores[g].tolist()))

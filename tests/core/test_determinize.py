@@ -43,6 +43,9 @@ PUBLIC = (
     "truncated",
     "winner",
     "seat_draws",
+    "shown_lacks",
+    "last_played",
+    "last_named",
     "finish_rank",
     "hand_points",
     "scores",
@@ -325,5 +328,27 @@ def test_lacks_constraints_are_respected() -> None:
     assert ok[~result.relaxed].all()
     assert result.relaxed.mean() < 0.01
     # Without constraints nothing is relaxed.
-    plain = determinize_with_report(rules, state, seats, keys)
+    plain = determinize_with_report(rules, state, seats, keys, lacks=np.zeros_like(lacks))
     assert not plain.relaxed.any()
+
+
+def test_the_public_history_constrains_by_default() -> None:
+    """Without ``lacks``, the state's ``shown_lacks`` are the constraints."""
+    rules = load_rules("official", num_players=4)
+    state = _played(rules, 64, seed=9)
+    assert state.shown_lacks.any(), "random play shows some lacking colours"
+    colour_of = np.zeros((C.NUM_FACES, C.NUM_COLOURS), dtype=np.int64)
+    colour_of[np.arange(52), np.arange(52) // 13] = 1
+    seats = state.current.astype(np.int64)
+    keys = np.arange(state.batch_size * 5, dtype=np.uint64).reshape(state.batch_size, 5)
+    result = determinize_with_report(rules, state, seats, keys)
+    got = (result.states.hands.astype(np.int64) @ colour_of) > 0
+    broken = (got & np.repeat(state.shown_lacks, 5, axis=0)).any(axis=2)
+    broken[np.arange(result.states.batch_size), np.repeat(seats, 5)] = False  # own hand known
+    # Only rows the module documents as exempt (the acting seat's drawn or jump-in card) or
+    # relaxed may break a fact.
+    exempt = np.repeat(state.phase, 5) == core.AFTER_DRAW
+    assert not broken[~result.relaxed & ~exempt].any()
+    # The same keys with the history ignored give other deals.
+    ignored = core.determinize(rules, state, seats, keys, lacks=np.zeros_like(state.shown_lacks))
+    assert not np.array_equal(ignored.hands, result.states.hands)

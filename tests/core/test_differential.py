@@ -86,7 +86,15 @@ SCALAR_FIELDS = (
     "effect_face",
     "effect_seat",
 )
-VECTOR_FIELDS = ("hand_points", "scores", "finish_rank", "seat_draws")
+VECTOR_FIELDS = (
+    "hand_points",
+    "scores",
+    "finish_rank",
+    "seat_draws",
+    "last_played",
+    "last_named",
+    "lacks_bits",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,6 +246,13 @@ def _describe(game: RefGame) -> str:
     )
 
 
+def _core_field(state: core.UnoState, name: str) -> np.ndarray:
+    """A per-seat field of the core state as int64 (``lacks_bits``: shown_lacks as bit sets)."""
+    if name == "lacks_bits":
+        return (state.shown_lacks.astype(np.int64) << np.arange(4)).sum(axis=-1)
+    return getattr(state, name).astype(np.int64)
+
+
 def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
     """Assert that the core state (and mask) equals the reference games, field by field."""
     a = mirror.arrays
@@ -250,7 +265,7 @@ def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
             diff &= a["wd4_open"]
         bad[name] = diff
     for name in (*VECTOR_FIELDS, "hands"):
-        diff = getattr(state, name).astype(np.int64) != a[name]
+        diff = _core_field(state, name) != a[name]
         bad[name] = diff.reshape(b, -1).any(axis=1)
     cols = np.arange(DECK_SIZE)[None, :]
     live_pile = cols >= a["draw_pos"][:, None]
@@ -290,7 +305,7 @@ def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
             hi = int(a["discard_len"][i])
             core_val, ref_val = state.discard[i, :hi].tolist(), a["discard"][i, :hi].tolist()
         else:
-            core_val, ref_val = getattr(state, name)[i].tolist(), a[name][i].tolist()
+            core_val, ref_val = _core_field(state, name)[i].tolist(), a[name][i].tolist()
         lines.append(f"  field {name}: core={core_val} ref={ref_val}")
     raise AssertionError("\n".join(lines))
 

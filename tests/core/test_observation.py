@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
 from uno_env.envs import field_bounds, observation_bounds, observation_space
@@ -212,7 +213,89 @@ def test_every_field_is_the_state_it_names(n_players: int) -> None:
         assert np.array_equal(counts, state.discard_len)
         legal = get_field(obs, "legal_actions")
         assert np.array_equal(legal.astype(bool), core.legal_action_mask(rules, state))
+        _check_history_fields(obs, state, acting, n_players)
         state = core.step(
             rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
         )
     assert saw_drawn > 20
+
+
+def _check_history_fields(
+    obs: np.ndarray, state: UnoState, seats: np.ndarray, n_players: int
+) -> None:
+    """The public-history fields (version 4) against the state's history arrays."""
+    games = np.arange(state.batch_size)
+    lacks = get_field(obs, "shown_lacks").reshape(-1, C.MAX_PLAYERS, C.NUM_COLOURS)
+    colours = get_field(obs, "last_played_colour").reshape(-1, C.MAX_PLAYERS, 5)
+    ranks = get_field(obs, "last_played_rank").reshape(-1, C.MAX_PLAYERS, 15)
+    named = get_field(obs, "last_named").reshape(-1, C.MAX_PLAYERS, C.NUM_COLOURS)
+    drawn = get_field(obs, "cards_drawn")
+    for k in range(C.MAX_PLAYERS):
+        if k >= n_players:  # slots past the table are zero
+            assert not lacks[:, k].any() and not colours[:, k].any() and not drawn[:, k].any()
+            continue
+        other = (seats + k) % n_players
+        assert np.array_equal(lacks[:, k], state.shown_lacks[games, other])
+        last = state.last_played[games, other].astype(int)
+        played = last >= 0
+        assert np.array_equal(colours[:, k].sum(1), played) and np.array_equal(
+            ranks[:, k].sum(1), played
+        )
+        want_colour = np.where(last >= 52, 4, last // 13)
+        want_rank = np.where(last >= 52, last - 52 + 13, last % 13)
+        assert np.array_equal(colours[played, k].argmax(1), want_colour[played])
+        assert np.array_equal(ranks[played, k].argmax(1), want_rank[played])
+        last_named = state.last_named[games, other].astype(int)
+        assert np.array_equal(named[:, k].sum(1), last_named >= 0)
+        assert np.array_equal(named[last_named >= 0, k].argmax(1), last_named[last_named >= 0])
+        assert np.array_equal(drawn[:, k], np.minimum(state.seat_draws[games, other], 108))
+    # Unseen: every card not in the observer's hand nor in the discard pile, by colour.
+    seen = state.hands[games, seats].astype(np.int64) + get_field(obs, "discard_counts")
+    unseen = C.FACE_COUNTS[None, :] - seen
+    groups = np.concatenate(
+        [unseen[:, :52].reshape(-1, 4, 13).sum(2), unseen[:, 52:].sum(1, keepdims=True)], axis=1
+    )
+    assert np.array_equal(get_field(obs, "unseen_colours"), groups)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("n_players", (2, 4))
+def test_one_information_set_encodes_identically(preset: str, n_players: int) -> None:
+    """States a seat cannot tell apart (other hands, draw order, hidden decisions, with the
+    same public history) give that seat the same observation.
+
+    ``core.determinize`` samples such states; the history arrays are public, so they are
+    kept, and the observation must not change.
+    """
+    rules = load_rules(preset, num_players=n_players)
+    checked = 0
+    for seed in range(4):
+        state = reached_states(rules, seed + 100, batch=32, steps=80)
+        live = np.flatnonzero(state.live)
+        if not live.size:
+            continue
+        state = state.select(live)
+        assert state.shown_lacks.any() or state.last_played.max() >= 0
+        for seat in range(n_players):
+            keys = np.arange(state.batch_size * 3, dtype=np.uint64).reshape(-1, 3) + seed
+            dets = core.determinize(rules, state, seat, keys)
+            assert not np.array_equal(dets.hands, np.repeat(state.hands, 3, axis=0))
+            seen = observe_all(rules, dets, seat)
+            np.testing.assert_array_equal(
+                seen, np.repeat(observe_all(rules, state, seat), 3, axis=0)
+            )
+            checked += 1
+    assert checked > 0
+
+
+def test_the_history_tells_states_apart() -> None:
+    """Same cards, different public history: the observation differs (the test above can fail)."""
+    rules = load_rules(num_players=4)
+    state = reached_states(rules, 7, batch=16, steps=40)
+    seat = np.zeros(state.batch_size, dtype=np.int64)
+    base = encode(rules, state, seat)
+    for name in ("shown_lacks", "last_played", "last_named", "seat_draws"):
+        changed = state.copy()
+        arr = getattr(changed, name)
+        arr[:, 1] = ~arr[:, 1] if arr.dtype == np.bool_ else arr[:, 1] * 0 + 3
+        assert not np.array_equal(encode(rules, changed, seat), base), name

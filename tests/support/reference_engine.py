@@ -257,6 +257,10 @@ class RefGame:
         self.effect_seat = -1
         self.finish_rank: list[int] = [-1] * n
         self.seat_draws: list[int] = [0] * n
+        # The public history (docs/engine.md, "Public history").
+        self.shown_lacks: list[list[bool]] = [[False] * NUM_COLOURS for _ in range(n)]
+        self.last_played: list[int] = [-1] * n
+        self.last_named: list[int] = [-1] * n
         self.hand_points = [0] * n
         self.scores: list[int] = [0] * n if scores is None else [int(s) for s in scores]
         self.match_over = self._someone_reached_target()
@@ -459,6 +463,7 @@ class RefGame:
         face = self.deck[self.draw_pos]
         self.draw_pos += 1
         self.hands[seat][face] += 1
+        self.seat_draws[seat] += 1
         return face
 
     def _pick_for_seat(self, seat: int) -> None:
@@ -468,7 +473,6 @@ class RefGame:
         u = float(keyed_uniform(self._keys(), stream, self.seat_draws[seat])[0])
         pick = pos + int(u * (DECK_SIZE - pos))
         self.deck[pos], self.deck[pick] = self.deck[pick], self.deck[pos]
-        self.seat_draws[seat] += 1
         self.events["seat_stream_draw"] += 1
 
     def _draw(self, seat: int, n: int) -> list[int]:
@@ -691,10 +695,13 @@ class RefGame:
         """Every action other than ``uno`` and ``catch``."""
         if NAME_COLOUR <= action < NAME_COLOUR + NUM_COLOURS:
             self.colour = action - NAME_COLOUR
+            self.last_named[self.current] = self.colour
             self.phase = PHASE_PLAY
         elif action == DRAW and self.phase == PHASE_STACK:
             self._take_stacked_penalty()
         elif action == DRAW:
+            if self.colour < NUM_COLOURS:  # drawing shows the colour to match is lacking
+                self.shown_lacks[self.current][self.colour] = True
             self._voluntary_draw()
         elif action == KEEP:
             self._pass_turn(self.ahead(1))
@@ -819,6 +826,11 @@ class RefGame:
         if face == WILD_DRAW_FOUR:
             self.wd4_illegal = self.holds_colour(seat, self.colour)
         hand[face] -= 1
+        self.last_played[seat] = face
+        if face in (WILD, WILD_DRAW_FOUR):
+            self.last_named[seat] = colour
+        else:
+            self.shown_lacks[seat][face_colour(face)] = False
         self.discard.append(face)
         self.top = face
         self.colour = colour
@@ -993,9 +1005,9 @@ class RefGame:
         direction of play."""
         self.events["rotate_hands"] += 1
         seats = self.active_seats()
-        old = {s: self.hands[s] for s in seats}
-        for s in seats:
-            self.hands[self.ahead(1, s)] = old[s]
+        old = {s: (self.hands[s], self.shown_lacks[s]) for s in seats}
+        for s in seats:  # the lacks facts travel with the hand they describe
+            self.hands[self.ahead(1, s)], self.shown_lacks[self.ahead(1, s)] = old[s]
         self.uno_exposed = -1
 
     def _swap(self, k: int) -> None:
@@ -1005,6 +1017,8 @@ class RefGame:
         target = (seat + k) % self.num_players
         self.events["swap"] += 1
         self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]
+        lacks = self.shown_lacks
+        lacks[seat], lacks[target] = lacks[target], lacks[seat]
         self.uno_exposed = -1
         self._pass_turn(self.ahead(1, seat))
 
@@ -1148,6 +1162,11 @@ class RefGame:
         in_hands = sum(sum(hand) for hand in self.hands)
         return in_hands + (DECK_SIZE - self.draw_pos) + len(self.discard)
 
+    @property
+    def lacks_bits(self) -> list[int]:
+        """``shown_lacks`` of each seat as a bit set (bit c: colour c), for comparisons."""
+        return [sum(1 << c for c, lacking in enumerate(row) if lacking) for row in self.shown_lacks]
+
     def snapshot(self) -> dict[str, Any]:
         """Every state field of docs/engine.md, as plain Python values."""
         return {
@@ -1183,4 +1202,7 @@ class RefGame:
             "effect_seat": self.effect_seat,
             "finish_rank": list(self.finish_rank),
             "seat_draws": list(self.seat_draws),
+            "shown_lacks": [list(row) for row in self.shown_lacks],
+            "last_played": list(self.last_played),
+            "last_named": list(self.last_named),
         }

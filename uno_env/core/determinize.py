@@ -27,8 +27,8 @@ resampled, per determinization:
 * the game's random key, renewed, so reshuffles and random rules differ between
   determinizations.
 
-Public history constraints ("seat k has shown it lacks red", from issue 13's observation
-v4) are taken as an optional ``lacks`` mask (per seat, per colour): deals giving such a seat
+Public history constraints ("seat k has shown it lacks red": the state's ``shown_lacks``,
+see :mod:`uno_env.core.history`, or a ``lacks`` mask given per seat and colour): deals giving such a seat
 a card of that colour are drawn again (exact), up to :data:`MAX_TRIES` times; after that the
 offending cards are swapped with allowed cards of the draw pile (close to uniform, not exact),
 and a row where even that fails is reported in :attr:`Determinizations.relaxed`. Other public
@@ -99,9 +99,11 @@ def determinize(
         seat: The observing seat: one for every game, or one per game, shape (B,).
         keys: The random keys of the determinizations: (K,) for one game (B = 1) or (B, K),
             K >= 1. The same keys give the same determinizations.
-        lacks: Optional public constraints, (N, 4) or (B, N, 4) bool: ``lacks[.., k, c]``
-            means seat ``k`` is known to hold no card of colour ``c`` (wilds are not
-            coloured). Ignored for the observing seat, whose hand is known.
+        lacks: Public constraints, (N, 4) or (B, N, 4) bool: ``lacks[.., k, c]`` means
+            seat ``k`` is known to hold no card of colour ``c`` (wilds are not coloured).
+            Ignored for the observing seat, whose hand is known. ``None`` (the default)
+            takes the state's public history, ``state.shown_lacks``
+            (:mod:`uno_env.core.history`); an all-False array uses no constraint.
 
     Returns:
         The B x K determinizations, game-major (row ``b * K + k``), each a complete state
@@ -136,7 +138,8 @@ def determinize_with_report(
         raise ValueError(
             f"game {int(over[0])} is finished (phase over): only a live game can be determinized"
         )
-    lack_arr = _lacks(lacks, n_games, n_players)
+    lack_arr = _lacks(state.shown_lacks if lacks is None else lacks, n_games, n_players)
+    lack_arr = _known_holdings_exempt(state, seats, lack_arr)
     rows = np.repeat(np.arange(n_games), n_det)
     out = state.select(rows)
     relaxed = np.zeros(rows.size, dtype=np.bool_)
@@ -149,7 +152,7 @@ def determinize_with_report(
         np.repeat(seats, n_det),
         np.ascontiguousarray(key_arr.ravel()),
         lack_arr,
-        lacks is not None and bool(lack_arr.any()),
+        bool(lack_arr.any()),
         n_det,
         cards,
         dealt,
@@ -196,9 +199,31 @@ def _keys(keys: npt.ArrayLike, n_games: int) -> npt.NDArray[np.uint64]:
     return arr.astype(np.uint64)
 
 
-def _lacks(lacks: npt.ArrayLike | None, n_games: int, n_players: int) -> npt.NDArray[np.bool_]:
-    if lacks is None:
-        return np.zeros((1, 1, C.NUM_COLOURS), dtype=np.bool_)  # unused (a fixed signature)
+def _known_holdings_exempt(
+    state: UnoState, seats: npt.NDArray[np.int64], lacks: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.bool_]:
+    """Lift the constraints that a card the acting seat is known to hold contradicts.
+
+    A seat that showed it lacks a colour may since have drawn a card of it: in ``after_draw``
+    its drawn card is playable, and in a jump-in window it holds the card just played. For
+    another seat acting in those phases, the colours that card may have are not forbidden.
+    """
+    acting = state.current.astype(np.int64)
+    other = acting != seats
+    after_draw = np.flatnonzero(other & (state.phase == AFTER_DRAW))
+    jump_in = np.flatnonzero(other & (state.phase == JUMP_IN) & (state.effect_face >= 0))
+    if after_draw.size == 0 and jump_in.size == 0:
+        return lacks
+    lacks = np.array(lacks, copy=True)
+    lacks[after_draw, acting[after_draw], :] = False
+    faces = state.effect_face[jump_in].astype(np.int64)
+    coloured = faces < C.NUM_COLOURED_FACES
+    games = jump_in[coloured]
+    lacks[games, acting[games], C.FACE_COLOUR[faces[coloured]]] = False
+    return lacks
+
+
+def _lacks(lacks: npt.ArrayLike, n_games: int, n_players: int) -> npt.NDArray[np.bool_]:
     arr = np.asarray(lacks)
     if arr.dtype != np.bool_:
         raise ValueError(f"lacks must be a boolean array, got dtype {arr.dtype}")

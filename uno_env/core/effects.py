@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
+from uno_env.core.history import record_play
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, Scratch, StateArrays
 from uno_env.core.piles import draw_cards
@@ -84,6 +85,7 @@ def play(
         s.wd4_illegal[g] = holds_colour(s, g, seat, int(s.colour[g]))
     s.hands[g, seat, face] -= 1
     s.hand_size[g, seat] -= 1
+    record_play(s, g, seat, act)
     s.discard[g, s.discard_len[g]] = face
     s.discard_len[g] += 1
     s.top[g] = face
@@ -251,6 +253,8 @@ def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
     for seat in range(r.num_players):
         for face in range(C.NUM_FACES):
             w.hands[seat, face] = s.hands[g, seat, face]
+        for colour in range(C.NUM_COLOURS):
+            w.lacks[seat, colour] = s.shown_lacks[g, seat, colour]
         w.sizes[seat] = s.hand_size[g, seat]
         if not r.play_to_last or s.finish_rank[g, seat] < 0:
             w.seats[n_active] = seat
@@ -260,6 +264,8 @@ def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
         receiver = w.seats[(i + direction) % n_active]
         for face in range(C.NUM_FACES):
             s.hands[g, receiver, face] = w.hands[giver, face]
+        for colour in range(C.NUM_COLOURS):  # the facts travel with the hand they describe
+            s.shown_lacks[g, receiver, colour] = w.lacks[giver, colour]
         s.hand_size[g, receiver] = w.sizes[giver]
 
 
@@ -272,6 +278,10 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
         mine = s.hands[g, seat, face]
         s.hands[g, seat, face] = s.hands[g, target, face]
         s.hands[g, target, face] = mine
+    for colour in range(C.NUM_COLOURS):  # the facts travel with the hand they describe
+        mine_lacks = s.shown_lacks[g, seat, colour]
+        s.shown_lacks[g, seat, colour] = s.shown_lacks[g, target, colour]
+        s.shown_lacks[g, target, colour] = mine_lacks
     my_size = s.hand_size[g, seat]
     s.hand_size[g, seat] = s.hand_size[g, target]
     s.hand_size[g, target] = my_size

@@ -97,6 +97,9 @@ class StateArrays(NamedTuple):
     truncated: np.ndarray
     winner: np.ndarray
     seat_draws: np.ndarray
+    shown_lacks: np.ndarray
+    last_played: np.ndarray
+    last_named: np.ndarray
     finish_rank: np.ndarray
     hand_points: np.ndarray
     scores: np.ndarray
@@ -113,6 +116,7 @@ class Scratch(NamedTuple):
     order: np.ndarray  # (108,) int64: the permutation they give
     cards: np.ndarray  # (108,) int8: cards being moved
     hands: np.ndarray  # (10, 54) int8: hands being passed on (seven-zero)
+    lacks: np.ndarray  # (10, 4) bool: the colours those hands were shown to lack
     sizes: np.ndarray  # (10,) int16: their sizes
     seats: np.ndarray  # (10,) int64: seats still playing
     plan: np.ndarray  # (PLAN_SIZE,) int64: the plan of a step, see uno_env.core.plan
@@ -136,6 +140,7 @@ def new_scratch() -> Scratch:
         order=np.empty(C.DECK_SIZE, dtype=np.int64),
         cards=np.empty(C.DECK_SIZE, dtype=np.int8),
         hands=np.empty((C.MAX_PLAYERS, C.NUM_FACES), dtype=np.int8),
+        lacks=np.empty((C.MAX_PLAYERS, C.NUM_COLOURS), dtype=np.bool_),
         sizes=np.empty(C.MAX_PLAYERS, dtype=np.int16),
         seats=np.empty(C.MAX_PLAYERS, dtype=np.int64),
         plan=np.empty(PLAN_SIZE, dtype=np.int64),

@@ -63,7 +63,8 @@ def _reshuffle_discards(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> No
 def _pick_for_seat(s: StateArrays, g: int, seat: int) -> None:
     """Per-seat draw streams: bring a uniform pick from the stock to the top of the pile.
 
-    A seat's k-th draw of the hand is driven by the k-th number of its own stream, so that
+    A seat's k-th draw of the hand (``seat_draws``, counted by :func:`draw_cards`) is driven
+    by the k-th number of its own stream, so that
     replays of a deal under another seating stay correlated while the draw distribution
     stays exact (a uniform pick from the remaining stock).
     """
@@ -74,7 +75,6 @@ def _pick_for_seat(s: StateArrays, g: int, seat: int) -> None:
     top = s.deck[g, pos]
     s.deck[g, pos] = s.deck[g, pick]
     s.deck[g, pick] = top
-    s.seat_draws[g, seat] += 1
 
 
 @jit_inline
@@ -96,5 +96,6 @@ def draw_cards(r: RuleParams, s: StateArrays, w: Scratch, g: int, seat: int, cou
         s.hands[g, seat, face] += 1
         s.hand_size[g, seat] += 1
         s.draw_pos[g] += 1
+        s.seat_draws[g, seat] += 1  # public: the table sees every card drawn
         last = face
     return last

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.cards import DECK_SIZE, NUM_FACES
+from uno_env.cards import DECK_SIZE, NUM_COLOURS, NUM_FACES
 from uno_env.jit import jit_inline
 from uno_env.rules import Rules
 
@@ -151,6 +151,9 @@ class UnoState:
     truncated: npt.NDArray[np.bool_]
     winner: npt.NDArray[np.int8]
     seat_draws: npt.NDArray[np.int32]
+    shown_lacks: npt.NDArray[np.bool_]
+    last_played: npt.NDArray[np.int8]
+    last_named: npt.NDArray[np.int8]
     finish_rank: npt.NDArray[np.int8]
     hand_points: npt.NDArray[np.int32]
     scores: npt.NDArray[np.int32]
@@ -248,6 +251,9 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "hands": ("N", NUM_FACES),
     "hand_size": ("N",),
     "seat_draws": ("N",),
+    "shown_lacks": ("N", NUM_COLOURS),
+    "last_played": ("N",),
+    "last_named": ("N",),
     "finish_rank": ("N",),
     "hand_points": ("N",),
     "scores": ("N",),

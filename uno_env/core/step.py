@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import effects as E
+from uno_env.core.history import record_draw_on_turn, record_named_colour
 from uno_env.core.mask import legal_action_mask
 from uno_env.core.params import (
     RuleParams,
@@ -172,6 +173,7 @@ def _apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> N
     voluntary = False
     if C.NAME_COLOUR <= act < C.NAME_COLOUR + C.NUM_COLOURS:
         s.colour[g] = act - C.NAME_COLOUR
+        record_named_colour(s, g, current, act - C.NAME_COLOUR)
         s.phase[g] = PLAY
     elif act == C.KEEP:
         plan[AHEAD] = 1
@@ -181,6 +183,7 @@ def _apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> N
     elif act == C.CHALLENGE:
         E.resolve_challenge(r, s, plan, g)
     elif act == C.DRAW:
+        record_draw_on_turn(s, g, current)
         plan_draw(plan, current, 1)
         voluntary = True
     elif act == C.PASS:

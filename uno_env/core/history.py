@@ -1,0 +1,59 @@
+"""The public history of a hand: what every seat at the table has seen each seat do.
+
+A careful player tracks more than the table shows at one moment. These facts come only
+from public events, are kept per absolute seat in the state and start afresh with every
+hand (``uno_env.core.setup``):
+
+* ``shown_lacks`` (B,N,4) bool: the colours a seat has shown it lacks. A seat that draws
+  on its own turn (the ``draw`` action in a normal turn, whether it then plays or keeps the
+  card) while a colour is to be matched shows it held no card it wanted to play of that
+  colour; the fact holds until the seat next plays a card of that colour. In a seven-zero
+  exchange the facts travel with the hands they describe.
+* ``last_played`` (B,N) int8: the face each seat played last (-1: none yet this hand).
+* ``last_named`` (B,N) int8: the colour each seat last named with a wild (-1: none).
+* ``seat_draws`` (B,N) int32: the cards each seat has drawn this hand, penalties included
+  (counted by :func:`uno_env.core.piles.draw_cards`; per-seat draw streams number their
+  draws by it).
+
+The observation (version 4) encodes them relative to the observer, and
+:func:`uno_env.core.determinize` deals no card of a colour to a seat that has shown it
+lacks it. Drawing is not proof: under ``voluntary_draw`` a seat may draw while holding the
+colour, and the card it draws may be of that colour. The facts are evidence a player reads,
+not certainties; determinization treats them as constraints (see its module).
+"""
+
+from __future__ import annotations
+
+from uno_env import cards as C
+from uno_env.core.params import StateArrays
+from uno_env.jit import jit_inline
+
+__all__ = ["NO_COLOUR_NAMED", "record_draw_on_turn", "record_named_colour", "record_play"]
+
+NO_COLOUR_NAMED = -1
+"""``last_named`` of a seat that has named no colour this hand."""
+
+
+@jit_inline
+def record_play(s: StateArrays, g: int, seat: int, act: int) -> None:
+    """``seat`` plays the card of action ``act``: its last card, its named colour."""
+    face = int(C.ACTION_FACE[act])
+    s.last_played[g, seat] = face
+    if face < C.NUM_COLOURED_FACES:
+        s.shown_lacks[g, seat, int(C.FACE_COLOUR[face])] = False
+    else:
+        s.last_named[g, seat] = C.ACTION_COLOUR[act]
+
+
+@jit_inline
+def record_named_colour(s: StateArrays, g: int, seat: int, colour: int) -> None:
+    """``seat`` names the colour of a Wild starter."""
+    s.last_named[g, seat] = colour
+
+
+@jit_inline
+def record_draw_on_turn(s: StateArrays, g: int, seat: int) -> None:
+    """``seat`` draws instead of playing: it shows it lacks the colour to be matched."""
+    colour = int(s.colour[g])
+    if 0 <= colour < C.NUM_COLOURS:
+        s.shown_lacks[g, seat, colour] = True
