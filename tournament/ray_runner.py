@@ -121,13 +121,13 @@ def run_chunks_on_ray(
         play: Plays one chunk (:func:`tournament.runner.play_chunk`).
         rules: The rules of every game.
         schedule: The tournament's schedule.
-        entrants: The participants (see :func:`shipped_entrants`).
+        entrants: The participants, as :func:`shipped_entrants` made them travel.
         todo: ``(chunk, units)`` still to play, in order.
         stopped: Whether to submit no more chunks (the SPRT decided).
         handle: Called with each finished chunk's result, in the driver.
     """
     task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_play_task)
-    shared = [play, ray.put(rules), ray.put(schedule), ray.put(shipped_entrants(entrants))]
+    shared = [play, ray.put(rules), ray.put(schedule), ray.put(list(entrants))]
     limit = IN_FLIGHT_PER_CPU * cluster_cpus(ray)
     queue = list(reversed(todo))
     in_flight: dict[Any, int] = {}

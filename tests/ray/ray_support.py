@@ -1,0 +1,32 @@
+"""Helpers of the Ray tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write_tiny_agent(folder: Path, name: str = "tiny") -> Path:
+    """A small random network for the official 2-player rules (a file agent, never shipped)."""
+    import torch
+
+    from agents.learned import PolicyMetadata, save_policy
+    from uno_env.cards import NUM_ACTIONS
+    from uno_env.observation import OBS_DIM, OBS_VERSION
+    from uno_env.rules import Rules
+
+    torch.manual_seed(0)
+    hidden = 8
+    meta = PolicyMetadata(
+        name=name,
+        algorithm="ppo",
+        obs_version=OBS_VERSION,
+        obs_dim=OBS_DIM,
+        num_actions=NUM_ACTIONS,
+        hidden=(hidden,),
+        activation="tanh",
+        rules=Rules(num_players=2).to_dict(),
+        extra={},
+    )
+    first = (torch.randn(hidden, OBS_DIM), torch.zeros(hidden))
+    last = (torch.randn(NUM_ACTIONS, hidden), torch.zeros(NUM_ACTIONS))
+    return save_policy(folder / name, [first, last], meta)
