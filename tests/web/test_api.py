@@ -150,3 +150,16 @@ def test_a_tournament_game_replays_exactly(tmp_path: Path, agents_dir: Path) -> 
             if f["decision"] and "tiny" in replay["names"][f["decision"]["seat"]]
         ]
         assert learned and all(p is not None for p in learned)
+
+
+def test_serve_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    from unolab.web import server
+
+    with pytest.raises(SystemExit) as shown:
+        server.main(["--help"])
+    assert shown.value.code == 0
+    assert "--agents-dir" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="port"):
+        server.main(["--port", "0"])
+    with pytest.raises(ValueError, match="--agents-dir"):
+        server.main(["--agents-dir", "/no/such/folder"])
