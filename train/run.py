@@ -29,7 +29,7 @@ import signal
 import sys
 import time
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +55,7 @@ from uno_env.rules import Rules
 
 __all__ = [
     "LEGACY_POLICY_NAME",
+    "EvaluationHook",
     "LabCallback",
     "RunExistsError",
     "RunResult",
@@ -79,6 +80,10 @@ _PARTIAL = ".partial"
 _START_ERRORS = (ValueError, OSError)
 """What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
 (a bad value, a checkpoint that does not fit), FileNotFoundError, RunExistsError, ..."""
+
+
+EvaluationHook = Callable[[int, dict[str, EvalResult]], None]
+"""Called after each periodic evaluation with the learner steps and the results per bot."""
 
 
 class RunExistsError(FileExistsError):
@@ -262,6 +267,8 @@ class LabCallback(BaseCallback):
         best_score: The best checkpoint's score so far (-1: none yet).
         progress: Show progress bars during evaluations.
         log: Where to report evaluations (None: silent).
+        on_evaluation: Called after each evaluation with the steps and the results per bot
+            (a sweep reports them to Ray Tune).
     """
 
     def __init__(
@@ -272,6 +279,7 @@ class LabCallback(BaseCallback):
         best_score: float,
         progress: bool = False,
         log: TextIO | None = sys.stderr,
+        on_evaluation: EvaluationHook | None = None,
     ):
         super().__init__()
         self.config = config
@@ -280,6 +288,7 @@ class LabCallback(BaseCallback):
         self.best_score = best_score
         self.progress = progress
         self.log = log
+        self.on_evaluation = on_evaluation
         self.evaluations: dict[str, dict[str, Any]] = {}
         self.next_snapshot = 0
         self.next_eval = 0
@@ -328,6 +337,8 @@ class LabCallback(BaseCallback):
                 file=self.log,
                 flush=True,
             )
+        if self.on_evaluation is not None:  # last: the checkpoints are on disk by now
+            self.on_evaluation(steps, results)
 
     def save_latest(self) -> Path:
         """Write ``latest.zip`` / ``latest.json`` and the league: all ``--resume`` needs."""
@@ -484,7 +495,12 @@ class _Session:
 
 
 def _start(
-    config: TrainConfig, resume: bool, overwrite: bool, progress_bar: bool, log: TextIO | None
+    config: TrainConfig,
+    resume: bool,
+    overwrite: bool,
+    progress_bar: bool,
+    log: TextIO | None,
+    on_evaluation: EvaluationHook | None = None,
 ) -> _Session:
     """Check the run folder, build the env, league and model; write nothing before it works.
 
@@ -520,7 +536,9 @@ def _start(
     except BaseException:
         env.close()
         raise
-    callback = LabCallback(config, rules, league, best_score, progress=progress_bar, log=log)
+    callback = LabCallback(
+        config, rules, league, best_score, progress_bar, log, on_evaluation=on_evaluation
+    )
     return _Session(config, rules, env, model, league, callback, resume)
 
 
@@ -583,6 +601,7 @@ def train(
     progress_bar: bool = True,
     overwrite: bool = False,
     log: TextIO | None = sys.stderr,
+    on_evaluation: EvaluationHook | None = None,
 ) -> RunResult:
     """Train ``config`` (or resume it from ``config.run_dir``) and return what it produced.
 
@@ -596,6 +615,8 @@ def train(
         overwrite: Start over if ``config.run_dir`` holds a run: its files are removed
             once the new run has been built.
         log: Where to report the start and each evaluation (None: silent).
+        on_evaluation: Called after each evaluation with the steps and the results per
+            bot (``train.sweep`` reports them to Ray Tune).
 
     Raises:
         RunExistsError: if ``config.run_dir`` holds a run and neither ``resume`` nor
@@ -604,7 +625,7 @@ def train(
         ValueError: for a config the envs refuse or an ``init_from`` that does not fit.
         TrainingInterrupted: on Ctrl-C, once ``latest.zip`` is saved.
     """
-    session = _start(config, resume, overwrite, progress_bar, log)
+    session = _start(config, resume, overwrite, progress_bar, log, on_evaluation)
     return _learn(session, progress_bar, log)
 
 

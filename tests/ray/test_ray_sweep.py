@@ -1,0 +1,64 @@
+"""Sweeps on Ray Tune (``train.sweep``), on a local Ray (``ray.init(num_cpus=2)``).
+
+A 2-trial sweep of the tiny training config finishes and writes its results table, its plot
+and one normal training run per trial; running it again restores the finished sweep from
+Tune's state instead of training again.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import ModuleType
+
+import yaml
+from support import ROOT
+
+from train.sweep import main, run_sweep
+from train.sweep_config import load_sweep_config
+
+
+def _write_sweep(tmp: Path) -> Path:
+    path = tmp / "tiny_sweep.yaml"
+    data = {
+        "name": "tiny_lr",
+        "train_config": str(ROOT / "configs" / "ppo" / "tiny.yaml"),
+        "search_space": {"ppo.learning_rate": {"grid": [1.0e-4, 3.0e-4]}},
+        "max_concurrent": 2,
+        "scheduler": {"kind": "asha", "grace_evaluations": 1},
+        "output_dir": str(tmp / "sweeps"),
+    }
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_two_trial_sweep_writes_its_table(ray_cluster: ModuleType, tmp_path: Path) -> None:
+    config = _write_sweep(tmp_path)
+    assert main(["--config", str(config), "--quiet"]) == 0
+    folder = tmp_path / "sweeps" / "tiny_lr"
+    with (folder / "results.csv").open() as table:
+        rows = list(csv.DictReader(table))
+    assert len(rows) == 2
+    assert sorted(float(r["ppo.learning_rate"]) for r in rows) == [1.0e-4, 3.0e-4]
+    for row in rows:
+        low, rate, high = (float(row[k]) for k in ("ci_low", "win_rate", "ci_high"))
+        assert 0 <= low <= rate <= high <= 1
+        assert int(row["steps"]) >= int(row["best_steps"]) > 0
+        run = folder / "runs" / row["trial"]
+        assert (run / "config.yaml").is_file() and (run / "tb").is_dir()
+        assert (run / f"{row['trial']}.safetensors").is_file(), "each trial exports its agent"
+        trained = yaml.safe_load((run / "config.yaml").read_text())
+        assert trained["torch_threads"] == 1
+        assert trained["ppo"]["learning_rate"] == float(row["ppo.learning_rate"])
+    assert (folder / "win_rate.png").stat().st_size > 0
+    summary = json.loads((folder / "sweep.json").read_text())
+    assert summary["trials"] == 2 and not summary["errors"]
+    assert summary["overhead_per_trial_s"] > 0
+    # Run again: Tune restores the finished sweep; no trial trains again.
+    latest = sorted((folder / "runs").glob("*/latest.zip"))
+    stamps = [p.stat().st_mtime_ns for p in latest]
+    sweep, base, dimensions = load_sweep_config(config)
+    again = run_sweep(sweep, base, dimensions, verbose=0)
+    assert [p.stat().st_mtime_ns for p in latest] == stamps
+    assert [r["win_rate"] for r in again["rows"]] == [r["win_rate"] for r in summary["rows"]]

@@ -1,0 +1,376 @@
+"""Hyper-parameter sweeps on Ray Tune: ``uno-lab sweep --config configs/sweep/<name>.yaml``.
+
+Each trial is a normal training run (:func:`train.run.train`) of the sweep's training config
+with the trial's values (:mod:`train.sweep_config`), on one CPU and one torch thread, with
+its own run folder, TensorBoard logs and exported policy. After each periodic evaluation the
+trial reports its win rate against the metric bot (with the Wilson interval) to Tune, whose
+ASHA scheduler stops the trials that fall behind.
+
+Everything goes to ``<output_dir>/<name>/``:
+
+``tune/``
+    Tune's experiment (its state, each trial's reported results).
+``runs/<trial>/``
+    the trial's training run (``config.yaml``, checkpoints, ``tb/``, the exported agent).
+``results.csv``
+    one row per trial: its settings, the best win rate with its interval and the steps it
+    was reached at, the steps trained, and whether ASHA stopped it.
+``win_rate.png``
+    the win rate against steps, one line per trial.
+``sweep.json``
+    the rows, the wall time and the measured overhead per trial.
+
+Running the same command again resumes an interrupted sweep (Tune's restore: finished
+trials are kept, unfinished ones continue from their run's ``latest.zip``); ``--fresh``
+starts over. Without Ray the command says how to install it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.arena import EvalResult
+from agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
+from train.config import TrainConfig
+from train.sweep_config import (
+    Dimension,
+    SweepConfig,
+    grid_size,
+    load_sweep_config,
+    longest_run,
+    trial_overrides,
+)
+from uno_env.configuration import ConfigError
+
+__all__ = ["TrialSetup", "build_parser", "main", "run_sweep", "write_results"]
+
+METRIC = "win_rate"
+"""The score Tune maximises: the win rate against the sweep's metric bot."""
+
+
+@dataclass(frozen=True)
+class TrialSetup:
+    """What every trial needs, sent to the workers once.
+
+    Attributes:
+        base: The training config as plain data, its paths made absolute.
+        runs_dir: Where the trials' run folders go (absolute).
+        metric_bot: The evaluation bot whose win rate is reported as the score.
+    """
+
+    base: dict[str, Any]
+    runs_dir: str
+    metric_bot: str
+
+
+def _absolute(data: dict[str, Any]) -> dict[str, Any]:
+    """The config's file paths made absolute: Tune runs trials in folders of its own."""
+    out = dict(data)
+    for key in ("rules", "init_from"):
+        value = out.get(key)
+        if isinstance(value, str) and Path(value).suffix and Path(value).exists():
+            out[key] = str(Path(value).resolve())
+    return out
+
+
+def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
+    """One trial (a Tune function trainable): train, reporting each evaluation to Tune.
+
+    A trial restarted by a resumed sweep continues its run from ``latest.zip``.
+    """
+    from ray import tune
+
+    from train.config import load_config
+    from train.run import train
+
+    start = time.perf_counter()
+    trial = tune.get_context().get_trial_name()
+    overrides = [
+        *trial_overrides(params),
+        f"name={json.dumps(trial)}",
+        f"runs_dir={json.dumps(setup.runs_dir)}",
+        "torch_threads=1",
+    ]
+    config = load_config(None, overrides, base=setup.base)
+    resume = (config.run_dir / "latest.zip").is_file()
+
+    def report(steps: int, results: dict[str, EvalResult]) -> None:
+        score = results[setup.metric_bot]
+        metrics: dict[str, Any] = {
+            "steps": steps,
+            METRIC: score.win_rate,
+            "ci_low": score.ci_low,
+            "ci_high": score.ci_high,
+            "trial_seconds": time.perf_counter() - start,
+            "run_dir": str(config.run_dir),
+        }
+        metrics.update({f"win_rate_vs_{bot}": r.win_rate for bot, r in results.items()})
+        tune.report(metrics)
+
+    train(config, resume=resume, progress_bar=False, overwrite=True, log=None, on_evaluation=report)
+
+
+def _scheduler(sweep: SweepConfig, base: TrainConfig, dimensions: Sequence[Dimension]) -> Any:
+    if sweep.scheduler.kind == "none":
+        return None
+    from ray.tune.schedulers import ASHAScheduler
+
+    horizon = longest_run(base, dimensions)
+    grace = min(sweep.scheduler.grace_evaluations * base.eval.every, horizon)
+    return ASHAScheduler(
+        time_attr="steps",
+        max_t=horizon,
+        grace_period=grace,
+        reduction_factor=sweep.scheduler.reduction_factor,
+    )
+
+
+def run_sweep(
+    sweep: SweepConfig,
+    base: TrainConfig,
+    dimensions: Sequence[Dimension],
+    *,
+    address: str | None = None,
+    fresh: bool = False,
+    verbose: int = 1,
+) -> dict[str, Any]:
+    """Run (or resume) a sweep and write its results table and plot.
+
+    Args:
+        sweep: The sweep.
+        base: The training config every trial starts from.
+        dimensions: The search space.
+        address: The Ray cluster (``auto`` or ``HOST:PORT``; None starts a local Ray with
+            ``max_concurrent`` CPUs).
+        fresh: Discard an earlier run of this sweep first.
+        verbose: Tune's verbosity (0 silent, 1 status updates).
+
+    Returns:
+        The summary written to ``sweep.json``.
+
+    Raises:
+        RayBackendError: Ray is missing or the cluster cannot be reached.
+    """
+    require_ray()
+    from ray import tune
+
+    folder = sweep.folder.resolve()
+    experiment = folder / "tune"
+    metric_bot = sweep.metric_bot or base.eval.bots[0]
+    setup = TrialSetup(_absolute(base.to_dict()), str(folder / "runs"), metric_bot)
+    start = time.perf_counter()
+    with connect(address, num_cpus=sweep.max_concurrent) as ray:
+        cpus = cluster_cpus(ray)
+        if fresh and folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), {"cpu": 1})
+        if tune.Tuner.can_restore(str(experiment)):
+            print(f"resuming the sweep in {experiment}", file=sys.stderr)
+            tuner = tune.Tuner.restore(
+                str(experiment), trainable, resume_unfinished=True, resume_errored=True
+            )
+        else:
+            tuner = tune.Tuner(
+                trainable,
+                param_space={d.key: d.to_tune() for d in dimensions},
+                tune_config=tune.TuneConfig(
+                    metric=METRIC,
+                    mode="max",
+                    num_samples=sweep.num_samples,
+                    max_concurrent_trials=sweep.max_concurrent,
+                    scheduler=_scheduler(sweep, base, dimensions),
+                ),
+                run_config=tune.RunConfig(
+                    name="tune",
+                    storage_path=str(folder),
+                    verbose=verbose,
+                    failure_config=tune.FailureConfig(max_failures=2),
+                ),
+            )
+        grid = tuner.fit()
+    wall = time.perf_counter() - start
+    rows = [_row(grid[i], [d.key for d in dimensions], base) for i in range(len(grid))]
+    rows.sort(key=lambda r: r["trial"])
+    errors = [f"{r['trial']}: {r['error']}" for r in rows if r["error"]]
+    trial_seconds = sum(r["trial_seconds"] for r in rows)
+    concurrency = max(1, min(sweep.max_concurrent, cpus, len(rows)))
+    summary = {
+        "name": sweep.name,
+        "train_config": sweep.train_config,
+        "metric": f"win rate vs {metric_bot}",
+        "trials": len(rows),
+        "grid_size": grid_size(dimensions),
+        "wall_s": wall,
+        "trial_seconds_total": trial_seconds,
+        "concurrency": concurrency,
+        # Time the sweep adds to its trials: Ray and Tune starting, trials scheduled and
+        # their processes started, results recorded; per trial, at this concurrency.
+        "overhead_per_trial_s": (wall * concurrency - trial_seconds) / len(rows) if rows else 0,
+        "rows": rows,
+        "errors": errors,
+    }
+    write_results(folder, rows, [d.key for d in dimensions], summary)
+    return summary
+
+
+def _row(result: Any, keys: Sequence[str], base: TrainConfig) -> dict[str, Any]:
+    """A trial's line of the results table, from Tune's record of its reports."""
+    frame = result.metrics_dataframe
+    config = result.config or {}
+    run_dir = (result.metrics or {}).get("run_dir")
+    name = Path(run_dir).name if run_dir else Path(result.path or "?").name
+    row: dict[str, Any] = {"trial": name}
+    row.update({key: config.get(key) for key in keys})
+    history: list[tuple[int, float]] = []
+    best: dict[str, Any] = {"win_rate": None, "ci_low": None, "ci_high": None, "best_steps": None}
+    steps, seconds = 0, 0.0
+    if frame is not None and METRIC in frame and len(frame):
+        frame = frame.dropna(subset=[METRIC])
+        history = [(int(s), float(w)) for s, w in zip(frame["steps"], frame[METRIC], strict=True)]
+        top = frame.loc[frame[METRIC].idxmax()]
+        best = {
+            "win_rate": float(top[METRIC]),
+            "ci_low": float(top["ci_low"]),
+            "ci_high": float(top["ci_high"]),
+            "best_steps": int(top["steps"]),
+        }
+        steps = int(frame["steps"].max())
+        seconds = float(frame["trial_seconds"].max())
+    row.update(best)
+    target = int(config.get("total_steps", base.total_steps))
+    row.update(
+        steps=steps,
+        stopped_early=bool(steps and steps < target and result.error is None),
+        trial_seconds=seconds,
+        error=" ".join(str(result.error).split())[:300] if result.error else "",
+        history=history,
+    )
+    return row
+
+
+_COLUMNS = ("win_rate", "ci_low", "ci_high", "best_steps", "steps", "stopped_early", "error")
+
+
+def write_results(
+    folder: Path, rows: Sequence[dict[str, Any]], keys: Sequence[str], summary: dict[str, Any]
+) -> None:
+    """Write ``results.csv``, ``win_rate.png`` and ``sweep.json`` into ``folder``."""
+    with (folder / "results.csv").open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["trial", *keys, *_COLUMNS])
+        for row in rows:
+            writer.writerow([row["trial"], *(row[k] for k in keys), *(row[c] for c in _COLUMNS)])
+    (folder / "sweep.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for row in rows:
+        if row["history"]:
+            steps, rates = zip(*row["history"], strict=True)
+            label = ", ".join(f"{k.rpartition('.')[2]}={row[k]:.3g}" for k in keys if _num(row[k]))
+            ax.plot(steps, rates, marker="o", label=label or row["trial"])
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel(summary["metric"])
+    ax.set_title(f"sweep {summary['name']}: win rate against steps, per trial")
+    ax.grid(alpha=0.3)
+    if rows:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(folder / "win_rate.png", dpi=100)
+    plt.close(fig)
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def build_parser(prog: str = "python -m train.sweep") -> argparse.ArgumentParser:
+    """The command's options."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Sweep training settings on Ray Tune (pip install 'uno-lab[ray]'): each "
+        "trial a normal training run, ASHA stopping the bad ones. Rerun to resume.",
+    )
+    parser.add_argument(
+        "--config", required=True, type=Path, help="sweep YAML (e.g. configs/sweep/x.yaml)"
+    )
+    parser.add_argument(
+        "--num-samples", type=int, help="samples of the search space (overrides the file)"
+    )
+    parser.add_argument(
+        "--max-concurrent", type=int, help="trials at once, one CPU each (overrides the file)"
+    )
+    parser.add_argument(
+        "--address",
+        metavar="auto|HOST:PORT",
+        help="the Ray cluster to join (default: start a local Ray of --max-concurrent CPUs)",
+    )
+    parser.add_argument("--fresh", action="store_true", help="discard an earlier run first")
+    parser.add_argument("--quiet", action="store_true", help="no trial status updates")
+    return parser
+
+
+def _load(args: argparse.Namespace) -> tuple[SweepConfig, TrainConfig, list[Dimension]]:
+    sweep, base, dimensions = load_sweep_config(args.config)
+    changes = {"num_samples": args.num_samples, "max_concurrent": args.max_concurrent}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if changes:
+        import dataclasses
+
+        try:
+            sweep = dataclasses.replace(sweep, **changes)
+        except ValueError as err:
+            raise ConfigError(f"{args.config}: {err}") from None
+    return sweep, base, dimensions
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m train.sweep") -> int:
+    """Run the command; return the exit status (0, 2 for bad input, 130 interrupted)."""
+    parser = build_parser(prog)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    try:
+        sweep, base, dimensions = _load(args)
+        require_ray()
+        summary = run_sweep(
+            sweep,
+            base,
+            dimensions,
+            address=args.address,
+            fresh=args.fresh,
+            verbose=0 if args.quiet else 1,
+        )
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to resume the sweep", file=sys.stderr)
+        return 130
+    except (RayBackendError, ValueError, OSError) as err:
+        print(f"{prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    folder = sweep.folder
+    print(
+        f"{summary['trials']} trials in {summary['wall_s']:.0f} s (overhead "
+        f"{summary['overhead_per_trial_s']:.1f} s per trial); results in "
+        f"{folder / 'results.csv'} and {folder / 'win_rate.png'}"
+    )
+    for error in summary["errors"]:
+        print(f"trial failed: {error}", file=sys.stderr)
+    return 1 if summary["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""Sweep configs: frozen dataclasses loaded from YAML (``configs/sweep/*.yaml``).
+
+A sweep varies keys of one training config (``train_config``). Each key of ``search_space``
+is a dotted training-config key (``ppo.learning_rate``, ``seed``, ``opponents.self_play``)
+with one way to draw its values:
+
+* ``{grid: [a, b, ...]}``: every value, in every combination with the other grid keys;
+* ``{choice: [a, b, ...]}``: one value at random per sample;
+* ``{uniform: [low, high]}``, ``{loguniform: [low, high]}``: a random number in the range;
+* ``{randint: [low, high]}``: a random integer, ``low <= n < high``.
+
+Seeds are a dimension like any other (``seed: {grid: [1, 2]}``). Every value is checked
+against the training config before anything starts: a key that does not exist, a value the
+training config refuses (both ends of a range) or an empty search space raises
+:class:`~uno_env.configuration.ConfigError` naming the file, the key and the value.
+
+Example (``configs/sweep/quick_lr_ent.yaml``)::
+
+    name: quick_lr_ent
+    train_config: configs/ppo/quick.yaml
+    search_space:
+      ppo.learning_rate: {grid: [1.0e-4, 3.0e-4]}
+      ppo.ent_coef: {grid: [0.0, 0.01]}
+      seed: {grid: [1, 2]}
+    max_concurrent: 2
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from train.config import MAX_STEPS, TrainConfig
+from train.config import load_config as load_train_config
+from uno_env.configuration import (
+    ConfigError,
+    check_folder,
+    check_int,
+    from_mapping,
+    load_yaml_mapping,
+)
+
+__all__ = [
+    "KINDS",
+    "MAX_CONCURRENT",
+    "MAX_SAMPLES",
+    "Dimension",
+    "SchedulerConfig",
+    "SweepConfig",
+    "grid_size",
+    "load_sweep_config",
+    "longest_run",
+    "trial_overrides",
+]
+
+KINDS = ("grid", "choice", "uniform", "loguniform", "randint")
+"""How a dimension draws its values (see the module's docstring)."""
+
+MAX_SAMPLES = 10_000
+"""Most samples of the search space: each is a whole training run."""
+
+MAX_CONCURRENT = 1_024
+"""Most trials at once: more than any cluster's cores (each trial takes one)."""
+
+MAX_GRID_VALUES = 1_000
+"""Most values of one ``grid`` or ``choice`` dimension: each is checked, and a grid's product
+is the number of trials."""
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One key of the search space and how its values are drawn.
+
+    Attributes:
+        key: A dotted training-config key (``ppo.learning_rate``).
+        kind: One of :data:`KINDS`.
+        values: The values (``grid``, ``choice``) or the range ``(low, high)``.
+    """
+
+    key: str
+    kind: str
+    values: tuple[Any, ...]
+
+    @property
+    def checked_values(self) -> tuple[Any, ...]:
+        """The values checked against the training config: every one, or both range ends
+        (``randint``'s high end is excluded, so ``high - 1``)."""
+        if self.kind == "randint":
+            return (self.values[0], self.values[1] - 1)
+        return self.values
+
+    def to_tune(self) -> Any:
+        """The Ray Tune search-space object of this dimension."""
+        from ray import tune
+
+        if self.kind == "grid":
+            return tune.grid_search(list(self.values))
+        if self.kind == "choice":
+            return tune.choice(list(self.values))
+        low, high = self.values
+        draw = {"uniform": tune.uniform, "loguniform": tune.loguniform, "randint": tune.randint}
+        return draw[self.kind](low, high)
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """Early stopping of bad trials.
+
+    Attributes:
+        kind: ``asha`` (asynchronous successive halving: at each rung, trials below the top
+            ``1 / reduction_factor`` of their rung stop) or ``none`` (every trial runs to
+            its end).
+        grace_evaluations: Periodic evaluations every trial gets before it may be stopped
+            (1 to 1,000).
+        reduction_factor: ASHA's halving rate (2 to 100).
+    """
+
+    kind: Literal["asha", "none"] = "asha"
+    grace_evaluations: int = 1
+    reduction_factor: int = 2
+
+    def __post_init__(self) -> None:
+        check_int("scheduler.grace_evaluations", self.grace_evaluations, 1, 1_000)
+        check_int("scheduler.reduction_factor", self.reduction_factor, 2, 100)
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A sweep: one training config, the keys varied, and how many trials run at once.
+
+    Attributes:
+        name: The sweep's name: everything goes to ``<output_dir>/<name>/``.
+        train_config: The training config every trial starts from (a YAML file).
+        search_space: Dotted training-config key -> ``{kind: values}`` (see the module).
+        overrides: ``key=value`` items applied to every trial (e.g. ``total_steps=100000``).
+        metric_bot: The evaluation bot whose win rate is the score (default: the training
+            config's first ``eval.bots``).
+        num_samples: Samples of the search space (1 to :data:`MAX_SAMPLES`); with grid
+            dimensions, each sample runs the whole grid.
+        max_concurrent: Trials at once (1 to :data:`MAX_CONCURRENT`); each takes one CPU
+            and one torch thread.
+        scheduler: The early-stopping scheduler.
+        output_dir: Parent folder of the sweep folder.
+    """
+
+    name: str
+    train_config: str
+    search_space: dict[str, Any] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
+    metric_bot: str | None = None
+    num_samples: int = 1
+    max_concurrent: int = 2
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    output_dir: str = "runs/sweeps"
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in "/\\\0") or self.name in (".", ".."):
+            raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
+        check_int("num_samples", self.num_samples, 1, MAX_SAMPLES, "each is a training run")
+        check_int("max_concurrent", self.max_concurrent, 1, MAX_CONCURRENT)
+        check_folder("output_dir", self.output_dir)
+
+    @property
+    def folder(self) -> Path:
+        """``<output_dir>/<name>``: Tune's experiment, the trials' runs and the results."""
+        return Path(self.output_dir) / self.name
+
+
+def _dimension(where: str, key: str, spec: Any) -> Dimension:
+    """Parse one entry of ``search_space`` (its values are checked later)."""
+    if not isinstance(spec, Mapping) or len(spec) != 1:
+        raise ConfigError(
+            f"{where}: search_space.{key}: give one of {list(KINDS)} with its values, e.g. "
+            f"{key}: {{grid: [1, 2]}}; got {spec!r}"
+        )
+    ((kind, values),) = spec.items()
+    if kind not in KINDS:
+        raise ConfigError(
+            f"{where}: search_space.{key}: unknown kind {kind!r}; kinds are {list(KINDS)}"
+        )
+    if not isinstance(values, Sequence) or isinstance(values, str):
+        raise ConfigError(f"{where}: search_space.{key}.{kind}: expected a list, got {values!r}")
+    values = tuple(values)
+    if kind in ("grid", "choice"):
+        if not 1 <= len(values) <= MAX_GRID_VALUES:
+            raise ConfigError(
+                f"{where}: search_space.{key}.{kind}: list 1 to {MAX_GRID_VALUES} values, "
+                f"got {len(values)}"
+            )
+        return Dimension(key, kind, values)
+    numbers = len(values) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+    )
+    if not numbers or not values[0] < values[1]:
+        raise ConfigError(
+            f"{where}: search_space.{key}.{kind}: expected [low, high] with low < high, got "
+            f"{list(values)}"
+        )
+    if kind == "loguniform" and values[0] <= 0:
+        raise ConfigError(
+            f"{where}: search_space.{key}.loguniform: the range must be positive, got "
+            f"{list(values)}"
+        )
+    if kind == "randint" and not all(isinstance(v, int) for v in values):
+        raise ConfigError(
+            f"{where}: search_space.{key}.randint: expected two integers, got {list(values)}"
+        )
+    return Dimension(key, kind, values)
+
+
+def _keys_of(data: Mapping[str, Any], prefix: str = "") -> set[str]:
+    """Every dotted key of a training config's mapping (sections and their fields)."""
+    out = set()
+    for key, value in data.items():
+        out.add(prefix + key)
+        if isinstance(value, Mapping) and key != "bots":  # opponents.bots.<name> are data
+            out |= _keys_of(value, f"{prefix}{key}.")
+    return out
+
+
+def _check_key(where: str, key: str, base: TrainConfig) -> None:
+    """Refuse a dotted key the training config does not have, naming the keys it has."""
+    keys = _keys_of(base.to_dict())
+    if key in keys or key.startswith("opponents.bots."):
+        return
+    section, _, _ = key.rpartition(".")
+    near = sorted(k for k in keys if k.rpartition(".")[0] == section)
+    raise ConfigError(
+        f"{where}: search_space: {key!r} is not a key of the training config "
+        f"{base.name!r}; keys{' of ' + section if section else ''} are {near}"
+    )
+
+
+def trial_overrides(params: Mapping[str, Any]) -> list[str]:
+    """``key=value`` items (the values as JSON, which YAML reads back) for one trial."""
+    return [f"{key}={json.dumps(value)}" for key, value in params.items()]
+
+
+def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[Dimension]]:
+    """Load a sweep config, its training config and its dimensions, every value checked.
+
+    Returns:
+        The sweep, the training config every trial starts from (``overrides`` applied), and
+        the dimensions of the search space.
+
+    Raises:
+        ConfigError: naming the file, the key and the value at fault: an unknown key, a
+            search-space key the training config does not have, a value it refuses, an
+            empty search space, ``metric_bot`` not among the evaluation bots.
+        FileNotFoundError: for a missing file.
+    """
+    where = str(path)
+    sweep = from_mapping(SweepConfig, load_yaml_mapping(path), where=where)
+    if not Path(sweep.train_config).is_file():
+        raise ConfigError(
+            f"{where}: train_config: {sweep.train_config!r} does not exist (give a training "
+            "config such as configs/ppo/quick.yaml)"
+        )
+    try:
+        base = load_train_config(sweep.train_config, sweep.overrides)
+    except ConfigError as err:
+        raise ConfigError(f"{where}: train_config with overrides: {err}") from None
+    if not sweep.search_space:
+        raise ConfigError(
+            f"{where}: search_space is empty: name at least one training-config key to vary, "
+            "e.g. ppo.learning_rate: {grid: [1.0e-4, 3.0e-4]}"
+        )
+    dimensions = [_dimension(where, key, spec) for key, spec in sweep.search_space.items()]
+    for dim in dimensions:
+        _check_key(where, dim.key, base)
+        for value in dim.checked_values:
+            try:
+                load_train_config(None, trial_overrides({dim.key: value}), base=base.to_dict())
+            except ConfigError as err:
+                raise ConfigError(
+                    f"{where}: search_space.{dim.key}: the value {value!r} is refused: {err}"
+                ) from None
+    if sweep.metric_bot is not None and sweep.metric_bot not in base.eval.bots:
+        raise ConfigError(
+            f"{where}: metric_bot {sweep.metric_bot!r} is not one of the training config's "
+            f"eval.bots {list(base.eval.bots)}"
+        )
+    return sweep, base, dimensions
+
+
+def grid_size(dimensions: Sequence[Dimension]) -> int:
+    """Trials per sample: the product of the grid dimensions' sizes."""
+    return math.prod(len(d.values) for d in dimensions if d.kind == "grid")
+
+
+def longest_run(base: TrainConfig, dimensions: Sequence[Dimension]) -> int:
+    """The most learner steps any trial may train (ASHA's horizon)."""
+    steps = [base.total_steps]
+    for dim in dimensions:
+        if dim.key == "total_steps":
+            steps += [int(v) for v in dim.checked_values]
+    return min(max(steps), MAX_STEPS)
