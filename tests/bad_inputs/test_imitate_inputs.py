@@ -83,12 +83,17 @@ def _imitate_args(*overrides: str, config: Path = TINY) -> Callable[[Path], list
 
 
 def _clone(
-    relative: str, hidden: tuple[int, ...] = (32, 32), players: int = 2, activation: str = "tanh"
+    relative: str,
+    hidden: tuple[int, ...] = (32, 32),
+    players: int = 2,
+    activation: str = "tanh",
+    encoding: tuple[int, int] = (OBS_VERSION, OBS_DIM),
 ) -> Callable[[Path], None]:
-    """An exported clone (random weights) of the given shape, table size and activation."""
+    """An exported clone (random weights) of the given shape, table size, activation and
+    observation encoding (version, features)."""
 
     def setup(folder: Path) -> None:
-        sizes = [OBS_DIM, *hidden, NUM_ACTIONS]
+        sizes = [encoding[1], *hidden, NUM_ACTIONS]
         layers = [
             (torch.zeros(sizes[i + 1], sizes[i]), torch.zeros(sizes[i + 1]))
             for i in range(len(sizes) - 1)
@@ -96,8 +101,8 @@ def _clone(
         meta = PolicyMetadata(
             name="clone",
             algorithm="imitation",
-            obs_version=OBS_VERSION,
-            obs_dim=OBS_DIM,
+            obs_version=encoding[0],
+            obs_dim=encoding[1],
             num_actions=NUM_ACTIONS,
             hidden=hidden,
             activation=activation,
@@ -232,6 +237,20 @@ CASES: list[Case] = [
         train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
         "clone.safetensors",
         _clone("clone", players=4),
+    ),
+    Case(
+        "ppo_init_from_clone_of_observation_v3",
+        "ppo",
+        train_args(PPO_TINY, "init_from={folder}/clone.safetensors"),
+        f"observation version 3 (353 features); this uno-lab encodes version {OBS_VERSION}",
+        _clone("clone", encoding=(3, 353)),
+    ),
+    Case(
+        "dqn_init_from_clone_of_observation_v3",
+        "dqn",
+        train_args(DQN_TINY, "init_from={folder}/clone.safetensors"),
+        "observation version 3",
+        _clone("clone", hidden=(8, 8, 8), activation="relu", encoding=(3, 353)),
     ),
     Case(
         "dqn_init_from_clone_of_another_net_arch",

@@ -299,3 +299,13 @@ def test_the_history_tells_states_apart() -> None:
         arr = getattr(changed, name)
         arr[:, 1] = ~arr[:, 1] if arr.dtype == np.bool_ else arr[:, 1] * 0 + 3
         assert not np.array_equal(encode(rules, changed, seat), base), name
+
+
+def test_the_docs_table_is_the_code_s() -> None:
+    """docs/envs.md shows the fields of ``OBS_FIELDS``, with the current version and size."""
+    from tests.support import ROOT
+    from uno_env.observation import OBS_DIM, OBS_VERSION, fields_table
+
+    text = (ROOT / "docs" / "envs.md").read_text()
+    assert fields_table() in text, "regenerate the table with uno_env.observation.fields_table()"
+    assert f"(version {OBS_VERSION}, {OBS_DIM} features)" in text
