@@ -22,6 +22,7 @@ the old run's files). Ctrl-C saves ``latest.zip`` and says how to resume.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -210,16 +211,19 @@ def _save_atomically(write: Any, path: Path) -> None:
 
 @contextmanager
 def _interrupts_deferred() -> Iterator[None]:
-    """Ignore Ctrl-C while a checkpoint is written (a second Ctrl-C must not corrupt it)."""
+    """Ignore Ctrl-C and SIGTERM while a checkpoint is written (a second one must not
+    corrupt it)."""
     try:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ValueError:  # not the main thread: signals cannot be changed (nor delivered) here
         yield
         return
+    previous_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous_term)
 
 
 def evaluate_model(
@@ -711,11 +715,27 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
     return parser
 
 
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """Make SIGTERM (``kill``, a scheduler's stop) save and stop the run as Ctrl-C does.
+
+    A run started in the background (``nohup ... &``) ignores SIGINT, so ``kill PID`` is
+    how it is stopped; without this it would end without saving ``latest.zip``.
+    """
+    # Not the main thread (a sweep trial): the caller owns the signals.
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
 def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
     """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry).
 
     Bad input (a config error, a missing file, a run that exists) ends with one line
-    ``error: ...`` on stderr and exit status 2; Ctrl-C saves ``latest.zip`` and exits 130.
+    ``error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves ``latest.zip`` and
+    exits 130.
 
     Args:
         algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
@@ -737,6 +757,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
         raise SystemExit(130) from None
     except _START_ERRORS as err:
         _fail(err)
+    _stop_on_sigterm()
     try:
         result = _learn(session, progress, sys.stderr)
     except TrainingInterrupted as stop:

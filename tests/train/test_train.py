@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +175,33 @@ def test_ctrl_c_saves_a_checkpoint_to_resume_from(
     assert resumed.steps >= 2048
     assert [p.name for p in (run_dir / "tb").iterdir()] == ["ppo_1"]
     assert "evaluating vs random (40 hands)" in capsys.readouterr().err
+
+
+def test_sigterm_saves_a_checkpoint_like_ctrl_c(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kill PID`` of a background run (which ignores SIGINT) saves latest.zip and stops."""
+    calls = []
+
+    def terminated(self: LabCallback) -> bool:
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return True
+
+    monkeypatch.setattr(LabCallback, "_on_step", terminated)
+    previous = signal.getsignal(signal.SIGTERM)
+    args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            ppo.main(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert exit_info.value.code == 130
+    err = capsys.readouterr().err
+    run_dir = tmp_path / "ppo_tiny"
+    assert f"saved {run_dir / 'latest.zip'}" in err
+    assert 0 < json.loads((run_dir / "latest.json").read_text())["steps"] < 1024
 
 
 def _same_layers(a: object, b: object) -> bool:
