@@ -19,7 +19,14 @@ from typing import Any, Literal
 from uno_env.cards import DECK_SIZE, MAX_PLAYERS
 from uno_env.configuration import ConfigError, check_int, from_mapping, load_yaml_mapping
 
-__all__ = ["PRESETS", "Rules", "load_rules", "rules_table"]
+__all__ = [
+    "PRESETS",
+    "Rules",
+    "allowed_values",
+    "load_rules",
+    "rules_table",
+    "switch_descriptions",
+]
 
 MAX_TURNS_LIMIT = 2**19
 """``max_turns`` must stay below this: per-turn random streams are numbered by turn."""
@@ -293,7 +300,7 @@ def _resolve_rules(spec: object, where: str, chain: tuple[Path, ...]) -> Rules:
     )
 
 
-def _switch_descriptions() -> dict[str, str]:
+def switch_descriptions() -> dict[str, str]:
     """The one-line meaning of each field, read from the Rules docstring."""
     doc = Rules.__doc__ or ""
     out: dict[str, str] = {}
@@ -321,7 +328,7 @@ def _plain(text: str, markdown: bool) -> str:
     return _RST_ROLE.sub(code, _RST_LITERAL.sub(code, text))
 
 
-def _allowed_values(field: dataclasses.Field[Any]) -> str:
+def allowed_values(field: dataclasses.Field[Any]) -> str:
     """The values a field accepts, in words (its type hint read as text)."""
     hint = str(field.type)
     if hint.startswith("Literal["):
@@ -345,7 +352,7 @@ def rules_table(markdown: bool = False, width: int = 80) -> str:
     Returns:
         The table as one string, without a trailing newline.
     """
-    descriptions = _switch_descriptions()
+    descriptions = switch_descriptions()
     default = Rules()
     lines = (
         [
@@ -366,14 +373,14 @@ def rules_table(markdown: bool = False, width: int = 80) -> str:
         if markdown:
             presets = ", ".join(f"{name}: `{new}`" for name, new in changed)
             lines.append(
-                f"| `{f.name}` | `{value}` | {_allowed_values(f)} | {meaning} | {presets} |"
+                f"| `{f.name}` | `{value}` | {allowed_values(f)} | {meaning} | {presets} |"
             )
             continue
         if changed:
             meaning += " Changed by " + ", ".join(f"{name} ({new})" for name, new in changed)
             meaning += "."
         lines += textwrap.wrap(
-            f"{f.name}: {value}  ({_allowed_values(f)})",
+            f"{f.name}: {value}  ({allowed_values(f)})",
             width,
             subsequent_indent="    ",
             break_long_words=False,

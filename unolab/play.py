@@ -47,9 +47,11 @@ __all__ = [
     "agent_mismatch_hint",
     "check_record_path",
     "fitting_agents",
+    "load_record",
     "play_session",
     "random_seed",
     "replay",
+    "write_record",
 ]
 
 InputFn = Callable[[str], str]
@@ -123,7 +125,7 @@ def check_record_path(path: Path) -> None:
             )
 
 
-def _write_record(path: Path, data: Mapping[str, Any]) -> None:
+def write_record(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``data`` as JSON to ``path`` atomically: an old file is replaced, never truncated."""
     text = json.dumps(data, indent=2)
     fd, tmp = tempfile.mkstemp(
@@ -374,7 +376,7 @@ def play_session(
         reason = "interrupted" if interrupted else str(stop)
         say(f"Game abandoned ({reason}). The seed was {seed}.")
     if record is not None:
-        _write_record(
+        write_record(
             record,
             {
                 "format": RECORD_FORMAT,
@@ -393,7 +395,7 @@ def play_session(
 # ---- replay ------------------------------------------------------------------------------
 
 
-def _load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
+def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
     """Read and check a recorded game; every error is one :class:`RecordError` naming ``path``."""
     hint = "record a game with: uno-lab play --record FILE"
     if not path.exists():
@@ -484,7 +486,7 @@ def replay(path: Path, say: SayFn = print, show_hands: bool = False) -> UnoGame:
         FileNotFoundError: if there is no such file.
         RecordError: naming the file and what is wrong with it.
     """
-    rules, seed, names, hands = _load_record(path)
+    rules, seed, names, hands = load_record(path)
     # The recording player's seat reads "you draw 2: G5 R1" (a record hides nothing).
     spectator = Table(
         names=names, listener=names.index("you") if "you" in names else None, colour=False

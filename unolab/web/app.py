@@ -188,9 +188,9 @@ def _rules_for(settings: NewGame) -> Rules:
 
 def _switch_list() -> list[dict[str, Any]]:
     """Every house-rule switch with its default and, for choices, the values."""
-    from uno_env.rules import _allowed_values, _switch_descriptions  # the one description
+    from uno_env.rules import allowed_values, switch_descriptions
 
-    descriptions = _switch_descriptions()
+    descriptions = switch_descriptions()
     out = []
     for name, spec in Rules.__dataclass_fields__.items():
         if name in _FIXED:
@@ -199,7 +199,7 @@ def _switch_list() -> list[dict[str, Any]]:
             {
                 "name": name,
                 "default": getattr(Rules(), name),
-                "allowed": _allowed_values(spec),
+                "allowed": allowed_values(spec),
                 "about": descriptions.get(name, ""),
             }
         )

@@ -1,7 +1,7 @@
 """Replays of recorded games: saved web games and uploaded ``uno-lab play --record`` files.
 
 Both are records of the same format; they are read by the terminal replay's own loader
-(:func:`unolab.play._load_record`), so a file the terminal refuses is refused here with the
+(:func:`unolab.play.load_record`), so a file the terminal refuses is refused here with the
 same message.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from uno_env.game import UnoGame
 from uno_env.rules import Rules
-from unolab.play import RecordError, _load_record
+from unolab.play import RecordError, load_record
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames
@@ -52,7 +52,7 @@ def _replay(
     catalogue: Catalogue, path: Path, where: str, agent_ids: Sequence[str | None] | None
 ) -> dict[str, Any]:
     try:
-        rules, seed, names, hands = _load_record(path)
+        rules, seed, names, hands = load_record(path)
     except (RecordError, FileNotFoundError) as err:
         raise Invalid(str(err).replace(str(path), where)) from None
     if agent_ids is None or len(agent_ids) != len(names):

@@ -12,7 +12,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from unolab.play import _write_record  # the one atomic record writer (uno-lab play --record)
+from unolab.play import write_record  # the one atomic record writer (uno-lab play --record)
 
 __all__ = ["GameStore", "new_game_id", "valid_game_id"]
 
@@ -52,7 +52,7 @@ class GameStore:
     def save(self, game_id: str, record: dict[str, Any]) -> None:
         """Write a game's record (replacing the older one atomically)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_record(self.path(game_id), record)
+        write_record(self.path(game_id), record)
 
     def listing(self, limit: int = 200) -> list[dict[str, Any]]:
         """The saved games, newest first: id, seat names, hands played, when saved."""
