@@ -13,6 +13,9 @@ measures, in one run:
   (:func:`mask_only_random`): the projection of declaring it in ``agents/random_bots.py``;
 * the same with a field of heuristic bots (``random``, ``greedy_points``, ``card_ranking``,
   ``mixbot``), for reference;
+* with ``--ray``, the ``random`` round robins again on a local Ray of ``--workers`` CPUs,
+  interleaved with the local backend (:func:`bench_ray`, medians of 3): the Ray backend's
+  throughput as a ratio to the local one's (target 0.8x on the 2-core machine);
 * RLCard 1.2.0: complete 2-player games of its UNO env through ``rlcard.utils.tournament``
   with its ``RandomAgent`` players, single process (RLCard's tournament has no parallel
   mode): :func:`benchmarks.rlcard.rlcard_games_per_second` (wall clock, median of three).
@@ -30,6 +33,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import tempfile
 import time
 from collections.abc import Sequence
@@ -39,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from agents.ray_backend import connect, require_ray
 from benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
 from tournament.config import load_config
 from tournament.participants import PolicyFactory
@@ -46,6 +51,7 @@ from tournament.runner import run_tournament
 from uno_env.policy import Policy
 
 __all__ = [
+    "bench_ray",
     "bench_tournament",
     "build_parser",
     "main",
@@ -75,12 +81,14 @@ def bench_tournament(
     games_per_chunk: int = 16384,
     seed: int = 0,
     mask_only: bool = False,
+    backend: str = "local",
 ) -> dict[str, Any]:
     """Play a round robin of bots into a temporary folder and time its play phase.
 
     With one bot name every seat holds a copy of it (a single table); with several names
     the round robin covers every table of ``num_players`` of them. ``mask_only`` replaces
-    every participant by :func:`mask_only_random`.
+    every participant by :func:`mask_only_random`. ``backend="ray"`` plays the chunks as Ray
+    tasks on the Ray this process is connected to (``workers`` is then the local Ray's CPUs).
 
     Returns:
         Games played, wall seconds, games/s, CPU seconds (all processes), games per CPU s.
@@ -106,6 +114,7 @@ def bench_tournament(
                 "bootstrap": 0,
                 "seed": seed,
                 "output_dir": tmp,
+                "backend": backend,
             }
         )
         overrides: dict[str, PolicyFactory] = {}
@@ -126,9 +135,57 @@ def bench_tournament(
         "cpu_s": run["cpu_s"],
         "games_per_cpu_s": run["games_per_cpu_s"],
         "workers": workers,
+        "backend": backend,
         "games_per_chunk": games_per_chunk,
         "mean_turns": summary["endings"]["turns_mean"],
     }
+
+
+def bench_ray(games: int, workers: int, games_per_chunk: int, repeats: int = 3) -> dict[str, Any]:
+    """The random round robins (2 and 4 players) on the local and the ray backends, in turn.
+
+    A local Ray of ``workers`` CPUs is started first (its start is timed on its own: a
+    cluster is started once for many runs). Per table size, Ray's first run (``cold``: its
+    worker processes import the lab) is timed alone, then ``repeats`` interleaved pairs of
+    runs (local, then Ray, whose workers are warm, as on a cluster that has run before) give
+    the medians. A machine shared with other jobs disturbs single runs; the medians of
+    interleaved runs much less.
+
+    Returns:
+        Per table size: the cold figure, the medians, every run's games/s, the ratios of
+        Ray's games/s to the local backend's; and Ray's start time.
+    """
+    start = time.perf_counter()
+    with connect(None, num_cpus=workers):
+        out: dict[str, Any] = {"ray_start_s": time.perf_counter() - start, "repeats": repeats}
+        for k in (2, 4):
+
+            def rate(backend: str, k: int = k) -> float:
+                run = bench_tournament(
+                    k, games, workers, ("random",), games_per_chunk, backend=backend
+                )
+                return float(run["games_per_s"])
+
+            cold = rate("ray")
+            pairs = [(rate("local"), rate("ray")) for _ in range(repeats)]
+            local = statistics.median(p[0] for p in pairs)
+            warm = statistics.median(p[1] for p in pairs)
+            figures = {
+                "ray_cold_games_per_s": cold,
+                "local_games_per_s": local,
+                "ray_games_per_s": warm,
+                "runs_local": [p[0] for p in pairs],
+                "runs_ray": [p[1] for p in pairs],
+                "ratio": warm / local,
+                "ratio_cold": cold / local,
+            }
+            out[f"random_{k}p"] = figures
+            print(
+                f"tournament {k}p random, {workers} workers, medians of {repeats}: local "
+                f"{local:,.0f} games/s, ray {warm:,.0f} ({figures['ratio']:.2f}x); ray's first "
+                f"run {cold:,.0f} ({figures['ratio_cold']:.2f}x)"
+            )
+    return out
 
 
 def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
@@ -193,6 +250,12 @@ def build_parser(prog: str = "python -m benchmarks.tournament") -> argparse.Argu
         action="store_true",
         help="also time random bots marked uses_observations=False (a projection)",
     )
+    parser.add_argument(
+        "--ray",
+        action="store_true",
+        help="also play the random round robins on a local Ray of --workers CPUs, side by "
+        "side with the local backend (pip install 'uno-lab[ray]')",
+    )
     parser.add_argument("--out", type=Path, help="write the figures to this JSON file")
     return parser
 
@@ -222,6 +285,11 @@ def main(
     # The peer is measured last: check it is there before minutes of our own play.
     if importlib.util.find_spec("rlcard") is None:
         parser.error("rlcard is not installed; install the bench extra: pip install '.[bench]'")
+    if args.ray:
+        try:
+            require_ray()
+        except ValueError as err:
+            parser.error(f"argument --ray: {err}")
 
     from benchmarks.rlcard import rlcard_games_per_second
 
@@ -251,6 +319,8 @@ def main(
             f"tournament {k}p {label}: {r['games_per_s']:,.0f} games/s "
             f"({r['games_per_cpu_s']:,.0f} per CPU second, {args.workers} workers)"
         )
+    if args.ray:
+        results["ray"] = bench_ray(args.games, args.workers, args.chunk)
     wall = rlcard_games_per_second(seconds=args.seconds, seed=0)
     cpu = rlcard_cpu_games_per_second(seconds=args.seconds / 2, seed=0)
     results["rlcard_2p"] = {

@@ -11,7 +11,9 @@ Everything goes to ``<output_dir>/<name>/``:
 ``tune/``
     Tune's experiment (its state, each trial's reported results).
 ``runs/<trial>/``
-    the trial's training run (``config.yaml``, checkpoints, ``tb/``, the exported agent).
+    the trial's training run (``config.yaml``, checkpoints, ``tb/``, the exported agent),
+    and ``sweep_trial.json`` (its settings, wall time and steps, rewritten at each
+    evaluation).
 ``results.csv``
     one row per trial: its settings, the best win rate with its interval and the steps it
     was reached at, the steps trained, and whether ASHA stopped it.
@@ -19,17 +21,22 @@ Everything goes to ``<output_dir>/<name>/``:
     the win rate against steps, one line per trial.
 ``sweep.json``
     the rows, the wall time and the measured overhead per trial.
+``sweep_config.json``
+    the sweep and training configs that started the folder.
 
 Running the same command again resumes an interrupted sweep (Tune's restore: finished
-trials are kept, unfinished ones continue from their run's ``latest.zip``); ``--fresh``
-starts over. Without Ray the command says how to install it.
+trials are kept, unfinished ones continue from their run's ``latest.zip``; the search
+space and ``num_samples`` are those it started with, and another config is refused);
+``--fresh`` starts over. Without Ray the command says how to install it.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
+import os
 import shutil
 import sys
 import time
@@ -52,6 +59,13 @@ from train.sweep_config import (
 from uno_env.configuration import ConfigError
 
 __all__ = ["TrialSetup", "build_parser", "main", "run_sweep", "write_results"]
+
+SWEEP_RECORD = "sweep_config.json"
+"""The config that started a sweep folder: a resume with another one is refused."""
+
+TRIAL_RECORD = "sweep_trial.json"
+"""Written in a trial's run folder at each evaluation and at its end: its settings, its wall
+time so far, its steps, and whether it resumed its run."""
 
 METRIC = "win_rate"
 """The score Tune maximises: the win rate against the sweep's metric bot."""
@@ -103,6 +117,14 @@ def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
     config = load_config(None, overrides, base=setup.base)
     resume = (config.run_dir / "latest.zip").is_file()
 
+    def record(steps: int) -> None:
+        # Written before each report: Tune may stop the trial at any report (ASHA, or the
+        # last one at max_t), and the sweep's overhead is its wall time beyond these.
+        data = {"params": params, "seconds": time.perf_counter() - start, "steps": steps}
+        partial = config.run_dir / (TRIAL_RECORD + ".partial")
+        partial.write_text(json.dumps({**data, "resumed": resume}))
+        os.replace(partial, config.run_dir / TRIAL_RECORD)
+
     def report(steps: int, results: dict[str, EvalResult]) -> None:
         score = results[setup.metric_bot]
         metrics: dict[str, Any] = {
@@ -114,9 +136,13 @@ def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
             "run_dir": str(config.run_dir),
         }
         metrics.update({f"win_rate_vs_{bot}": r.win_rate for bot, r in results.items()})
+        record(steps)
         tune.report(metrics)
 
-    train(config, resume=resume, progress_bar=False, overwrite=True, log=None, on_evaluation=report)
+    result = train(
+        config, resume=resume, progress_bar=False, overwrite=True, log=None, on_evaluation=report
+    )
+    record(result.steps)
 
 
 def _scheduler(sweep: SweepConfig, base: TrainConfig, dimensions: Sequence[Dimension]) -> Any:
@@ -165,14 +191,19 @@ def run_sweep(
 
     folder = sweep.folder.resolve()
     experiment = folder / "tune"
+    record = _sweep_record(sweep, base)
+    if not fresh:
+        _check_same_sweep(folder, record)
     metric_bot = sweep.metric_bot or base.eval.bots[0]
     setup = TrialSetup(_absolute(base.to_dict()), str(folder / "runs"), metric_bot)
     start = time.perf_counter()
     with connect(address, num_cpus=sweep.max_concurrent) as ray:
+        connected = time.perf_counter() - start
         cpus = cluster_cpus(ray)
         if fresh and folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / SWEEP_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
         trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), {"cpu": 1})
         if tune.Tuner.can_restore(str(experiment)):
             print(f"resuming the sweep in {experiment}", file=sys.stderr)
@@ -189,6 +220,9 @@ def run_sweep(
                     num_samples=sweep.num_samples,
                     max_concurrent_trials=sweep.max_concurrent,
                     scheduler=_scheduler(sweep, base, dimensions),
+                    # A finished trial's process runs the next one: torch and the lab are
+                    # imported once per slot, not once per trial.
+                    reuse_actors=True,
                 ),
                 run_config=tune.RunConfig(
                     name="tune",
@@ -197,7 +231,9 @@ def run_sweep(
                     failure_config=tune.FailureConfig(max_failures=2),
                 ),
             )
+        fit_start = time.perf_counter()
         grid = tuner.fit()
+        fit = time.perf_counter() - fit_start
     wall = time.perf_counter() - start
     rows = [_row(grid[i], [d.key for d in dimensions], base) for i in range(len(grid))]
     rows.sort(key=lambda r: r["trial"])
@@ -211,16 +247,56 @@ def run_sweep(
         "trials": len(rows),
         "grid_size": grid_size(dimensions),
         "wall_s": wall,
+        "ray_connect_s": connected,
+        "tune_fit_s": fit,
         "trial_seconds_total": trial_seconds,
         "concurrency": concurrency,
         # Time the sweep adds to its trials: Ray and Tune starting, trials scheduled and
         # their processes started, results recorded; per trial, at this concurrency.
         "overhead_per_trial_s": (wall * concurrency - trial_seconds) / len(rows) if rows else 0,
+        # The same without Ray's start and stop (nothing of it where a cluster is joined).
+        "tune_overhead_per_trial_s": (fit * concurrency - trial_seconds) / len(rows) if rows else 0,
         "rows": rows,
         "errors": errors,
     }
     write_results(folder, rows, [d.key for d in dimensions], summary)
     return summary
+
+
+def _sweep_record(sweep: SweepConfig, base: TrainConfig) -> dict[str, Any]:
+    """What decides a sweep's trials: its config (less where and how fast) and the training
+    config every trial starts from."""
+    data = dataclasses.asdict(sweep)
+    for key in ("max_concurrent", "output_dir"):
+        data.pop(key)
+    out: dict[str, Any] = json.loads(json.dumps({"sweep": data, "train": base.to_dict()}))
+    return out
+
+
+def _check_same_sweep(folder: Path, record: dict[str, Any]) -> None:
+    """Refuse to resume a sweep folder that another config started.
+
+    Raises:
+        ConfigError: naming the folder and the keys that differ.
+    """
+    path = folder / SWEEP_RECORD
+    if not path.is_file():
+        return
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"{path} cannot be read ({err}): rerun with --fresh") from None
+    differ = [
+        f"{part}.{key}"
+        for part in ("sweep", "train")
+        for key in sorted(set(record[part]) | set(stored.get(part, {})))
+        if record[part].get(key) != stored.get(part, {}).get(key)
+    ]
+    if differ:
+        raise ConfigError(
+            f"{folder} holds a sweep started with another config ({', '.join(differ)} "
+            "differ): rerun with --fresh to start over, or give this one another name"
+        )
 
 
 def _row(result: Any, keys: Sequence[str], base: TrainConfig) -> dict[str, Any]:
@@ -247,6 +323,8 @@ def _row(result: Any, keys: Sequence[str], base: TrainConfig) -> dict[str, Any]:
         steps = int(frame["steps"].max())
         seconds = float(frame["trial_seconds"].max())
     row.update(best)
+    if run_dir and (Path(run_dir) / TRIAL_RECORD).is_file():  # its latest wall time
+        seconds = float(json.loads((Path(run_dir) / TRIAL_RECORD).read_text())["seconds"])
     target = int(config.get("total_steps", base.total_steps))
     row.update(
         steps=steps,
@@ -328,8 +406,6 @@ def _load(args: argparse.Namespace) -> tuple[SweepConfig, TrainConfig, list[Dime
     changes = {"num_samples": args.num_samples, "max_concurrent": args.max_concurrent}
     changes = {k: v for k, v in changes.items() if v is not None}
     if changes:
-        import dataclasses
-
         try:
             sweep = dataclasses.replace(sweep, **changes)
         except ValueError as err:

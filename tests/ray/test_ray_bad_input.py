@@ -9,6 +9,7 @@ No Ray is started in this module.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -94,3 +95,15 @@ def test_without_ray_the_commands_say_how_to_install_it(
     assert "pip install 'uno-lab[ray]'" in capsys.readouterr().err
     assert sweep_main(["--config", str(_sweep_file(tmp_path))]) == 2
     assert "pip install 'uno-lab[ray]'" in capsys.readouterr().err
+
+
+def test_a_sweep_folder_of_another_config_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "sweeps" / "bad"
+    folder.mkdir(parents=True)
+    record = {"sweep": {"search_space": {"seed": {"grid": [1]}}}, "train": {}}
+    (folder / "sweep_config.json").write_text(json.dumps(record))
+    assert sweep_main(["--config", str(_sweep_file(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert "another config" in err and "sweep.search_space" in err and "--fresh" in err
