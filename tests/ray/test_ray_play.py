@@ -24,8 +24,8 @@ from typing import Any
 
 import psutil
 import pytest
-from ray_support import write_tiny_agent
 from support import ROOT
+from support.agents import write_tiny_agent
 
 from agents.strength import measure
 from tournament.config import load_config

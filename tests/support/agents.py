@@ -1,12 +1,17 @@
-"""Helpers of the Ray tests."""
+"""Small learned agents for tests, written into a test's folder (never the shipped ones,
+which are retrained from time to time)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+__all__ = ["write_tiny_agent"]
 
-def write_tiny_agent(folder: Path, name: str = "tiny") -> Path:
-    """A small random network for the official 2-player rules (a file agent, never shipped)."""
+
+def write_tiny_agent(folder: Path, name: str = "tiny", seed: int = 0) -> Path:
+    """A random one-hidden-layer network for the official 2-player rules under the current
+    observation version: ``<folder>/<name>.safetensors`` and its ``.json``; returns the
+    first."""
     import torch
 
     from agents.learned import PolicyMetadata, save_policy
@@ -14,7 +19,7 @@ def write_tiny_agent(folder: Path, name: str = "tiny") -> Path:
     from uno_env.observation import OBS_DIM, OBS_VERSION
     from uno_env.rules import Rules
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     hidden = 8
     meta = PolicyMetadata(
         name=name,
