@@ -76,6 +76,7 @@ __all__ = [
     "play_chunk",
     "policy_seed",
     "run_tournament",
+    "schedule_for",
 ]
 
 
@@ -447,6 +448,21 @@ def _progress_bar(enabled: bool, total: int, done: int, console: Console) -> Ite
         yield (bar, task)
 
 
+def schedule_for(config: TournamentConfig, entrants: Sequence[Entrant]) -> Schedule:
+    """The schedule of ``config``'s tournament between ``entrants`` (the one derivation: a
+    replay of a game rebuilds the very chunk it was played in)."""
+    return build_schedule(
+        [e.name for e in entrants],
+        config.format,
+        config.num_players,
+        config.deal_sets,
+        design=config.design,
+        max_tables=config.max_tables,
+        games_per_chunk=config.games_per_chunk,
+        seed=config.seed,
+    )
+
+
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -518,16 +534,7 @@ def _run(
     store = ResultStore(folder.games)
     loaded = store.load(repair=False)  # the log stays as it is until every check passed
     folder.check(config, has_games=bool(loaded))
-    schedule = build_schedule(
-        [e.name for e in entrants],
-        config.format,
-        config.num_players,
-        config.deal_sets,
-        design=config.design,
-        max_tables=config.max_tables,
-        games_per_chunk=config.games_per_chunk,
-        seed=config.seed,
-    )
+    schedule = schedule_for(config, entrants)
     rules = config.game_rules()
     _check_records(schedule, loaded, store)
     store.repair()

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from support import ROOT
+from support.agents import write_tiny_agent
 
 from agents import resolve_opponents, resolve_policy
-from agents.learned import PolicyMetadata, TorchPolicy, load_policy, save_policy
+from agents.learned import TorchPolicy, load_policy
 from uno_env import core, load_rules
 from uno_env.cards import NUM_ACTIONS
 from uno_env.envs.gym_env import UnoGymEnv
-from uno_env.observation import OBS_DIM, OBS_VERSION, encode
+from uno_env.observation import OBS_DIM, encode
 from uno_env.policy import PolicyFactory
 from uno_env.rules import Rules
 
@@ -29,23 +29,7 @@ def _batch(rules: Rules, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tiny(path: Path, name: str = "tiny") -> Path:
-    torch.manual_seed(0)
-    meta = PolicyMetadata(
-        name=name,
-        algorithm="ppo",
-        obs_version=OBS_VERSION,
-        obs_dim=OBS_DIM,
-        num_actions=NUM_ACTIONS,
-        hidden=(8,),
-        activation="relu",
-        rules=Rules(num_players=2).to_dict(),
-        extra={},
-    )
-    layers = [
-        (torch.randn(8, OBS_DIM), torch.randn(8)),
-        (torch.randn(NUM_ACTIONS, 8), torch.randn(NUM_ACTIONS)),
-    ]
-    return save_policy(path, layers, meta)
+    return write_tiny_agent(path.parent, name, activation="relu", random_biases=True)
 
 
 @pytest.fixture(scope="module")

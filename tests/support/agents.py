@@ -8,10 +8,16 @@ from pathlib import Path
 __all__ = ["write_tiny_agent"]
 
 
-def write_tiny_agent(folder: Path, name: str = "tiny", seed: int = 0) -> Path:
+def write_tiny_agent(
+    folder: Path,
+    name: str = "tiny",
+    seed: int = 0,
+    activation: str = "tanh",
+    random_biases: bool = False,
+) -> Path:
     """A random one-hidden-layer network for the official 2-player rules under the current
     observation version: ``<folder>/<name>.safetensors`` and its ``.json``; returns the
-    first."""
+    first. Biases are zeros unless ``random_biases``."""
     import torch
 
     from agents.learned import PolicyMetadata, save_policy
@@ -28,10 +34,11 @@ def write_tiny_agent(folder: Path, name: str = "tiny", seed: int = 0) -> Path:
         obs_dim=OBS_DIM,
         num_actions=NUM_ACTIONS,
         hidden=(hidden,),
-        activation="tanh",
+        activation=activation,
         rules=Rules(num_players=2).to_dict(),
         extra={},
     )
-    first = (torch.randn(hidden, OBS_DIM), torch.zeros(hidden))
-    last = (torch.randn(NUM_ACTIONS, hidden), torch.zeros(NUM_ACTIONS))
+    bias = torch.randn if random_biases else torch.zeros
+    first = (torch.randn(hidden, OBS_DIM), bias(hidden))
+    last = (torch.randn(NUM_ACTIONS, hidden), bias(NUM_ACTIONS))
     return save_policy(folder / name, [first, last], meta)

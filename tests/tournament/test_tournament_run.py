@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from support import ROOT
+from support.agents import write_tiny_agent
 
 from tournament.cli import main as cli_main
 from tournament.config import load_config
@@ -305,30 +306,7 @@ def test_sb3_zip_plays_with_allow_pickle(tmp_path: Path) -> None:
 
 
 def test_exported_agents_play_by_path(tmp_path: Path) -> None:
-    import torch
-
-    from agents.learned import PolicyMetadata, save_policy
-    from uno_env.cards import NUM_ACTIONS
-    from uno_env.observation import OBS_DIM, OBS_VERSION
-    from uno_env.rules import Rules
-
-    torch.manual_seed(0)
-    meta = PolicyMetadata(
-        name="tiny",
-        algorithm="ppo",
-        obs_version=OBS_VERSION,
-        obs_dim=OBS_DIM,
-        num_actions=NUM_ACTIONS,
-        hidden=(8,),
-        activation="tanh",
-        rules=Rules(num_players=2).to_dict(),
-        extra={},
-    )
-    layers = [
-        (torch.randn(8, OBS_DIM), torch.zeros(8)),
-        (torch.randn(NUM_ACTIONS, 8), torch.zeros(NUM_ACTIONS)),
-    ]
-    path = save_policy(tmp_path / "agents" / "tiny", layers, meta)
+    path = write_tiny_agent(tmp_path / "agents")
     summary = _run(_config(tmp_path, participants=["random", str(path)], deal_sets=5))
     names = {r["name"] for r in summary["leaderboard"]}
     assert names == {"random", "tiny"}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agents import write_tiny_agent
 from support.optional import require
 
 require("fastapi", "the browser table (pip install -e .[web])")
@@ -16,34 +17,6 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from unolab.web.app import create_app  # noqa: E402
 from unolab.web.settings import ServeConfig  # noqa: E402
-
-
-def write_tiny_agent(folder: Path, name: str = "tiny", seed: int = 0) -> Path:
-    """A small random network trained under the official 2-player rules (never shipped)."""
-    import torch
-
-    from agents.learned import PolicyMetadata, save_policy
-    from uno_env.cards import NUM_ACTIONS
-    from uno_env.observation import OBS_DIM, OBS_VERSION
-    from uno_env.rules import Rules
-
-    torch.manual_seed(seed)
-    meta = PolicyMetadata(
-        name=name,
-        algorithm="ppo",
-        obs_version=OBS_VERSION,
-        obs_dim=OBS_DIM,
-        num_actions=NUM_ACTIONS,
-        hidden=(8,),
-        activation="tanh",
-        rules=Rules(num_players=2).to_dict(),
-        extra={},
-    )
-    layers = [
-        (torch.randn(8, OBS_DIM), torch.zeros(8)),
-        (torch.randn(NUM_ACTIONS, 8), torch.zeros(NUM_ACTIONS)),
-    ]
-    return save_policy(folder / name, layers, meta)
 
 
 @pytest.fixture(scope="module")

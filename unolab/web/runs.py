@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 
 from tournament.config import load_config
-from tournament.design import build_schedule, deal_keys
+from tournament.design import deal_keys
 from tournament.participants import entrants_for
 from tournament.results import GameRecord, ResultStore
-from tournament.runner import policy_seed
+from tournament.runner import policy_seed, schedule_for
 from uno_env import cards as C
 from uno_env import core
 from uno_env.play import choose_actions
@@ -98,16 +98,7 @@ class RunFinder:
             entrants = entrants_for(config)
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise Invalid(f"run {run_id}: its agents cannot be rebuilt here: {err}") from None
-        schedule = build_schedule(
-            [e.name for e in entrants],
-            config.format,
-            config.num_players,
-            config.deal_sets,
-            design=config.design,
-            max_tables=config.max_tables,
-            games_per_chunk=config.games_per_chunk,
-            seed=config.seed,
-        )
+        schedule = schedule_for(config, entrants)
         rules = config.game_rules()
         chunk = schedule.chunk_of(record.deal)
         units = schedule.units(chunk)
