@@ -29,6 +29,7 @@ from uno_env.rules import Rules
 __all__ = [
     "Entrant",
     "PolicyFactory",
+    "SpecFactory",
     "entrants_for",
     "limit_torch_threads",
     "load_sb3_policy",
@@ -88,8 +89,9 @@ def _load_sb3(p: Path, rules: Rules) -> Policy:
 
 
 @dataclass(frozen=True)
-class _SpecFactory:
-    """The picklable builder of a configured participant."""
+class SpecFactory:
+    """The picklable builder of a configured participant (a bot name or an agent file): the
+    local backend's workers get it pickled, the Ray backend sends the file's bytes instead."""
 
     spec: ParticipantSpec
     rules: Rules
@@ -156,7 +158,7 @@ def entrants_for(
         if name in overrides:
             out.append(Entrant(name, overrides[name], "override"))
             continue
-        factory = _SpecFactory(spec, rules)
+        factory = SpecFactory(spec, rules)
         try:
             factory(0)
         except Exception as err:  # any loading failure (e.g. a corrupt file) is the file's

@@ -28,7 +28,7 @@ from typing import Any
 from agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
 from tournament.config import ParticipantSpec, TournamentConfig
 from tournament.design import Schedule
-from tournament.participants import Entrant, _SpecFactory
+from tournament.participants import Entrant, SpecFactory
 from tournament.results import Unit
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
@@ -54,7 +54,7 @@ class _ShippedAgent:
 
     def __call__(self, seed: int) -> Policy:
         local = dataclasses.replace(self.spec, path=str(self.files.materialise()))
-        return _SpecFactory(local, self.rules)(seed)
+        return SpecFactory(local, self.rules)(seed)
 
 
 def shipped_entrants(entrants: Sequence[Entrant]) -> list[Entrant]:
@@ -66,7 +66,7 @@ def shipped_entrants(entrants: Sequence[Entrant]) -> list[Entrant]:
     out = []
     for entrant in entrants:
         factory = entrant.factory
-        if not isinstance(factory, _SpecFactory):
+        if not isinstance(factory, SpecFactory):
             raise ConfigError(
                 f"participant {entrant.name!r} is a policy factory given in code; the ray "
                 "backend sends agents to its workers as files or bot names: export it "
