@@ -665,7 +665,7 @@ def test_shipped_dqn_agent_loads_and_plays_legal_moves() -> None:
     rules = load_config("configs/dqn/official_2p.yaml").build_rules()
     policy = load_policy(path, rules)
     assert policy.meta.algorithm == "dqn" and policy.meta.activation == "relu"
-    figures = json.loads(path.with_suffix(".json").read_text())["extra"]["evaluations"]
+    figures = json.loads(path.with_suffix(".json").read_text())["extra"]["strength"]
     assert figures["random"]["games"] == 10_000 and figures["random"]["ci_low"] > 0.62
     vec = UnoVecEnv(32, rules, seed=9)
     obs = vec.reset()
