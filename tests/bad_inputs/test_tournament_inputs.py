@@ -612,6 +612,10 @@ def test_faulty_agent_forfeits_and_the_tournament_completes(case: Case, tmp_path
     assert summary["endings"]["forfeits"]["faulty"]["games"] == len(forfeits)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("case", _ids("interrupt"), ids=lambda c: c.id)
 def test_interrupted_run_keeps_its_games_and_resumes(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -634,6 +638,9 @@ def test_interrupted_run_keeps_its_games_and_resumes(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # A run started from a background job inherits SIGINT ignored; a terminal's
+            # Ctrl-C reaches a process with the default handler, so give it that one.
+            preexec_fn=_default_sigint,
         )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
