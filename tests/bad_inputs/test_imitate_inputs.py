@@ -12,8 +12,6 @@ its ``setup`` (a few through a real subprocess, for the exit path), and checks t
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 from support import ROOT
-from support.bad_inputs import args, nothing, snapshot, train_args, write_file
+from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
 from agents.learned import PolicyMetadata, save_policy
 from train import dqn, imitate, ppo
@@ -46,7 +44,12 @@ ENTRIES: dict[str, Callable[[list[str]], object]] = {
     "dqn": dqn.main,
     "uno-lab": _uno_lab,
 }
-MODULES = {"imitate": "train.imitate", "ppo": "train.ppo", "dqn": "train.dqn"}
+MODULES = {
+    "imitate": "train.imitate",
+    "ppo": "train.ppo",
+    "dqn": "train.dqn",
+    "uno-lab": "unolab.cli",
+}
 
 
 @dataclass(frozen=True)
@@ -285,20 +288,9 @@ CASES: list[Case] = [
 
 def _run(case: Case, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of the case's command."""
-    if case.subprocess:
-        done = subprocess.run(
-            [sys.executable, "-m", MODULES[case.entry], *argv],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        return done.returncode, done.stdout, done.stderr
-    with pytest.raises(SystemExit) as exit_info:
-        ENTRIES[case.entry](argv)
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 1), out, err
+    return run_entry(
+        MODULES[case.entry], ENTRIES[case.entry], argv, capsys, in_subprocess=case.subprocess
+    )
 
 
 def test_the_catalogue_is_large_enough() -> None:

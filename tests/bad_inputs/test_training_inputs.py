@@ -14,15 +14,13 @@ by its ``setup``, and checks that
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from support import ROOT
-from support.bad_inputs import args, nothing, snapshot, train_args, write_file
+from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
 from train import dqn, export, ppo
 
@@ -339,20 +337,9 @@ CASES: list[Case] = [
 
 def _run(case: Case, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of the case's command."""
-    if case.subprocess:
-        done = subprocess.run(
-            [sys.executable, "-m", f"train.{case.entry}", *argv],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        return done.returncode, done.stdout, done.stderr
-    with pytest.raises(SystemExit) as exit_info:
-        ENTRIES[case.entry](argv)
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 1), out, err
+    return run_entry(
+        f"train.{case.entry}", ENTRIES[case.entry], argv, capsys, in_subprocess=case.subprocess
+    )
 
 
 def test_the_catalogue_is_large_enough() -> None:

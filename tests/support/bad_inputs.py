@@ -6,10 +6,15 @@ so a table of cases can name files inside it before the folder exists.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["args", "nothing", "snapshot", "train_args", "write_file"]
+import pytest
+
+__all__ = ["args", "nothing", "run_entry", "snapshot", "train_args", "write_file"]
 
 
 def nothing(folder: Path) -> None:
@@ -51,3 +56,30 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
         str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
         for p in sorted(folder.rglob("*"))
     }
+
+
+def run_entry(
+    module: str,
+    entry: Callable[[list[str]], Any],
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    *,
+    in_subprocess: bool = False,
+) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of a command that must exit: ``entry(argv)`` in this
+    process, or ``python -m module argv`` in a subprocess (real exits, real streams)."""
+    if in_subprocess:
+        root = Path(__file__).resolve().parents[2]
+        done = subprocess.run(
+            [sys.executable, "-m", module, *argv],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        return done.returncode, done.stdout, done.stderr
+    with pytest.raises(SystemExit) as exit_info:
+        entry(argv)
+    out, err = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1), out, err
