@@ -1,9 +1,10 @@
 """The bots by name: :data:`BOT_NAMES`, :data:`SEARCH_NAMES` and :func:`make_agent`.
 
 :data:`BOT_NAMES` are the bots that act on observations (``act``), the ones every list of
-"all the bots" rates. The search agents of :data:`SEARCH_NAMES` (``pimc``) act on the state
-(``needs_state``, see :mod:`uno_env.play`) and cost milliseconds per decision, so they are
-built by name like a bot but are not in those lists; :data:`AGENT_NAMES` holds both.
+"all the bots" rates. The search agents of :data:`SEARCH_NAMES` (``pimc``, ``pimc_strong``)
+act on the state (``needs_state``, see :mod:`uno_env.play`) and cost milliseconds per
+decision, so they are built by name like a bot but are not in those lists;
+:data:`AGENT_NAMES` holds both.
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agents.plain_bots import PLAIN_BOTS
-from agents.search import PimcAgent
+from agents.search import PimcAgent, strong_pimc
 from uno_env.policy import Policy, Seed
 
 __all__ = ["AGENT_NAMES", "BOT_NAMES", "SEARCH_NAMES", "make_agent"]
 
 _REGISTRY: dict[str, Callable[[Seed], Policy]] = dict(PLAIN_BOTS)
-_SEARCH: dict[str, Callable[[Seed], Policy]] = {PimcAgent.name: PimcAgent}
+_SEARCH: dict[str, Callable[[Seed], Policy]] = {
+    PimcAgent.name: PimcAgent,
+    "pimc_strong": strong_pimc,
+}
 
 BOT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 """The bots that act on observations (the lists of "every bot")."""

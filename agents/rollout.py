@@ -5,8 +5,10 @@ Two ways to play the rest of a hand, both over one batch of core states:
 * :data:`FAST_ROLLOUT` (``"fast"``): a cheap heuristic compiled together with the core's
   rules, acting on the state arrays directly (no observation is encoded, no Python runs
   per step): one compiled call plays every game of the batch to its end. It declares UNO and
-  catches whenever it may, plays a coloured card before a wild (the coloured card whose
-  colour it holds most, then the one worth most points), names the colour it holds most,
+  catches whenever it may; when the next seat holds one card it attacks (Draw Two, then
+  Wild Draw Four, Skip, Reverse); otherwise it plays a coloured card before a wild (the
+  coloured card whose colour it holds most, then the one worth most points), names the
+  colour it holds most,
   plays a card it has just drawn, draws only when nothing plays, challenges a Wild Draw
   Four when its player still holds 4 cards or more, and otherwise takes the first legal
   action. It is deterministic.
@@ -34,6 +36,7 @@ from uno_env.core.params import (
     rule_params,
     scratch,
 )
+from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
     AFTER_DRAW,
     CHALLENGE_PHASE,
@@ -47,13 +50,20 @@ from uno_env.play import choose_actions
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 
-__all__ = ["FAST_ROLLOUT", "play_out", "rollout_values"]
+__all__ = ["FAST_ROLLOUT", "fast_actions", "play_out", "rollout_values"]
 
 FAST_ROLLOUT = "fast"
 """Name of the compiled rollout policy (the default of the search agent)."""
 
 _CHALLENGE_MIN_CARDS = 4
 """Challenge a Wild Draw Four when its player holds at least this many cards (as the bots)."""
+_ATTACK_RANK = np.zeros(C.NUM_RANKS, dtype=np.int64)
+"""Preference of a coloured card's rank when the next seat holds one card (see below)."""
+_ATTACK_RANK[C.DRAW_TWO] = 3
+_ATTACK_RANK[C.SKIP] = 2
+_ATTACK_RANK[C.REVERSE] = 1
+_WILD_DRAW_FOUR_ATTACK = 3
+"""A Wild Draw Four attacks after a Draw Two and before a Skip (ranks of ``_ATTACK_RANK``)."""
 _COMPACT_BELOW = 0.7
 """Python rollouts drop finished games when fewer than this share are live."""
 
@@ -79,6 +89,24 @@ def play_out(rules: Rules, state: UnoState, policy: Policy | str = FAST_ROLLOUT)
         object.__setattr__(state, "_mask_cache", None)
         return state
     return _play_out_python(rules, state, policy)
+
+
+def fast_actions(rules: Rules, state: UnoState) -> npt.NDArray[np.int64]:
+    """The fast heuristic's action in every game of ``state`` (live games only), (B,).
+
+    The same compiled decision that :func:`play_out` takes at every step of a rollout, for
+    inspection and tests; the state is not changed.
+
+    Raises:
+        ValueError: naming the first finished game of the batch.
+    """
+    over = np.flatnonzero(~state.live)
+    if over.size:
+        raise ValueError(f"game {int(over[0])} is finished (phase over): no action to choose")
+    out = np.empty(state.batch_size, dtype=np.int64)
+    mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)
+    _FAST_ACTIONS(rule_params(rules), arrays_of(state), mask, out)
+    return out
 
 
 def _play_out_python(rules: Rules, state: UnoState, policy: Policy) -> UnoState:
@@ -139,6 +167,14 @@ def _play_out_all(r: RuleParams, s: StateArrays, w: Scratch, mask: np.ndarray) -
 
 
 @jit
+def _fast_actions_all(r: RuleParams, s: StateArrays, mask: np.ndarray, out: np.ndarray) -> None:
+    """The fast heuristic's action in every game, into ``out``."""
+    for g in range(s.key.shape[0]):
+        fill_mask(r, s, g, mask)
+        out[g] = _fast_action(r, s, g, mask)
+
+
+@jit
 def _most_held_colour(s: StateArrays, g: int, seat: int) -> int:
     """The colour of which ``seat`` holds most cards (ties: R, Y, G, B)."""
     best, best_count = 0, -1
@@ -177,17 +213,24 @@ def _fast_action(r: RuleParams, s: StateArrays, g: int, mask: np.ndarray) -> int
             return C.CHALLENGE
         return C.ACCEPT
     colour = _most_held_colour(s, g, seat)
+    # Attack a seat about to go out: measured +1 point for the search (docs/search.md).
+    attacking = s.hand_size[g, seat_ahead(r, s, g, seat, 1)] == 1
     # A coloured card: the one of the colour held most, then the one worth most.
-    best, best_key = -1, -1
+    best, best_key, best_attack = -1, -1, 0
     for face in range(C.NUM_COLOURED_FACES):
         if mask[face]:
             c = face // C.NUM_RANKS
             held = 0
             for f in range(c * C.NUM_RANKS, (c + 1) * C.NUM_RANKS):
                 held += s.hands[g, seat, f]
-            key = held * 64 + int(C.FACE_POINTS[face])
+            attack = _ATTACK_RANK[face % C.NUM_RANKS] if attacking else 0
+            key = attack * 1_000_000 + held * 64 + int(C.FACE_POINTS[face])
             if key > best_key:
-                best, best_key = face, key
+                best, best_key, best_attack = face, key, attack
+    if attacking and best_attack < _WILD_DRAW_FOUR_ATTACK:
+        act = _wild_action(mask, C.PLAY_WILD_DRAW_FOUR, colour)
+        if act >= 0:
+            return act
     if best >= 0:
         return best
     for first in (C.PLAY_WILD, C.PLAY_WILD_DRAW_FOUR):
@@ -205,3 +248,4 @@ def _fast_action(r: RuleParams, s: StateArrays, g: int, mask: np.ndarray) -> int
 
 
 _PLAY_OUT = Kernel(_play_out_all)
+_FAST_ACTIONS = Kernel(_fast_actions_all)

@@ -44,12 +44,22 @@ from uno_env.core import UnoState
 from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules
 
-__all__ = ["MAX_ROLLOUTS", "MAX_ROWS", "PimcAgent", "resolve_rollout"]
+__all__ = [
+    "MAX_ROLLOUTS",
+    "MAX_ROWS",
+    "STRONG_ROLLOUTS",
+    "PimcAgent",
+    "resolve_rollout",
+    "strong_pimc",
+]
 
 MAX_ROLLOUTS = 1 << 16
 """The largest ``rollouts`` per action accepted."""
 MAX_ROWS = 1 << 16
 """Rollouts played in one core batch at most (tables are searched in chunks under it)."""
+STRONG_ROLLOUTS = 2048
+"""Rollouts per action of ``pimc_strong``: a median of about 35 ms per decision on one core
+of the development machine, under the 50 ms of issue 14 (docs/search.md)."""
 
 
 class PimcAgent:
@@ -307,6 +317,17 @@ class PimcAgent:
             self._rollout = resolve_rollout(self.rollout_spec, rules, seed)  # refuses other rules
             self._rollout_rules = rules
         return self._rollout
+
+
+def strong_pimc(seed: Seed = None) -> PimcAgent:
+    """``pimc_strong``: :class:`PimcAgent` at :data:`STRONG_ROLLOUTS` rollouts per action.
+
+    The strongest search within 50 ms per decision (docs/search.md); ``pimc`` (64 rollouts,
+    about 1 ms) stays the cheap one for tables, envs and recordings.
+    """
+    agent = PimcAgent(seed=seed, rollouts=STRONG_ROLLOUTS)
+    agent.name = "pimc_strong"
+    return agent
 
 
 def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy | str:

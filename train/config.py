@@ -185,7 +185,12 @@ class PPOParams:
     advantages); ``n_epochs`` 1 to :data:`MAX_EPOCHS`; ``gamma`` and ``gae_lambda`` in
     (0, 1] (discounts); ``clip_range`` in (0, 1] (a ratio clip of 0 or less never updates);
     ``ent_coef`` and ``vf_coef`` >= 0 and ``max_grad_norm`` > 0 (finite); ``net_arch`` 1 to
-    :data:`MAX_LAYERS` layers of 1 to :data:`MAX_LAYER_WIDTH` units.
+    :data:`MAX_LAYERS` layers of 1 to :data:`MAX_LAYER_WIDTH` units; ``value_warmup_steps``
+    0 to :data:`MAX_STEPS`.
+
+    ``value_warmup_steps``: for its first steps the run trains the value network only, the
+    policy frozen. A run started from a clone (``init_from``) gets a trained policy and an
+    untrained value head, whose first advantages would undo the clone (docs/training.md).
     """
 
     learning_rate: float = 3e-4
@@ -199,6 +204,7 @@ class PPOParams:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: tuple[int, ...] = (256, 256)
+    value_warmup_steps: int = 0
 
     def __post_init__(self) -> None:
         check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
@@ -212,6 +218,7 @@ class PPOParams:
         check_float("vf_coef", self.vf_coef, 0.0, math.inf)
         check_float("max_grad_norm", self.max_grad_norm, 0.0, math.inf, low_open=True)
         check_net_arch(self.net_arch)
+        check_int("value_warmup_steps", self.value_warmup_steps, 0, MAX_STEPS)
 
 
 @dataclass(frozen=True)

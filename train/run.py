@@ -45,7 +45,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 from agents.arena import EvalResult, evaluate_vs
 from agents.learned import CheckpointMismatchError, load_policy
 from train import algorithms
-from train.algorithms import load_policy_layers
+from train.algorithms import algorithm_for_model, load_policy_layers
 from train.config import TrainConfig, load_config
 from train.export import export_policy, git_commit, snapshot_policy
 from train.league import League
@@ -62,6 +62,7 @@ __all__ = [
     "RunResult",
     "TrainingInterrupted",
     "evaluate_model",
+    "freeze_policy",
     "initialise_from",
     "main",
     "policy_path",
@@ -303,6 +304,17 @@ class LabCallback(BaseCallback):
         self.next_snapshot = steps + self.config.opponents.snapshot_every
         self.next_eval = steps + self.config.eval.every
 
+    def _on_rollout_start(self) -> None:
+        # The update after this rollout trains the value network only while the steps
+        # before the rollout are fewer than the warm-up (ppo.value_warmup_steps).
+        warmup = self.config.ppo.value_warmup_steps if self.config.algorithm == "ppo" else 0
+        if warmup:
+            freeze_policy(self.model, int(self.model.num_timesteps) < warmup)
+
+    def _on_training_end(self) -> None:
+        if self.config.algorithm == "ppo" and self.config.ppo.value_warmup_steps:
+            freeze_policy(self.model, False)
+
     def _on_step(self) -> bool:
         steps = self.model.num_timesteps
         if self.league.slots and steps >= self.next_snapshot:
@@ -350,6 +362,18 @@ class LabCallback(BaseCallback):
         save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
         self.league.save(self.config.run_dir)
         return self.config.run_dir / "latest.zip"
+
+
+def freeze_policy(model: Any, frozen: bool) -> None:
+    """Stop (or restart) the training of a model's acting network, the value side untouched.
+
+    The acting network is the algorithm's (:attr:`train.algorithms.Algorithm.acting_modules`):
+    for PPO the policy branch and the action head, so only the value network learns while it
+    is frozen (``ppo.value_warmup_steps``).
+    """
+    for module in algorithm_for_model(model).acting_modules(model):
+        for parameter in module.parameters():
+            parameter.requires_grad_(not frozen)
 
 
 def save_checkpoint(

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.scenarios import stack
 
 from agents import make_agent
 from agents.arena import evaluate_vs
 from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
-from agents.rollout import FAST_ROLLOUT, play_out
-from agents.search import PimcAgent
+from agents.rollout import FAST_ROLLOUT, fast_actions, play_out
+from agents.search import STRONG_ROLLOUTS, PimcAgent
+from uno_env import UnoGame, core, load_rules
 from uno_env import cards as C
-from uno_env import core, load_rules
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.play import choose_actions, play_tables
 from uno_env.policy import Policy
@@ -22,6 +23,7 @@ from uno_env.sampling import uniform_legal_actions
 from uno_env.testing import check_invariants
 
 RULES2 = load_rules("official", num_players=2)
+RULES2_HAND2 = load_rules("official", num_players=2, hand_size=2)
 
 
 def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.UnoState:
@@ -36,7 +38,10 @@ def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.Uno
 
 
 def test_registered_as_a_search_agent() -> None:
-    assert SEARCH_NAMES == ("pimc",)
+    assert SEARCH_NAMES == ("pimc", "pimc_strong")
+    strong = make_agent("pimc_strong", 3)
+    assert isinstance(strong, PimcAgent) and strong.name == "pimc_strong"
+    assert strong.rollouts == STRONG_ROLLOUTS and make_agent("pimc", 3).rollouts == 64
     assert "pimc" in AGENT_NAMES and "pimc" not in BOT_NAMES
     agent = make_agent("pimc", seed=1)
     assert isinstance(agent, PimcAgent) and isinstance(agent, Policy)
@@ -123,6 +128,37 @@ def test_fast_rollout_finishes_every_game() -> None:
         final = play_out(rules, state.copy(), FAST_ROLLOUT)
         assert not final.live.any()
         assert check_invariants(rules, final) == []
+
+
+@pytest.mark.parametrize(
+    ("hand", "calm", "attacking"),
+    [
+        # Seat 0 holds these two cards and G2 (drawn), on R1. Calm (seat 1 holds three
+        # cards): a coloured card before a wild, the colour held most, then the most points.
+        # Attacking (seat 1, next to play, holds one card): Draw Two > Wild Draw Four >
+        # Skip > Reverse > anything else.
+        (["R8", "W+4"], "R8", "W+4:R"),
+        (["RS", "R+2"], "RS", "R+2"),
+        (["RS", "W+4"], "RS", "W+4:R"),
+        (["RR", "R+2"], "RR", "R+2"),
+        (["G1", "RR"], "G1", "RR"),
+        (["G1", "R8"], "G1", "G1"),
+    ],
+)
+def test_fast_rollout_attacks_a_seat_about_to_go_out(
+    hand: list[str], calm: str, attacking: str
+) -> None:
+    deck = stack([hand, ["R1", "B7"]], "R1", pile=["G2", "B9"], dealer=1)
+    chosen = []
+    # Seat 0 draws G2 (no play); seat 1 then draws B9 (calm) or plays R1 to one card.
+    for script, seat1_cards in ((("draw", "draw"), 3), (("draw", "uno", "R1"), 1)):
+        game = UnoGame(RULES2_HAND2, seed=0, dealer=1, deck=deck)
+        for action in script:
+            game.step(action)
+        assert game.state.hand_size[0].tolist() == [3, seat1_cards]
+        assert int(game.state.current[0]) == 0 and game.top_card == "R1"
+        chosen.append(C.ACTION_NAMES[int(fast_actions(RULES2_HAND2, game.state)[0])])
+    assert chosen == [calm, attacking]
 
 
 def test_plays_through_the_play_loop_and_as_an_env_opponent() -> None:

@@ -251,6 +251,31 @@ def test_a_run_with_init_from_trains_and_records_it(tmp_path: Path) -> None:
     assert saved.init_from == str(tmp_path / "start.zip")
 
 
+def test_value_warmup_trains_the_value_network_with_the_policy_frozen(tmp_path: Path) -> None:
+    config = load_config(TINY, [f"runs_dir={tmp_path}"])
+    start = ppo.make_model(config, _env(config))
+    start.save(tmp_path / "start.zip")
+    args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
+    args += ["--set", f"init_from={tmp_path / 'start.zip'}", "--set", "eval.every=100000"]
+
+    def trained(name: str, steps: int, warmup: int) -> object:
+        overrides = [f"name={name}", f"total_steps={steps}", f"ppo.value_warmup_steps={warmup}"]
+        result = ppo.main(args + [arg for o in overrides for arg in ("--set", o)])
+        return algorithms.load_checkpoint(result.run_dir / "latest.zip", "ppo")
+
+    def value_net(model: object) -> list[torch.Tensor]:
+        named = model.policy.named_parameters()  # type: ignore[attr-defined]
+        return [p.detach().clone() for n, p in named if "value" in n]
+
+    warm = trained("warm", 1024, warmup=1024)
+    assert _same_layers(warm, start)  # the policy did not move
+    assert not all(map(torch.equal, value_net(warm), value_net(start)))  # the value did
+    after = trained("after", 2048, warmup=1024)
+    assert not _same_layers(after, start)  # trained as usual once warm
+    with pytest.raises(ConfigError, match="value_warmup_steps"):
+        load_config(TINY, ["ppo.value_warmup_steps=-1"])
+
+
 @pytest.mark.parametrize("algorithm", ["ppo", "dqn"])
 def test_the_registry_round_trips_a_checkpoint(tmp_path: Path, algorithm: str) -> None:
     """Build through the registry, save, load through it, export, load the export."""
