@@ -44,7 +44,7 @@ from uno_env.core.state import (
     OVER,
     UnoState,
 )
-from uno_env.core.step import _apply_one
+from uno_env.core.step import apply_one
 from uno_env.jit import Kernel, jit
 from uno_env.play import choose_actions
 from uno_env.policy import Policy
@@ -163,7 +163,7 @@ def _play_out_all(r: RuleParams, s: StateArrays, w: Scratch, mask: np.ndarray) -
     for g in range(s.key.shape[0]):
         while s.phase[g] != OVER:
             fill_mask(r, s, g, mask)
-            _apply_one(r, s, w, g, _fast_action(r, s, g, mask))
+            apply_one(r, s, w, g, _fast_action(r, s, g, mask))
 
 
 @jit

@@ -46,7 +46,7 @@ from uno_env.core.state import (
 from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rules import Rules
 
-__all__ = ["step"]
+__all__ = ["apply_one", "step"]
 
 
 def step(
@@ -146,12 +146,15 @@ def _apply(r: RuleParams, s: StateArrays, w: Scratch, acts: np.ndarray) -> None:
     """Apply validated actions in place; games that are over ignore theirs."""
     for g in range(acts.shape[0]):
         if s.phase[g] != OVER:
-            _apply_one(r, s, w, g, int(acts[g]))
+            apply_one(r, s, w, g, int(acts[g]))
 
 
 @jit_inline
-def _apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> None:
-    """One game's decision (docs/engine.md, "A step").
+def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> None:
+    """One game's decision (docs/engine.md, "A step"), compiled: no check of the action.
+
+    The per-game step of :func:`step`, public for compiled callers that choose legal actions
+    themselves (the search's rollouts, :mod:`agents.rollout`); ``act`` must be legal.
 
     The action records in the plan who must draw how many cards; the draw follows, then
     the outcomes that depend on the drawn cards (a voluntary draw, RLCard's automatic play)
