@@ -441,7 +441,7 @@ def _export(config: ImitateConfig, rules: Rules, net: MLPNet, report: dict[str, 
         "accuracy": accuracy["overall"],
         "accuracy_by_kind": {k: v["accuracy"] for k, v in accuracy["kinds"].items()},
         "decisions": report["data"]["decisions"],
-        "evaluations": report["strength"]["clone"],
+        "evaluations": report["strength"]["clone"] if "strength" in report else None,
         "seed": config.seed,
     }
     return save_policy(clone_path(config), layers, _metadata(config, rules, extra))
@@ -520,10 +520,13 @@ def imitate(
         "accuracy": agreement(predicted, demos, valid_rows),
     }
     del demos  # the observations take gigabytes at a few million decisions
+    # The clone is written before the measurement (minutes with a search teacher), so that
+    # an interrupted measurement loses no fitted clone; it is written again with its figures.
+    config.run_dir.mkdir(parents=True, exist_ok=True)
+    _export(config, rules, net, report)
     say(f"measuring the clone and its teacher(s) against {list(config.eval_bots)}...")
     clone = TorchPolicy(net, _metadata(config, rules, {}))
     report["strength"] = _strength(config, rules, clone, progress)
-    config.run_dir.mkdir(parents=True, exist_ok=True)
     weights = _export(config, rules, net, report)
     report["policy"] = str(weights)
     _write_atomically(config.run_dir / REPORT_NAME, json.dumps(report, indent=2))

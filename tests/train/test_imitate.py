@@ -43,6 +43,21 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> imitate.ImitationResul
     return imitate.main(["--config", str(TINY), "--no-progress", "--set", f"runs_dir={runs}"])
 
 
+def test_the_clone_is_written_before_it_is_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(imitate, "_strength", interrupted)
+    config = load_imitate_config(TINY, [f"runs_dir={tmp_path}"])
+    with pytest.raises(KeyboardInterrupt):
+        imitate.imitate(config, progress=False, log=None)
+    policy = load_policy(imitate.clone_path(config).with_suffix(".safetensors"))
+    assert policy.meta.extra["evaluations"] is None
+    assert policy.meta.extra["decisions"] == config.samples
+
+
 def test_recorded_decisions_are_the_teachers_own() -> None:
     rules = load_rules("official", num_players=3)
     demos = generate_demonstrations(
