@@ -131,6 +131,12 @@ class PimcAgent:
         """Rollouts played so far."""
         self.rollout_steps = 0
         """Game steps played in rollouts so far (the action tried included)."""
+        self.last_values: npt.NDArray[np.float32] | None = None
+        """The estimates behind the last :meth:`act_from_state` call, (B, NUM_ACTIONS): each
+        searched candidate's mean rollout reward for the acting seat, NaN for the actions
+        not searched (illegal, pruned, or a decision with one candidate). Expert iteration
+        can imitate them as well as the chosen action (``train.imitate``, ``value_targets``).
+        """
 
     # ------------------------------------------------------------------------------------
     # The Policy protocol
@@ -199,6 +205,8 @@ class PimcAgent:
         rollout = self._rollout_for(rules)
         candidates = [self._candidates(masks[g]) for g in range(state.batch_size)]
         actions = np.array([c[0] if c.size else 0 for c in candidates], dtype=np.int64)
+        values = np.full((state.batch_size, C.NUM_ACTIONS), np.nan, dtype=np.float32)
+        self.last_values = values
         searched = [g for g, c in enumerate(candidates) if c.size > 1]
         if not searched:
             return actions
@@ -206,7 +214,7 @@ class PimcAgent:
         chunk = max(1, MAX_ROWS // per_table)
         for start in range(0, len(searched), chunk):
             games = searched[start : start + chunk]
-            best = self._search(rules, state, seat_arr, games, candidates, rollout)
+            best = self._search(rules, state, seat_arr, games, candidates, rollout, values)
             actions[games] = best
         self.decisions += len(searched)
         return actions
@@ -229,8 +237,13 @@ class PimcAgent:
         games: list[int],
         candidates: list[npt.NDArray[np.int64]],
         rollout: Policy | str,
+        estimates: npt.NDArray[np.float32],
     ) -> npt.NDArray[np.int64]:
-        """The best candidate of each of ``games``, by mean rollout reward."""
+        """The best candidate of each of ``games``, by mean rollout reward.
+
+        Writes each candidate's mean reward into ``estimates[game, action]`` (a candidate
+        stopped early keeps the mean of the rollouts it had).
+        """
         sub = state.select(np.asarray(games, dtype=np.int64))
         sub_seats = seats[games]
         alive = [np.ones(candidates[g].size, dtype=bool) for g in games]
@@ -257,7 +270,11 @@ class PimcAgent:
                     break
         best = []
         for t, g in enumerate(games):
-            means = np.concatenate(values[t], axis=1).mean(axis=1)
+            block = np.concatenate(values[t], axis=1)
+            # A stopped candidate's columns after its stop are zeros: average its own.
+            counts = np.where(alive[t], block.shape[1], values[t][0].shape[1])
+            estimates[g, candidates[g]] = block.sum(axis=1) / counts
+            means = block.mean(axis=1)
             means[~alive[t]] = -np.inf
             best.append(candidates[g][int(np.argmax(means))])  # ties: the lowest action id
         return np.array(best, dtype=np.int64)

@@ -26,8 +26,13 @@ its value head starts fresh. A masked DQN run can start from a clone made with
 ``activation: relu`` and the DQN's ``net_arch``; the Q-values then start as the clone's
 logits.
 
-Nothing is written before the run has finished: a refused, failed or interrupted run leaves
-the run folder as it was. An existing run is replaced only with ``--overwrite``.
+A refused run writes nothing. The clone is written as soon as it is fitted (then again with
+its measured strength), and with ``keep_demonstrations: true`` the recording as soon as it
+is made (``demonstrations.npz``, :mod:`train.demonstration_files`): an interrupted run loses
+neither an hour of search nor a fitted clone. Later runs train on kept recordings with
+``include`` (``samples: 0`` records nothing new), and with ``value_targets`` imitate a search
+teacher's estimates instead of its one noisy pick. An existing run is replaced only with
+``--overwrite``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ from tqdm.auto import tqdm
 
 from agents.arena import EvalResult, evaluate_vs
 from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
+from train.demonstration_files import (
+    DEMONSTRATIONS_FILE,
+    concat_demonstrations,
+    load_demonstrations,
+    save_demonstrations,
+)
 from train.export import git_commit
 from train.imitate_config import ImitateConfig, load_imitate_config
 from train.imitation_data import (
@@ -121,6 +132,7 @@ def run_files(config: ImitateConfig) -> list[Path]:
         stem.with_suffix(".json"),
         config.run_dir / REPORT_NAME,
         config.run_dir / "config.yaml",
+        config.run_dir / DEMONSTRATIONS_FILE,
     ]
     return [p for p in named if p.exists() or p.is_symlink()]
 
@@ -170,11 +182,41 @@ def _masked_log_probs(net: nn.Module, obs: torch.Tensor, masks: torch.Tensor) ->
     return torch.log_softmax(logits, dim=1)
 
 
+def soft_targets(values: torch.Tensor, actions: torch.Tensor, temperature: float) -> torch.Tensor:
+    """The distribution a clone imitates under ``value_targets``, one row per decision.
+
+    Where the teacher estimated two actions or more: the softmax of its estimates divided
+    by ``temperature``, over those actions. Elsewhere (no estimate: a bot teacher, a
+    decision with one candidate): all mass on the chosen action.
+
+    Args:
+        values: The recorded estimates, (B, NUM_ACTIONS), NaN where none.
+        actions: The teacher's actions, (B,).
+        temperature: The softmax temperature (> 0).
+    """
+    known = ~torch.isnan(values)
+    scaled = torch.where(known, values.float() / temperature, torch.full_like(values, -torch.inf))
+    estimated = known.sum(dim=1) > 1
+    target = torch.zeros(values.shape, dtype=torch.float32)
+    target[torch.arange(actions.numel()), actions] = 1.0
+    if bool(estimated.any()):
+        target[estimated] = torch.softmax(scaled[estimated].float(), dim=1)
+    return target
+
+
 def _loss(
-    log_probs: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor, smooth: float
+    log_probs: torch.Tensor,
+    masks: torch.Tensor,
+    actions: torch.Tensor,
+    smooth: float,
+    targets: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Cross-entropy with the teacher's action, label smoothing spread over legal actions."""
-    chosen = -log_probs.gather(1, actions[:, None])[:, 0]
+    """Cross-entropy with the teacher's action (or ``targets``, a distribution over legal
+    actions per row), label smoothing spread over legal actions."""
+    if targets is None:
+        chosen = -log_probs.gather(1, actions[:, None])[:, 0]
+    else:
+        chosen = -(targets * log_probs.masked_fill(targets <= 0, 0.0)).sum(dim=1)
     if smooth <= 0:
         return chosen.mean()
     legal_mean = -log_probs.masked_fill(~masks, 0.0).sum(1) / masks.sum(1)
@@ -251,7 +293,9 @@ def fit_clone(
     *,
     progress: bool = True,
 ) -> tuple[MLPNet, list[dict[str, float]]]:
-    """Train the clone: minibatch Adam on the masked cross-entropy of the teacher's actions.
+    """Train the clone: minibatch Adam on the masked cross-entropy of the teacher's actions
+    (or, with ``value_targets``, of the softmax of a search teacher's estimates,
+    :func:`soft_targets`).
 
     Args:
         config: The run (``net_arch``, ``activation``, ``epochs``, ``batch_size``,
@@ -273,6 +317,12 @@ def fit_clone(
     obs = torch.from_numpy(demos.observations)
     masks = torch.from_numpy(demos.masks)
     actions = torch.from_numpy(demos.actions)
+    temperature = config.value_targets
+    values = (
+        torch.from_numpy(demos.values)
+        if temperature is not None and demos.values is not None
+        else None
+    )
     train_index = torch.from_numpy(train_rows)
     generator = torch.Generator().manual_seed(config.seed)
     steps_per_epoch = math.ceil(train_rows.size / config.batch_size)
@@ -290,7 +340,10 @@ def fit_clone(
             for begin in range(0, order.numel(), config.batch_size):
                 rows = order[begin : begin + config.batch_size]
                 log_probs = _masked_log_probs(net, obs[rows], masks[rows])
-                loss = _loss(log_probs, masks[rows], actions[rows], config.label_smoothing)
+                targets = None
+                if values is not None and temperature is not None:
+                    targets = soft_targets(values[rows], actions[rows], temperature)
+                loss = _loss(log_probs, masks[rows], actions[rows], config.label_smoothing, targets)
                 optimiser.zero_grad(set_to_none=True)
                 loss.backward()
                 optimiser.step()
@@ -481,17 +534,36 @@ def imitate(
     for teacher in config.teachers:  # an agent file that does not fit fails now, named
         teacher_factory(teacher, rules, config.teacher_budget)
     teachers_label = "+".join(config.teachers)
-    say(f"recording {config.samples:,} decisions of {teachers_label}...")
-    demos = generate_demonstrations(
-        rules,
-        config.teachers,
-        config.samples,
-        opponents=config.opponents,
-        seed=config.seed,
-        games_per_batch=config.games_per_batch,
-        progress=progress,
-        teacher_budget=config.teacher_budget,
-    )
+    parts = []
+    for path in config.include:  # a file of other rules fails now, before any recording
+        parts.append(load_demonstrations(path, rules))
+        say(
+            f"included {len(parts[-1]):,} decisions of {'+'.join(parts[-1].teacher_names)} "
+            f"from {path}"
+        )
+    if config.samples:
+        say(f"recording {config.samples:,} decisions of {teachers_label}...")
+        recorded = generate_demonstrations(
+            rules,
+            config.teachers,
+            config.samples,
+            opponents=config.opponents,
+            seed=config.seed,
+            games_per_batch=config.games_per_batch,
+            progress=progress,
+            teacher_budget=config.teacher_budget,
+        )
+        if config.keep_demonstrations:  # kept at once: an hour of search is not lost
+            config.run_dir.mkdir(parents=True, exist_ok=True)
+            kept = save_demonstrations(config.run_dir / DEMONSTRATIONS_FILE, recorded, rules)
+            say(f"kept the recording in {kept}")
+        parts.append(recorded)
+    demos = concat_demonstrations(parts)
+    if config.value_targets is not None and demos.values is None:
+        say(
+            "value_targets: no teacher recorded estimates (only search teachers do); "
+            "imitating the chosen actions"
+        )
     train_rows, valid_rows = validation_split(demos, config.validation, config.seed)
     say(
         f"fitting {config.net_arch} on {train_rows.size:,} decisions, "
@@ -515,8 +587,17 @@ def imitate(
             "train": int(train_rows.size),
             "validation": int(valid_rows.size),
             "seconds": demos.seconds,
+            "included": list(config.include),
+            "with_estimates": (
+                0 if demos.values is None else int((~np.isnan(demos.values)).any(axis=1).sum())
+            ),
         },
-        "fit": {"epochs": config.epochs, "seconds": fit_seconds, "history": history},
+        "fit": {
+            "value_targets": config.value_targets,
+            "epochs": config.epochs,
+            "seconds": fit_seconds,
+            "history": history,
+        },
         "accuracy": agreement(predicted, demos, valid_rows),
     }
     del demos  # the observations take gigabytes at a few million decisions

@@ -116,6 +116,17 @@ class ImitateConfig:
         seed: Seed of the games, the split, the initialisation and the minibatches.
         torch_threads: Torch intra-op threads.
         runs_dir: Where runs are written.
+        keep_demonstrations: Write the recorded decisions to
+            ``<run_dir>/demonstrations.npz`` (compressed; about 0.2 kB per decision), for
+            later runs to ``include``.
+        include: Demonstrations files of earlier runs (recorded under the same rules and
+            observation version) to train on together with this run's own recording.
+            With at least one, ``samples`` may be 0: fit on them alone.
+        value_targets: ``None`` (the default): imitate the teacher's chosen action. A
+            temperature in (0, 10]: where a search teacher recorded its estimates, imitate
+            the softmax of its estimated rewards (range -1..1) divided by the temperature,
+            over the actions it searched; low temperatures approach its choice, higher
+            ones spread the target over near-equal actions instead of one noisy pick.
     """
 
     name: str
@@ -139,6 +150,9 @@ class ImitateConfig:
     seed: int = 0
     torch_threads: int = 1
     runs_dir: str = "runs"
+    keep_demonstrations: bool = False
+    include: tuple[str, ...] = ()
+    value_targets: float | None = None
 
     def __post_init__(self) -> None:
         if (
@@ -165,10 +179,30 @@ class ImitateConfig:
         check_int(
             "samples",
             self.samples,
-            1_000,
+            0 if self.include else 1_000,
             MAX_SAMPLES,
-            f"each holds {OBS_DIM} float32 features in memory",
+            f"each holds {OBS_DIM} float32 features in memory"
+            + ("" if self.include else "; 0 only with demonstrations to include"),
         )
+        if not isinstance(self.keep_demonstrations, bool):
+            raise ConfigError(
+                f"keep_demonstrations: expected true or false, got {self.keep_demonstrations!r}"
+            )
+        for index, item in enumerate(self.include):
+            if not isinstance(item, str) or not Path(item).is_file():
+                raise ConfigError(
+                    f"include[{index}]: {item!r} is not a demonstrations file; give the "
+                    "demonstrations.npz of a run made with keep_demonstrations: true"
+                )
+        if self.value_targets is not None:
+            check_float(
+                "value_targets",
+                self.value_targets,
+                0.0,
+                10.0,
+                low_open=True,
+                why="a temperature over estimated rewards in -1..1",
+            )
         check_float("validation", self.validation, 0.01, 0.5, why="a share of the games")
         check_int("games_per_batch", self.games_per_batch, 1, MAX_NUM_ENVS)
         check_int("epochs", self.epochs, 1, MAX_IMITATION_EPOCHS)
@@ -204,6 +238,7 @@ class ImitateConfig:
         data = dataclasses.asdict(self)
         data["net_arch"] = list(self.net_arch)
         data["eval_bots"] = list(self.eval_bots)
+        data["include"] = list(self.include)
         return data
 
     def to_yaml(self) -> str:

@@ -15,7 +15,7 @@ gives an accuracy for, and its game's number, so that validation holds out whole
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +72,9 @@ class Demonstrations:
         num_games: Games played (the last batch may stop before its games end).
         forced: Forced teacher decisions (one legal action) seen and skipped.
         seconds: Wall time of the generation.
+        values: A search teacher's estimate of each action (its mean rollout reward for
+            the deciding seat), (N, NUM_ACTIONS) float16, NaN where it has none (actions
+            not searched, decisions of other teachers); ``None`` when no teacher searches.
     """
 
     observations: npt.NDArray[np.float32]
@@ -84,6 +87,7 @@ class Demonstrations:
     num_games: int
     forced: int
     seconds: float
+    values: npt.NDArray[np.float16] | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -204,6 +208,10 @@ def generate_demonstrations(
     out_phases = np.empty(num_samples, dtype=np.int8)
     out_teachers = np.empty(num_samples, dtype=np.int16)
     out_games = np.empty(num_samples, dtype=np.int64)
+    searches = [i for i, name in enumerate(teacher_names) if name in SEARCH_NAMES]
+    out_values = (
+        np.full((num_samples, C.NUM_ACTIONS), np.nan, dtype=np.float16) if searches else None
+    )
     filled, games_started, forced = 0, 0, 0
 
     with tqdm(
@@ -250,6 +258,9 @@ def generate_demonstrations(
                     rules, state, policies, acting, masks=masks, game_ids=ids
                 )
                 record = np.flatnonzero(teacher_turn & (choices > 1))[: num_samples - filled]
+                if record.size and out_values is not None:
+                    estimates = _search_estimates(policies, searches, acting)
+                    out_values[filled : filled + record.size] = estimates[record]
                 if record.size:
                     seen = state if record.size == state.batch_size else state.select(record)
                     into = slice(filled, filled + record.size)
@@ -278,4 +289,23 @@ def generate_demonstrations(
         num_games=games_started,
         forced=forced,
         seconds=time.perf_counter() - start,
+        values=out_values,
     )
+
+
+def _search_estimates(
+    policies: Sequence[Policy | None], searches: Sequence[int], acting: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]:
+    """The search teachers' estimates of the decision just taken, one row per game.
+
+    :func:`~uno_env.play.choose_actions` calls each policy that holds a row once, on the
+    rows it holds in row order: the rows of policy ``i`` are those where ``acting == i``,
+    and its ``last_values`` are this step's.
+    """
+    out = np.full((acting.shape[0], C.NUM_ACTIONS), np.nan, dtype=np.float32)
+    for index in searches:
+        rows = np.flatnonzero(acting == index)
+        values = getattr(policies[index], "last_values", None)
+        if rows.size and values is not None and values.shape[0] == rows.size:
+            out[rows] = values
+    return out

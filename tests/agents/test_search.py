@@ -95,6 +95,28 @@ def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("early_stop", [False, True])
+def test_the_estimates_behind_each_decision(early_stop: bool) -> None:
+    """``last_values``: a mean reward per searched candidate, the chosen action the best."""
+    state = _decisions(RULES2, 30, seed=8)
+    seats = state.current.astype(np.int64)
+    masks = core.legal_action_mask(RULES2, state)
+    agent = PimcAgent(seed=2, rollouts=16, early_stop=early_stop)
+    actions = agent.act_from_state(RULES2, state, seats)
+    values = agent.last_values
+    assert values is not None and values.shape == (state.batch_size, C.NUM_ACTIONS)
+    searched = ~np.isnan(values)
+    assert not (searched & ~masks).any()  # only legal actions get an estimate
+    assert (np.abs(values[searched]) <= 1).all()
+    several = np.flatnonzero(searched.sum(axis=1) > 1)
+    assert several.size > 10
+    for g in several.tolist():
+        assert values[g, actions[g]] == np.nanmax(values[g])
+    single = np.flatnonzero(searched.sum(axis=1) == 0)
+    for g in single.tolist():  # one candidate: no search, no estimate
+        assert agent._candidates(masks[g]).size == 1
+
+
 def test_forced_decisions_skip_the_search() -> None:
     agent = PimcAgent(seed=0, rollouts=4)
     mask = np.zeros(C.NUM_ACTIONS, bool)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from support import ROOT
 
 from agents import make_agent, resolve_opponents
@@ -14,6 +15,12 @@ from agents.learned import load_policy
 from agents.search import PimcAgent
 from train import algorithms, imitate
 from train.config import PPOParams, load_config
+from train.demonstration_files import (
+    DemonstrationFileError,
+    concat_demonstrations,
+    load_demonstrations,
+    save_demonstrations,
+)
 from train.export import snapshot_policy
 from train.imitate_config import ImitateConfig, load_imitate_config
 from train.imitation_data import (
@@ -354,5 +361,102 @@ def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_search_teacher_is_named(override: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        load_imitate_config(TINY, [override])
+
+
+def _search_run(runs: Path, *overrides: str) -> imitate.ImitationResult:
+    """A tiny imitation of pimc at 4 rollouts (seconds), with ``overrides``."""
+    settings = [
+        f"runs_dir={runs}",
+        "teachers={pimc: 1.0}",
+        "teacher_budget=4",
+        "samples=1000",
+        "eval_games=4",
+        *overrides,
+    ]
+    args = ["--config", str(TINY), "--no-progress"]
+    for setting in settings:
+        args += ["--set", setting]
+    return imitate.main(args)
+
+
+def test_a_search_teacher_records_its_estimates() -> None:
+    rules = load_rules("official", num_players=2)
+    demos = generate_demonstrations(
+        rules, {"pimc": 1.0}, 600, seed=5, games_per_batch=16, progress=False, teacher_budget=8
+    )
+    assert demos.values is not None and demos.values.shape == (600, C.NUM_ACTIONS)
+    known = ~np.isnan(demos.values)
+    assert not (known & ~demos.masks).any()  # estimates of legal actions only
+    searched = np.flatnonzero(known.sum(axis=1) > 1)
+    assert searched.size > 300
+    rows = np.arange(len(demos))[searched]
+    best = np.nanmax(demos.values[searched].astype(np.float32), axis=1)
+    # The chosen action is the best estimated one (float16 rounding aside).
+    chosen = demos.values[rows, demos.actions[rows]].astype(np.float32)
+    np.testing.assert_allclose(chosen, best, atol=2e-3)
+    bots = generate_demonstrations(rules, {"mixbot": 1.0}, 200, seed=5, progress=False)
+    assert bots.values is None  # a bot teacher estimates nothing
+
+
+def test_soft_targets_follow_the_estimates() -> None:
+    nan = float("nan")
+    values = torch.full((3, C.NUM_ACTIONS), nan)
+    values[0, [2, 5]] = torch.tensor([0.5, -0.5])  # two estimates: a softmax over them
+    values[1, 7] = 0.3  # one estimate (one candidate): the chosen action
+    actions = torch.tensor([5, 7, 9])  # row 2: no estimate at all, the chosen action
+    target = imitate.soft_targets(values, actions, temperature=0.5)
+    expected = torch.softmax(torch.tensor([1.0, -1.0]), dim=0)
+    torch.testing.assert_close(target[0, [2, 5]], expected)
+    assert target[0].sum() == pytest.approx(1.0) and target[0, 5] < target[0, 2]
+    assert target[1, 7] == 1.0 and target[2, 9] == 1.0
+    assert target[1].sum() == 1.0 and target[2].sum() == 1.0
+    cold = imitate.soft_targets(values, actions, temperature=1e-3)
+    assert cold[0, 2] == pytest.approx(1.0)  # a low temperature: the best estimate alone
+
+
+def test_a_kept_recording_is_included_by_a_later_run(tmp_path: Path) -> None:
+    """keep_demonstrations writes the recording; include trains on it with samples=0."""
+    first = _search_run(tmp_path, "name=first", "keep_demonstrations=true")
+    kept = first.run_dir / "demonstrations.npz"
+    rules = load_rules("official", num_players=2)
+    demos = load_demonstrations(kept, rules)
+    assert len(demos) == 1000 and demos.values is not None
+    assert demos.teacher_names == ("pimc",)
+    assert first.report["data"]["with_estimates"] > 500
+    both = _search_run(tmp_path, "name=both", f"include=[{kept}]", "value_targets=0.1")
+    assert both.report["data"]["decisions"] == 2000
+    assert both.report["data"]["games"] == 2 * first.report["data"]["games"]
+    assert both.report["fit"]["value_targets"] == 0.1
+    alone = _search_run(tmp_path, "name=alone", f"include=[{kept}, {kept}]", "samples=0")
+    assert alone.report["data"]["decisions"] == 2000
+    assert not (alone.run_dir / "demonstrations.npz").exists()
+    merged = concat_demonstrations([demos, demos])
+    assert np.intersect1d(merged.games[:1000], merged.games[1000:]).size == 0  # games apart
+
+
+def test_a_recording_of_other_rules_is_refused(tmp_path: Path) -> None:
+    rules = load_rules("official", num_players=2)
+    demos = generate_demonstrations(rules, {"mixbot": 1.0}, 100, seed=1, progress=False)
+    path = save_demonstrations(tmp_path / "demos.npz", demos, rules)
+    assert load_demonstrations(path, rules).actions.tolist() == demos.actions.tolist()
+    with pytest.raises(DemonstrationFileError, match=r"num_players: 2.*plays 4"):
+        load_demonstrations(path, load_rules("official", num_players=4))
+    (tmp_path / "junk.npz").write_bytes(b"not an archive")
+    with pytest.raises(DemonstrationFileError, match=r"junk\.npz: not a demonstrations file"):
+        load_demonstrations(tmp_path / "junk.npz", rules)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("include=[no/such/file.npz]", r"include\[0\]: 'no/such/file.npz'"),
+        ("samples=0", "samples: 0 is out of range.*0 only with demonstrations to include"),
+        ("value_targets=0", "value_targets: 0"),
+        ("keep_demonstrations=maybe", "keep_demonstrations"),
+    ],
+)
+def test_bad_recording_keys_are_named(override: str, named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         load_imitate_config(TINY, [override])
