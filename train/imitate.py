@@ -654,17 +654,21 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
     """Command line: ``python -m train.imitate --config FILE [--set KEY=VALUE] [--overwrite]``.
 
     Bad input ends with one line ``error: ...`` on stderr and exit status 2, having written
-    nothing; Ctrl-C exits 130, having written nothing.
+    nothing; Ctrl-C exits 130, naming what was written before it (a kept recording, a
+    fitted clone) or saying that nothing was.
     """
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.config is None:
         parser.error("give --config FILE (e.g. configs/imitate/mixbot_2p.yaml)")
+    config: ImitateConfig | None = None
     try:
         config = load_imitate_config(args.config, args.overrides)
         result = imitate(config, overwrite=args.overwrite, progress=not args.no_progress)
     except KeyboardInterrupt:
-        print("interrupted: nothing was written", file=sys.stderr)
+        written = [] if config is None else [p.name for p in run_files(config)]
+        kept = f"; kept in {config.run_dir}: {', '.join(written)}" if written and config else ""
+        print(f"interrupted{kept or ': nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None
     except (ValueError, OSError) as err:
         _fail(err)

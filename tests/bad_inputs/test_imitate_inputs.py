@@ -23,6 +23,8 @@ from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, w
 
 from agents.learned import PolicyMetadata, save_policy
 from train import dqn, imitate, ppo
+from train.demonstration_files import save_demonstrations
+from train.imitation_data import generate_demonstrations
 from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import load_rules
@@ -113,6 +115,17 @@ def _clone(
             extra={"teachers": {"mixbot": 1.0}},
         )
         save_policy(folder / relative, layers, meta)
+
+    return setup
+
+
+def _recording(relative: str, players: int) -> Callable[[Path], None]:
+    """A kept recording (200 decisions of mixbot) of a table of ``players``."""
+
+    def setup(folder: Path) -> None:
+        rules = load_rules("official", num_players=players)
+        demos = generate_demonstrations(rules, {"mixbot": 1.0}, 200, seed=0, progress=False)
+        save_demonstrations(folder / relative, demos, rules)
 
     return setup
 
@@ -261,6 +274,39 @@ CASES: list[Case] = [
         train_args(DQN_TINY, "init_from={folder}/clone.safetensors"),
         "net_arch",
         _clone("clone", hidden=(8, 8, 8), activation="relu"),
+    ),
+    # ------------------------------------------------------- included recordings
+    Case(
+        "include_a_missing_recording",
+        "imitate",
+        _imitate_args("include=[{folder}/gone.npz]"),
+        "gone.npz",
+    ),
+    Case(
+        "include_a_recording_that_is_not_one",
+        "imitate",
+        _imitate_args("include=[{folder}/junk.npz]"),
+        "junk.npz: not a demonstrations file",
+        write_file("junk.npz", b"PK\x03\x04 not really a zip"),
+    ),
+    Case(
+        "include_a_recording_of_another_table_size",
+        "imitate",
+        _imitate_args("include=[{folder}/four.npz]", "samples=0"),
+        "four.npz: recorded under other rules (num_players: 4, this run plays 2)",
+        _recording("four.npz", players=4),
+    ),
+    Case(
+        "samples_zero_without_a_recording",
+        "imitate",
+        _imitate_args("samples=0"),
+        "samples: 0 is out of range",
+    ),
+    Case(
+        "value_targets_negative",
+        "imitate",
+        _imitate_args("value_targets=-1"),
+        "value_targets: -1",
     ),
     # ----------------------------------------------- the uno-lab command and real exits
     Case(
