@@ -390,11 +390,12 @@ def _validation_loss(
 def _strength(
     config: ImitateConfig, rules: Rules, clone: TorchPolicy, progress: bool
 ) -> dict[str, dict[str, dict[str, Any]]]:
-    """Win rates of the clone and of each teacher against each evaluation bot, same deals."""
+    """Win rates of the clone and (with ``eval_teachers``) of each teacher against each
+    evaluation bot, on the same deals."""
     seed = config.seed + _EVAL_SEED_OFFSET
     players: dict[str, Any] = {"clone": clone}
     for name, weight in config.teachers.items():
-        if weight > 0:
+        if weight > 0 and config.eval_teachers:
             players[name] = teacher_factory(name, rules, config.teacher_budget)(seed)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for label, player in players.items():

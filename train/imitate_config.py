@@ -113,6 +113,9 @@ class ImitateConfig:
         activation: ``tanh`` (MaskablePPO's policy network) or ``relu`` (the DQN Q-network).
         eval_games: Hands of each strength measurement (1 to 1,000,000).
         eval_bots: The bots the clone and its teachers are measured against (same deals).
+        eval_teachers: Measure the teachers too (``true``, the default); ``false``: the
+            clone alone (a search teacher's measurement takes many minutes, and a refit of a
+            kept recording need not repeat it).
         seed: Seed of the games, the split, the initialisation and the minibatches.
         torch_threads: Torch intra-op threads.
         runs_dir: Where runs are written.
@@ -147,6 +150,7 @@ class ImitateConfig:
     activation: Literal["tanh", "relu"] = "tanh"
     eval_games: int = 4000
     eval_bots: tuple[str, ...] = ("random",)
+    eval_teachers: bool = True
     seed: int = 0
     torch_threads: int = 1
     runs_dir: str = "runs"
@@ -184,6 +188,8 @@ class ImitateConfig:
             f"each holds {OBS_DIM} float32 features in memory"
             + ("" if self.include else "; 0 only with demonstrations to include"),
         )
+        if not isinstance(self.eval_teachers, bool):
+            raise ConfigError(f"eval_teachers: expected true or false, got {self.eval_teachers!r}")
         if not isinstance(self.keep_demonstrations, bool):
             raise ConfigError(
                 f"keep_demonstrations: expected true or false, got {self.keep_demonstrations!r}"

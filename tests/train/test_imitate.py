@@ -429,8 +429,12 @@ def test_a_kept_recording_is_included_by_a_later_run(tmp_path: Path) -> None:
     assert both.report["data"]["decisions"] == 2000
     assert both.report["data"]["games"] == 2 * first.report["data"]["games"]
     assert both.report["fit"]["value_targets"] == 0.1
-    alone = _search_run(tmp_path, "name=alone", f"include=[{kept}, {kept}]", "samples=0")
+    alone = _search_run(
+        tmp_path, "name=alone", f"include=[{kept}, {kept}]", "samples=0", "eval_teachers=false"
+    )
     assert alone.report["data"]["decisions"] == 2000
+    assert set(alone.report["strength"]) == {"clone"}  # the teacher is not measured again
+    assert set(both.report["strength"]) == {"clone", "pimc"}
     assert not (alone.run_dir / "demonstrations.npz").exists()
     merged = concat_demonstrations([demos, demos])
     assert np.intersect1d(merged.games[:1000], merged.games[1000:]).size == 0  # games apart
