@@ -195,7 +195,9 @@ class ImitateConfig:
                 f"keep_demonstrations: expected true or false, got {self.keep_demonstrations!r}"
             )
         for index, item in enumerate(self.include):
-            if not isinstance(item, str) or not Path(item).is_file():
+            # Existence is checked when the run starts (a recipe may name recordings that
+            # its first steps make), before anything is recorded.
+            if not isinstance(item, str) or not item.endswith(".npz"):
                 raise ConfigError(
                     f"include[{index}]: {item!r} is not a demonstrations file; give the "
                     "demonstrations.npz of a run made with keep_demonstrations: true"

@@ -124,6 +124,14 @@ def test_decision_kinds() -> None:
     ]
 
 
+def test_every_imitation_config_loads() -> None:
+    paths = sorted((ROOT / "configs" / "imitate").glob("*.yaml"))
+    assert len(paths) >= 8
+    for path in paths:
+        config = load_imitate_config(path)
+        assert config.name, path
+
+
 def test_config_round_trip_and_defaults() -> None:
     config = load_imitate_config(TINY)
     again = load_imitate_config(None, base=config.to_dict())
@@ -455,7 +463,7 @@ def test_a_recording_of_other_rules_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "named"),
     [
-        ("include=[no/such/file.npz]", r"include\[0\]: 'no/such/file.npz'"),
+        ("include=[runs/x/config.yaml]", r"include\[0\]: 'runs/x/config.yaml'"),
         ("samples=0", "samples: 0 is out of range.*0 only with demonstrations to include"),
         ("value_targets=0", "value_targets: 0"),
         ("keep_demonstrations=maybe", "keep_demonstrations"),
