@@ -534,6 +534,8 @@ def imitate(
     _check_run_dir(config, overwrite)
     for teacher in config.teachers:  # an agent file that does not fit fails now, named
         teacher_factory(teacher, rules, config.teacher_budget)
+    if config.behaviour is not None and config.samples:
+        teacher_factory(config.behaviour, rules)
     teachers_label = "+".join(config.teachers)
     parts = []
     for path in config.include:  # a file of other rules fails now, before any recording
@@ -553,6 +555,8 @@ def imitate(
             games_per_batch=config.games_per_batch,
             progress=progress,
             teacher_budget=config.teacher_budget,
+            behaviour=config.behaviour,
+            behaviour_share=config.behaviour_share,
         )
         if config.keep_demonstrations:  # kept at once: an hour of search is not lost
             config.run_dir.mkdir(parents=True, exist_ok=True)
@@ -579,6 +583,11 @@ def imitate(
         "teachers_label": teachers_label,
         "teachers": dict(config.teachers),
         "opponents": config.opponents,
+        "behaviour": (
+            None
+            if config.behaviour is None
+            else {"agent": config.behaviour, "share": config.behaviour_share}
+        ),
         "rules": rules.to_dict(),
         "obs_version": OBS_VERSION,
         "data": {

@@ -119,6 +119,13 @@ class ImitateConfig:
         seed: Seed of the games, the split, the initialisation and the minibatches.
         torch_threads: Torch intra-op threads.
         runs_dir: Where runs are written.
+        behaviour: ``None`` (the default): the teachers play every decision they record.
+            A bot name or exported agent (typically a clone of an earlier run): it plays
+            ``behaviour_share`` of the teacher seats' decisions, drawn at random, while the
+            teacher's action is still the one recorded (DAgger: the teacher labels the
+            positions the learner reaches by its own choices).
+        behaviour_share: Share of the teacher seats' decisions ``behaviour`` plays, in
+            (0, 1].
         keep_demonstrations: Write the recorded decisions to
             ``<run_dir>/demonstrations.npz`` (compressed; about 0.2 kB per decision), for
             later runs to ``include``.
@@ -154,6 +161,8 @@ class ImitateConfig:
     seed: int = 0
     torch_threads: int = 1
     runs_dir: str = "runs"
+    behaviour: str | None = None
+    behaviour_share: float = 0.5
     keep_demonstrations: bool = False
     include: tuple[str, ...] = ()
     value_targets: float | None = None
@@ -188,6 +197,14 @@ class ImitateConfig:
             f"each holds {OBS_DIM} float32 features in memory"
             + ("" if self.include else "; 0 only with demonstrations to include"),
         )
+        if self.behaviour is not None and (
+            self.behaviour not in BOT_NAMES and not self.behaviour.endswith(AGENT_SUFFIX)
+        ):
+            raise ConfigError(
+                f"behaviour: {self.behaviour!r} is neither a bot ({', '.join(BOT_NAMES)}) nor "
+                f"an exported agent (a {AGENT_SUFFIX} file)"
+            )
+        check_float("behaviour_share", self.behaviour_share, 0.0, 1.0, low_open=True, why="a share")
         if not isinstance(self.eval_teachers, bool):
             raise ConfigError(f"eval_teachers: expected true or false, got {self.eval_teachers!r}")
         if not isinstance(self.keep_demonstrations, bool):

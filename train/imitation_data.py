@@ -158,6 +158,8 @@ def generate_demonstrations(
     games_per_batch: int = 4096,
     progress: bool = True,
     teacher_budget: int | None = None,
+    behaviour: str | None = None,
+    behaviour_share: float = 0.0,
 ) -> Demonstrations:
     """Play games with the teachers and record ``num_samples`` of their decisions.
 
@@ -175,6 +177,13 @@ def generate_demonstrations(
         progress: Show a progress bar (hidden anyway when not a terminal).
         teacher_budget: Rollouts per candidate action of a search teacher (``pimc``);
             ``None``: the agent's default (:func:`teacher_factory`).
+        behaviour: A bot name or exported agent (typically the clone being trained) that
+            plays ``behaviour_share`` of the teacher seats' decisions, drawn at random,
+            while the teacher's action is still the one recorded (DAgger: the teacher
+            labels the positions the learner reaches by its own mistakes). ``None``: the
+            teachers play every decision they record.
+        behaviour_share: Share of the teacher seats' decisions played by ``behaviour``
+            (0 to 1).
 
     Returns:
         The recorded decisions.
@@ -188,6 +197,8 @@ def generate_demonstrations(
         raise ValueError(
             f"num_samples and games_per_batch must be >= 1, got {num_samples}, {games_per_batch}"
         )
+    if not 0.0 <= behaviour_share <= 1.0:
+        raise ValueError(f"behaviour_share must be in [0, 1], got {behaviour_share}")
     start = time.perf_counter()
     teacher_names = tuple(teachers)
     factories: list[PolicyFactory] = [
@@ -201,6 +212,13 @@ def generate_demonstrations(
     )
     n_teachers, n_players = len(teacher_names), rules.num_players
     rng = np.random.default_rng(seed)
+    acts_instead = behaviour is not None and behaviour_share > 0
+    if acts_instead:
+        assert behaviour is not None
+        factories.append(teacher_factory(behaviour, rules))
+    behaviour_index = len(factories) - 1
+    # Its own stream: a recording without behaviour draws exactly what it drew before.
+    behaviour_rng = np.random.default_rng([seed, 2])
 
     out_obs = np.empty((num_samples, OBS_DIM), dtype=np.float32)
     out_masks = np.empty((num_samples, C.NUM_ACTIONS), dtype=bool)
@@ -257,6 +275,21 @@ def generate_demonstrations(
                 actions, _ = choose_actions(
                     rules, state, policies, acting, masks=masks, game_ids=ids
                 )
+                played = actions
+                if acts_instead:
+                    instead = teacher_turn & (
+                        behaviour_rng.random(state.batch_size) < behaviour_share
+                    )
+                    if instead.any():
+                        others, _ = choose_actions(
+                            rules,
+                            state,
+                            policies,
+                            np.where(instead, behaviour_index, -1),
+                            masks=masks,
+                            game_ids=ids,
+                        )
+                        played = np.where(instead, others, actions)
                 record = np.flatnonzero(teacher_turn & (choices > 1))[: num_samples - filled]
                 if record.size and out_values is not None:
                     estimates = _search_estimates(policies, searches, acting)
@@ -272,7 +305,7 @@ def generate_demonstrations(
                     out_games[into] = ids[record]
                     filled += record.size
                     bar.update(record.size)
-                state = core.step(rules, state, actions, in_place=True)
+                state = core.step(rules, state, played, in_place=True)
                 live = state.live
                 if np.count_nonzero(live) < state.batch_size * _COMPACT_BELOW:
                     keep = np.flatnonzero(live)

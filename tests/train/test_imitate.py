@@ -472,3 +472,32 @@ def test_a_recording_of_other_rules_is_refused(tmp_path: Path) -> None:
 def test_bad_recording_keys_are_named(override: str, named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         load_imitate_config(TINY, [override])
+
+
+def test_dagger_records_the_teacher_where_the_behaviour_plays() -> None:
+    """behaviour: another player acts at a share of the teacher's decisions; the recorded
+    action is still the teacher's, and the games then differ from the teacher's own."""
+    rules = load_rules("official", num_players=2)
+    plain = generate_demonstrations(
+        rules, {"mixbot": 1.0}, 3000, seed=4, games_per_batch=64, progress=False
+    )
+    mixed = generate_demonstrations(
+        rules,
+        {"mixbot": 1.0},
+        3000,
+        seed=4,
+        games_per_batch=64,
+        progress=False,
+        behaviour="random",
+        behaviour_share=0.5,
+    )
+    mixbot = make_agent("mixbot", 0)
+    for demos in (plain, mixed):  # every recorded action is mixbot's (deterministic)
+        np.testing.assert_array_equal(mixbot.act(demos.observations, demos.masks), demos.actions)
+    # The random player took half the decisions: later positions differ.
+    assert not np.array_equal(plain.observations, mixed.observations)
+    assert np.array_equal(plain.observations[:64], mixed.observations[:64])  # same deals
+    with pytest.raises(ConfigError, match="behaviour: 'nobody'"):
+        load_imitate_config(TINY, ["behaviour=nobody"])
+    with pytest.raises(ConfigError, match="behaviour_share: 0"):
+        load_imitate_config(TINY, ["behaviour=random", "behaviour_share=0"])
