@@ -1,7 +1,7 @@
 """The bots by name: :data:`BOT_NAMES`, :data:`SEARCH_NAMES` and :func:`make_agent`.
 
 :data:`BOT_NAMES` are the bots that act on observations (``act``), the ones every list of
-"all the bots" rates. The search agents of :data:`SEARCH_NAMES` (``pimc``, ``pimc_strong``)
+"all the bots" rates. The search agents of :data:`SEARCH_NAMES` (``pimc``, ``pimc_strong``, ``pimc_guided``)
 act on the state (``needs_state``, see :mod:`uno_env.play`) and cost milliseconds per
 decision, so they are built by name like a bot but are not in those lists;
 :data:`AGENT_NAMES` holds both.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agents.plain_bots import PLAIN_BOTS
-from agents.search import PimcAgent, strong_pimc
+from agents.search import PimcAgent, guided_pimc, strong_pimc
 from uno_env.policy import Policy, Seed
 
 __all__ = ["AGENT_NAMES", "BOT_NAMES", "SEARCH_NAMES", "make_agent"]
@@ -21,6 +21,7 @@ _REGISTRY: dict[str, Callable[[Seed], Policy]] = dict(PLAIN_BOTS)
 _SEARCH: dict[str, Callable[[Seed], Policy]] = {
     PimcAgent.name: PimcAgent,
     "pimc_strong": strong_pimc,
+    "pimc_guided": guided_pimc,
 }
 
 BOT_NAMES: tuple[str, ...] = tuple(_REGISTRY)

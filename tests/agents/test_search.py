@@ -38,7 +38,7 @@ def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.Uno
 
 
 def test_registered_as_a_search_agent() -> None:
-    assert SEARCH_NAMES == ("pimc", "pimc_strong")
+    assert SEARCH_NAMES == ("pimc", "pimc_strong", "pimc_guided")
     strong = make_agent("pimc_strong", 3)
     assert isinstance(strong, PimcAgent) and strong.name == "pimc_strong"
     assert strong.rollouts == STRONG_ROLLOUTS and make_agent("pimc", 3).rollouts == 64
@@ -115,6 +115,61 @@ def test_the_estimates_behind_each_decision(early_stop: bool) -> None:
     single = np.flatnonzero(searched.sum(axis=1) == 0)
     for g in single.tolist():  # one candidate: no search, no estimate
         assert agent._candidates(masks[g]).size == 1
+
+
+def test_a_prior_breaks_near_ties_its_way() -> None:
+    """prior: the chosen action maximises estimate + weight x log prior probability."""
+    from agents.learned import load_policy
+    from agents.search import GUIDED_PRIORS, guided_pimc
+    from uno_env.observation import encode
+
+    state = _decisions(RULES2, 40, seed=12)
+    seats = state.current.astype(np.int64)
+    path = GUIDED_PRIORS[2]
+    plain = PimcAgent(seed=6, rollouts=16)
+    unguided = plain.act_from_state(RULES2, state, seats)
+    guided = PimcAgent(seed=6, rollouts=16, prior=path, prior_weight=0.5, rules=RULES2)
+    actions = guided.act_from_state(RULES2, state, seats)
+    values = guided.last_values
+    assert values is not None
+    np.testing.assert_array_equal(values, plain.last_values)  # the same search underneath
+    known = ~np.isnan(values)
+    probs = load_policy(path, rules=RULES2).action_probs(encode(RULES2, state), known)
+    score = np.where(known, values + 0.5 * np.log(np.maximum(probs, 1e-9)), -np.inf)
+    searched = known.sum(axis=1) > 1
+    np.testing.assert_array_equal(actions[searched], score[searched].argmax(axis=1))
+    np.testing.assert_array_equal(actions[~searched], unguided[~searched])
+    assert (actions != unguided).any()  # the prior changed some choices
+    zero = PimcAgent(seed=6, rollouts=16, prior=path, prior_weight=0.0)
+    np.testing.assert_array_equal(zero.act_from_state(RULES2, state, seats), unguided)
+    agent = make_agent("pimc_guided", 1)
+    assert agent.name == "pimc_guided" and "pimc_guided" in SEARCH_NAMES
+    rules4 = load_rules("official", num_players=4)  # no 4-player prior: unguided there
+    state4 = _decisions(rules4, 8, seed=3)
+    assert guided_pimc(1)._prior_for(rules4) is None and guided_pimc(1)._prior_for(RULES2)
+    moves = agent.act_from_state(rules4, state4, state4.current.astype(np.int64))
+    assert core.legal_action_mask(rules4, state4)[np.arange(state4.batch_size), moves].all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"prior_weight": -1.0}, "prior_weight must be a number >= 0, got -1.0"),
+        ({"prior_weight": float("nan")}, "prior_weight"),
+        ({"prior": "nowhere.safetensors"}, "nowhere.safetensors"),
+    ],
+)
+def test_a_bad_prior_is_named(kwargs: dict[str, object], named: str) -> None:
+    with pytest.raises((ValueError, FileNotFoundError), match=named):
+        PimcAgent(seed=0, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_prior_of_another_table_size_is_refused() -> None:
+    from agents.learned import CheckpointMismatchError
+    from agents.search import GUIDED_PRIORS
+
+    with pytest.raises(CheckpointMismatchError, match="num_players"):
+        PimcAgent(seed=0, prior=GUIDED_PRIORS[2], rules=load_rules("official", num_players=3))
 
 
 def test_forced_decisions_skip_the_search() -> None:
