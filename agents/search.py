@@ -340,8 +340,8 @@ class PimcAgent:
             block = np.concatenate(values[t], axis=1)
             # A stopped candidate's columns after its stop are zeros: average its own.
             counts = np.where(alive[t], block.shape[1], values[t][0].shape[1])
-            estimates[g, candidates[g]] = block.sum(axis=1) / counts
-            means = block.mean(axis=1)
+            means = block.sum(axis=1) / counts
+            estimates[g, candidates[g]] = means
             means[~alive[t]] = -np.inf
             best.append(candidates[g][int(np.argmax(means))])  # ties: the lowest action id
         return np.array(best, dtype=np.int64)

@@ -194,13 +194,14 @@ def soft_targets(values: torch.Tensor, actions: torch.Tensor, temperature: float
         actions: The teacher's actions, (B,).
         temperature: The softmax temperature (> 0).
     """
+    values = values.float()
     known = ~torch.isnan(values)
-    scaled = torch.where(known, values.float() / temperature, torch.full_like(values, -torch.inf))
     estimated = known.sum(dim=1) > 1
     target = torch.zeros(values.shape, dtype=torch.float32)
     target[torch.arange(actions.numel()), actions] = 1.0
     if bool(estimated.any()):
-        target[estimated] = torch.softmax(scaled[estimated].float(), dim=1)
+        scaled = values[estimated] / temperature
+        target[estimated] = torch.softmax(scaled.masked_fill(~known[estimated], -torch.inf), dim=1)
     return target
 
 
