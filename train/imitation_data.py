@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
-from agents.registry import SEARCH_NAMES
+from agents.registry import SEARCH_NAMES, make_agent
 from agents.resolve import policy_factory
 from uno_env import cards as C
 from uno_env import core
@@ -135,7 +135,11 @@ def teacher_factory(name: str, rules: Rules, budget: int | None = None) -> Polic
     PimcAgent(seed=0, rollouts=budget, rules=rules)  # a bad budget fails now, named
 
     def build_search(seed: Seed) -> Policy:
-        return PimcAgent(seed=seed, rollouts=budget, rules=rules)
+        # The named agent itself (pimc_guided keeps its prior), at the budget asked for.
+        agent = make_agent(name, seed)
+        assert isinstance(agent, PimcAgent)
+        agent.rollouts = budget
+        return agent
 
     return PolicyFactory(name, build_search)
 

@@ -323,6 +323,9 @@ def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
     rules = load_rules("official", num_players=2)
     assert teacher_factory("pimc", rules)(0).rollouts == PimcAgent().rollouts  # its default
     assert teacher_factory("pimc", rules, 4)(0).rollouts == 4
+    guided = teacher_factory("pimc_guided", rules, 8)(0)  # the budget keeps the agent's prior
+    assert isinstance(guided, PimcAgent) and guided.rollouts == 8
+    assert guided.name == "pimc_guided" and guided._prior_for(rules) is not None
     demos = generate_demonstrations(
         rules, {"pimc": 1.0}, 1000, seed=3, games_per_batch=32, progress=False, teacher_budget=4
     )
