@@ -354,7 +354,7 @@ def fit_clone(
                 if bar.n % 50 == 0:
                     bar.set_postfix(epoch=epoch + 1, loss=f"{total / seen:.3f}")
             net.eval()
-            valid = _validation_loss(net, demos, valid_rows, config.label_smoothing)
+            valid = _validation_loss(net, demos, valid_rows, config.label_smoothing, temperature)
             predicted = predict(net, demos.observations[valid_rows], demos.masks[valid_rows])
             accuracy = float((predicted == demos.actions[valid_rows]).mean())
             history.append(
@@ -370,8 +370,14 @@ def fit_clone(
 
 
 def _validation_loss(
-    net: nn.Module, demos: Demonstrations, rows: npt.NDArray[np.int64], smooth: float
+    net: nn.Module,
+    demos: Demonstrations,
+    rows: npt.NDArray[np.int64],
+    smooth: float,
+    temperature: float | None = None,
 ) -> float:
+    """The mean loss on ``rows``, against the targets the clone trains on: the softmax of
+    the estimates under ``value_targets`` (``temperature``), else the chosen actions."""
     total = 0.0
     with torch.no_grad():
         for begin in range(0, rows.size, _INFERENCE_ROWS):
@@ -379,7 +385,11 @@ def _validation_loss(
             masks = torch.from_numpy(demos.masks[part])
             log_probs = _masked_log_probs(net, torch.from_numpy(demos.observations[part]), masks)
             actions = torch.from_numpy(demos.actions[part])
-            total += float(_loss(log_probs, masks, actions, smooth)) * part.size
+            targets = None
+            if temperature is not None and demos.values is not None:
+                values = torch.from_numpy(demos.values[part])
+                targets = soft_targets(values, actions, temperature)
+            total += float(_loss(log_probs, masks, actions, smooth, targets)) * part.size
     return total / max(rows.size, 1)
 
 

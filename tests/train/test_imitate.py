@@ -11,7 +11,7 @@ import torch
 from support import ROOT
 
 from agents import make_agent, resolve_opponents
-from agents.learned import load_policy
+from agents.learned import MLPNet, load_policy
 from agents.search import PimcAgent
 from train import algorithms, imitate
 from train.config import PPOParams, load_config
@@ -425,6 +425,29 @@ def test_soft_targets_follow_the_estimates() -> None:
     assert target[1].sum() == 1.0 and target[2].sum() == 1.0
     cold = imitate.soft_targets(values, actions, temperature=1e-3)
     assert cold[0, 2] == pytest.approx(1.0)  # a low temperature: the best estimate alone
+
+
+def test_the_validation_loss_uses_the_training_targets() -> None:
+    """Under value_targets the held-out loss is against the softmax of the estimates (what
+    the clone is fit to), so it can steer early stopping; without, the chosen actions."""
+    rules = load_rules("official", num_players=2)
+    demos = generate_demonstrations(
+        rules, {"pimc": 1.0}, 400, seed=7, games_per_batch=16, progress=False, teacher_budget=8
+    )
+    assert demos.values is not None
+    torch.manual_seed(0)
+    net = MLPNet(OBS_DIM, [32], C.NUM_ACTIONS, "tanh").eval()
+    rows = np.arange(len(demos))
+    masks = torch.from_numpy(demos.masks)
+    actions = torch.from_numpy(demos.actions)
+    with torch.no_grad():
+        log_probs = imitate._masked_log_probs(net, torch.from_numpy(demos.observations), masks)
+        targets = imitate.soft_targets(torch.from_numpy(demos.values), actions, 0.1)
+        soft = float(imitate._loss(log_probs, masks, actions, 0.02, targets))
+        hard = float(imitate._loss(log_probs, masks, actions, 0.02))
+    assert imitate._validation_loss(net, demos, rows, 0.02, 0.1) == pytest.approx(soft, rel=1e-5)
+    assert imitate._validation_loss(net, demos, rows, 0.02) == pytest.approx(hard, rel=1e-5)
+    assert soft != pytest.approx(hard, rel=1e-3)
 
 
 def test_a_kept_recording_is_included_by_a_later_run(tmp_path: Path) -> None:
