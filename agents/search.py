@@ -31,6 +31,7 @@ of evaluations, tournaments and the envs' opponent seats) calls
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,11 +51,13 @@ if TYPE_CHECKING:
     from agents.learned import TorchPolicy
 
 __all__ = [
+    "GUIDED_PRIORS",
     "GUIDED_ROLLOUTS",
     "MAX_ROLLOUTS",
     "MAX_ROWS",
     "PRIOR_WEIGHT",
     "STRONG_ROLLOUTS",
+    "GuidedPrior",
     "PimcAgent",
     "guided_pimc",
     "resolve_rollout",
@@ -417,26 +420,45 @@ def strong_pimc(seed: Seed = None) -> PimcAgent:
 
 GUIDED_ROLLOUTS = 1024
 """Rollouts per action of ``pimc_guided`` (about 13 ms per decision at 2 players)."""
-GUIDED_PRIORS: dict[int, Path] = {
-    2: Path(__file__).resolve().parent / "pretrained" / "ppo_official_2p_exit.safetensors"
+_PRETRAINED = Path(__file__).resolve().parent / "pretrained"
+
+
+@dataclass(frozen=True)
+class GuidedPrior:
+    """The prior ``pimc_guided`` uses at one table size.
+
+    Attributes:
+        path: The exported agent whose policy guides the choice.
+        weight: Its ``prior_weight`` (chosen on design seeds, docs/search.md).
+    """
+
+    path: Path
+    weight: float
+
+
+GUIDED_PRIORS: dict[int, GuidedPrior] = {
+    2: GuidedPrior(_PRETRAINED / "ppo_official_2p_exit.safetensors", PRIOR_WEIGHT),
+    4: GuidedPrior(_PRETRAINED / "ppo_official_4p.safetensors", 0.1),
 }
-"""The prior of ``pimc_guided`` by table size: the shipped clone of the search (expert
-iteration); at a table size without one it searches unguided."""
+"""The prior of ``pimc_guided`` by table size (the shipped network of that size); at a table
+size without one it searches unguided."""
 
 
 class _GuidedPimc(PimcAgent):
     """``pimc_guided``: the prior of :data:`GUIDED_PRIORS` for the table size played."""
 
     def _prior_for(self, rules: Rules) -> TorchPolicy | None:
-        path = GUIDED_PRIORS.get(rules.num_players)
-        self.prior_spec = None if path is None else str(path)
+        guide = GUIDED_PRIORS.get(rules.num_players)
+        self.prior_spec = None if guide is None else str(guide.path)
+        self.prior_weight = PRIOR_WEIGHT if guide is None else guide.weight
         return super()._prior_for(rules)
 
 
 def guided_pimc(seed: Seed = None) -> PimcAgent:
     """``pimc_guided``: :class:`PimcAgent` at :data:`GUIDED_ROLLOUTS` rollouts per action,
-    its choice guided by the shipped clone of the search (:data:`GUIDED_PRIORS`, weight
-    :data:`PRIOR_WEIGHT`; unguided at a table size without a clone)."""
+    its choice guided by the shipped network of the table size (:data:`GUIDED_PRIORS`: the
+    clone of the search at 2 players, weight :data:`PRIOR_WEIGHT`; the PPO agent at 4,
+    weight 0.1; unguided at a table size without one)."""
     agent = _GuidedPimc(seed=seed, rollouts=GUIDED_ROLLOUTS)
     agent.name = "pimc_guided"
     return agent

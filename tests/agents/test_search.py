@@ -125,7 +125,7 @@ def test_a_prior_breaks_near_ties_its_way() -> None:
 
     state = _decisions(RULES2, 40, seed=12)
     seats = state.current.astype(np.int64)
-    path = GUIDED_PRIORS[2]
+    path = GUIDED_PRIORS[2].path
     plain = PimcAgent(seed=6, rollouts=16)
     unguided = plain.act_from_state(RULES2, state, seats)
     guided = PimcAgent(seed=6, rollouts=16, prior=path, prior_weight=0.5, rules=RULES2)
@@ -144,11 +144,17 @@ def test_a_prior_breaks_near_ties_its_way() -> None:
     np.testing.assert_array_equal(zero.act_from_state(RULES2, state, seats), unguided)
     agent = make_agent("pimc_guided", 1)
     assert agent.name == "pimc_guided" and "pimc_guided" in SEARCH_NAMES
-    rules4 = load_rules("official", num_players=4)  # no 4-player prior: unguided there
-    state4 = _decisions(rules4, 8, seed=3)
-    assert guided_pimc(1)._prior_for(rules4) is None and guided_pimc(1)._prior_for(RULES2)
-    moves = agent.act_from_state(rules4, state4, state4.current.astype(np.int64))
-    assert core.legal_action_mask(rules4, state4)[np.arange(state4.batch_size), moves].all()
+    assert guided_pimc(1)._prior_for(RULES2) is not None
+    rules4 = load_rules("official", num_players=4)  # the 4-player network, its own weight
+    four = guided_pimc(1)
+    assert four._prior_for(rules4) is not None and four.prior_weight == GUIDED_PRIORS[4].weight
+    assert GUIDED_PRIORS[4].weight != GUIDED_PRIORS[2].weight
+    rules3 = load_rules("official", num_players=3)  # no 3-player network: unguided there
+    state3 = _decisions(rules3, 8, seed=3)
+    assert guided_pimc(1)._prior_for(rules3) is None
+    for rules, state in ((rules4, _decisions(rules4, 8, seed=3)), (rules3, state3)):
+        moves = agent.act_from_state(rules, state, state.current.astype(np.int64))
+        assert core.legal_action_mask(rules, state)[np.arange(state.batch_size), moves].all()
 
 
 @pytest.mark.parametrize(
@@ -169,7 +175,7 @@ def test_a_prior_of_another_table_size_is_refused() -> None:
     from agents.search import GUIDED_PRIORS
 
     with pytest.raises(CheckpointMismatchError, match="num_players"):
-        PimcAgent(seed=0, prior=GUIDED_PRIORS[2], rules=load_rules("official", num_players=3))
+        PimcAgent(seed=0, prior=GUIDED_PRIORS[2].path, rules=load_rules("official", num_players=3))
 
 
 def test_forced_decisions_skip_the_search() -> None:
