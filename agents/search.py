@@ -445,12 +445,24 @@ size without one it searches unguided."""
 
 
 class _GuidedPimc(PimcAgent):
-    """``pimc_guided``: the prior of :data:`GUIDED_PRIORS` for the table size played."""
+    """``pimc_guided``: the prior of :data:`GUIDED_PRIORS` for the table size played, when
+    the rules are the ones that network was trained under (else unguided)."""
+
+    _guided_rules: Rules | None = None
 
     def _prior_for(self, rules: Rules) -> TorchPolicy | None:
-        guide = GUIDED_PRIORS.get(rules.num_players)
-        self.prior_spec = None if guide is None else str(guide.path)
-        self.prior_weight = PRIOR_WEIGHT if guide is None else guide.weight
+        if rules is not self._guided_rules:  # chosen once per rules, not per decision
+            from agents.learned import CheckpointMismatchError
+
+            self._guided_rules = rules
+            guide = GUIDED_PRIORS.get(rules.num_players)
+            self.prior_spec = None if guide is None else str(guide.path)
+            self.prior_weight = PRIOR_WEIGHT if guide is None else guide.weight
+            try:
+                return super()._prior_for(rules)
+            except CheckpointMismatchError:
+                # The shipped networks play the official rules; under others, no guide.
+                self.prior_spec = None
         return super()._prior_for(rules)
 
 
@@ -458,7 +470,7 @@ def guided_pimc(seed: Seed = None) -> PimcAgent:
     """``pimc_guided``: :class:`PimcAgent` at :data:`GUIDED_ROLLOUTS` rollouts per action,
     its choice guided by the shipped network of the table size (:data:`GUIDED_PRIORS`: the
     clone of the search at 2 players, weight :data:`PRIOR_WEIGHT`; the PPO agent at 4,
-    weight 0.1; unguided at a table size without one)."""
+    weight 0.1; unguided at a table size or under rules without one)."""
     agent = _GuidedPimc(seed=seed, rollouts=GUIDED_ROLLOUTS)
     agent.name = "pimc_guided"
     return agent

@@ -152,7 +152,13 @@ def test_a_prior_breaks_near_ties_its_way() -> None:
     rules3 = load_rules("official", num_players=3)  # no 3-player network: unguided there
     state3 = _decisions(rules3, 8, seed=3)
     assert guided_pimc(1)._prior_for(rules3) is None
-    for rules, state in ((rules4, _decisions(rules4, 8, seed=3)), (rules3, state3)):
+    street = load_rules("street", num_players=2)  # the networks play official rules only
+    assert guided_pimc(1)._prior_for(street) is None
+    for rules, state in (
+        (rules4, _decisions(rules4, 8, seed=3)),
+        (rules3, state3),
+        (street, _decisions(street, 8, seed=3)),
+    ):
         moves = agent.act_from_state(rules, state, state.current.astype(np.int64))
         assert core.legal_action_mask(rules, state)[np.arange(state.batch_size), moves].all()
 
