@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GUIDED_PRIORS",
     "GUIDED_ROLLOUTS",
+    "LACK_FACTS",
     "MAX_ROLLOUTS",
     "MAX_ROWS",
     "PRIOR_WEIGHT",
@@ -70,6 +71,12 @@ PRIOR_WEIGHT = 0.03
 """Default weight of a prior's log-probability (measured on design seed 9003, docs/search.md)."""
 _PRIOR_FLOOR = 1e-9
 """Probabilities below this count as this (log 0 would veto a candidate the search likes)."""
+LACK_FACTS = ("drawn", "drawn_wild", "shown", "none")
+"""What determinizations take from the public history (docs/search.md, "Inference"):
+``drawn``, what a seat that drew when it could not play held then (no card of the colour
+to match, none of the top card's rank); ``drawn_wild``, that and no wild; ``shown``, the
+observation's colours, as until session 8; ``none``, nothing."""
+_NO_LACKS = np.zeros((C.MAX_PLAYERS, C.NUM_COLOURS), dtype=np.bool_)
 MAX_ROWS = 1 << 16
 """Rollouts played in one core batch at most (tables are searched in chunks under it)."""
 STRONG_ROLLOUTS = 2048
@@ -102,10 +109,14 @@ class PimcAgent:
             near-ties its way.
         prior_weight: The weight of the prior's log-probability (>= 0), in reward units:
             at 0.03 a candidate the prior finds e times likelier gains 0.03.
+        lack_facts: What the determinizations take from the public history
+            (:data:`LACK_FACTS`): ``"drawn"`` (default), ``"drawn_wild"``, ``"shown"`` or
+            ``"none"``.
 
     Raises:
-        ValueError: for a budget <= 0 (naming it), an unknown rollout policy, or a learned
-            rollout policy trained under other rules or another table size.
+        ValueError: for a budget <= 0 (naming it), an unknown rollout policy or
+            ``lack_facts``, or a learned rollout policy trained under other rules or another
+            table size.
     """
 
     name = "pimc"
@@ -125,6 +136,7 @@ class PimcAgent:
         early_stop: bool = False,
         prior: str | Path | None = None,
         prior_weight: float = PRIOR_WEIGHT,
+        lack_facts: str = "drawn",
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, (int, np.integer)):
             raise ValueError(f"pimc: rollouts must be an integer >= 1, got {rollouts!r}")
@@ -144,6 +156,11 @@ class PimcAgent:
             or prior_weight < 0
         ):
             raise ValueError(f"pimc: prior_weight must be a number >= 0, got {prior_weight!r}")
+        if lack_facts not in LACK_FACTS:
+            raise ValueError(
+                f"pimc: lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}"
+            )
+        self.lack_facts = lack_facts
         self.prior_spec = None if prior is None else str(prior)
         self.prior_weight = float(prior_weight)
         self._prior: TorchPolicy | None = None
@@ -370,7 +387,14 @@ class PimcAgent:
         if n_det == 0:
             return
         keys = self.rng.integers(0, 2**63, size=(len(games), n_det), dtype=np.uint64)
-        dets = core.determinize(rules, sub, seats, keys)
+        if self.lack_facts == "shown":
+            dets = core.determinize(rules, sub, seats, keys, lacks=sub.shown_lacks)
+        elif self.lack_facts == "none":
+            dets = core.determinize(rules, sub, seats, keys, lacks=_NO_LACKS[: rules.num_players])
+        else:
+            dets = core.determinize(
+                rules, sub, seats, keys, wild_facts=self.lack_facts == "drawn_wild"
+            )
         # Row (table t, candidate a, determinization k): the same deals for every a.
         rows, acts, owner = [], [], []
         for t, g in enumerate(games):

@@ -50,6 +50,7 @@ __all__ = [
     "format_table",
     "main",
     "measure",
+    "pairing_line",
     "pairings",
     "rate",
 ]
@@ -247,13 +248,28 @@ def _measure_on_ray(
             for p in todo
         ]
         results: dict[Any, EvalResult] = {}
+        start = time.perf_counter()
         with tqdm(total=len(refs), desc="pairings", disable=None if progress else True) as bar:
+            # Off a terminal tqdm hides its bar; a long run still says what it has done.
+            log = progress and bar.disable
             waiting = list(refs)
             while waiting:
                 finished, waiting = ray.wait(waiting, num_returns=1)
-                results[finished[0]] = ray.get(finished[0])
+                result = results[finished[0]] = ray.get(finished[0])
                 bar.update(1)
+                if log:
+                    print(pairing_line(result, len(results), len(refs), start), file=sys.stderr)
         return [results[ref] for ref in refs]
+
+
+def pairing_line(result: EvalResult, done: int, total: int, start: float) -> str:
+    """One line for a finished pairing: what it measured, and how far the run has got."""
+    return (
+        f"pairing {done}/{total} done after {time.perf_counter() - start:.0f} s: "
+        f"{result.candidate} vs {result.opponent} ({result.num_players} players) "
+        f"{100 * result.win_rate:.1f}% [{100 * result.ci_low:.1f}, {100 * result.ci_high:.1f}] "
+        f"over {result.games} hands"
+    )
 
 
 def format_table(results: Sequence[EvalResult]) -> str:

@@ -14,6 +14,7 @@ gives an accuracy for, and its game's number, so that validation holds out whole
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -315,6 +316,15 @@ def generate_demonstrations(
                     keep = np.flatnonzero(live)
                     state, live, ids = state.select(keep), live[keep], ids[keep]
                     lineup, is_teacher = lineup[keep], is_teacher[keep]
+            if progress and bar.disable:
+                # Off a terminal tqdm hides its bar: one line per batch of games instead.
+                elapsed = time.perf_counter() - start
+                print(
+                    f"recorded {filled:,} of {num_samples:,} decisions in {games_started:,} "
+                    f"games after {elapsed:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     return Demonstrations(
         observations=out_obs,
         masks=out_masks,

@@ -26,6 +26,12 @@ NUM_FACES = 54
 DECK_SIZE = 108
 NO_COLOUR = 4  # colour of a Wild starter before it is named
 
+# Lack facts (``UnoState.lack_marks``): what a seat that draws when it cannot play shows it
+# lacks. Fact c < 4: colour c; 4 + r: rank r (any colour); the last: wild cards.
+LACK_RANK0 = NUM_COLOURS
+LACK_WILD = NUM_COLOURS + NUM_RANKS
+NUM_LACK_FACTS = LACK_WILD + 1  # 18
+
 # Actions.
 PLAY_WILD = 52  # 52..55: W naming colour c
 PLAY_WILD_DRAW_FOUR = 56  # 56..59: W+4 naming colour c

@@ -176,6 +176,36 @@ def test_a_bad_prior_is_named(kwargs: dict[str, object], named: str) -> None:
         PimcAgent(seed=0, **kwargs)  # type: ignore[arg-type]
 
 
+def test_an_unknown_lack_facts_choice_is_named() -> None:
+    with pytest.raises(ValueError, match=r"lack_facts must be one of drawn, .*got 'colours'"):
+        PimcAgent(seed=0, lack_facts="colours")
+
+
+@pytest.mark.parametrize("facts", ["drawn", "drawn_wild", "shown", "none"])
+def test_every_lack_facts_choice_searches_legally_and_reproducibly(facts: str) -> None:
+    rules = load_rules("official", num_players=3)
+    state = _decisions(rules, 12, seed=5)
+    seats = state.current.astype(np.int64)
+    first = PimcAgent(seed=4, rollouts=8, lack_facts=facts).act_from_state(rules, state, seats)
+    again = PimcAgent(seed=4, rollouts=8, lack_facts=facts).act_from_state(rules, state, seats)
+    assert core.legal_action_mask(rules, state)[np.arange(state.batch_size), first].all()
+    np.testing.assert_array_equal(first, again)
+
+
+def test_the_lack_facts_change_what_the_search_samples() -> None:
+    """The default reads ``lack_marks``; "none" reads nothing: other deals, other values."""
+    rules = load_rules("official", num_players=2)
+    state = _decisions(rules, 64, seed=6)
+    assert (state.seat_draws[:, :, None] - state.lack_marks < 100).any()
+    seats = state.current.astype(np.int64)
+    drawn = PimcAgent(seed=4, rollouts=16)
+    drawn.act_from_state(rules, state, seats)
+    blind = PimcAgent(seed=4, rollouts=16, lack_facts="none")
+    blind.act_from_state(rules, state, seats)
+    assert drawn.last_values is not None and blind.last_values is not None
+    assert not np.array_equal(np.nan_to_num(drawn.last_values), np.nan_to_num(blind.last_values))
+
+
 def test_a_prior_of_another_table_size_is_refused() -> None:
     from agents.learned import CheckpointMismatchError
     from agents.search import GUIDED_PRIORS

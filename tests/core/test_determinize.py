@@ -44,6 +44,7 @@ PUBLIC = (
     "winner",
     "seat_draws",
     "shown_lacks",
+    "lack_marks",
     "last_played",
     "last_named",
     "finish_rank",
@@ -332,23 +333,106 @@ def test_lacks_constraints_are_respected() -> None:
     assert not plain.relaxed.any()
 
 
-def test_the_public_history_constrains_by_default() -> None:
-    """Without ``lacks``, the state's ``shown_lacks`` are the constraints."""
+def _allowances(state: core.UnoState, wild_facts: bool) -> np.ndarray:
+    """(B, N, 18): how many of each seat's latest cards may break each lack fact."""
+    allow = np.minimum(state.seat_draws[:, :, None].astype(np.int64) - state.lack_marks, 10**6)
+    if not wild_facts:
+        allow[:, :, C.LACK_WILD] = 10**6
+    return allow
+
+
+def _feasible(hand: np.ndarray, allow: np.ndarray) -> bool:
+    """Whether a hand (face counts) can be ordered so that every card breaking a fact is
+    among the latest ``allow[fact]`` cards (each card's deadline: its facts' smallest
+    allowance; an earliest-deadline order exists iff the k-th deadline exceeds k)."""
+    deadlines = []
+    for face in np.flatnonzero(hand):
+        if face < C.NUM_COLOURED_FACES:
+            colour, rank = divmod(int(face), C.NUM_RANKS)
+            deadline = min(allow[colour], allow[C.LACK_RANK0 + rank])
+        else:
+            deadline = allow[C.LACK_WILD]
+        deadlines += [deadline] * int(hand[face])
+    return all(d > k for k, d in enumerate(sorted(deadlines)))
+
+
+@pytest.mark.parametrize("wild_facts", [False, True])
+def test_the_public_history_constrains_by_default(wild_facts: bool) -> None:
+    """Without ``lacks``, the state's lack facts are the constraints: every other seat's
+    hand can be ordered so that each card breaking a fact was drawn after it."""
     rules = load_rules("official", num_players=4)
     state = _played(rules, 64, seed=9)
-    assert state.shown_lacks.any(), "random play shows some lacking colours"
-    colour_of = np.zeros((C.NUM_FACES, C.NUM_COLOURS), dtype=np.int64)
-    colour_of[np.arange(52), np.arange(52) // 13] = 1
+    allow = _allowances(state, wild_facts)
+    assert (allow < 10**6).any(), "random play shows some lack facts"
     seats = state.current.astype(np.int64)
     keys = np.arange(state.batch_size * 5, dtype=np.uint64).reshape(state.batch_size, 5)
-    result = determinize_with_report(rules, state, seats, keys)
-    got = (result.states.hands.astype(np.int64) @ colour_of) > 0
-    broken = (got & np.repeat(state.shown_lacks, 5, axis=0)).any(axis=2)
-    broken[np.arange(result.states.batch_size), np.repeat(seats, 5)] = False  # own hand known
-    # Only rows the module documents as exempt (the acting seat's drawn or jump-in card) or
-    # relaxed may break a fact.
-    exempt = np.repeat(state.phase, 5) == core.AFTER_DRAW
-    assert not broken[~result.relaxed & ~exempt].any()
+    result = determinize_with_report(rules, state, seats, keys, wild_facts=wild_facts)
+    dets = result.states
+    assert check_invariants(rules, dets) == []
+    rows = np.repeat(np.arange(state.batch_size), 5)
+    # Another seat deciding on a playable drawn card holds it among its latest cards.
+    deciding = state.phase == core.AFTER_DRAW
+    checked = 0
+    for row in np.flatnonzero(~result.relaxed):
+        game = rows[row]
+        for seat in range(rules.num_players):
+            if seat == seats[game]:
+                continue
+            limits = allow[game, seat]
+            if deciding[game] and seat == state.current[game]:
+                limits = np.maximum(limits, 1)
+            assert _feasible(dets.hands[row, seat], limits), (row, seat)
+            checked += 1
+    assert checked > 1000
+    assert result.relaxed.mean() < 0.02
     # The same keys with the history ignored give other deals.
     ignored = core.determinize(rules, state, seats, keys, lacks=np.zeros_like(state.shown_lacks))
-    assert not np.array_equal(ignored.hands, result.states.hands)
+    assert not np.array_equal(ignored.hands, dets.hands)
+
+
+@pytest.mark.parametrize(
+    ("bot", "num_players", "wild_facts"),
+    [("random", 2, True), ("random", 4, True), ("mixbot", 2, False), ("mixbot", 4, False)],
+)
+def test_lack_facts_are_true_for_players_who_draw_only_when_stuck(
+    bot: str, num_players: int, wild_facts: bool
+) -> None:
+    """The papers' random player and ``mixbot`` draw only when no card plays (``mixbot``
+    may hold a wild while it draws): at every step of their games, every seat's real hand
+    satisfies the facts recorded about it, so determinization never excludes the truth."""
+    from agents.registry import make_agent
+    from uno_env.play import choose_actions
+
+    rules = load_rules("official", num_players=num_players)
+    state = core.init(rules, 64, seed=17)
+    policies = [make_agent(bot, seed) for seed in range(num_players)]
+    checked = 0
+    while state.live.any():
+        state = state.select(np.flatnonzero(state.live))
+        allow = _allowances(state, wild_facts)
+        for game, seat in zip(*np.nonzero((allow < 10**6).any(axis=2)), strict=True):
+            assert _feasible(state.hands[game, seat], allow[game, seat]), (bot, game, seat)
+            checked += 1
+        actions, _ = choose_actions(rules, state, policies, state.current.astype(np.int64))
+        state = core.step(rules, state, actions)
+    assert checked > 500
+
+
+def test_the_wild_fact_is_false_for_mixbot() -> None:
+    """``mixbot`` holds wilds back and draws (docs/bots.md): the wild fact is evidence about
+    players who draw only when stuck, which is why determinization leaves it out by default."""
+    from agents.registry import make_agent
+    from uno_env.play import choose_actions
+
+    rules = load_rules("official", num_players=2)
+    state = core.init(rules, 64, seed=17)
+    policies = [make_agent("mixbot", seed) for seed in range(2)]
+    broken = 0
+    while state.live.any():
+        state = state.select(np.flatnonzero(state.live))
+        allow = _allowances(state, wild_facts=True)
+        for game, seat in zip(*np.nonzero(allow[:, :, C.LACK_WILD] < 10**6), strict=True):
+            broken += not _feasible(state.hands[game, seat], allow[game, seat])
+        actions, _ = choose_actions(rules, state, policies, state.current.astype(np.int64))
+        state = core.step(rules, state, actions)
+    assert broken > 0

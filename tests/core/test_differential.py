@@ -47,6 +47,7 @@ from uno_env.cards import (
     KEEP,
     NUM_ACTIONS,
     NUM_FACES,
+    NUM_LACK_FACTS,
     NUM_PLAY_ACTIONS,
     NUM_RANKS,
     PASS,
@@ -200,6 +201,7 @@ class Mirror:
             self.arrays[name] = self._vectors[:, j]
         self.arrays["wd4_open"] = np.zeros(b, dtype=bool)
         self.arrays["hands"] = np.zeros((b, n, NUM_FACES), dtype=np.int64)
+        self.arrays["lack_marks"] = np.zeros((b, n, NUM_LACK_FACTS), dtype=np.int64)
         self.arrays["deck"] = np.zeros((b, DECK_SIZE), dtype=np.int64)
         self.arrays["discard"] = np.zeros((b, DECK_SIZE), dtype=np.int64)
         self.legal = [[] for _ in range(b)]
@@ -213,6 +215,7 @@ class Mirror:
         g, a = self.games[i], self.arrays
         self._scalars[i] = [getattr(g, name) for name in SCALAR_FIELDS[1:]]
         self._vectors[i] = [getattr(g, name) for name in VECTOR_FIELDS]
+        a["lack_marks"][i] = g.lack_marks
         copied = self._hands[i]
         for seat, hand in enumerate(g.hands):  # (usually one hand changed)
             if hand != copied[seat]:
@@ -264,7 +267,7 @@ def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
         if name == "wd4_illegal":
             diff &= a["wd4_open"]
         bad[name] = diff
-    for name in (*VECTOR_FIELDS, "hands"):
+    for name in (*VECTOR_FIELDS, "hands", "lack_marks"):
         diff = _core_field(state, name) != a[name]
         bad[name] = diff.reshape(b, -1).any(axis=1)
     cols = np.arange(DECK_SIZE)[None, :]

@@ -210,3 +210,16 @@ def test_strength_on_ray_equals_local(ray_cluster: ModuleType, tmp_path: Path) -
     on_ray = measure(**options, backend="ray")
     assert [r.to_dict() for r in on_ray] == [r.to_dict() for r in local]
     assert [r.candidate for r in on_ray][::2] == ["random", "mixbot", "tiny"]
+
+
+def test_strength_on_ray_reports_each_pairing_off_a_terminal(
+    ray_cluster: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under pytest stderr is no terminal, so tqdm hides its bar: a line per pairing says
+    what finished (a 68-minute run used to be silent until its end)."""
+    results = measure(["random"], [2], 20, seed=1, opponents=["random", "mixbot"], backend="ray")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pairing")]
+    assert len(lines) == 2
+    assert lines[-1].startswith("pairing 2/2 done after ")
+    assert any("random vs mixbot (2 players)" in line for line in lines)
+    assert any(f"{100 * results[1].win_rate:.1f}%" in line for line in lines)

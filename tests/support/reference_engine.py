@@ -72,12 +72,15 @@ from uno_env.cards import (
     DRAW_TWO,
     FACE_POINTS,
     KEEP,
+    LACK_RANK0,
+    LACK_WILD,
     NAME_COLOUR,
     NO_COLOUR,
     NUM_ACTIONS,
     NUM_COLOURED_FACES,
     NUM_COLOURS,
     NUM_FACES,
+    NUM_LACK_FACTS,
     NUM_RANKS,
     PASS,
     PLAY_WILD,
@@ -95,6 +98,7 @@ from uno_env.rng import keyed_permutation, keyed_randint, keyed_uniform
 # Phases (docs/engine.md, "State" and "House rules").
 PHASE_PLAY = 0
 PHASE_AFTER_DRAW = 1
+NO_MARK = -(1 << 30)  # docs/engine.md: a lack fact not shown this hand
 PHASE_CHALLENGE = 2
 PHASE_CHOOSE_COLOUR = 3
 PHASE_OVER = 4
@@ -259,6 +263,8 @@ class RefGame:
         self.seat_draws: list[int] = [0] * n
         # The public history (docs/engine.md, "Public history").
         self.shown_lacks: list[list[bool]] = [[False] * NUM_COLOURS for _ in range(n)]
+        # Lack facts for determinization: the seat's draw count when it drew unable to play.
+        self.lack_marks: list[list[int]] = [[NO_MARK] * NUM_LACK_FACTS for _ in range(n)]
         self.last_played: list[int] = [-1] * n
         self.last_named: list[int] = [-1] * n
         self.hand_points = [0] * n
@@ -702,7 +708,9 @@ class RefGame:
         elif action == DRAW:
             if self.colour < NUM_COLOURS:  # drawing shows the colour to match is lacking
                 self.shown_lacks[self.current][self.colour] = True
+            seat, colour, top = self.current, self.colour, self.top
             self._voluntary_draw()
+            self._record_stuck(seat, colour, top)
         elif action == KEEP:
             self._pass_turn(self.ahead(1))
         elif action == ACCEPT:
@@ -721,6 +729,19 @@ class RefGame:
         else:
             face, colour = decode_play(action)
             self._play(face, colour)
+
+    def _record_stuck(self, seat: int, colour: int, top: int) -> None:
+        """``seat`` drew on its turn: the cards it held (and kept, unless it is deciding on a
+        playable one) lack ``colour``, the rank of ``top`` and wilds, as of its draw count."""
+        deciding = self.phase == PHASE_AFTER_DRAW and self.current == seat
+        mark = self.seat_draws[seat] - (1 if deciding else 0)
+        marks = self.lack_marks[seat]
+        if colour < NUM_COLOURS:
+            marks[colour] = mark
+        rank = face_rank(top) if top >= 0 else None
+        if rank is not None:
+            marks[LACK_RANK0 + rank] = mark
+        marks[LACK_WILD] = mark
 
     def _pass_turn(self, seat: int) -> None:
         """The turn passes to ``seat`` (possibly the same seat) and starts clean.
@@ -1006,8 +1027,11 @@ class RefGame:
         self.events["rotate_hands"] += 1
         seats = self.active_seats()
         old = {s: (self.hands[s], self.shown_lacks[s]) for s in seats}
+        since = {s: [self.seat_draws[s] - m for m in self.lack_marks[s]] for s in seats}
         for s in seats:  # the lacks facts travel with the hand they describe
-            self.hands[self.ahead(1, s)], self.shown_lacks[self.ahead(1, s)] = old[s]
+            to = self.ahead(1, s)
+            self.hands[to], self.shown_lacks[to] = old[s]
+            self.lack_marks[to] = [self.seat_draws[to] - a for a in since[s]]
         self.uno_exposed = -1
 
     def _swap(self, k: int) -> None:
@@ -1019,6 +1043,11 @@ class RefGame:
         self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]
         lacks = self.shown_lacks
         lacks[seat], lacks[target] = lacks[target], lacks[seat]
+        marks, draws = self.lack_marks, self.seat_draws
+        marks[seat], marks[target] = (
+            [m - draws[target] + draws[seat] for m in marks[target]],
+            [m - draws[seat] + draws[target] for m in marks[seat]],
+        )
         self.uno_exposed = -1
         self._pass_turn(self.ahead(1, seat))
 
@@ -1203,6 +1232,7 @@ class RefGame:
             "finish_rank": list(self.finish_rank),
             "seat_draws": list(self.seat_draws),
             "shown_lacks": [list(row) for row in self.shown_lacks],
+            "lack_marks": [list(row) for row in self.lack_marks],
             "last_played": list(self.last_played),
             "last_named": list(self.last_named),
         }

@@ -84,6 +84,18 @@ def test_recorded_decisions_are_the_teachers_own() -> None:
     np.testing.assert_array_equal(same.observations, demos.observations)
 
 
+def test_a_recording_off_a_terminal_logs_each_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    """Under pytest stderr is no terminal and tqdm hides its bar; an hour-long recording of
+    a search teacher still reports after every batch of games."""
+    rules = load_rules("official", num_players=2)
+    generate_demonstrations(rules, {"mixbot": 1.0}, 2000, seed=5, games_per_batch=32)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 2 and all(line.startswith("recorded ") for line in lines)
+    assert lines[-1].startswith("recorded 2,000 of 2,000 decisions in ")
+    generate_demonstrations(rules, {"mixbot": 1.0}, 500, seed=5, progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_a_mix_of_teachers_against_opponents_records_only_the_teachers() -> None:
     rules = load_rules("official", num_players=4)
     demos = generate_demonstrations(

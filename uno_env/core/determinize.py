@@ -51,7 +51,7 @@ from uno_env import cards as C
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.core.state import AFTER_DRAW, JUMP_IN, NO_SEAT, OVER, UnoState
-from uno_env.jit import Kernel, jit
+from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rng import game_word, uniform_of
 from uno_env.rules import Rules
 
@@ -67,6 +67,8 @@ _COLOUR_STREAM = np.uint64(2**41 + 2)
 _REPAIR_STREAM = np.uint64(2**41 + 3)
 """Stream of the choices of a repair (see :func:`_repair_lacks`)."""
 _FACE_COUNTS = C.FACE_COUNTS.astype(np.int64)
+FREE = 1 << 20
+"""An allowance that constrains nothing (more cards than a hand can hold)."""
 
 
 class Determinizations(NamedTuple):
@@ -90,6 +92,7 @@ def determinize(
     keys: npt.ArrayLike,
     *,
     lacks: npt.ArrayLike | None = None,
+    wild_facts: bool = False,
 ) -> UnoState:
     """Sample games consistent with what ``seat`` knows (see the module docstring).
 
@@ -113,7 +116,9 @@ def determinize(
         ValueError: naming the value, for a finished game, a seat outside the table, keys or
             ``lacks`` of the wrong shape, or rules of another table size.
     """
-    return determinize_with_report(rules, state, seat, keys, lacks=lacks).states
+    return determinize_with_report(
+        rules, state, seat, keys, lacks=lacks, wild_facts=wild_facts
+    ).states
 
 
 def determinize_with_report(
@@ -123,6 +128,7 @@ def determinize_with_report(
     keys: npt.ArrayLike,
     *,
     lacks: npt.ArrayLike | None = None,
+    wild_facts: bool = False,
 ) -> Determinizations:
     """:func:`determinize`, also saying which rows had to relax the ``lacks`` constraints."""
     n_games, n_players = state.batch_size, state.num_players
@@ -138,8 +144,21 @@ def determinize_with_report(
         raise ValueError(
             f"game {int(over[0])} is finished (phase over): only a live game can be determinized"
         )
-    lack_arr = _lacks(state.shown_lacks if lacks is None else lacks, n_games, n_players)
-    lack_arr = _known_holdings_exempt(state, seats, lack_arr)
+    if lacks is None:
+        allow = _allowances_of(state, wild_facts)
+    else:
+        allow = np.where(_lacks(lacks, n_games, n_players), 0, FREE).astype(np.int32)
+        allow = np.concatenate(
+            [
+                allow,
+                np.full((n_games, n_players, C.NUM_LACK_FACTS - C.NUM_COLOURS), FREE, np.int32),
+            ],
+            axis=2,
+        )
+    allow = _known_holdings_exempt(state, seats, allow)
+    others = np.ones((n_games, n_players), dtype=np.bool_)
+    others[np.arange(n_games), seats] = False
+    use_lacks = bool((allow[others] < FREE).any())
     rows = np.repeat(np.arange(n_games), n_det)
     out = state.select(rows)
     relaxed = np.zeros(rows.size, dtype=np.bool_)
@@ -151,8 +170,8 @@ def determinize_with_report(
         arrays_of(out),
         np.repeat(seats, n_det),
         np.ascontiguousarray(key_arr.ravel()),
-        lack_arr,
-        bool(lack_arr.any()),
+        np.ascontiguousarray(allow),
+        use_lacks,
         n_det,
         cards,
         dealt,
@@ -199,28 +218,41 @@ def _keys(keys: npt.ArrayLike, n_games: int) -> npt.NDArray[np.uint64]:
     return arr.astype(np.uint64)
 
 
+def _allowances_of(state: UnoState, wild_facts: bool) -> npt.NDArray[np.int32]:
+    """Per seat and lack fact, how many of its latest cards may break the fact, (B, N, 18)."""
+    since = state.seat_draws[:, :, None].astype(np.int64) - state.lack_marks
+    allow = np.minimum(since, FREE).astype(np.int32)
+    if not wild_facts:
+        allow[:, :, C.LACK_WILD] = FREE
+    return allow
+
+
 def _known_holdings_exempt(
-    state: UnoState, seats: npt.NDArray[np.int64], lacks: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.bool_]:
+    state: UnoState, seats: npt.NDArray[np.int64], allow: npt.NDArray[np.int32]
+) -> npt.NDArray[np.int32]:
     """Lift the constraints that a card the acting seat is known to hold contradicts.
 
-    A seat that showed it lacks a colour may since have drawn a card of it: in ``after_draw``
-    its drawn card is playable, and in a jump-in window it holds the card just played. For
-    another seat acting in those phases, the colours that card may have are not forbidden.
+    In ``after_draw`` another seat's drawn card is playable: its latest slot is free. In a
+    jump-in window it holds the card just played: that card's colour and rank are free.
     """
     acting = state.current.astype(np.int64)
     other = acting != seats
     after_draw = np.flatnonzero(other & (state.phase == AFTER_DRAW))
     jump_in = np.flatnonzero(other & (state.phase == JUMP_IN) & (state.effect_face >= 0))
     if after_draw.size == 0 and jump_in.size == 0:
-        return lacks
-    lacks = np.array(lacks, copy=True)
-    lacks[after_draw, acting[after_draw], :] = False
+        return allow
+    allow = np.array(allow, copy=True)
+    allow[after_draw, acting[after_draw], :] = np.maximum(
+        allow[after_draw, acting[after_draw], :], 1
+    )
     faces = state.effect_face[jump_in].astype(np.int64)
     coloured = faces < C.NUM_COLOURED_FACES
     games = jump_in[coloured]
-    lacks[games, acting[games], C.FACE_COLOUR[faces[coloured]]] = False
-    return lacks
+    allow[games, acting[games], C.FACE_COLOUR[faces[coloured]]] = FREE
+    allow[games, acting[games], C.LACK_RANK0 + C.FACE_RANK[faces[coloured]]] = FREE
+    wild_games = jump_in[~coloured]
+    allow[wild_games, acting[wild_games], C.LACK_WILD] = FREE
+    return allow
 
 
 def _lacks(lacks: npt.ArrayLike, n_games: int, n_players: int) -> npt.NDArray[np.bool_]:
@@ -243,7 +275,7 @@ def _determinize_all(
     s: StateArrays,
     seats: np.ndarray,
     keys: np.ndarray,
-    lacks: np.ndarray,
+    allow: np.ndarray,
     use_lacks: bool,
     per_game: int,
     cards: np.ndarray,
@@ -254,7 +286,7 @@ def _determinize_all(
     """Resample every row in place; return the first row whose cards do not add up, or -1."""
     for g in range(seats.shape[0]):
         ok = _determinize_one(
-            r, s, g, int(seats[g]), keys[g], lacks, use_lacks, g // per_game, cards, dealt, starts
+            r, s, g, int(seats[g]), keys[g], allow, use_lacks, g // per_game, cards, dealt, starts
         )
         if ok < 0:
             return g
@@ -269,7 +301,7 @@ def _determinize_one(
     g: int,
     seat: int,
     key: np.uint64,
-    lacks: np.ndarray,
+    allow: np.ndarray,
     use_lacks: bool,
     game: int,
     cards: np.ndarray,
@@ -315,16 +347,9 @@ def _determinize_one(
             tmp = dealt[i]
             dealt[i] = dealt[j]
             dealt[j] = tmp
-        for p in range(n_players):
-            if p != seat:
-                for face in range(C.NUM_FACES):
-                    s.hands[g, p, face] = 0
-                for i in range(starts[p], starts[p] + int(s.hand_size[g, p])):
-                    s.hands[g, p, dealt[i]] += 1
-        i = starts[n_players]
-        for k in range(draw_pos, C.DECK_SIZE):
-            s.deck[g, k] = dealt[i]
-            i += 1
+        if use_lacks and _breaks_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game):
+            continue
+        _write_deal(r, s, g, seat, dealt, starts)
         met = True
         if hidden_drawn:
             # The drawn card is one of its cards (the first slot: a uniform one), and it
@@ -334,18 +359,20 @@ def _determinize_one(
             met = playable(r, s, g, current, face)
         if met and jump_face >= 0:
             met = s.hands[g, current, jump_face] > 0
-        if met and use_lacks:
-            met = not _breaks_lacks(r, s, g, seat, lacks, game)
         if met:
             break
-    if not met and jump_face >= 0 and s.hands[g, current, jump_face] == 0:
-        _bring_face(r, s, g, seat, current, jump_face, key)
-    if not met and use_lacks:
-        _repair_lacks(r, s, g, seat, current if hidden_drawn else -1, lacks, game, key)
-        met = not _breaks_lacks(r, s, g, seat, lacks, game)
+    if not met:
+        if use_lacks:
+            _repair_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game, n_unseen, key)
+        _write_deal(r, s, g, seat, dealt, starts)
+        if hidden_drawn:
+            s.drawn[g] = dealt[starts[current]]
+        if jump_face >= 0 and s.hands[g, current, jump_face] == 0:
+            _bring_face(r, s, g, seat, current, jump_face, key)
+        met = not (use_lacks and _breaks_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game))
     if hidden_drawn and not playable(r, s, g, current, int(s.drawn[g])):
-        # Only reachable when ``lacks`` could not be met: keep the hand, pick a card of it
-        # that plays (one always does in a consistent state).
+        # Only reachable when the constraints could not be met: keep the hand, pick a card
+        # of it that plays (one always does in a consistent state).
         for face in range(C.NUM_FACES):
             if playable(r, s, g, current, face):
                 s.drawn[g] = face
@@ -364,14 +391,47 @@ def _determinize_one(
 
 
 @jit
-def _breaks_lacks(
-    r: RuleParams, s: StateArrays, g: int, seat: int, lacks: np.ndarray, game: int
-) -> bool:
-    """Whether a seat other than the observer holds a colour it is known to lack."""
+def _write_deal(
+    r: RuleParams, s: StateArrays, g: int, seat: int, dealt: np.ndarray, starts: np.ndarray
+) -> None:
+    """Write a deal of the unseen cards: the other seats' hands, then the draw pile."""
     for p in range(r.num_players):
         if p != seat:
-            for c in range(C.NUM_COLOURS):
-                if lacks[game, p, c] and holds_colour(s, g, p, c):
+            for face in range(C.NUM_FACES):
+                s.hands[g, p, face] = 0
+            for i in range(starts[p], starts[p] + int(s.hand_size[g, p])):
+                s.hands[g, p, dealt[i]] += 1
+    i = starts[r.num_players]
+    for k in range(int(s.draw_pos[g]), C.DECK_SIZE):
+        s.deck[g, k] = dealt[i]
+        i += 1
+
+
+@jit_inline
+def _allowed(face: int, slot: int, allow: np.ndarray, game: int, p: int) -> bool:
+    """Whether seat ``p`` may hold ``face`` in hand slot ``slot`` (0: its latest card)."""
+    if face < C.NUM_COLOURED_FACES:
+        if allow[game, p, face // C.NUM_RANKS] <= slot:
+            return False
+        return allow[game, p, C.LACK_RANK0 + face % C.NUM_RANKS] > slot
+    return allow[game, p, C.LACK_WILD] > slot
+
+
+@jit
+def _breaks_lacks(
+    r: RuleParams,
+    seat: int,
+    dealt: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    allow: np.ndarray,
+    game: int,
+) -> bool:
+    """Whether a seat other than the observer is dealt a card its lack facts forbid."""
+    for p in range(r.num_players):
+        if p != seat:
+            for slot in range(int(sizes[p])):
+                if not _allowed(int(dealt[starts[p] + slot]), slot, allow, game, p):
                     return True
     return False
 
@@ -409,43 +469,35 @@ def _bring_face(
 @jit
 def _repair_lacks(
     r: RuleParams,
-    s: StateArrays,
-    g: int,
     seat: int,
-    keep_drawn_of: int,
-    lacks: np.ndarray,
+    dealt: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    allow: np.ndarray,
     game: int,
+    n_unseen: int,
     key: np.uint64,
 ) -> None:
-    """Swap each card of a colour a seat lacks with an allowed card of the draw pile.
-
-    ``keep_drawn_of``: the seat whose hidden ``drawn`` card must stay in its hand (-1: none).
-    """
-    draw_pos = int(s.draw_pos[g])
-    n_pile = C.DECK_SIZE - draw_pos
+    """Swap each forbidden card of a deal with a card of the draw pile allowed in its slot."""
+    pile = int(starts[r.num_players])
+    n_pile = n_unseen - pile
     if n_pile == 0:
         return
     offset = int(game_word(key, _REPAIR_STREAM, np.uint64(1)) % np.uint64(n_pile))
     for p in range(r.num_players):
         if p == seat:
             continue
-        for face in range(C.NUM_COLOURED_FACES):
-            if not lacks[game, p, face // C.NUM_RANKS]:
+        for slot in range(int(sizes[p])):
+            i = starts[p] + slot
+            if _allowed(int(dealt[i]), slot, allow, game, p):
                 continue
-            keep = 1 if p == keep_drawn_of and face == s.drawn[g] else 0
-            while s.hands[g, p, face] > keep:
-                swapped = False
-                for i in range(n_pile):
-                    k = draw_pos + (offset + i) % n_pile
-                    other = int(s.deck[g, k])
-                    if other >= C.NUM_COLOURED_FACES or not lacks[game, p, other // C.NUM_RANKS]:
-                        s.deck[g, k] = face
-                        s.hands[g, p, face] -= 1
-                        s.hands[g, p, other] += 1
-                        swapped = True
-                        break
-                if not swapped:
-                    return
+            for step in range(n_pile):
+                k = pile + (offset + step) % n_pile
+                if _allowed(int(dealt[k]), slot, allow, game, p):
+                    tmp = dealt[i]
+                    dealt[i] = dealt[k]
+                    dealt[k] = tmp
+                    break
 
 
 _DETERMINIZE = Kernel(_determinize_all)

@@ -255,6 +255,8 @@ def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
             w.hands[seat, face] = s.hands[g, seat, face]
         for colour in range(C.NUM_COLOURS):
             w.lacks[seat, colour] = s.shown_lacks[g, seat, colour]
+        for fact in range(C.NUM_LACK_FACTS):  # relative to the giver's draws
+            w.marks[seat, fact] = s.lack_marks[g, seat, fact] - s.seat_draws[g, seat]
         w.sizes[seat] = s.hand_size[g, seat]
         if not r.play_to_last or s.finish_rank[g, seat] < 0:
             w.seats[n_active] = seat
@@ -266,6 +268,8 @@ def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
             s.hands[g, receiver, face] = w.hands[giver, face]
         for colour in range(C.NUM_COLOURS):  # the facts travel with the hand they describe
             s.shown_lacks[g, receiver, colour] = w.lacks[giver, colour]
+        for fact in range(C.NUM_LACK_FACTS):
+            s.lack_marks[g, receiver, fact] = w.marks[giver, fact] + s.seat_draws[g, receiver]
         s.hand_size[g, receiver] = w.sizes[giver]
 
 
@@ -282,6 +286,11 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
         mine_lacks = s.shown_lacks[g, seat, colour]
         s.shown_lacks[g, seat, colour] = s.shown_lacks[g, target, colour]
         s.shown_lacks[g, target, colour] = mine_lacks
+    shift = s.seat_draws[g, target] - s.seat_draws[g, seat]
+    for fact in range(C.NUM_LACK_FACTS):  # re-based to the receiver's draws
+        mine_mark = s.lack_marks[g, seat, fact]
+        s.lack_marks[g, seat, fact] = s.lack_marks[g, target, fact] - shift
+        s.lack_marks[g, target, fact] = mine_mark + shift
     my_size = s.hand_size[g, seat]
     s.hand_size[g, seat] = s.hand_size[g, target]
     s.hand_size[g, target] = my_size

@@ -9,6 +9,17 @@ hand (``uno_env.core.setup``):
   card) while a colour is to be matched shows it held no card it wanted to play of that
   colour; the fact holds until the seat next plays a card of that colour. In a seven-zero
   exchange the facts travel with the hands they describe.
+* ``lack_marks`` (B,N,18) int32: sharper facts of the same events, for determinization. A
+  seat that draws on its own turn because it cannot play holds no card of the colour to be
+  matched, none of the top card's rank, and no wild; and the card it drew and kept does not
+  play either. Those facts describe the cards it held at that moment, not the ones it draws
+  later. ``lack_marks[g, k, f]`` is the seat's ``seat_draws`` count when fact ``f`` (colour c
+  < 4, rank ``cards.LACK_RANK0 + r``, ``cards.LACK_WILD``) was last shown (:data:`NO_MARK`:
+  never this hand): of the seat's hand, at most ``seat_draws - lack_marks`` cards (the ones
+  drawn since) can break the fact. A later play of the colour does not end the fact (the
+  card played was one drawn since); a later draw widens the allowance instead. A playable
+  card drawn and kept (``after_draw``) is drawn after the mark. In a seven-zero exchange the
+  marks travel with the hands, re-based to the receiver's draw count.
 * ``last_played`` (B,N) int8: the face each seat played last (-1: none yet this hand).
 * ``last_named`` (B,N) int8: the colour each seat last named with a wild (-1: none).
 * ``seat_draws`` (B,N) int32: the cards each seat has drawn this hand, penalties included
@@ -28,10 +39,19 @@ from uno_env import cards as C
 from uno_env.core.params import StateArrays
 from uno_env.jit import jit_inline
 
-__all__ = ["NO_COLOUR_NAMED", "record_draw_on_turn", "record_named_colour", "record_play"]
+__all__ = [
+    "NO_COLOUR_NAMED",
+    "NO_MARK",
+    "record_draw_on_turn",
+    "record_named_colour",
+    "record_play",
+    "record_stuck",
+]
 
 NO_COLOUR_NAMED = -1
 """``last_named`` of a seat that has named no colour this hand."""
+NO_MARK = -(1 << 30)
+"""``lack_marks`` of a fact a seat has not shown this hand (allows any number of cards)."""
 
 
 @jit_inline
@@ -57,3 +77,20 @@ def record_draw_on_turn(s: StateArrays, g: int, seat: int) -> None:
     colour = int(s.colour[g])
     if 0 <= colour < C.NUM_COLOURS:
         s.shown_lacks[g, seat, colour] = True
+
+
+@jit_inline
+def record_stuck(
+    s: StateArrays, g: int, seat: int, colour: int, top: int, kept_playable: bool
+) -> None:
+    """``seat`` drew on its turn with ``colour`` to match on ``top``, and its draw is done.
+
+    The cards it held lack the colour, the top card's rank and wilds; so do the cards it drew
+    and kept, except a playable one it is still deciding about (``kept_playable``).
+    """
+    mark = s.seat_draws[g, seat] - (1 if kept_playable else 0)
+    if 0 <= colour < C.NUM_COLOURS:
+        s.lack_marks[g, seat, colour] = mark
+    if 0 <= top < C.NUM_COLOURED_FACES:
+        s.lack_marks[g, seat, C.LACK_RANK0 + int(C.FACE_RANK[top])] = mark
+    s.lack_marks[g, seat, C.LACK_WILD] = mark

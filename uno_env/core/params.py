@@ -98,6 +98,7 @@ class StateArrays(NamedTuple):
     winner: np.ndarray
     seat_draws: np.ndarray
     shown_lacks: np.ndarray
+    lack_marks: np.ndarray
     last_played: np.ndarray
     last_named: np.ndarray
     finish_rank: np.ndarray
@@ -117,6 +118,7 @@ class Scratch(NamedTuple):
     cards: np.ndarray  # (108,) int8: cards being moved
     hands: np.ndarray  # (10, 54) int8: hands being passed on (seven-zero)
     lacks: np.ndarray  # (10, 4) bool: the colours those hands were shown to lack
+    marks: np.ndarray  # (10, 18) int32: the draw counts of those hands' lack facts
     sizes: np.ndarray  # (10,) int16: their sizes
     seats: np.ndarray  # (10,) int64: seats still playing
     plan: np.ndarray  # (PLAN_SIZE,) int64: the plan of a step, see uno_env.core.plan
@@ -141,6 +143,7 @@ def new_scratch() -> Scratch:
         cards=np.empty(C.DECK_SIZE, dtype=np.int8),
         hands=np.empty((C.MAX_PLAYERS, C.NUM_FACES), dtype=np.int8),
         lacks=np.empty((C.MAX_PLAYERS, C.NUM_COLOURS), dtype=np.bool_),
+        marks=np.empty((C.MAX_PLAYERS, C.NUM_LACK_FACTS), dtype=np.int32),
         sizes=np.empty(C.MAX_PLAYERS, dtype=np.int16),
         seats=np.empty(C.MAX_PLAYERS, dtype=np.int64),
         plan=np.empty(PLAN_SIZE, dtype=np.int64),

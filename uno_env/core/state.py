@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.cards import DECK_SIZE, NUM_COLOURS, NUM_FACES
+from uno_env.cards import DECK_SIZE, NUM_COLOURS, NUM_FACES, NUM_LACK_FACTS
 from uno_env.jit import jit_inline
 from uno_env.rules import Rules
 
@@ -152,6 +152,7 @@ class UnoState:
     winner: npt.NDArray[np.int8]
     seat_draws: npt.NDArray[np.int32]
     shown_lacks: npt.NDArray[np.bool_]
+    lack_marks: npt.NDArray[np.int32]
     last_played: npt.NDArray[np.int8]
     last_named: npt.NDArray[np.int8]
     finish_rank: npt.NDArray[np.int8]
@@ -252,6 +253,7 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "hand_size": ("N",),
     "seat_draws": ("N",),
     "shown_lacks": ("N", NUM_COLOURS),
+    "lack_marks": ("N", NUM_LACK_FACTS),
     "last_played": ("N",),
     "last_named": ("N",),
     "finish_rank": ("N",),

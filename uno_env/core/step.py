@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import effects as E
-from uno_env.core.history import record_draw_on_turn, record_named_colour
+from uno_env.core.history import record_draw_on_turn, record_named_colour, record_stuck
 from uno_env.core.mask import legal_action_mask
 from uno_env.core.params import (
     RuleParams,
@@ -32,6 +32,7 @@ from uno_env.core.plan import (
 from uno_env.core.scoring import finish_hand, winner_takes_points
 from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
+    AFTER_DRAW,
     NO_FACE,
     NO_SEAT,
     OVER,
@@ -174,6 +175,7 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
         s.uno_exposed[g] = NO_SEAT  # the next seat has begun its decision: the exposure ends
 
     voluntary = False
+    stuck_colour = stuck_top = -1
     if C.NAME_COLOUR <= act < C.NAME_COLOUR + C.NUM_COLOURS:
         s.colour[g] = act - C.NAME_COLOUR
         record_named_colour(s, g, current, act - C.NAME_COLOUR)
@@ -187,6 +189,7 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
         E.resolve_challenge(r, s, plan, g)
     elif act == C.DRAW:
         record_draw_on_turn(s, g, current)
+        stuck_colour, stuck_top = int(s.colour[g]), int(s.top[g])
         plan_draw(plan, current, 1)
         voluntary = True
     elif act == C.PASS:
@@ -200,6 +203,7 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
     if voluntary:
         E.after_voluntary_draw(r, s, w, plan, g, drawn)
         _execute_draw(r, s, w, g)  # the penalty of RLCard's automatic play, if any
+        record_stuck(s, g, current, stuck_colour, stuck_top, s.phase[g] == AFTER_DRAW)
 
     if plan[FIRST_OUT]:
         # play_to_last: the first seat out scores what is left at that moment.
