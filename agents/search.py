@@ -60,6 +60,7 @@ __all__ = [
     "STRONG_ROLLOUTS",
     "GuidedPrior",
     "PimcAgent",
+    "choice_weights",
     "guided_pimc",
     "resolve_rollout",
     "strong_pimc",
@@ -112,6 +113,8 @@ class PimcAgent:
         lack_facts: What the determinizations take from the public history
             (:data:`LACK_FACTS`): ``"drawn"`` (default), ``"drawn_wild"``, ``"shown"`` or
             ``"none"``.
+        weigh_choices: Weigh each determinization by how likely every other seat's last
+            choice of a card was with the hand it was dealt (:func:`choice_weights`).
 
     Raises:
         ValueError: for a budget <= 0 (naming it), an unknown rollout policy or
@@ -137,6 +140,7 @@ class PimcAgent:
         prior: str | Path | None = None,
         prior_weight: float = PRIOR_WEIGHT,
         lack_facts: str = "drawn",
+        weigh_choices: bool = True,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, (int, np.integer)):
             raise ValueError(f"pimc: rollouts must be an integer >= 1, got {rollouts!r}")
@@ -161,6 +165,7 @@ class PimcAgent:
                 f"pimc: lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}"
             )
         self.lack_facts = lack_facts
+        self.weigh_choices = bool(weigh_choices)
         self.prior_spec = None if prior is None else str(prior)
         self.prior_weight = float(prior_weight)
         self._prior: TorchPolicy | None = None
@@ -395,6 +400,11 @@ class PimcAgent:
             dets = core.determinize(
                 rules, sub, seats, keys, wild_facts=self.lack_facts == "drawn_wild"
             )
+        weights = (
+            choice_weights(sub, seats, dets.hands, n_det)
+            if self.weigh_choices
+            else np.ones((len(games), n_det))
+        )
         # Row (table t, candidate a, determinization k): the same deals for every a.
         rows, acts, owner = [], [], []
         for t, g in enumerate(games):
@@ -414,7 +424,9 @@ class PimcAgent:
         blocks = [np.zeros((candidates[g].size, counts[t])) for t, g in enumerate(games)]
         at = 0
         for t, a in owner:
-            blocks[t][a] = flat[at : at + counts[t]]
+            # Weighted rewards (weights of mean 1 over the table's K deals): the block's
+            # mean is the likelihood-weighted mean reward.
+            blocks[t][a] = flat[at : at + counts[t]] * weights[t, : counts[t]]
             at += counts[t]
         for t in range(len(games)):
             if counts[t]:
@@ -536,6 +548,59 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         f"default), a bot name ({', '.join(PLAIN_BOTS)}) or the path of an exported agent "
         "(a .safetensors file with its .json metadata beside it)"
     )
+
+
+_COLOURED = np.arange(C.NUM_FACES) < C.NUM_COLOURED_FACES
+_FACE_COLOUR = np.where(_COLOURED, C.FACE_COLOUR, -1).astype(np.int64)
+_FACE_RANK = np.where(_COLOURED, C.FACE_RANK, -1).astype(np.int64)
+
+
+def choice_weights(
+    state: UnoState,
+    seats: npt.NDArray[np.int64],
+    hands: npt.NDArray[np.int8],
+    per_game: int,
+) -> npt.NDArray[np.float64]:
+    """How likely each determinization makes the other seats' last choices of a card.
+
+    A seat that played a card in a normal turn chose it among the cards that played; the
+    state keeps the context of that choice (``choice_colour``, ``choice_top``,
+    ``choice_draws``, :mod:`uno_env.core.history`). While the seat has drawn nothing since,
+    its hand then was its sampled hand plus that card. Under the random player's rule (one
+    of the distinct playable cards, uniformly) the choice had probability 1 / (playable
+    faces in that hand): a sampled hand with many other cards that played explains the
+    choice less well. The weight of a determinization is the product over the other seats
+    (official matching: the colour, the top card's rank, wilds), normalised to a mean of 1
+    per game. Public information only: the contexts, the cards played, the sampled hands.
+
+    Args:
+        state: The B games searched.
+        seats: The searching seat of each game, (B,).
+        hands: The determinizations' hands, (B x K, N, 54), game-major.
+        per_game: K.
+
+    Returns:
+        (B, K) weights, each game's of mean 1 (all ones where no choice is known).
+    """
+    n_games = state.batch_size
+    weights = np.ones((n_games, per_game))
+    known = (state.choice_draws == state.seat_draws) & (state.choice_draws >= 0)
+    known &= state.last_played >= 0
+    known[np.arange(n_games), seats] = False
+    for game, seat in zip(*np.nonzero(known), strict=True):
+        played = int(state.last_played[game, seat])
+        colour = int(state.choice_colour[game, seat])
+        top = int(state.choice_top[game, seat])
+        plays = ~_COLOURED | (colour == _FACE_COLOUR)
+        if 0 <= top < C.NUM_COLOURED_FACES:
+            plays |= _FACE_RANK[top] == _FACE_RANK
+        if not plays[played]:
+            continue  # other matching rules: no model of the choice
+        held = hands[game * per_game : (game + 1) * per_game, seat].astype(np.int64)
+        held[:, played] += 1
+        options = ((held > 0) & plays).sum(axis=1)
+        weights[game] /= np.maximum(options, 1)
+    return weights / weights.mean(axis=1, keepdims=True)
 
 
 EARLY_STOP_Z = 2.0

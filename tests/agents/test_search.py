@@ -12,7 +12,7 @@ from agents import make_agent
 from agents.arena import evaluate_vs
 from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
 from agents.rollout import FAST_ROLLOUT, fast_actions, play_out
-from agents.search import STRONG_ROLLOUTS, PimcAgent
+from agents.search import STRONG_ROLLOUTS, PimcAgent, choice_weights
 from uno_env import UnoGame, core, load_rules
 from uno_env import cards as C
 from uno_env.envs.gym_env import UnoGymEnv
@@ -24,6 +24,7 @@ from uno_env.testing import check_invariants
 
 RULES2 = load_rules("official", num_players=2)
 RULES2_HAND2 = load_rules("official", num_players=2, hand_size=2)
+RULES2_HAND3 = load_rules("official", num_players=2, hand_size=3)
 
 
 def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.UnoState:
@@ -366,3 +367,77 @@ def test_pimc_by_name_in_a_tournament_and_the_terminal_game(tmp_path: Path) -> N
         opponent_names=["pimc"],
     )
     assert any("player_1 (pimc)" in line for line in said)
+
+
+def _face(name: str) -> int:
+    return C.FACE_NAMES.index(name)
+
+
+def _hands_rows(state: core.UnoState, seat: int, *hands: list[str]) -> np.ndarray:
+    """Determinization hands (K, N, 54): the state's, with ``seat`` given each of ``hands``."""
+    rows = np.repeat(state.hands[:1], len(hands), axis=0)
+    for k, cards in enumerate(hands):
+        rows[k, seat] = 0
+        for card in cards:
+            rows[k, seat, _face(card)] += 1
+    return rows
+
+
+def test_a_choice_is_weighed_by_the_playable_cards_of_the_sampled_hand() -> None:
+    """Seat 0 played R5 on R1 from R5 B2 G3 (its only card that played). Seen from seat 1, a
+    sampled hand R9 G3 would have offered two plays (R9, R5): half as likely to choose R5
+    under the random player's rule; a hand with a wild offers two as well."""
+    deck = stack([["R5", "B2", "G3"], ["R7", "Y1", "Y2"]], "R1", pile=["G9", "B9"], dealer=1)
+    game = UnoGame(RULES2_HAND3, seed=0, dealer=1, deck=deck)
+    game.step("R5")
+    state = game.state
+    assert (int(state.choice_colour[0, 0]), int(state.choice_top[0, 0])) == (0, _face("R1"))
+    assert int(state.choice_draws[0, 0]) == 0 and int(state.current[0]) == 1
+    hands = _hands_rows(state, 0, ["B2", "G3"], ["R9", "G3"], ["W", "G3"])
+    weights = choice_weights(state, np.array([1]), hands, 3)
+    np.testing.assert_allclose(weights[0], np.array([1, 0.5, 0.5]) / (2 / 3))
+    # The seat's own choices are never weighed: it knows its hand.
+    np.testing.assert_array_equal(choice_weights(state, np.array([0]), hands, 3), np.ones((1, 3)))
+
+
+def test_a_draw_since_the_choice_or_a_drawn_card_played_weighs_nothing() -> None:
+    """Seat 0 chose R5; then it drew (its hand then is no longer its hand now plus R5), and
+    a drawn card played is no choice at all: both leave the weights at one."""
+    deck = stack([["R5", "B2", "G3"], ["R7", "Y1", "Y2"]], "R1", pile=["G9", "R9"], dealer=1)
+    game = UnoGame(RULES2_HAND3, seed=0, dealer=1, deck=deck)
+    game.step("R5")
+    game.step("R7")
+    game.step("draw")  # seat 0 draws G9 (nothing plays on R7): its choice of R5 is stale
+    state = game.state
+    assert int(state.seat_draws[0, 0]) == 1 and int(state.choice_draws[0, 0]) == 0
+    hands = _hands_rows(state, 0, ["B2", "G3", "G9"], ["R9", "G3", "G9"])
+    np.testing.assert_array_equal(choice_weights(state, np.array([1]), hands, 2), np.ones((1, 2)))
+    assert int(state.choice_draws[0, 1]) == 0  # seat 1 chose R7
+    game.step("draw")  # seat 1 draws R9 on R7 and plays it: not a choice among its cards
+    game.step("R9")
+    assert int(game.state.choice_draws[0, 1]) == -1
+
+
+def test_choice_contexts_match_the_cards_played_under_random_play() -> None:
+    """Property: wherever a context is kept, the seat's last card played matched it."""
+    rules = load_rules("official", num_players=4)
+    state = core.init(rules, 64, seed=9)
+    rng = np.random.default_rng(9)
+    kept = 0
+    for _ in range(80):
+        state = core.step(
+            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
+        )
+        games, seats = np.nonzero(state.choice_draws >= 0)
+        for game, seat in zip(games, seats, strict=True):
+            face = int(state.last_played[game, seat])
+            colour, top = int(state.choice_colour[game, seat]), int(state.choice_top[game, seat])
+            wild = face >= C.NUM_COLOURED_FACES
+            same_colour = not wild and face // C.NUM_RANKS == colour
+            same_rank = top < C.NUM_COLOURED_FACES and not wild and face % 13 == top % 13
+            assert wild or same_colour or same_rank, (game, seat, face, colour, top)
+            kept += 1
+        state = state.select(np.flatnonzero(state.live)) if not state.live.all() else state
+        if state.batch_size == 0:
+            break
+    assert kept > 1000

@@ -95,6 +95,9 @@ VECTOR_FIELDS = (
     "last_played",
     "last_named",
     "lacks_bits",
+    "choice_colour",
+    "choice_top",
+    "choice_draws",
 )
 
 

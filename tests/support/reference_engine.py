@@ -265,6 +265,10 @@ class RefGame:
         self.shown_lacks: list[list[bool]] = [[False] * NUM_COLOURS for _ in range(n)]
         # Lack facts for determinization: the seat's draw count when it drew unable to play.
         self.lack_marks: list[list[int]] = [[NO_MARK] * NUM_LACK_FACTS for _ in range(n)]
+        # The context of each seat's last play in a normal turn (-1: none, or hands moved).
+        self.choice_colour: list[int] = [-1] * n
+        self.choice_top: list[int] = [-1] * n
+        self.choice_draws: list[int] = [-1] * n
         self.last_played: list[int] = [-1] * n
         self.last_named: list[int] = [-1] * n
         self.hand_points = [0] * n
@@ -725,9 +729,16 @@ class RefGame:
             self._swap(action - SWAP + 1)
         elif self.phase == PHASE_STACK:
             face, colour = decode_play(action)
+            self.choice_draws[self.current] = -1  # a stacked penalty: no normal turn's choice
             self._stack_play(face, colour)
         else:
             face, colour = decode_play(action)
+            if self.phase == PHASE_PLAY:  # a choice among the cards that play: its context
+                seat = self.current
+                self.choice_colour[seat], self.choice_top[seat] = self.colour, self.top
+                self.choice_draws[seat] = self.seat_draws[seat]
+            else:  # a drawn card, a jump-in: not a choice among the cards of a normal turn
+                self.choice_draws[self.current] = -1
             self._play(face, colour)
 
     def _record_stuck(self, seat: int, colour: int, top: int) -> None:
@@ -1032,6 +1043,7 @@ class RefGame:
             to = self.ahead(1, s)
             self.hands[to], self.shown_lacks[to] = old[s]
             self.lack_marks[to] = [self.seat_draws[to] - a for a in since[s]]
+            self.choice_draws[to] = -1
         self.uno_exposed = -1
 
     def _swap(self, k: int) -> None:
@@ -1044,6 +1056,7 @@ class RefGame:
         lacks = self.shown_lacks
         lacks[seat], lacks[target] = lacks[target], lacks[seat]
         marks, draws = self.lack_marks, self.seat_draws
+        self.choice_draws[seat] = self.choice_draws[target] = -1
         marks[seat], marks[target] = (
             [m - draws[target] + draws[seat] for m in marks[target]],
             [m - draws[seat] + draws[target] for m in marks[seat]],
@@ -1233,6 +1246,9 @@ class RefGame:
             "seat_draws": list(self.seat_draws),
             "shown_lacks": [list(row) for row in self.shown_lacks],
             "lack_marks": [list(row) for row in self.lack_marks],
+            "choice_colour": list(self.choice_colour),
+            "choice_top": list(self.choice_top),
+            "choice_draws": list(self.choice_draws),
             "last_played": list(self.last_played),
             "last_named": list(self.last_named),
         }

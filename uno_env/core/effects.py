@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
-from uno_env.core.history import record_play
+from uno_env.core.history import NO_CHOICE, record_play
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, Scratch, StateArrays
 from uno_env.core.piles import draw_cards
@@ -270,6 +270,7 @@ def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
             s.shown_lacks[g, receiver, colour] = w.lacks[giver, colour]
         for fact in range(C.NUM_LACK_FACTS):
             s.lack_marks[g, receiver, fact] = w.marks[giver, fact] + s.seat_draws[g, receiver]
+        s.choice_draws[g, receiver] = NO_CHOICE  # that choice was made from another hand
         s.hand_size[g, receiver] = w.sizes[giver]
 
 
@@ -287,6 +288,8 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
         s.shown_lacks[g, seat, colour] = s.shown_lacks[g, target, colour]
         s.shown_lacks[g, target, colour] = mine_lacks
     shift = s.seat_draws[g, target] - s.seat_draws[g, seat]
+    s.choice_draws[g, seat] = NO_CHOICE  # the choices were made from the other hands
+    s.choice_draws[g, target] = NO_CHOICE
     for fact in range(C.NUM_LACK_FACTS):  # re-based to the receiver's draws
         mine_mark = s.lack_marks[g, seat, fact]
         s.lack_marks[g, seat, fact] = s.lack_marks[g, target, fact] - shift

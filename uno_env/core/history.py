@@ -20,6 +20,12 @@ hand (``uno_env.core.setup``):
   card played was one drawn since); a later draw widens the allowance instead. A playable
   card drawn and kept (``after_draw``) is drawn after the mark. In a seven-zero exchange the
   marks travel with the hands, re-based to the receiver's draw count.
+* ``choice_colour``, ``choice_top`` (B,N) int8 and ``choice_draws`` (B,N) int32: the
+  context of the seat's last play in a normal turn, a choice among the cards that played:
+  the colour to be matched, the top card, and the seat's ``seat_draws`` count then
+  (:data:`NO_CHOICE`: none this hand, or its hand has moved in a seven-zero exchange since).
+  While the seat has drawn nothing since, its hand then was its hand now plus the card it
+  played, so a search can weigh a sampled hand by how likely it made that choice.
 * ``last_played`` (B,N) int8: the face each seat played last (-1: none yet this hand).
 * ``last_named`` (B,N) int8: the colour each seat last named with a wild (-1: none).
 * ``seat_draws`` (B,N) int32: the cards each seat has drawn this hand, penalties included
@@ -40,8 +46,10 @@ from uno_env.core.params import StateArrays
 from uno_env.jit import jit_inline
 
 __all__ = [
+    "NO_CHOICE",
     "NO_COLOUR_NAMED",
     "NO_MARK",
+    "record_choice",
     "record_draw_on_turn",
     "record_named_colour",
     "record_play",
@@ -50,6 +58,8 @@ __all__ = [
 
 NO_COLOUR_NAMED = -1
 """``last_named`` of a seat that has named no colour this hand."""
+NO_CHOICE = -1
+"""``choice_draws`` of a seat whose last choice of a card is not known."""
 NO_MARK = -(1 << 30)
 """``lack_marks`` of a fact a seat has not shown this hand (allows any number of cards)."""
 
@@ -94,3 +104,11 @@ def record_stuck(
     if 0 <= top < C.NUM_COLOURED_FACES:
         s.lack_marks[g, seat, C.LACK_RANK0 + int(C.FACE_RANK[top])] = mark
     s.lack_marks[g, seat, C.LACK_WILD] = mark
+
+
+@jit_inline
+def record_choice(s: StateArrays, g: int, seat: int) -> None:
+    """``seat`` is about to play a card in a normal turn: keep what it chose among."""
+    s.choice_colour[g, seat] = s.colour[g]
+    s.choice_top[g, seat] = s.top[g]
+    s.choice_draws[g, seat] = s.seat_draws[g, seat]

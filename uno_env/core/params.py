@@ -99,6 +99,9 @@ class StateArrays(NamedTuple):
     seat_draws: np.ndarray
     shown_lacks: np.ndarray
     lack_marks: np.ndarray
+    choice_colour: np.ndarray
+    choice_top: np.ndarray
+    choice_draws: np.ndarray
     last_played: np.ndarray
     last_named: np.ndarray
     finish_rank: np.ndarray

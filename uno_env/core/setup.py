@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core.history import NO_MARK
+from uno_env.core.history import NO_CHOICE, NO_MARK
 from uno_env.core.params import (
     RuleParams,
     Scratch,
@@ -166,6 +166,9 @@ def _deal(
             seat_draws=np.zeros((n_games, n_players), dtype=np.int32),
             shown_lacks=np.zeros((n_games, n_players, C.NUM_COLOURS), dtype=bool),
             lack_marks=np.full((n_games, n_players, C.NUM_LACK_FACTS), NO_MARK, dtype=np.int32),
+            choice_colour=np.full((n_games, n_players), -1, dtype=np.int8),
+            choice_top=np.full((n_games, n_players), -1, dtype=np.int8),
+            choice_draws=np.full((n_games, n_players), NO_CHOICE, dtype=np.int32),
             last_played=np.full((n_games, n_players), -1, dtype=np.int8),
             last_named=np.full((n_games, n_players), -1, dtype=np.int8),
             finish_rank=np.full((n_games, n_players), -1, dtype=np.int8),

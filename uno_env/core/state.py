@@ -153,6 +153,9 @@ class UnoState:
     seat_draws: npt.NDArray[np.int32]
     shown_lacks: npt.NDArray[np.bool_]
     lack_marks: npt.NDArray[np.int32]
+    choice_colour: npt.NDArray[np.int8]
+    choice_top: npt.NDArray[np.int8]
+    choice_draws: npt.NDArray[np.int32]
     last_played: npt.NDArray[np.int8]
     last_named: npt.NDArray[np.int8]
     finish_rank: npt.NDArray[np.int8]
@@ -254,6 +257,9 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "seat_draws": ("N",),
     "shown_lacks": ("N", NUM_COLOURS),
     "lack_marks": ("N", NUM_LACK_FACTS),
+    "choice_colour": ("N",),
+    "choice_top": ("N",),
+    "choice_draws": ("N",),
     "last_played": ("N",),
     "last_named": ("N",),
     "finish_rank": ("N",),

@@ -7,7 +7,13 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import effects as E
-from uno_env.core.history import record_draw_on_turn, record_named_colour, record_stuck
+from uno_env.core.history import (
+    NO_CHOICE,
+    record_choice,
+    record_draw_on_turn,
+    record_named_colour,
+    record_stuck,
+)
 from uno_env.core.mask import legal_action_mask
 from uno_env.core.params import (
     RuleParams,
@@ -197,6 +203,10 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
     elif act >= C.SWAP:
         E.swap_hands(r, s, plan, g, act - C.SWAP + 1)
     elif act < C.NUM_PLAY_ACTIONS:
+        if phase == PLAY:
+            record_choice(s, g, current)
+        else:  # a drawn card, a stacked penalty, a jump-in: not a choice in a normal turn
+            s.choice_draws[g, current] = NO_CHOICE
         E.play(r, s, w, plan, g, current, act, stacking=phase == STACK, plain_wild=False)
 
     drawn = _execute_draw(r, s, w, g)
