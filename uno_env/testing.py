@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.core.history import NO_CHOICE, NO_MARK
 from uno_env.rules import Rules
 
 __all__ = ["MAX_REPORTED_GAMES", "assert_invariants", "check_invariants"]
@@ -270,6 +271,23 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
     report.add(
         "a seat shows a colour lacking before any move",
         fresh & state.shown_lacks.any(axis=(1, 2)),
+    )
+    draws = state.seat_draws.astype(np.int64)
+    marks = state.lack_marks.astype(np.int64)
+    shown = marks != NO_MARK
+    report.add(
+        "a lack fact marked after the seat's draws",
+        (shown & (marks > draws[:, :, None])).any(axis=(1, 2)),
+    )
+    report.add("a lack fact before any move", fresh & shown.any(axis=(1, 2)))
+    chosen = state.choice_draws.astype(np.int64)
+    report.add(
+        "choice_draws out of -1..seat_draws", ((chosen < NO_CHOICE) | (chosen > draws)).any(axis=1)
+    )
+    known = chosen != NO_CHOICE
+    report.add(
+        "a known choice without its context",
+        (known & ((state.choice_colour < 0) | (state.last_played < 0))).any(axis=1),
     )
 
     # ---- scores and the match -----------------------------------------------------------

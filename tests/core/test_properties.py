@@ -423,6 +423,14 @@ def _draw_pos_out_of_range(s: core.UnoState) -> None:
     s.draw_pos[0] = C.DECK_SIZE + 3
 
 
+def _lack_marked_in_the_future(s: core.UnoState) -> None:
+    s.lack_marks[0, 1, 2] = s.seat_draws[0, 1] + 1
+
+
+def _choice_after_the_draws(s: core.UnoState) -> None:
+    s.choice_draws[0, 2] = s.seat_draws[0, 2] + 1
+
+
 @pytest.mark.parametrize(
     ("corrupt", "expected"),
     [
@@ -439,6 +447,8 @@ def _draw_pos_out_of_range(s: core.UnoState) -> None:
         (_points_in_live_hand, "hand_points non-zero"),
         (_negative_score, "negative score"),
         (_draw_pos_out_of_range, "draw_pos out of 0..108"),
+        (_lack_marked_in_the_future, "a lack fact marked after the seat's draws"),
+        (_choice_after_the_draws, "choice_draws out of -1..seat_draws"),
     ],
 )
 def test_check_invariants_reports_corruption(

@@ -27,11 +27,16 @@ resampled, per determinization:
 * the game's random key, renewed, so reshuffles and random rules differ between
   determinizations.
 
-Public history constraints ("seat k has shown it lacks red": the state's ``shown_lacks``,
-see :mod:`uno_env.core.history`, or a ``lacks`` mask given per seat and colour): deals giving such a seat
-a card of that colour are drawn again (exact), up to :data:`MAX_TRIES` times; after that the
-offending cards are swapped with allowed cards of the draw pile (close to uniform, not exact),
-and a row where even that fails is reported in :attr:`Determinizations.relaxed`. Other public
+Public history constraints. A seat that drew on its turn unable to play held no card of
+the colour to be matched, none of the top card's rank (and, for a player who draws only
+when stuck, no wild); only the cards it has drawn since may break such a fact (the state's
+``lack_marks``, see :mod:`uno_env.core.history`). Each other hand is dealt as a sequence,
+latest card first, and a card that breaks a fact may only sit among the seat's cards drawn
+since. A ``lacks`` mask given per seat and colour is a hard constraint on every card
+instead. Deals that break a constraint are drawn again (exact), up to :data:`MAX_TRIES`
+times; after that each offending card is swapped with a card of the draw pile allowed in
+its place (close to uniform, not exact), and a row where even that fails is reported in
+:attr:`Determinizations.relaxed`. Other public
 facts a seat may know are not used yet: the cards it handed over in a seven-zero swap, the
 seats passed over by a jump-in window, the cards drawn before the playable one under
 ``until_playable``.
@@ -105,8 +110,11 @@ def determinize(
         lacks: Public constraints, (N, 4) or (B, N, 4) bool: ``lacks[.., k, c]`` means
             seat ``k`` is known to hold no card of colour ``c`` (wilds are not coloured).
             Ignored for the observing seat, whose hand is known. ``None`` (the default)
-            takes the state's public history, ``state.shown_lacks``
+            takes the state's public history, ``state.lack_marks``
             (:mod:`uno_env.core.history`); an all-False array uses no constraint.
+        wild_facts: With the public history: also "a seat that drew unable to play held
+            no wild", true of players who draw only when stuck (the random player) but
+            not of one that holds wilds back (``mixbot``).
 
     Returns:
         The B x K determinizations, game-major (row ``b * K + k``), each a complete state
