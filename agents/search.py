@@ -423,10 +423,15 @@ class PimcAgent:
         self.rollouts_played += flat.size
         blocks = [np.zeros((candidates[g].size, counts[t])) for t, g in enumerate(games)]
         at = 0
+        # Weighted rewards, the weights of mean 1 over the deals a table uses: the block's
+        # mean is the likelihood-weighted mean reward.
+        used = []
+        for t in range(len(games)):
+            mine = weights[t, : counts[t]]
+            # (only early stopping's second round uses fewer than the K computed)
+            used.append(mine / mine.mean() if 0 < counts[t] < n_det else mine)
         for t, a in owner:
-            # Weighted rewards (weights of mean 1 over the table's K deals): the block's
-            # mean is the likelihood-weighted mean reward.
-            blocks[t][a] = flat[at : at + counts[t]] * weights[t, : counts[t]]
+            blocks[t][a] = flat[at : at + counts[t]] * used[t]
             at += counts[t]
         for t in range(len(games)):
             if counts[t]:
