@@ -46,6 +46,7 @@ from agents.rollout import FAST_ROLLOUT, play_out
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.core.tables import FACE_MATCH
 from uno_env.observation import encode
 from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules
@@ -558,11 +559,6 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
     )
 
 
-_COLOURED = np.arange(C.NUM_FACES) < C.NUM_COLOURED_FACES
-_FACE_COLOUR = np.where(_COLOURED, C.FACE_COLOUR, -1).astype(np.int64)
-_FACE_RANK = np.where(_COLOURED, C.FACE_RANK, -1).astype(np.int64)
-
-
 def choice_weights(
     state: UnoState,
     seats: npt.NDArray[np.int64],
@@ -578,7 +574,7 @@ def choice_weights(
     of the distinct playable cards, uniformly) the choice had probability 1 / (playable
     faces in that hand): a sampled hand with many other cards that played explains the
     choice less well. The weight of a determinization is the product over the other seats
-    (official matching: the colour, the top card's rank, wilds), normalised to a mean of 1
+    (the core's matching table: the colour, the top card's rank, wilds), normalised to a mean of 1
     per game. Public information only: the contexts, the cards played, the sampled hands.
 
     Args:
@@ -599,9 +595,8 @@ def choice_weights(
         played = int(state.last_played[game, seat])
         colour = int(state.choice_colour[game, seat])
         top = int(state.choice_top[game, seat])
-        plays = ~_COLOURED | (colour == _FACE_COLOUR)
-        if 0 <= top < C.NUM_COLOURED_FACES:
-            plays |= _FACE_RANK[top] == _FACE_RANK
+        # The core's matching table: the faces that played on that top card and colour.
+        plays = FACE_MATCH[top * (C.NUM_COLOURS + 1) + colour]
         if not plays[played]:
             continue  # other matching rules: no model of the choice
         held = hands[game * per_game : (game + 1) * per_game, seat].astype(np.int64)
