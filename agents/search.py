@@ -67,6 +67,7 @@ __all__ = [
     "choice_weights",
     "guided_pimc",
     "resolve_rollout",
+    "sample_deals",
     "strong_pimc",
 ]
 
@@ -396,18 +397,13 @@ class PimcAgent:
         if n_det == 0:
             return
         keys = self.rng.integers(0, 2**63, size=(len(games), n_det), dtype=np.uint64)
-        if self.lack_facts == "shown":
-            dets = core.determinize(rules, sub, seats, keys, lacks=sub.shown_lacks)
-        elif self.lack_facts == "none":
-            dets = core.determinize(rules, sub, seats, keys, lacks=_NO_LACKS[: rules.num_players])
-        else:
-            dets = core.determinize(
-                rules, sub, seats, keys, wild_facts=self.lack_facts == "drawn_wild"
-            )
-        weights = (
-            choice_weights(sub, seats, dets.hands, n_det)
-            if self.weigh_choices
-            else np.ones((len(games), n_det))
+        dets, weights = sample_deals(
+            rules,
+            sub,
+            seats,
+            keys,
+            lack_facts=self.lack_facts,
+            weigh_choices=self.weigh_choices,
         )
         # Row (table t, candidate a, determinization k): the same deals for every a.
         rows, acts, owner = [], [], []
@@ -557,6 +553,53 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         f"default), a bot name ({', '.join(PLAIN_BOTS)}) or the path of an exported agent "
         "(a .safetensors file with its .json metadata beside it)"
     )
+
+
+def sample_deals(
+    rules: Rules,
+    state: UnoState,
+    seats: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.uint64],
+    *,
+    lack_facts: str = "drawn",
+    weigh_choices: bool = True,
+) -> tuple[UnoState, npt.NDArray[np.float64]]:
+    """The determinizations the search samples for a decision, and their weights.
+
+    The one place where the search's inference about the hidden cards is put together:
+    :func:`uno_env.core.determinize` under the public facts ``lack_facts`` names, then
+    :func:`choice_weights` (or equal weights). :class:`PimcAgent` searches on them, and
+    ``python -m benchmarks.inference`` measures how much they know.
+
+    Args:
+        rules: The rules of the games.
+        state: The B live games searched.
+        seats: The searching seat of each game, (B,).
+        keys: (B, K) random keys of the determinizations.
+        lack_facts: One of :data:`LACK_FACTS`.
+        weigh_choices: Weigh the deals by :func:`choice_weights` (else all weights are 1).
+
+    Returns:
+        The B x K determinizations (game-major) and (B, K) weights of mean 1 per game.
+
+    Raises:
+        ValueError: for an unknown ``lack_facts``, or as :func:`uno_env.core.determinize`.
+    """
+    if lack_facts not in LACK_FACTS:
+        raise ValueError(f"lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}")
+    if lack_facts == "shown":
+        dets = core.determinize(rules, state, seats, keys, lacks=state.shown_lacks)
+    elif lack_facts == "none":
+        dets = core.determinize(rules, state, seats, keys, lacks=_NO_LACKS[: rules.num_players])
+    else:
+        dets = core.determinize(rules, state, seats, keys, wild_facts=lack_facts == "drawn_wild")
+    n_games, per_game = keys.shape
+    weights = (
+        choice_weights(state, seats, dets.hands, per_game)
+        if weigh_choices
+        else np.ones((n_games, per_game))
+    )
+    return dets, weights
 
 
 def choice_weights(

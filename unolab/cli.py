@@ -36,6 +36,7 @@ _BENCHMARKS = {
     "envs": "benchmarks.envs",
     "tournament": "benchmarks.tournament",
     "search": "benchmarks.search",
+    "inference": "benchmarks.inference",
 }
 
 
@@ -259,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser(
         "bench",
-        help="run the benchmarks (engine, envs, tournament, search)",
+        help="run the benchmarks (engine, envs, tournament, search, inference)",
         description="Run a benchmark (default: engine). Its options follow its name: "
         "uno-lab bench engine --help lists them. With all, the options must suit each one.",
         add_help=False,
