@@ -39,7 +39,8 @@ HELP_SHOWS: dict[str, list[str]] = {
         "--batch-sizes",
     ],
     "bench tournament --help": ["usage: uno-lab bench tournament", "--workers", "--games"],
-    "bench --help": ["usage: uno-lab bench", "engine", "envs", "tournament"],
+    "bench --help": ["usage: uno-lab bench", "engine", "envs", "tournament", "inference"],
+    "bench inference --help": ["usage: uno-lab bench inference", "--deals", "--bot"],
     "train --help": ["usage: uno-lab train", "ppo", "dqn"],
 }
 
