@@ -18,6 +18,8 @@ the end of the hand with a rollout policy. The action with the best mean reward 
 * **Inference.** The determinizations respect what each seat showed when it drew unable to
   play (``lack_facts``), and each is weighed by how likely it makes every other seat's last
   choice of a card (:func:`choice_weights`): the estimates are likelihood-weighted means.
+  :func:`sample_deals` puts the two together (``python -m benchmarks.inference`` scores
+  what they know against the real hands).
 * **Pruning.** Declaring UNO and catching are taken at once (as by every bot), and by default
   a voluntary draw is not considered when a card plays (noisy estimates otherwise pick it).
 * **No hidden information.** The agent acts on the state only through
