@@ -262,6 +262,24 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
 
     # ---- the public history (uno_env.core.history) ----------------------------------------
     report.add("seat_draws < 0", (state.seat_draws < 0).any(axis=1))
+    pile_faces = state.pile_faces.astype(np.int64)
+    report.add(
+        "pile_faces out of 0..copies of the face",
+        ((pile_faces < 0) | (pile_faces > C.FACE_COUNTS[None, :])).any(axis=1),
+    )
+    # After a reshuffle the draw pile holds nothing but the faces that went into it.
+    pile_counts = np.zeros((n_games, C.NUM_FACES), dtype=np.int64)
+    for g in np.flatnonzero(pile_faces.any(axis=1) & ~bad_draw):
+        pile = deck[g, int(draw_pos[g]) :].astype(np.int64)
+        pile = pile[(pile >= 0) & (pile < C.NUM_FACES)]
+        pile_counts[g] = np.bincount(pile, minlength=C.NUM_FACES)
+    report.add(
+        "the draw pile holds a face its last reshuffle did not put there (pile_faces)",
+        pile_faces.any(axis=1) & (pile_counts > pile_faces).any(axis=1),
+        detail=lambda g: str(
+            [C.FACE_NAMES[f] for f in np.flatnonzero(pile_counts[g] > pile_faces[g])]
+        ),
+    )
     last = state.last_played
     report.add("last_played out of -1..53", ((last < -1) | (last >= C.NUM_FACES)).any(axis=1))
     named = state.last_named

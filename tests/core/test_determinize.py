@@ -47,6 +47,7 @@ PUBLIC = (
     "lack_marks",
     "last_played",
     "last_named",
+    "pile_faces",
     "finish_rank",
     "hand_points",
     "scores",
@@ -155,9 +156,15 @@ def test_every_hidden_card_is_reachable_in_every_slot() -> None:
         assert set(dets.deck[:, position].tolist()) == unseen
 
 
-def _small_state(unseen: list[int], other_size: int, phase: int = core.PLAY) -> core.UnoState:
+def _small_state(
+    unseen: list[int],
+    other_size: int,
+    phase: int = core.PLAY,
+    pile_faces: dict[int, int] | None = None,
+) -> core.UnoState:
     """Two seats; everything but ``unseen`` public: seat 0 holds three cards, seat 1
-    ``other_size`` of the unseen cards, the draw pile the rest; the top card is R5 (red)."""
+    ``other_size`` of the unseen cards, the draw pile the rest; the top card is R5 (red).
+    ``pile_faces``: the faces a reshuffle put into the pile (default: none yet)."""
     rules = load_rules("official", num_players=2)
     base = core.init(rules, 1, seed=0)
     own = [C.parse_card(x) for x in ("G9", "B9", "Y9")]
@@ -188,7 +195,10 @@ def _small_state(unseen: list[int], other_size: int, phase: int = core.PLAY) -> 
         current=np.array([1 if phase == core.AFTER_DRAW else 0], dtype=np.int8),
         phase=np.array([phase], dtype=np.int8),
         drawn=np.array([unseen[0] if phase == core.AFTER_DRAW else -1], dtype=np.int8),
+        pile_faces=np.zeros((1, C.NUM_FACES), dtype=np.int8),
     )
+    for face, count in (pile_faces or {}).items():
+        fields["pile_faces"][0, face] = count
     state = core.UnoState(**{k: np.ascontiguousarray(v) for k, v in fields.items()})
     assert check_invariants(rules, state) == []
     return state
@@ -200,10 +210,19 @@ def _outcome(state: core.UnoState, row: int) -> tuple[object, ...]:
     return hand, pile, int(state.drawn[row])
 
 
-def _expected(unseen: list[int], other_size: int, drawn_playable: bool) -> Counter:
-    """Outcome counts over every permutation of the physical unseen cards."""
+def _expected(
+    unseen: list[int],
+    other_size: int,
+    drawn_playable: bool,
+    pile_faces: dict[int, int] | None = None,
+) -> Counter:
+    """Outcome counts over every permutation of the physical unseen cards (those whose
+    pile keeps to ``pile_faces``, when given)."""
     counts: Counter = Counter()
     for perm in itertools.permutations(unseen):
+        pile = Counter(perm[other_size:])
+        if pile_faces is not None and any(pile[f] > pile_faces.get(f, 0) for f in pile):
+            continue
         hand = tuple(sorted(perm[:other_size]))
         drawn = -1
         if drawn_playable:
@@ -216,19 +235,35 @@ def _expected(unseen: list[int], other_size: int, drawn_playable: bool) -> Count
 
 
 @pytest.mark.parametrize(
-    ("names", "other_size", "phase"),
+    ("names", "other_size", "phase", "reshuffled"),
     [
-        (["R1", "G2", "B3", "Y4"], 2, core.PLAY),
-        (["R1", "R1", "G2", "W", "Y4"], 2, core.PLAY),
-        (["R1", "G2", "B3", "W", "Y5"], 3, core.AFTER_DRAW),
+        (["R1", "G2", "B3", "Y4"], 2, core.PLAY, None),
+        (["R1", "R1", "G2", "W", "Y4"], 2, core.PLAY, None),
+        (["R1", "G2", "B3", "W", "Y5"], 3, core.AFTER_DRAW, None),
+        # After a reshuffle the pile holds only faces that went into it (public).
+        (["R1", "R1", "G2", "W", "Y4", "B3"], 3, core.PLAY, {"R1": 1, "W": 1, "Y4": 1, "B3": 1}),
+        (["R1", "R1", "G2", "W", "Y4"], 2, core.PLAY, {"R1": 1, "G2": 1, "W": 1, "Y4": 1, "B7": 2}),
+        (["R1", "G2", "B3", "W", "Y5"], 3, core.AFTER_DRAW, {"W": 1, "B3": 1, "Y5": 1}),
     ],
-    ids=["four-distinct", "with-duplicate", "hidden-drawn-card"],
+    ids=[
+        "four-distinct",
+        "with-duplicate",
+        "hidden-drawn-card",
+        "reshuffled",
+        "reshuffled-duplicate",
+        "reshuffled-hidden-drawn-card",
+    ],
 )
-def test_uniform_over_consistent_deals(names: list[str], other_size: int, phase: int) -> None:
+def test_uniform_over_consistent_deals(
+    names: list[str], other_size: int, phase: int, reshuffled: dict[str, int] | None
+) -> None:
     """Chi-square: every consistent deal (hand of seat 1, pile order, its drawn card) as
     often as the number of physical card orders giving it."""
     unseen = [C.parse_card(x) for x in names]
-    state = _small_state(unseen, other_size, phase)
+    pile_faces = None
+    if reshuffled is not None:
+        pile_faces = {C.parse_card(x): n for x, n in reshuffled.items()}
+    state = _small_state(unseen, other_size, phase, pile_faces)
     n = 12_000
     dets = core.determinize(
         load_rules("official", num_players=2),
@@ -237,7 +272,7 @@ def test_uniform_over_consistent_deals(names: list[str], other_size: int, phase:
         np.arange(n, dtype=np.uint64) * np.uint64(7919),
     )
     seen = Counter(_outcome(dets, r) for r in range(n))
-    expected = _expected(unseen, other_size, phase == core.AFTER_DRAW)
+    expected = _expected(unseen, other_size, phase == core.AFTER_DRAW, pile_faces)
     assert set(seen) <= set(expected), "a deal inconsistent with the public facts"
     keys = sorted(expected)
     total = sum(expected.values())
@@ -436,3 +471,46 @@ def test_the_wild_fact_is_false_for_mixbot() -> None:
         actions, _ = choose_actions(rules, state, policies, state.current.astype(np.int64))
         state = core.step(rules, state, actions)
     assert broken > 0
+
+
+def _after_reshuffles(rules: Rules, games: int, seed: int) -> core.UnoState:
+    """Live games whose draw pile has been refilled from the discards, in many phases."""
+    rng = np.random.default_rng(seed)
+    state = core.init(rules, games, seed=seed)
+    found = []
+    while state.live.any() and sum(s.batch_size for s in found) < 120:
+        mask = core.legal_action_mask(rules, state)
+        state = core.step(rules, state, uniform_legal_actions(mask, rng))
+        rows = np.flatnonzero(state.live & state.pile_faces.any(axis=1))
+        if rows.size:
+            found.append(state.select(rows[:4]))
+    fields = {name: np.concatenate([getattr(s, name) for s in found]) for name in ARRAY_FIELDS}
+    return core.UnoState(**fields)
+
+
+@pytest.mark.parametrize(("preset", "games"), [("official", 400), ("rlcard", 8000)])
+def test_after_a_reshuffle_the_pile_is_dealt_only_the_faces_that_went_into_it(
+    preset: str, games: int
+) -> None:
+    """The discards shuffled into the pile were public: no determinization puts another
+    face there, and without that fact many deals would."""
+    rules = load_rules(preset, num_players=3)
+    state = _after_reshuffles(rules, games, seed=8)
+    assert state.batch_size >= 40
+    assert check_invariants(rules, state) == []  # the real pile keeps to it, too
+    seats = state.current.astype(np.int64)
+    keys = np.arange(state.batch_size * 16, dtype=np.uint64).reshape(-1, 16)
+    dets = core.determinize(rules, state, seats, keys)
+    assert check_invariants(rules, dets) == []
+    caps = np.repeat(state.pile_faces, 16, axis=0).astype(np.int64)
+    for r in range(dets.batch_size):
+        pile = np.bincount(dets.deck[r, dets.draw_pos[r] :], minlength=C.NUM_FACES)
+        assert (pile <= caps[r]).all(), r
+    # The same deals with the fact forgotten: the pile then often holds other faces.
+    blind = state.with_fields(pile_faces=np.zeros_like(state.pile_faces))
+    loose = core.determinize(rules, blind, seats, keys)
+    broken = 0
+    for r in range(loose.batch_size):
+        pile = np.bincount(loose.deck[r, loose.draw_pos[r] :], minlength=C.NUM_FACES)
+        broken += bool((pile > caps[r]).any())
+    assert broken > loose.batch_size // 4

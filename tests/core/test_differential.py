@@ -205,6 +205,7 @@ class Mirror:
         self.arrays["wd4_open"] = np.zeros(b, dtype=bool)
         self.arrays["hands"] = np.zeros((b, n, NUM_FACES), dtype=np.int64)
         self.arrays["lack_marks"] = np.zeros((b, n, NUM_LACK_FACTS), dtype=np.int64)
+        self.arrays["pile_faces"] = np.zeros((b, NUM_FACES), dtype=np.int64)
         self.arrays["deck"] = np.zeros((b, DECK_SIZE), dtype=np.int64)
         self.arrays["discard"] = np.zeros((b, DECK_SIZE), dtype=np.int64)
         self.legal = [[] for _ in range(b)]
@@ -219,6 +220,7 @@ class Mirror:
         self._scalars[i] = [getattr(g, name) for name in SCALAR_FIELDS[1:]]
         self._vectors[i] = [getattr(g, name) for name in VECTOR_FIELDS]
         a["lack_marks"][i] = g.lack_marks
+        a["pile_faces"][i] = g.pile_faces
         copied = self._hands[i]
         for seat, hand in enumerate(g.hands):  # (usually one hand changed)
             if hand != copied[seat]:
@@ -270,7 +272,7 @@ def compare(state: core.UnoState, mirror: Mirror, where: str) -> None:
         if name == "wd4_illegal":
             diff &= a["wd4_open"]
         bad[name] = diff
-    for name in (*VECTOR_FIELDS, "hands", "lack_marks"):
+    for name in (*VECTOR_FIELDS, "hands", "lack_marks", "pile_faces"):
         diff = _core_field(state, name) != a[name]
         bad[name] = diff.reshape(b, -1).any(axis=1)
     cols = np.arange(DECK_SIZE)[None, :]

@@ -923,6 +923,13 @@ def test_draw_pile_runs_out_discards_reshuffled_top_stays() -> None:
     assert game.discard_pile == ["R3"] and game.top_card == "R3" and game.current_colour == "R"
     assert game.draw_pile == new_pile[1:]
     assert game.hand(seat) == by_face([*before, new_pile[0]])
+    # Everyone saw those discards go into the pile: the state keeps their faces (public).
+    pile_faces = game.state.pile_faces[0]
+    assert {C.FACE_NAMES[f]: int(pile_faces[f]) for f in np.flatnonzero(pile_faces)} == {
+        "R5": 1,
+        "R1": 1,
+        "R2": 1,
+    }
     # the drawn red card is playable on R3
     assert game.phase == "after_draw" and game.drawn_card == new_pile[0]
     assert game.current_seat == seat

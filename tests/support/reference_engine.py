@@ -271,6 +271,8 @@ class RefGame:
         self.choice_draws: list[int] = [-1] * n
         self.last_played: list[int] = [-1] * n
         self.last_named: list[int] = [-1] * n
+        # docs/engine.md: the faces the last reshuffle put into the draw pile (public).
+        self.pile_faces: list[int] = [0] * NUM_FACES
         self.hand_points = [0] * n
         self.scores: list[int] = [0] * n if scores is None else [int(s) for s in scores]
         self.match_over = self._someone_reached_target()
@@ -453,6 +455,7 @@ class RefGame:
             self.events["reshuffle_top"] += 1
         perm = self._next_shuffle_permutation(n)
         self.deck[DECK_SIZE - n :] = [old[p] for p in perm]
+        self.pile_faces = [old.count(face) for face in range(NUM_FACES)]
         self.draw_pos = DECK_SIZE - n
         self.discard = [] if self.sw.reshuffle_top else self.discard[-1:]
 
@@ -1251,4 +1254,5 @@ class RefGame:
             "choice_draws": list(self.choice_draws),
             "last_played": list(self.last_played),
             "last_named": list(self.last_named),
+            "pile_faces": list(self.pile_faces),
         }

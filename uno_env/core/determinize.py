@@ -13,7 +13,11 @@ seat's ``hand_size``, the phase and every decision field, scores, turn counters.
 resampled, per determinization:
 
 * the other seats' hands and the draw pile ``deck[draw_pos:]`` (uniformly: every deal of the
-  unseen cards into those slots is equally likely); the dealt part of the deck,
+  unseen cards into those slots is equally likely). After a reshuffle the pile can hold only
+  the faces the reshuffle put into it (``pile_faces``: they were public discards), so its
+  faces are drawn first, exactly by counting the piles that fit (each face at most its
+  ``pile_faces`` count, the copies of a face told apart), and the rest go to the hands; the
+  dealt part of the deck,
   ``deck[:draw_pos]``, which no rule reads, is blanked to -1 (it recorded the real deal);
 * in ``after_draw`` of another seat, the card it drew (``drawn``): one of its cards, which
   must be playable (the phase says so), so deals are drawn again until it is (rejection:
@@ -71,6 +75,10 @@ _COLOUR_STREAM = np.uint64(2**41 + 2)
 """Stream of the colour before a Wild Draw Four when the state cannot tell it."""
 _REPAIR_STREAM = np.uint64(2**41 + 3)
 """Stream of the choices of a repair (see :func:`_repair_lacks`)."""
+_PILE_STREAM = np.uint64(2**41 + 64)
+"""First stream of the draw pile's faces after a reshuffle (one per attempt)."""
+_PILE_WORDS = np.uint64(1 << 12)
+"""Word offset of the pile's own shuffle within an attempt's stream."""
 _FACE_COUNTS = C.FACE_COUNTS.astype(np.int64)
 FREE = 1 << 20
 """An allowance that constrains nothing (more cards than a hand can hold)."""
@@ -173,6 +181,7 @@ def determinize_with_report(
     cards = np.empty(C.DECK_SIZE, dtype=np.int8)
     dealt = np.empty(C.DECK_SIZE, dtype=np.int8)
     starts = np.empty(C.MAX_PLAYERS + 1, dtype=np.int64)
+    ways = np.empty((C.NUM_FACES + 1, C.DECK_SIZE + 1), dtype=np.float64)
     bad = _DETERMINIZE(
         rule_params(rules),
         arrays_of(out),
@@ -184,6 +193,7 @@ def determinize_with_report(
         cards,
         dealt,
         starts,
+        ways,
         relaxed,
     )
     if bad >= 0:  # the counts do not add up: a state built by hand, not a dealt game
@@ -289,12 +299,24 @@ def _determinize_all(
     cards: np.ndarray,
     dealt: np.ndarray,
     starts: np.ndarray,
+    ways: np.ndarray,
     relaxed: np.ndarray,
 ) -> int:
     """Resample every row in place; return the first row whose cards do not add up, or -1."""
     for g in range(seats.shape[0]):
         ok = _determinize_one(
-            r, s, g, int(seats[g]), keys[g], allow, use_lacks, g // per_game, cards, dealt, starts
+            r,
+            s,
+            g,
+            int(seats[g]),
+            keys[g],
+            allow,
+            use_lacks,
+            g // per_game,
+            cards,
+            dealt,
+            starts,
+            ways,
         )
         if ok < 0:
             return g
@@ -315,6 +337,7 @@ def _determinize_one(
     cards: np.ndarray,
     dealt: np.ndarray,
     starts: np.ndarray,
+    ways: np.ndarray,
 ) -> int:
     """Resample row ``g`` for ``seat``: 1 done, 0 done with ``lacks`` relaxed, -1 bad counts."""
     n_players = r.num_players
@@ -344,17 +367,20 @@ def _determinize_one(
     jump_face = int(s.effect_face[g]) if s.phase[g] == JUMP_IN and current != seat else -1
     wd4_seat = int(s.wd4_seat[g])
     hidden_wd4 = wd4_seat != NO_SEAT and wd4_seat != seat
+    # After a reshuffle the draw pile holds only faces that went into it (public): count
+    # the ways to fill it under those caps, or give the fact up if the counts cannot meet it
+    # (a state built by hand).
+    capped = _pile_ways(s, g, cards, n_unseen, pos, ways)
     met = False
     for attempt in range(MAX_TRIES):
-        # Fisher-Yates over a fresh copy, driven by (key, attempt, i).
-        for i in range(n_unseen):
-            dealt[i] = cards[i]
         stream = np.uint64(attempt)
-        for i in range(n_unseen - 1, 0, -1):
-            j = int(uniform_of(game_word(key, stream, np.uint64(i))) * (i + 1))
-            tmp = dealt[i]
-            dealt[i] = dealt[j]
-            dealt[j] = tmp
+        if capped:
+            _deal_capped(s, g, key, stream, cards, n_unseen, pos, ways, dealt)
+        else:
+            # Fisher-Yates over a fresh copy, driven by (key, attempt, i).
+            for i in range(n_unseen):
+                dealt[i] = cards[i]
+            _shuffle(key, stream, dealt, 0, n_unseen, np.uint64(0))
         if use_lacks and _breaks_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game):
             continue
         _write_deal(r, s, g, seat, dealt, starts)
@@ -371,7 +397,9 @@ def _determinize_one(
             break
     if not met:
         if use_lacks:
-            _repair_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game, n_unseen, key)
+            _repair_lacks(
+                r, s, g, seat, dealt, starts, s.hand_size[g], allow, game, n_unseen, key, capped
+            )
         _write_deal(r, s, g, seat, dealt, starts)
         if hidden_drawn:
             s.drawn[g] = dealt[starts[current]]
@@ -396,6 +424,106 @@ def _determinize_one(
         s.deck[g, k] = -1  # the real deal: no rule reads it, and it must not leak
     s.key[g] = game_word(key, _KEY_STREAM, np.uint64(0))
     return 1 if met else 0
+
+
+@jit_inline
+def _shuffle(
+    key: np.uint64, stream: np.uint64, dealt: np.ndarray, lo: int, hi: int, words: np.uint64
+) -> None:
+    """Fisher-Yates over ``dealt[lo:hi]``, driven by (key, stream, words + i)."""
+    n = hi - lo
+    for i in range(n - 1, 0, -1):
+        j = int(uniform_of(game_word(key, stream, words + np.uint64(i))) * (i + 1))
+        tmp = dealt[lo + i]
+        dealt[lo + i] = dealt[lo + j]
+        dealt[lo + j] = tmp
+
+
+@jit
+def _pile_ways(
+    s: StateArrays, g: int, cards: np.ndarray, n_unseen: int, pile: int, ways: np.ndarray
+) -> bool:
+    """Count the draw piles that respect ``pile_faces`` into ``ways``; False: no such cap.
+
+    ``ways[f, k]`` is the number of ways to choose ``k`` of the unseen cards of faces ``f``
+    and above for the pile, each face at most its ``pile_faces`` count, counting copies as
+    distinct cards: sampling the pile's faces by it is uniform over the consistent deals.
+    ``pile`` is the first slot of the pile in the deal (the other hands' cards before it).
+    """
+    known = False
+    for face in range(C.NUM_FACES):
+        if s.pile_faces[g, face] > 0:
+            known = True
+    n_pile = n_unseen - pile
+    if not known or n_pile <= 0:
+        return False
+    for k in range(n_pile + 1):
+        ways[C.NUM_FACES, k] = 1.0 if k == 0 else 0.0
+    i = n_unseen
+    for face in range(C.NUM_FACES - 1, -1, -1):
+        held = 0
+        while i > 0 and cards[i - 1] == face:
+            held += 1
+            i -= 1
+        cap = min(held, int(s.pile_faces[g, face]))
+        for k in range(n_pile + 1):
+            total = 0.0
+            choose = 1.0
+            for c in range(min(cap, k) + 1):
+                total += choose * ways[face + 1, k - c]
+                choose = choose * (held - c) / (c + 1)
+            ways[face, k] = total
+    return ways[0, n_pile] > 0.0
+
+
+@jit
+def _deal_capped(
+    s: StateArrays,
+    g: int,
+    key: np.uint64,
+    stream: np.uint64,
+    cards: np.ndarray,
+    n_unseen: int,
+    pile: int,
+    ways: np.ndarray,
+    dealt: np.ndarray,
+) -> None:
+    """A uniform deal whose draw pile (``dealt[pile:]``) keeps to ``pile_faces``.
+
+    The pile's faces are drawn by :func:`_pile_ways`'s counts (its copies are the first of
+    each face in ``cards``, which copies are alike), then both the pile and the hands' cards
+    are shuffled.
+    """
+    pile_stream = _PILE_STREAM + stream
+    k = n_unseen - pile
+    at_hand, at_pile = 0, pile
+    i = 0
+    for face in range(C.NUM_FACES):
+        held = 0
+        while i + held < n_unseen and cards[i + held] == face:
+            held += 1
+        cap = min(held, int(s.pile_faces[g, face]))
+        u = uniform_of(game_word(key, pile_stream, np.uint64(face))) * ways[face, k]
+        take = 0
+        choose = 1.0
+        for c in range(min(cap, k) + 1):
+            part = choose * ways[face + 1, k - c]
+            if u < part or c == min(cap, k):
+                take = c
+                break
+            u -= part
+            choose = choose * (held - c) / (c + 1)
+        for j in range(held):
+            if j < take:
+                dealt[at_pile] = face
+                at_pile += 1
+            else:
+                dealt[at_hand] = face
+                at_hand += 1
+        k -= take
+        i += held
+    _shuffle(key, stream, dealt, 0, pile, np.uint64(0))
+    _shuffle(key, stream, dealt, pile, n_unseen, _PILE_WORDS)
 
 
 @jit
@@ -459,8 +587,14 @@ def _bring_face(
             break
     if given < 0:
         return
+    capped = False
+    in_pile = 0
     for k in range(int(s.draw_pos[g]), C.DECK_SIZE):
-        if s.deck[g, k] == face:
+        in_pile += s.deck[g, k] == given
+    for f in range(C.NUM_FACES):
+        capped = capped or s.pile_faces[g, f] > 0
+    for k in range(int(s.draw_pos[g]), C.DECK_SIZE):
+        if s.deck[g, k] == face and not (capped and in_pile >= s.pile_faces[g, given]):
             s.deck[g, k] = given
             s.hands[g, holder, given] -= 1
             s.hands[g, holder, face] += 1
@@ -477,6 +611,8 @@ def _bring_face(
 @jit
 def _repair_lacks(
     r: RuleParams,
+    s: StateArrays,
+    g: int,
     seat: int,
     dealt: np.ndarray,
     starts: np.ndarray,
@@ -485,8 +621,13 @@ def _repair_lacks(
     game: int,
     n_unseen: int,
     key: np.uint64,
+    capped: bool,
 ) -> None:
-    """Swap each forbidden card of a deal with a card of the draw pile allowed in its slot."""
+    """Swap each forbidden card of a deal with a card of the draw pile allowed in its slot.
+
+    With ``capped`` (after a reshuffle) a card goes into the pile only while the pile holds
+    fewer of its face than ``pile_faces``.
+    """
     pile = int(starts[r.num_players])
     n_pile = n_unseen - pile
     if n_pile == 0:
@@ -499,6 +640,13 @@ def _repair_lacks(
             i = starts[p] + slot
             if _allowed(int(dealt[i]), slot, allow, game, p):
                 continue
+            if capped:
+                face = int(dealt[i])
+                in_pile = 0
+                for k in range(pile, n_unseen):
+                    in_pile += dealt[k] == face
+                if in_pile >= s.pile_faces[g, face]:
+                    continue
             for step in range(n_pile):
                 k = pile + (offset + step) % n_pile
                 if _allowed(int(dealt[k]), slot, allow, game, p):

@@ -31,6 +31,9 @@ hand (``uno_env.core.setup``):
 * ``seat_draws`` (B,N) int32: the cards each seat has drawn this hand, penalties included
   (counted by :func:`uno_env.core.piles.draw_cards`; per-seat draw streams number their
   draws by it).
+* ``pile_faces`` (B,54) int8: the faces the hand's last reshuffle put into the draw pile
+  (written by the reshuffle in :mod:`uno_env.core.piles`; all 0 before the first): public
+  discards, so the pile holds nothing else until the next reshuffle.
 
 The observation (version 4) encodes them relative to the observer, and
 :func:`uno_env.core.determinize` deals no card of a colour to a seat that has shown it

@@ -104,6 +104,7 @@ class StateArrays(NamedTuple):
     choice_draws: np.ndarray
     last_played: np.ndarray
     last_named: np.ndarray
+    pile_faces: np.ndarray
     finish_rank: np.ndarray
     hand_points: np.ndarray
     scores: np.ndarray

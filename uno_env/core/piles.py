@@ -43,7 +43,9 @@ def _reshuffle_discards(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> No
     """Shuffle the discard pile of game ``g`` into a new draw pile.
 
     The top card stays on the table, unless ``reshuffle_top`` (RLCard) takes it too; then
-    ``top`` and ``colour`` still say what to match.
+    ``top`` and ``colour`` still say what to match. The faces that go into the pile were
+    discards, seen by everyone: ``pile_faces`` records them (public history), so a seat
+    knows the draw pile holds none but these until the next reshuffle.
     """
     keep = 0 if r.reshuffle_top else 1
     n = int(s.discard_len[g]) - keep
@@ -51,8 +53,12 @@ def _reshuffle_discards(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> No
         return
     reshuffle_order(s, w, g, n)
     start = C.DECK_SIZE - n
+    for face in range(C.NUM_FACES):
+        s.pile_faces[g, face] = 0
     for i in range(n):
-        s.deck[g, start + i] = s.discard[g, w.order[i]]
+        face = int(s.discard[g, w.order[i]])
+        s.deck[g, start + i] = face
+        s.pile_faces[g, face] += 1
     s.draw_pos[g] = start
     if keep:
         s.discard[g, 0] = s.discard[g, n]

@@ -171,6 +171,7 @@ def _deal(
             choice_draws=np.full((n_games, n_players), NO_CHOICE, dtype=np.int32),
             last_played=np.full((n_games, n_players), -1, dtype=np.int8),
             last_named=np.full((n_games, n_players), -1, dtype=np.int8),
+            pile_faces=np.zeros((n_games, C.NUM_FACES), dtype=np.int8),
             finish_rank=np.full((n_games, n_players), -1, dtype=np.int8),
             hand_points=np.zeros((n_games, n_players), dtype=np.int32),
             scores=np.array(scores, dtype=np.int32, order="C"),

@@ -158,6 +158,7 @@ class UnoState:
     choice_draws: npt.NDArray[np.int32]
     last_played: npt.NDArray[np.int8]
     last_named: npt.NDArray[np.int8]
+    pile_faces: npt.NDArray[np.int8]
     finish_rank: npt.NDArray[np.int8]
     hand_points: npt.NDArray[np.int32]
     scores: npt.NDArray[np.int32]
@@ -258,6 +259,7 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "shown_lacks": ("N", NUM_COLOURS),
     "lack_marks": ("N", NUM_LACK_FACTS),
     "choice_colour": ("N",),
+    "pile_faces": (NUM_FACES,),
     "choice_top": ("N",),
     "choice_draws": ("N",),
     "last_played": ("N",),
