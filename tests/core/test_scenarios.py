@@ -36,6 +36,7 @@ from support.scenarios import (
 
 from uno_env import IllegalActionError, UnoGame
 from uno_env import cards as C
+from uno_env.core.history import NO_MARK
 from uno_env.game import stacked_deck
 from uno_env.rng import keyed_permutation
 
@@ -1145,3 +1146,32 @@ def test_over_listed_stacked_deck_raises(deck: list[str]) -> None:
 def test_unknown_card_in_stacked_deck_raises() -> None:
     with pytest.raises(ValueError, match="unknown card"):
         UnoGame(deck=["R10"])
+
+
+@pytest.mark.parametrize(("holds_red", "marked"), [(False, True), (True, False)])
+def test_a_challenge_verdict_of_innocent_shows_the_colour_lacking(
+    holds_red: bool, marked: bool
+) -> None:
+    """Everyone learns from who draws that a Wild Draw Four found legal was played without a
+    card of the colour to match (public history: ``lack_marks``); a guilty one shows nothing
+    of that kind."""
+    seat_1 = ["W+4", "R3" if holds_red else "G3", "B5"]
+    sc = scen(
+        "challenge-verdict",
+        [["B1", "B2", "B3"], seat_1, ["Y1", "Y2", "Y3"]],
+        "R9",
+        ["W+4:G", "challenge"],
+        pile=["G1", "G2", "G4", "G5", "G6", "G7"],
+    )
+    game = run(sc)
+    state = game.state
+    red = C.COLOURS.index("R")
+    red_mark = int(state.lack_marks[0, 1, red])
+    if marked:  # innocent: seat 2 drew six, seat 1's hand (no red) is marked at its draws
+        assert game.hand_sizes == [3, 2, 9]
+        assert red_mark == int(state.seat_draws[0, 1]) == 0
+    else:  # guilty: seat 1 drew four; no "lacks red" fact about it
+        assert game.hand_sizes == [3, 6, 3]
+        assert red_mark == NO_MARK
+    others = [c for c in range(C.NUM_COLOURS) if c != red]
+    assert (state.lack_marks[0, 1, others] == NO_MARK).all()

@@ -845,6 +845,16 @@ class RefGame:
             self._draw(self.wd4_seat, 4)
             self._pass_turn(self.current)
         else:
+            # docs/engine.md "Public history": the player held no card of the colour of its
+            # choice (a Wild Draw Four chosen in a normal turn, nothing drawn since).
+            accused = self.wd4_seat
+            colour = self.choice_colour[accused]
+            if (
+                self.choice_draws[accused] == self.seat_draws[accused]
+                and self.last_played[accused] == WILD_DRAW_FOUR
+                and 0 <= colour < NUM_COLOURS
+            ):
+                self.lack_marks[accused][colour] = self.seat_draws[accused]
             self._draw(self.current, self.pending + 2)
             self._pass_turn(self.ahead(1))
 

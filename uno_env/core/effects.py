@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
-from uno_env.core.history import NO_CHOICE, record_play
+from uno_env.core.history import NO_CHOICE, record_innocent, record_play
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, Scratch, StateArrays
 from uno_env.core.piles import draw_cards
@@ -363,6 +363,8 @@ def resolve_challenge(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int) -
         plan[AHEAD] = 0
     else:
         # A legal Wild Draw Four: the challenger draws the penalty plus two, loses the turn.
+        # Everyone now knows its player held no card of the colour it was played on.
+        record_innocent(s, g, int(s.wd4_seat[g]))
         plan_draw(plan, int(s.current[g]), int(s.pending[g]) + CHALLENGE_SURCHARGE)
         plan[AHEAD] = 1
     s.wd4_illegal[g] = False

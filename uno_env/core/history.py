@@ -18,8 +18,10 @@ hand (``uno_env.core.setup``):
   never this hand): of the seat's hand, at most ``seat_draws - lack_marks`` cards (the ones
   drawn since) can break the fact. A later play of the colour does not end the fact (the
   card played was one drawn since); a later draw widens the allowance instead. A playable
-  card drawn and kept (``after_draw``) is drawn after the mark. In a seven-zero exchange the
-  marks travel with the hands, re-based to the receiver's draw count.
+  card drawn and kept (``after_draw``) is drawn after the mark. A Wild Draw Four found legal
+  by a challenge shows the same of the colour that was to be matched (its player held none).
+  In a seven-zero exchange the marks travel with the hands, re-based to the receiver's draw
+  count.
 * ``choice_colour``, ``choice_top`` (B,N) int8 and ``choice_draws`` (B,N) int32: the
   context of the seat's last play in a normal turn, a choice among the cards that played:
   the colour to be matched, the top card, and the seat's ``seat_draws`` count then
@@ -54,6 +56,7 @@ __all__ = [
     "NO_MARK",
     "record_choice",
     "record_draw_on_turn",
+    "record_innocent",
     "record_named_colour",
     "record_play",
     "record_stuck",
@@ -107,6 +110,20 @@ def record_stuck(
     if 0 <= top < C.NUM_COLOURED_FACES:
         s.lack_marks[g, seat, C.LACK_RANK0 + int(C.FACE_RANK[top])] = mark
     s.lack_marks[g, seat, C.LACK_WILD] = mark
+
+
+@jit_inline
+def record_innocent(s: StateArrays, g: int, seat: int) -> None:
+    """A challenge finds ``seat``'s Wild Draw Four legal: it held no card of the colour then.
+
+    The table learns it from who draws. The colour is the one of its choice (the Wild Draw
+    Four played in a normal turn, no card drawn since); a Wild Draw Four played as a drawn
+    card or stacked left no choice context, and no fact is kept.
+    """
+    colour = int(s.choice_colour[g, seat])
+    chosen = s.choice_draws[g, seat] == s.seat_draws[g, seat]
+    if chosen and s.last_played[g, seat] == C.WILD_DRAW_FOUR and 0 <= colour < C.NUM_COLOURS:
+        s.lack_marks[g, seat, colour] = s.seat_draws[g, seat]
 
 
 @jit_inline
