@@ -514,3 +514,48 @@ def test_after_a_reshuffle_the_pile_is_dealt_only_the_faces_that_went_into_it(
         pile = np.bincount(loose.deck[r, loose.draw_pos[r] :], minlength=C.NUM_FACES)
         broken += bool((pile > caps[r]).any())
     assert broken > loose.batch_size // 4
+
+
+def test_a_seat_found_bluffing_is_dealt_the_colour_it_was_shown_to_hold() -> None:
+    """A challenge that finds a Wild Draw Four a bluff shows its player holds the colour it
+    was judged against (``shown_holds``): true of the real hand at every step of games
+    between random players, and kept by every determinization; without the history many
+    deals break it."""
+    from agents.registry import make_agent
+    from uno_env.play import choose_actions
+
+    rules = load_rules("official", num_players=4)
+    state = core.init(rules, 300, seed=4)
+    players = [make_agent("random", seed) for seed in range(4)]
+    found = []
+    while state.live.any():
+        state = state.select(np.flatnonzero(state.live))
+        for game, seat, colour in zip(*np.nonzero(state.shown_holds), strict=True):
+            hand = state.hands[game, seat, colour * C.NUM_RANKS : (colour + 1) * C.NUM_RANKS]
+            assert hand.sum() > 0, (game, seat, colour)
+        rows = np.flatnonzero(state.shown_holds.any(axis=(1, 2)))
+        if rows.size:
+            found.append(state.select(rows[:2]))
+        actions, _ = choose_actions(rules, state, players, state.current.astype(np.int64))
+        state = core.step(rules, state, actions)
+    fields = {name: np.concatenate([getattr(s, name) for s in found]) for name in ARRAY_FIELDS}
+    pool = core.UnoState(**fields)
+    assert pool.batch_size >= 50
+    # Observe from a seat that holds no such fact itself.
+    seats = np.array([int(np.flatnonzero(~h.any(axis=1))[0]) for h in pool.shown_holds])
+    keys = np.arange(pool.batch_size * 20, dtype=np.uint64).reshape(-1, 20)
+    result = determinize_with_report(rules, pool, seats, keys)
+    dets, rows = result.states, np.repeat(np.arange(pool.batch_size), 20)
+    assert result.relaxed.mean() < 0.02
+    blind = core.determinize(rules, pool, seats, keys, lacks=np.zeros_like(pool.shown_lacks))
+
+    def missing(states: core.UnoState, row: int) -> bool:
+        holds = pool.shown_holds[rows[row]]
+        for seat, colour in zip(*np.nonzero(holds), strict=True):
+            cards = states.hands[row, seat, colour * C.NUM_RANKS : (colour + 1) * C.NUM_RANKS]
+            if seat != seats[rows[row]] and cards.sum() == 0:
+                return True
+        return False
+
+    assert not any(missing(dets, r) for r in np.flatnonzero(~result.relaxed))
+    assert sum(missing(blind, r) for r in range(blind.batch_size)) > blind.batch_size // 10

@@ -95,6 +95,7 @@ VECTOR_FIELDS = (
     "last_played",
     "last_named",
     "lacks_bits",
+    "holds_bits",
     "choice_colour",
     "choice_top",
     "choice_draws",
@@ -258,6 +259,8 @@ def _core_field(state: core.UnoState, name: str) -> np.ndarray:
     """A per-seat field of the core state as int64 (``lacks_bits``: shown_lacks as bit sets)."""
     if name == "lacks_bits":
         return (state.shown_lacks.astype(np.int64) << np.arange(4)).sum(axis=-1)
+    if name == "holds_bits":
+        return (state.shown_holds.astype(np.int64) << np.arange(4)).sum(axis=-1)
     return getattr(state, name).astype(np.int64)
 
 

@@ -1152,9 +1152,9 @@ def test_unknown_card_in_stacked_deck_raises() -> None:
 def test_a_challenge_verdict_of_innocent_shows_the_colour_lacking(
     holds_red: bool, marked: bool
 ) -> None:
-    """Everyone learns from who draws that a Wild Draw Four found legal was played without a
-    card of the colour to match (public history: ``lack_marks``); a guilty one shows nothing
-    of that kind."""
+    """Everyone learns from who draws whether a challenged Wild Draw Four was played without a
+    card of the colour to match (innocent: ``lack_marks``) or with one (guilty:
+    ``shown_holds``, until the seat plays that colour)."""
     seat_1 = ["W+4", "R3" if holds_red else "G3", "B5"]
     sc = scen(
         "challenge-verdict",
@@ -1170,8 +1170,32 @@ def test_a_challenge_verdict_of_innocent_shows_the_colour_lacking(
     if marked:  # innocent: seat 2 drew six, seat 1's hand (no red) is marked at its draws
         assert game.hand_sizes == [3, 2, 9]
         assert red_mark == int(state.seat_draws[0, 1]) == 0
-    else:  # guilty: seat 1 drew four; no "lacks red" fact about it
+        assert not state.shown_holds[0].any()
+    else:  # guilty: seat 1 drew four; it holds red (R3), and no "lacks red" fact about it
         assert game.hand_sizes == [3, 6, 3]
         assert red_mark == NO_MARK
+        assert state.shown_holds[0, 1].tolist() == [c == red for c in range(C.NUM_COLOURS)]
     others = [c for c in range(C.NUM_COLOURS) if c != red]
     assert (state.lack_marks[0, 1, others] == NO_MARK).all()
+
+
+def test_the_colour_a_bluffer_was_shown_to_hold_is_forgotten_when_it_plays_that_colour() -> None:
+    sc = scen(
+        "bluff-found-then-red-played",
+        [["B1", "B2", "B3"], ["W+4", "R3", "B5"], ["Y1", "Y2", "Y3"]],
+        "R9",
+        [
+            "W+4:R",
+            "challenge",  # guilty: seat 1 draws four, seat 2 takes a normal turn on red
+            {"current": 2, "hands": {1: ["R3", "B5", "G1", "G2", "G4", "G5"]}},
+            "draw",  # B7: nothing plays, the turn passes
+            "draw",  # seat 0: B8, likewise
+            {"current": 1, "colour": "R"},
+        ],
+        pile=["G1", "G2", "G4", "G5", "B7", "B8"],
+    )
+    game = run(sc)
+    red = C.COLOURS.index("R")
+    assert game.state.shown_holds[0, 1, red]
+    game.step("R3")  # maybe the card it was shown to hold: the fact ends
+    assert not game.state.shown_holds[0].any()

@@ -273,6 +273,8 @@ class RefGame:
         self.last_named: list[int] = [-1] * n
         # docs/engine.md: the faces the last reshuffle put into the draw pile (public).
         self.pile_faces: list[int] = [0] * NUM_FACES
+        # docs/engine.md: the colours a challenge showed a seat to hold (a bluff found).
+        self.shown_holds: list[list[bool]] = [[False] * NUM_COLOURS for _ in range(n)]
         self.hand_points = [0] * n
         self.scores: list[int] = [0] * n if scores is None else [int(s) for s in scores]
         self.match_over = self._someone_reached_target()
@@ -839,22 +841,26 @@ class RefGame:
         """
         guilty = self.wd4_illegal
         where = "stack_" if self.phase == PHASE_STACK else ""
+        # docs/engine.md "Public history": the verdict tells the colour of the accused's
+        # choice (a Wild Draw Four chosen in a normal turn, nothing drawn since) held or not.
+        accused = self.wd4_seat
+        verdict_colour = self.choice_colour[accused]
+        if not (
+            self.choice_draws[accused] == self.seat_draws[accused]
+            and self.last_played[accused] == WILD_DRAW_FOUR
+            and 0 <= verdict_colour < NUM_COLOURS
+        ):
+            verdict_colour = -1
         self.wd4_illegal = False  # resolved (docs silent)
         self.events[f"{where}challenge_guilty" if guilty else f"{where}challenge_innocent"] += 1
         if guilty:
+            if verdict_colour >= 0:
+                self.shown_holds[accused][verdict_colour] = True
             self._draw(self.wd4_seat, 4)
             self._pass_turn(self.current)
         else:
-            # docs/engine.md "Public history": the player held no card of the colour of its
-            # choice (a Wild Draw Four chosen in a normal turn, nothing drawn since).
-            accused = self.wd4_seat
-            colour = self.choice_colour[accused]
-            if (
-                self.choice_draws[accused] == self.seat_draws[accused]
-                and self.last_played[accused] == WILD_DRAW_FOUR
-                and 0 <= colour < NUM_COLOURS
-            ):
-                self.lack_marks[accused][colour] = self.seat_draws[accused]
+            if verdict_colour >= 0:
+                self.lack_marks[accused][verdict_colour] = self.seat_draws[accused]
             self._draw(self.current, self.pending + 2)
             self._pass_turn(self.ahead(1))
 
@@ -876,6 +882,7 @@ class RefGame:
             self.last_named[seat] = colour
         else:
             self.shown_lacks[seat][face_colour(face)] = False
+            self.shown_holds[seat][face_colour(face)] = False  # maybe the card it held
         self.discard.append(face)
         self.top = face
         self.colour = colour
@@ -1049,6 +1056,8 @@ class RefGame:
         """A 0 under ``seven_zero``: every active hand passes to the next active seat in the
         direction of play."""
         self.events["rotate_hands"] += 1
+        # docs/engine.md: "holds" facts do not travel with the hands; they are dropped.
+        self.shown_holds = [[False] * NUM_COLOURS for _ in range(self.num_players)]
         seats = self.active_seats()
         old = {s: (self.hands[s], self.shown_lacks[s]) for s in seats}
         since = {s: [self.seat_draws[s] - m for m in self.lack_marks[s]] for s in seats}
@@ -1065,6 +1074,8 @@ class RefGame:
         seat = self.current
         target = (seat + k) % self.num_players
         self.events["swap"] += 1
+        self.shown_holds[seat] = [False] * NUM_COLOURS  # docs/engine.md: dropped
+        self.shown_holds[target] = [False] * NUM_COLOURS
         self.hands[seat], self.hands[target] = self.hands[target], self.hands[seat]
         lacks = self.shown_lacks
         lacks[seat], lacks[target] = lacks[target], lacks[seat]
@@ -1218,6 +1229,11 @@ class RefGame:
         return in_hands + (DECK_SIZE - self.draw_pos) + len(self.discard)
 
     @property
+    def holds_bits(self) -> list[int]:
+        """``shown_holds`` of each seat as a bit set (bit c: colour c), for comparisons."""
+        return [sum(1 << c for c, held in enumerate(row) if held) for row in self.shown_holds]
+
+    @property
     def lacks_bits(self) -> list[int]:
         """``shown_lacks`` of each seat as a bit set (bit c: colour c), for comparisons."""
         return [sum(1 << c for c, lacking in enumerate(row) if lacking) for row in self.shown_lacks]
@@ -1265,4 +1281,5 @@ class RefGame:
             "last_played": list(self.last_played),
             "last_named": list(self.last_named),
             "pile_faces": list(self.pile_faces),
+            "shown_holds": [list(row) for row in self.shown_holds],
         }

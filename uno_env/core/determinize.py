@@ -26,8 +26,9 @@ resampled, per determinization:
   (deals are drawn again until it does; after :data:`MAX_TRIES` the card is swapped in);
 * a pending Wild Draw Four seen by another seat (``wd4_seat`` set, not the observer):
   ``wd4_illegal`` is recomputed from the sampled hand of its player, against the colour
-  current before it (the colour of the card under it; where that card is a wild, whose
-  named colour the state does not keep, a colour drawn uniformly per determinization);
+  current before it (the colour of its player's choice, ``choice_colour``, when it chose the
+  card in a normal turn; else the colour of the card under it; where that card is a wild,
+  whose named colour the state does not keep, a colour drawn uniformly per determinization);
 * the game's random key, renewed, so reshuffles and random rules differ between
   determinizations.
 
@@ -36,8 +37,10 @@ the colour to be matched, none of the top card's rank (and, for a player who dra
 when stuck, no wild); only the cards it has drawn since may break such a fact (the state's
 ``lack_marks``, see :mod:`uno_env.core.history`). Each other hand is dealt as a sequence,
 latest card first, and a card that breaks a fact may only sit among the seat's cards drawn
-since. A ``lacks`` mask given per seat and colour is a hard constraint on every card
-instead. Deals that break a constraint are drawn again (exact), up to :data:`MAX_TRIES`
+since. A seat that a challenge found bluffing holds a card of the colour it was judged
+against until it plays that colour (``shown_holds``): deals without one are drawn again. A
+``lacks`` mask given per seat and colour is a hard constraint on every card instead (and the
+history is then not used). Deals that break a constraint are drawn again (exact), up to :data:`MAX_TRIES`
 times; after that each offending card is swapped with a card of the draw pile allowed in
 its place (close to uniform, not exact), and a row where even that fails is reported in
 :attr:`Determinizations.relaxed`. Other public
@@ -175,6 +178,8 @@ def determinize_with_report(
     others = np.ones((n_games, n_players), dtype=np.bool_)
     others[np.arange(n_games), seats] = False
     use_lacks = bool((allow[others] < FREE).any())
+    # "Holds a colour" facts (a Wild Draw Four found a bluff) come with the public history.
+    use_holds = lacks is None and bool(state.shown_holds[others].any())
     rows = np.repeat(np.arange(n_games), n_det)
     out = state.select(rows)
     relaxed = np.zeros(rows.size, dtype=np.bool_)
@@ -189,6 +194,7 @@ def determinize_with_report(
         np.ascontiguousarray(key_arr.ravel()),
         np.ascontiguousarray(allow),
         use_lacks,
+        use_holds,
         n_det,
         cards,
         dealt,
@@ -295,6 +301,7 @@ def _determinize_all(
     keys: np.ndarray,
     allow: np.ndarray,
     use_lacks: bool,
+    use_holds: bool,
     per_game: int,
     cards: np.ndarray,
     dealt: np.ndarray,
@@ -312,6 +319,7 @@ def _determinize_all(
             keys[g],
             allow,
             use_lacks,
+            use_holds,
             g // per_game,
             cards,
             dealt,
@@ -333,6 +341,7 @@ def _determinize_one(
     key: np.uint64,
     allow: np.ndarray,
     use_lacks: bool,
+    use_holds: bool,
     game: int,
     cards: np.ndarray,
     dealt: np.ndarray,
@@ -383,6 +392,8 @@ def _determinize_one(
             _shuffle(key, stream, dealt, 0, n_unseen, np.uint64(0))
         if use_lacks and _breaks_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game):
             continue
+        if use_holds and _breaks_holds(r, s, g, seat, dealt, starts):
+            continue
         _write_deal(r, s, g, seat, dealt, starts)
         met = True
         if hidden_drawn:
@@ -400,12 +411,15 @@ def _determinize_one(
             _repair_lacks(
                 r, s, g, seat, dealt, starts, s.hand_size[g], allow, game, n_unseen, key, capped
             )
+        if use_holds:
+            _repair_holds(r, s, g, seat, dealt, starts, allow, game, n_unseen, capped)
         _write_deal(r, s, g, seat, dealt, starts)
         if hidden_drawn:
             s.drawn[g] = dealt[starts[current]]
         if jump_face >= 0 and s.hands[g, current, jump_face] == 0:
             _bring_face(r, s, g, seat, current, jump_face, key)
         met = not (use_lacks and _breaks_lacks(r, seat, dealt, starts, s.hand_size[g], allow, game))
+        met = met and not (use_holds and _breaks_holds(r, s, g, seat, dealt, starts))
     if hidden_drawn and not playable(r, s, g, current, int(s.drawn[g])):
         # Only reachable when the constraints could not be met: keep the hand, pick a card
         # of it that plays (one always does in a consistent state).
@@ -415,7 +429,10 @@ def _determinize_one(
                 break
     if hidden_wd4:
         below = int(s.discard[g, s.discard_len[g] - 2]) if s.discard_len[g] >= 2 else -1
-        if 0 <= below < C.NUM_COLOURED_FACES:
+        chosen = s.choice_draws[g, wd4_seat] == s.seat_draws[g, wd4_seat]
+        if chosen and s.last_played[g, wd4_seat] == C.WILD_DRAW_FOUR:
+            before = int(s.choice_colour[g, wd4_seat])  # the colour it was chosen on
+        elif 0 <= below < C.NUM_COLOURED_FACES:
             before = int(C.FACE_COLOUR[below])
         else:  # a wild's named colour is not kept in the state: draw one
             before = int(game_word(key, _COLOUR_STREAM, np.uint64(0)) % np.uint64(C.NUM_COLOURS))
@@ -573,6 +590,87 @@ def _breaks_lacks(
 
 
 @jit
+def _breaks_holds(
+    r: RuleParams, s: StateArrays, g: int, seat: int, dealt: np.ndarray, starts: np.ndarray
+) -> bool:
+    """Whether a seat shown to hold a colour (``shown_holds``) is dealt no card of it."""
+    for p in range(r.num_players):
+        if p == seat:
+            continue
+        for colour in range(C.NUM_COLOURS):
+            if not s.shown_holds[g, p, colour]:
+                continue
+            found = False
+            for i in range(starts[p], starts[p] + int(s.hand_size[g, p])):
+                face = int(dealt[i])
+                if face < C.NUM_COLOURED_FACES and face // C.NUM_RANKS == colour:
+                    found = True
+                    break
+            if not found:
+                return True
+    return False
+
+
+@jit_inline
+def _pile_has_room(
+    s: StateArrays, g: int, dealt: np.ndarray, pile: int, n_unseen: int, face: int
+) -> bool:
+    """Whether the deal's pile (``dealt[pile:n_unseen]``) may take one more ``face``."""
+    in_pile = 0
+    for k in range(pile, n_unseen):
+        in_pile += dealt[k] == face
+    return in_pile < s.pile_faces[g, face]
+
+
+@jit
+def _repair_holds(
+    r: RuleParams,
+    s: StateArrays,
+    g: int,
+    seat: int,
+    dealt: np.ndarray,
+    starts: np.ndarray,
+    allow: np.ndarray,
+    game: int,
+    n_unseen: int,
+    capped: bool,
+) -> None:
+    """Give each seat shown to hold a colour and dealt none a card of it from the draw pile,
+    in a slot its lack facts allow, for a card of a colour it is not shown to hold."""
+    pile = int(starts[r.num_players])
+    for p in range(r.num_players):
+        if p == seat:
+            continue
+        lo, hi = int(starts[p]), int(starts[p]) + int(s.hand_size[g, p])
+        for colour in range(C.NUM_COLOURS):
+            if not s.shown_holds[g, p, colour]:
+                continue
+            held = False
+            for i in range(lo, hi):
+                held = held or (
+                    dealt[i] < C.NUM_COLOURED_FACES and dealt[i] // C.NUM_RANKS == colour
+                )
+            if held:
+                continue
+            done = False
+            for k in range(pile, n_unseen):
+                face = int(dealt[k])
+                if done or face >= C.NUM_COLOURED_FACES or face // C.NUM_RANKS != colour:
+                    continue
+                for i in range(lo, hi):
+                    out = int(dealt[i])
+                    keep = out < C.NUM_COLOURED_FACES and s.shown_holds[g, p, out // C.NUM_RANKS]
+                    if keep or not _allowed(face, i - lo, allow, game, p):
+                        continue
+                    if capped and not _pile_has_room(s, g, dealt, pile, n_unseen, out):
+                        continue
+                    dealt[k] = out
+                    dealt[i] = face
+                    done = True
+                    break
+
+
+@jit
 def _bring_face(
     r: RuleParams, s: StateArrays, g: int, seat: int, holder: int, face: int, key: np.uint64
 ) -> None:
@@ -640,13 +738,8 @@ def _repair_lacks(
             i = starts[p] + slot
             if _allowed(int(dealt[i]), slot, allow, game, p):
                 continue
-            if capped:
-                face = int(dealt[i])
-                in_pile = 0
-                for k in range(pile, n_unseen):
-                    in_pile += dealt[k] == face
-                if in_pile >= s.pile_faces[g, face]:
-                    continue
+            if capped and not _pile_has_room(s, g, dealt, pile, n_unseen, int(dealt[i])):
+                continue
             for step in range(n_pile):
                 k = pile + (offset + step) % n_pile
                 if _allowed(int(dealt[k]), slot, allow, game, p):

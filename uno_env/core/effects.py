@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
-from uno_env.core.history import NO_CHOICE, record_innocent, record_play
+from uno_env.core.history import NO_CHOICE, record_guilty, record_innocent, record_play
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, Scratch, StateArrays
 from uno_env.core.piles import draw_cards
@@ -255,6 +255,7 @@ def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
             w.hands[seat, face] = s.hands[g, seat, face]
         for colour in range(C.NUM_COLOURS):
             w.lacks[seat, colour] = s.shown_lacks[g, seat, colour]
+            s.shown_holds[g, seat, colour] = False  # not kept across a moving hand
         for fact in range(C.NUM_LACK_FACTS):  # relative to the giver's draws
             w.marks[seat, fact] = s.lack_marks[g, seat, fact] - s.seat_draws[g, seat]
         w.sizes[seat] = s.hand_size[g, seat]
@@ -287,6 +288,8 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
         mine_lacks = s.shown_lacks[g, seat, colour]
         s.shown_lacks[g, seat, colour] = s.shown_lacks[g, target, colour]
         s.shown_lacks[g, target, colour] = mine_lacks
+        s.shown_holds[g, seat, colour] = False  # not kept across a moving hand
+        s.shown_holds[g, target, colour] = False
     shift = s.seat_draws[g, target] - s.seat_draws[g, seat]
     s.choice_draws[g, seat] = NO_CHOICE  # the choices were made from the other hands
     s.choice_draws[g, target] = NO_CHOICE
@@ -359,6 +362,8 @@ def resolve_challenge(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int) -
     """A Wild Draw Four is challenged (in CHALLENGE, or in STACK when allowed)."""
     if s.wd4_illegal[g]:
         # The bluffer draws four instead; the chain ends; the challenger takes a normal turn.
+        # Everyone now knows it holds a card of the colour it was played on.
+        record_guilty(s, g, int(s.wd4_seat[g]))
         plan_draw(plan, int(s.wd4_seat[g]), DRAW_FOUR_PENALTY)
         plan[AHEAD] = 0
     else:

@@ -33,6 +33,10 @@ hand (``uno_env.core.setup``):
 * ``seat_draws`` (B,N) int32: the cards each seat has drawn this hand, penalties included
   (counted by :func:`uno_env.core.piles.draw_cards`; per-seat draw streams number their
   draws by it).
+* ``shown_holds`` (B,N,4) bool: the colours a seat has shown it holds: a challenge found its
+  Wild Draw Four a bluff against that colour. The card stays in its hand until it plays a
+  card of the colour (it may be that one); a seven-zero exchange clears the facts of the
+  hands that move.
 * ``pile_faces`` (B,54) int8: the faces the hand's last reshuffle put into the draw pile
   (written by the reshuffle in :mod:`uno_env.core.piles`; all 0 before the first): public
   discards, so the pile holds nothing else until the next reshuffle.
@@ -56,6 +60,7 @@ __all__ = [
     "NO_MARK",
     "record_choice",
     "record_draw_on_turn",
+    "record_guilty",
     "record_innocent",
     "record_named_colour",
     "record_play",
@@ -77,6 +82,8 @@ def record_play(s: StateArrays, g: int, seat: int, act: int) -> None:
     s.last_played[g, seat] = face
     if face < C.NUM_COLOURED_FACES:
         s.shown_lacks[g, seat, int(C.FACE_COLOUR[face])] = False
+        # The card it was shown to hold may be this one.
+        s.shown_holds[g, seat, int(C.FACE_COLOUR[face])] = False
     else:
         s.last_named[g, seat] = C.ACTION_COLOUR[act]
 
@@ -113,17 +120,40 @@ def record_stuck(
 
 
 @jit_inline
-def record_innocent(s: StateArrays, g: int, seat: int) -> None:
-    """A challenge finds ``seat``'s Wild Draw Four legal: it held no card of the colour then.
+def _verdict_colour(s: StateArrays, g: int, seat: int) -> int:
+    """The colour a challenged Wild Draw Four of ``seat`` was judged against, or -1.
 
-    The table learns it from who draws. The colour is the one of its choice (the Wild Draw
-    Four played in a normal turn, no card drawn since); a Wild Draw Four played as a drawn
-    card or stacked left no choice context, and no fact is kept.
+    It is the colour of the seat's last choice when that choice was the Wild Draw Four (played
+    in a normal turn, no card drawn since); one played as a drawn card or stacked left no
+    choice context.
     """
     colour = int(s.choice_colour[g, seat])
     chosen = s.choice_draws[g, seat] == s.seat_draws[g, seat]
     if chosen and s.last_played[g, seat] == C.WILD_DRAW_FOUR and 0 <= colour < C.NUM_COLOURS:
+        return colour
+    return -1
+
+
+@jit_inline
+def record_innocent(s: StateArrays, g: int, seat: int) -> None:
+    """A challenge finds ``seat``'s Wild Draw Four legal: it held no card of the colour then.
+
+    The table learns it from who draws (see :func:`_verdict_colour` for the colour).
+    """
+    colour = _verdict_colour(s, g, seat)
+    if colour >= 0:
         s.lack_marks[g, seat, colour] = s.seat_draws[g, seat]
+
+
+@jit_inline
+def record_guilty(s: StateArrays, g: int, seat: int) -> None:
+    """A challenge finds ``seat``'s Wild Draw Four a bluff: it holds a card of the colour.
+
+    The card stays in its hand until it plays a card of that colour (:func:`record_play`).
+    """
+    colour = _verdict_colour(s, g, seat)
+    if colour >= 0:
+        s.shown_holds[g, seat, colour] = True
 
 
 @jit_inline

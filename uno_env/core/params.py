@@ -105,6 +105,7 @@ class StateArrays(NamedTuple):
     last_played: np.ndarray
     last_named: np.ndarray
     pile_faces: np.ndarray
+    shown_holds: np.ndarray
     finish_rank: np.ndarray
     hand_points: np.ndarray
     scores: np.ndarray

@@ -172,6 +172,7 @@ def _deal(
             last_played=np.full((n_games, n_players), -1, dtype=np.int8),
             last_named=np.full((n_games, n_players), -1, dtype=np.int8),
             pile_faces=np.zeros((n_games, C.NUM_FACES), dtype=np.int8),
+            shown_holds=np.zeros((n_games, n_players, C.NUM_COLOURS), dtype=bool),
             finish_rank=np.full((n_games, n_players), -1, dtype=np.int8),
             hand_points=np.zeros((n_games, n_players), dtype=np.int32),
             scores=np.array(scores, dtype=np.int32, order="C"),

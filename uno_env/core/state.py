@@ -159,6 +159,7 @@ class UnoState:
     last_played: npt.NDArray[np.int8]
     last_named: npt.NDArray[np.int8]
     pile_faces: npt.NDArray[np.int8]
+    shown_holds: npt.NDArray[np.bool_]
     finish_rank: npt.NDArray[np.int8]
     hand_points: npt.NDArray[np.int32]
     scores: npt.NDArray[np.int32]
@@ -260,6 +261,7 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "lack_marks": ("N", NUM_LACK_FACTS),
     "choice_colour": ("N",),
     "pile_faces": (NUM_FACES,),
+    "shown_holds": ("N", NUM_COLOURS),
     "choice_top": ("N",),
     "choice_draws": ("N",),
     "last_played": ("N",),
