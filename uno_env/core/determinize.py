@@ -325,6 +325,7 @@ def _determinize_all(
             dealt,
             starts,
             ways,
+            g % per_game == 0,
         )
         if ok < 0:
             return g
@@ -347,8 +348,12 @@ def _determinize_one(
     dealt: np.ndarray,
     starts: np.ndarray,
     ways: np.ndarray,
+    fresh: bool,
 ) -> int:
-    """Resample row ``g`` for ``seat``: 1 done, 0 done with ``lacks`` relaxed, -1 bad counts."""
+    """Resample row ``g`` for ``seat``: 1 done, 0 done with ``lacks`` relaxed, -1 bad counts.
+
+    ``fresh``: the first row of its game (the later ones reuse what it computed in ``ways``).
+    """
     n_players = r.num_players
     # The unseen cards, in face order: nothing about their real places is used.
     n_unseen = 0
@@ -379,7 +384,7 @@ def _determinize_one(
     # After a reshuffle the draw pile holds only faces that went into it (public): count
     # the ways to fill it under those caps, or give the fact up if the counts cannot meet it
     # (a state built by hand).
-    capped = _pile_ways(s, g, cards, n_unseen, pos, ways)
+    capped = _pile_ways(s, g, cards, n_unseen, pos, ways, fresh)
     met = False
     for attempt in range(MAX_TRIES):
         stream = np.uint64(attempt)
@@ -458,7 +463,13 @@ def _shuffle(
 
 @jit
 def _pile_ways(
-    s: StateArrays, g: int, cards: np.ndarray, n_unseen: int, pile: int, ways: np.ndarray
+    s: StateArrays,
+    g: int,
+    cards: np.ndarray,
+    n_unseen: int,
+    pile: int,
+    ways: np.ndarray,
+    fresh: bool,
 ) -> bool:
     """Count the draw piles that respect ``pile_faces`` into ``ways``; False: no such cap.
 
@@ -466,6 +477,8 @@ def _pile_ways(
     and above for the pile, each face at most its ``pile_faces`` count, counting copies as
     distinct cards: sampling the pile's faces by it is uniform over the consistent deals.
     ``pile`` is the first slot of the pile in the deal (the other hands' cards before it).
+    Unless ``fresh``, the table of the previous row (the same game, seat and unseen cards)
+    is still in ``ways`` and is reused.
     """
     known = False
     for face in range(C.NUM_FACES):
@@ -474,6 +487,8 @@ def _pile_ways(
     n_pile = n_unseen - pile
     if not known or n_pile <= 0:
         return False
+    if not fresh:
+        return ways[0, n_pile] > 0.0
     for k in range(n_pile + 1):
         ways[C.NUM_FACES, k] = 1.0 if k == 0 else 0.0
     i = n_unseen
