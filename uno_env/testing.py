@@ -268,11 +268,7 @@ def check_invariants(rules: Rules, state: core.UnoState) -> list[str]:
         ((pile_faces < 0) | (pile_faces > C.FACE_COUNTS[None, :])).any(axis=1),
     )
     # After a reshuffle the draw pile holds nothing but the faces that went into it.
-    pile_counts = np.zeros((n_games, C.NUM_FACES), dtype=np.int64)
-    for g in np.flatnonzero(pile_faces.any(axis=1) & ~bad_draw):
-        pile = deck[g, int(draw_pos[g]) :].astype(np.int64)
-        pile = pile[(pile >= 0) & (pile < C.NUM_FACES)]
-        pile_counts[g] = np.bincount(pile, minlength=C.NUM_FACES)
+    pile_counts = _face_counts(deck, in_pile, discard, np.zeros_like(in_discard))
     report.add(
         "the draw pile holds a face its last reshuffle did not put there (pile_faces)",
         pile_faces.any(axis=1) & (pile_counts > pile_faces).any(axis=1),

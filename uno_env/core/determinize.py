@@ -40,8 +40,8 @@ latest card first, and a card that breaks a fact may only sit among the seat's c
 since. A seat that a challenge found bluffing holds a card of the colour it was judged
 against until it plays that colour (``shown_holds``): deals without one are drawn again. A
 ``lacks`` mask given per seat and colour is a hard constraint on every card instead (and the
-history is then not used). Deals that break a constraint are drawn again (exact), up to :data:`MAX_TRIES`
-times; after that each offending card is swapped with a card of the draw pile allowed in
+history is then not used). Deals that break a constraint are drawn again (exact), up to
+:data:`MAX_TRIES` times; after that each offending card is swapped with a card of the draw pile allowed in
 its place (close to uniform, not exact), and a row where even that fails is reported in
 :attr:`Determinizations.relaxed`. Other public
 facts a seat may know are not used yet: the cards it handed over in a seven-zero swap, the
@@ -60,6 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.history import verdict_colour
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.core.state import AFTER_DRAW, JUMP_IN, NO_SEAT, OVER, UnoState
@@ -434,12 +435,10 @@ def _determinize_one(
                 break
     if hidden_wd4:
         below = int(s.discard[g, s.discard_len[g] - 2]) if s.discard_len[g] >= 2 else -1
-        chosen = s.choice_draws[g, wd4_seat] == s.seat_draws[g, wd4_seat]
-        if chosen and s.last_played[g, wd4_seat] == C.WILD_DRAW_FOUR:
-            before = int(s.choice_colour[g, wd4_seat])  # the colour it was chosen on
-        elif 0 <= below < C.NUM_COLOURED_FACES:
+        before = verdict_colour(s, g, wd4_seat)  # the colour it was chosen on, if known
+        if before < 0 and 0 <= below < C.NUM_COLOURED_FACES:
             before = int(C.FACE_COLOUR[below])
-        else:  # a wild's named colour is not kept in the state: draw one
+        elif before < 0:  # a wild's named colour is not kept in the state: draw one
             before = int(game_word(key, _COLOUR_STREAM, np.uint64(0)) % np.uint64(C.NUM_COLOURS))
         s.wd4_illegal[g] = holds_colour(s, g, wd4_seat, before)
     for k in range(draw_pos):
@@ -461,6 +460,15 @@ def _shuffle(
         dealt[lo + j] = tmp
 
 
+@jit_inline
+def _pile_known(s: StateArrays, g: int) -> bool:
+    """Whether game ``g``'s draw pile came from a reshuffle (``pile_faces`` says what it holds)."""
+    for face in range(C.NUM_FACES):  # noqa: SIM110 (no generators in compiled code)
+        if s.pile_faces[g, face] > 0:
+            return True
+    return False
+
+
 @jit
 def _pile_ways(
     s: StateArrays,
@@ -480,12 +488,8 @@ def _pile_ways(
     Unless ``fresh``, the table of the previous row (the same game, seat and unseen cards)
     is still in ``ways`` and is reused.
     """
-    known = False
-    for face in range(C.NUM_FACES):
-        if s.pile_faces[g, face] > 0:
-            known = True
     n_pile = n_unseen - pile
-    if not known or n_pile <= 0:
+    if not _pile_known(s, g) or n_pile <= 0:
         return False
     if not fresh:
         return ways[0, n_pile] > 0.0
@@ -700,12 +704,10 @@ def _bring_face(
             break
     if given < 0:
         return
-    capped = False
+    capped = _pile_known(s, g)
     in_pile = 0
     for k in range(int(s.draw_pos[g]), C.DECK_SIZE):
         in_pile += s.deck[g, k] == given
-    for f in range(C.NUM_FACES):
-        capped = capped or s.pile_faces[g, f] > 0
     for k in range(int(s.draw_pos[g]), C.DECK_SIZE):
         if s.deck[g, k] == face and not (capped and in_pile >= s.pile_faces[g, given]):
             s.deck[g, k] = given

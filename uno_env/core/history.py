@@ -65,6 +65,7 @@ __all__ = [
     "record_named_colour",
     "record_play",
     "record_stuck",
+    "verdict_colour",
 ]
 
 NO_COLOUR_NAMED = -1
@@ -120,8 +121,8 @@ def record_stuck(
 
 
 @jit_inline
-def _verdict_colour(s: StateArrays, g: int, seat: int) -> int:
-    """The colour a challenged Wild Draw Four of ``seat`` was judged against, or -1.
+def verdict_colour(s: StateArrays, g: int, seat: int) -> int:
+    """The colour a Wild Draw Four of ``seat`` is judged against, as the table knows it, or -1.
 
     It is the colour of the seat's last choice when that choice was the Wild Draw Four (played
     in a normal turn, no card drawn since); one played as a drawn card or stacked left no
@@ -138,9 +139,9 @@ def _verdict_colour(s: StateArrays, g: int, seat: int) -> int:
 def record_innocent(s: StateArrays, g: int, seat: int) -> None:
     """A challenge finds ``seat``'s Wild Draw Four legal: it held no card of the colour then.
 
-    The table learns it from who draws (see :func:`_verdict_colour` for the colour).
+    The table learns it from who draws (see :func:`verdict_colour` for the colour).
     """
-    colour = _verdict_colour(s, g, seat)
+    colour = verdict_colour(s, g, seat)
     if colour >= 0:
         s.lack_marks[g, seat, colour] = s.seat_draws[g, seat]
 
@@ -151,7 +152,7 @@ def record_guilty(s: StateArrays, g: int, seat: int) -> None:
 
     The card stays in its hand until it plays a card of that colour (:func:`record_play`).
     """
-    colour = _verdict_colour(s, g, seat)
+    colour = verdict_colour(s, g, seat)
     if colour >= 0:
         s.shown_holds[g, seat, colour] = True
 

@@ -260,8 +260,6 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "shown_lacks": ("N", NUM_COLOURS),
     "lack_marks": ("N", NUM_LACK_FACTS),
     "choice_colour": ("N",),
-    "pile_faces": (NUM_FACES,),
-    "shown_holds": ("N", NUM_COLOURS),
     "choice_top": ("N",),
     "choice_draws": ("N",),
     "last_played": ("N",),
@@ -269,5 +267,7 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "finish_rank": ("N",),
     "hand_points": ("N",),
     "scores": ("N",),
+    "pile_faces": (NUM_FACES,),
+    "shown_holds": ("N", NUM_COLOURS),
 }
 """The dimensions after the batch axis of the per-seat and per-card arrays (N: seats)."""
