@@ -416,7 +416,7 @@ def check_net_arch(net_arch: tuple[int, ...]) -> None:
 
 def _check_init_from(config: TrainConfig, where: str) -> None:
     """``init_from`` must exist now, unless it lies under ``runs_dir``: a staged config
-    (``official_2p_ft.yaml``) names the output of a run not yet trained; training checks it
+    (``official_2p.yaml``) names the output of a run not yet trained; training checks it
     when it starts."""
     if config.init_from is None:
         return
