@@ -1,16 +1,17 @@
 """The bots by name: :data:`BOT_NAMES`, :data:`SEARCH_NAMES` and :func:`make_agent`.
 
 :data:`BOT_NAMES` are the bots that act on observations (``act``), the ones every list of
-"all the bots" rates. The search agents of :data:`SEARCH_NAMES` (``pimc``, ``pimc_strong``, ``pimc_guided``)
-act on the state (``needs_state``, see :mod:`uno_env.play`) and cost milliseconds per
-decision, so they are built by name like a bot but are not in those lists;
-:data:`AGENT_NAMES` holds both.
+"all the bots" rates. The search agents of :data:`SEARCH_NAMES` (``pimc``, ``pimc_strong``,
+``pimc_guided`` and ``ismcts``) act on the state (``needs_state``, see :mod:`uno_env.play`)
+and cost milliseconds per decision, so they are built by name like a bot but are not in
+those lists; :data:`AGENT_NAMES` holds both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from agents.ismcts import IsmctsAgent
 from agents.plain_bots import PLAIN_BOTS
 from agents.search import PimcAgent, guided_pimc, strong_pimc
 from uno_env.policy import Policy, Seed
@@ -22,6 +23,7 @@ _SEARCH: dict[str, Callable[[Seed], Policy]] = {
     PimcAgent.name: PimcAgent,
     "pimc_strong": strong_pimc,
     "pimc_guided": guided_pimc,
+    IsmctsAgent.name: IsmctsAgent,
 }
 
 BOT_NAMES: tuple[str, ...] = tuple(_REGISTRY)

@@ -91,8 +91,9 @@ class ImitateConfig:
             exported agent ``.safetensors`` -> relative weight. Each teacher seat of each
             game is held by one teacher drawn with these weights.
         teacher_budget: Rollouts per candidate action of a search teacher (``pimc``), 1 to
-            :data:`agents.search.MAX_ROLLOUTS`; ``None`` (the default): the agent's own
-            default. Ignored by the other teachers.
+            :data:`agents.search.MAX_ROLLOUTS`, or iterations per decision of ``ismcts``
+            (at most :data:`agents.ismcts.MAX_ITERATIONS`); ``None`` (the default): the
+            agent's own default. Ignored by the other teachers.
         opponents: ``None`` (the default): every seat is a teacher seat. A mix of bots:
             one seat per game (drawn at random) is a teacher seat, the others are held by
             these bots, whose decisions are not recorded.

@@ -123,16 +123,25 @@ def teacher_factory(name: str, rules: Rules, budget: int | None = None) -> Polic
     Args:
         name: A bot or search agent name (``pimc``), or the path of an exported agent.
         rules: The rules it will play (an exported agent is checked against them).
-        budget: For a search agent, its rollouts per candidate action (``None``: the
-            agent's default); ignored by the other teachers.
+        budget: For a search agent, its rollouts per candidate action (``pimc`` and its
+            variants) or its iterations per decision (``ismcts``); ``None``: the agent's
+            default. Ignored by the other teachers.
 
     Raises:
         ValueError: as :func:`agents.resolve.policy_factory`, or for a budget out of range.
     """
     if name not in SEARCH_NAMES or budget is None:
         return policy_factory(name, rules)
-    from agents.search import PimcAgent  # the search agent only when a teacher searches
+    from agents.ismcts import IsmctsAgent  # the search agents only when a teacher searches
+    from agents.search import PimcAgent
 
+    if name == IsmctsAgent.name:
+        IsmctsAgent(seed=0, iterations=budget)  # a bad budget fails now, named
+
+        def build_tree_search(seed: Seed) -> Policy:
+            return IsmctsAgent(seed=seed, iterations=budget)
+
+        return PolicyFactory(name, build_tree_search)
     PimcAgent(seed=0, rollouts=budget, rules=rules)  # a bad budget fails now, named
 
     def build_search(seed: Seed) -> Policy:

@@ -39,7 +39,7 @@ def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.Uno
 
 
 def test_registered_as_a_search_agent() -> None:
-    assert SEARCH_NAMES == ("pimc", "pimc_strong", "pimc_guided")
+    assert SEARCH_NAMES == ("pimc", "pimc_strong", "pimc_guided", "ismcts")
     strong = make_agent("pimc_strong", 3)
     assert isinstance(strong, PimcAgent) and strong.name == "pimc_strong"
     assert strong.rollouts == STRONG_ROLLOUTS and make_agent("pimc", 3).rollouts == 64

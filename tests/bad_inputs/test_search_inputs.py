@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
+from agents.ismcts import IsmctsAgent
 from agents.search import PimcAgent
 from uno_env import core, load_rules
 from uno_env.core import UnoState
@@ -74,6 +75,14 @@ def _det(
         return core.determinize(rules, state, seat, k, **kw)  # type: ignore[arg-type]
 
     return call
+
+
+def _ismcts(**kwargs: object) -> Callable[[UnoState], object]:
+    return lambda state: IsmctsAgent(seed=0, **kwargs)  # type: ignore[arg-type]
+
+
+def _ismcts_from(seats: object) -> Callable[[UnoState], object]:
+    return lambda state: IsmctsAgent(seed=0, iterations=4).act_from_state(RULES2, state, seats)  # type: ignore[arg-type]
 
 
 def _search_from(seats: object) -> Callable[[UnoState], object]:
@@ -154,6 +163,27 @@ CASES: dict[str, Case] = {
     ),
     "search_finished_game": Case(
         _search_from(np.zeros(4, np.int64)), ValueError, ("finished",), state=_finished
+    ),
+    # -- ismcts ------------------------------------------------------------------------------
+    "ismcts_iterations_zero": Case(_ismcts(iterations=0), ValueError, ("iterations", "0")),
+    "ismcts_iterations_negative": Case(_ismcts(iterations=-3), ValueError, ("iterations", "-3")),
+    "ismcts_iterations_float": Case(_ismcts(iterations=2.5), ValueError, ("iterations", "2.5")),
+    "ismcts_iterations_bool": Case(_ismcts(iterations=True), ValueError, ("iterations", "True")),
+    "ismcts_iterations_huge": Case(
+        _ismcts(iterations=10**7), ValueError, ("iterations", "10000000")
+    ),
+    "ismcts_exploration_zero": Case(_ismcts(exploration=0), ValueError, ("exploration", "0")),
+    "ismcts_exploration_nan": Case(
+        _ismcts(exploration=float("nan")), ValueError, ("exploration", "nan")
+    ),
+    "ismcts_lack_facts": Case(_ismcts(lack_facts="all"), ValueError, ("lack_facts", "'all'")),
+    "ismcts_seat_not_to_act": Case(
+        lambda state: _ismcts_from(1 - state.current.astype(np.int64))(state),
+        ValueError,
+        ("not the seat to act",),
+    ),
+    "ismcts_finished_game": Case(
+        _ismcts_from(np.zeros(4, np.int64)), ValueError, ("finished",), state=_finished
     ),
     "act_without_state": Case(
         lambda state: PimcAgent(seed=0).act(

@@ -11,6 +11,7 @@ import torch
 from support import ROOT
 
 from agents import make_agent, resolve_opponents
+from agents.ismcts import IsmctsAgent
 from agents.learned import MLPNet, load_policy
 from agents.search import PimcAgent
 from train import algorithms, imitate
@@ -338,6 +339,10 @@ def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
     guided = teacher_factory("pimc_guided", rules, 8)(0)  # the budget keeps the agent's prior
     assert isinstance(guided, PimcAgent) and guided.rollouts == 8
     assert guided.name == "pimc_guided" and guided._prior_for(rules) is not None
+    tree = teacher_factory("ismcts", rules, 16)(0)  # the tree search: iterations per decision
+    assert isinstance(tree, IsmctsAgent) and tree.iterations == 16
+    with pytest.raises(ValueError, match=r"iterations must be in 1\.\.32768, got 40000"):
+        teacher_factory("ismcts", rules, 40_000)
     demos = generate_demonstrations(
         rules, {"pimc": 1.0}, 1000, seed=3, games_per_batch=32, progress=False, teacher_budget=4
     )

@@ -1,0 +1,387 @@
+"""``ismcts``: information-set Monte Carlo tree search from the acting seat's view.
+
+:class:`~agents.search.PimcAgent` scores each candidate by the hands that follow when every
+seat then plays the rollout heuristic: one step of improvement over that heuristic. This
+agent searches the acting seat's *later* decisions too, with one tree over its information
+sets (single-observer ISMCTS, Cowling, Powley and Whitehouse 2012), shared by all the
+determinizations of the decision:
+
+* **Determinizations.** Iteration i plays determinization i of
+  :func:`agents.search.sample_deals` (the same inference as ``pimc``: the lack facts from
+  the draws, the choices weighed), drawn in proportion to their weights, so each iteration
+  is a deal from the search's posterior.
+* **The tree.** A node is the sequence of public actions since the decision (the searching
+  seat's own and the other seats'), so two deals that agree on everything the seat sees
+  share a node, and the seat's choice at a node cannot depend on a hidden card. At its own
+  nodes the seat chooses by UCB1 among the actions legal in the iteration's deal, with
+  *availability* counts in place of the parent's visits (an action that is legal in few
+  deals is not over-explored); the other seats play the compiled ``fast`` heuristic of
+  :mod:`agents.rollout`, the same opponent model as ``pimc``'s rollouts.
+* **Expansion and rollout.** One new edge of the seat's own per iteration, then the
+  ``fast`` heuristic plays every seat to the end of the hand, as in ``pimc``. The reward is
+  the seat's win (1) or loss (0) (a truncated hand counts as the share of its reward).
+* **Choice.** The root action played most often (ties: the best mean, then the lowest id).
+* **Pruning** as ``pimc``'s: UNO and catches are taken at once; a voluntary draw is not
+  considered when a card plays.
+
+Everything runs in one compiled call per decision (the core's rules, the tree and the
+rollouts), so an iteration costs about one ``pimc`` rollout. It is deterministic for a seed
+and reads the state only through :func:`~uno_env.core.determinize` (via
+:func:`~agents.search.sample_deals`): two states of one information set get the same
+decisions. docs/search.md ("Information-set search") gives its strength beside ``pimc``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.rollout import _fast_action
+from agents.search import LACK_FACTS, sample_deals
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import UnoState
+from uno_env.core.mask import fill_mask
+from uno_env.core.params import RuleParams, Scratch, StateArrays, arrays_of, rule_params, scratch
+from uno_env.core.state import NO_SEAT, OVER
+from uno_env.core.step import apply_one
+from uno_env.jit import Kernel, jit
+from uno_env.policy import Seed
+from uno_env.rules import Rules
+
+__all__ = ["DEFAULT_ITERATIONS", "EXPLORATION", "MAX_ITERATIONS", "IsmctsAgent"]
+
+DEFAULT_ITERATIONS = 4096
+"""Iterations per decision of the registered ``ismcts``: a median of about 30 ms per decision
+at 2 players and 40 at 4 on one core of the development machine (docs/search.md)."""
+MAX_ITERATIONS = 1 << 15
+"""The largest ``iterations`` accepted."""
+EXPLORATION = 0.7
+"""UCB1's exploration constant, rewards in [0, 1]."""
+_NODES_PER_ITERATION = 24
+"""Tree nodes kept per iteration at most (the seat's node and the other seats' moves up to
+its next decision); past the cap an iteration plays on without adding nodes."""
+_MAX_NODES = 1 << 17
+"""Tree nodes at most, whatever the budget (the child table is nodes x actions int32)."""
+
+_MAX_DEPTH = 256
+"""The seat's own decisions recorded per iteration at most (a hand has far fewer)."""
+
+
+class IsmctsAgent:
+    """Single-observer information-set MCTS (see the module docstring).
+
+    Args:
+        seed: Seed of the determinizations (the same seed, the same decisions).
+        iterations: Determinizations searched per decision, each one iteration of the tree
+            search, in 1..:data:`MAX_ITERATIONS`.
+        exploration: UCB1's constant (> 0), rewards scaled to [0, 1].
+        lack_facts: The public facts the determinizations keep (as ``pimc``'s,
+            :data:`agents.search.LACK_FACTS`).
+        weigh_choices: Draw the determinizations in proportion to how likely they make the
+            other seats' last choices (:func:`agents.search.choice_weights`).
+
+    Raises:
+        ValueError: for a budget out of range or an exploration constant <= 0 (naming
+            the value), or an unknown ``lack_facts``.
+    """
+
+    name = "ismcts"
+    needs_state = True
+    """:func:`uno_env.play.choose_actions` calls :meth:`act_from_state` with the state."""
+    uses_observations = False
+    """The state is all it reads."""
+
+    def __init__(
+        self,
+        seed: Seed = None,
+        iterations: int = DEFAULT_ITERATIONS,
+        exploration: float = EXPLORATION,
+        lack_facts: str = "drawn",
+        weigh_choices: bool = True,
+    ) -> None:
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
+            raise ValueError(f"ismcts: iterations must be an integer >= 1, got {iterations!r}")
+        if not 1 <= iterations <= MAX_ITERATIONS:
+            raise ValueError(f"ismcts: iterations must be in 1..{MAX_ITERATIONS}, got {iterations}")
+        if (
+            isinstance(exploration, bool)
+            or not isinstance(exploration, (int, float, np.integer, np.floating))
+            or not math.isfinite(exploration)
+            or exploration <= 0
+        ):
+            raise ValueError(f"ismcts: exploration must be a number > 0, got {exploration!r}")
+        if lack_facts not in LACK_FACTS:
+            raise ValueError(
+                f"ismcts: lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}"
+            )
+        self.iterations = int(iterations)
+        self.exploration = float(exploration)
+        self.lack_facts = lack_facts
+        self.weigh_choices = bool(weigh_choices)
+        self.rng = np.random.default_rng(seed)
+        nodes = min(self.iterations * _NODES_PER_ITERATION, _MAX_NODES) + 1
+        self._child = np.full((nodes, C.NUM_ACTIONS), -1, dtype=np.int32)
+        self._own = np.full(nodes, -1, dtype=np.int32)
+        self._visits = np.zeros((self.iterations + 1, C.NUM_ACTIONS), dtype=np.float64)
+        self._wins = np.zeros_like(self._visits)
+        self._avail = np.zeros_like(self._visits)
+        self._used = np.zeros(2, dtype=np.int64)  # nodes, own nodes of the last search
+        self._mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)
+        self._path_rows = np.empty(_MAX_DEPTH, dtype=np.int64)
+        self._path_acts = np.empty(_MAX_DEPTH, dtype=np.int64)
+        self.decisions = 0
+        """Decisions searched so far (forced ones excluded)."""
+        self.last_visits: npt.NDArray[np.float64] | None = None
+        """The root's visit counts per action of the last searched decision."""
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Not available: the agent needs the state (see :meth:`act_from_state`).
+
+        Raises:
+            TypeError: always, naming the way to play it.
+        """
+        raise TypeError(
+            "ismcts searches from the game state, which observations do not carry: play it "
+            "through uno_env.play (play_tables, choose_actions), which passes the state to "
+            "policies with needs_state = True, or call act_from_state(rules, state, seats)"
+        )
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless between decisions: nothing to forget."""
+        del games
+
+    def act_from_state(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Choose one action per game by searching from the seat's information set.
+
+        Args:
+            rules: The rules of the games.
+            state: B live games; only what ``seats`` may know is used.
+            seats: The acting seat of each game, (B,) (it must be the seat to act).
+            masks: The legal-action masks, when the caller has them.
+
+        Returns:
+            One legal action per game, (B,) int64.
+
+        Raises:
+            ValueError: for a finished game, or a seat outside the table or not to act.
+        """
+        seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
+        if masks is None:
+            masks = core.legal_action_mask(rules, state)
+        over = np.flatnonzero(~state.live)
+        if over.size:
+            raise ValueError(
+                f"game {int(over[0])} is finished (phase over): ismcts has nothing to decide there"
+            )
+        not_acting = np.flatnonzero(seat_arr != state.current)
+        if not_acting.size:
+            g = int(not_acting[0])
+            raise ValueError(
+                f"game {g}: seat {int(seat_arr[g])} is not the seat to act "
+                f"(seat {int(state.current[g])} is)"
+            )
+        actions = np.empty(state.batch_size, dtype=np.int64)
+        for g in range(state.batch_size):
+            candidates = _candidates(masks[g])
+            if candidates.size == 1:
+                actions[g] = candidates[0]
+                continue
+            actions[g] = self._search(rules, state.select(np.array([g])), int(seat_arr[g]))
+            self.decisions += 1
+        return actions
+
+    def _search(self, rules: Rules, game: UnoState, seat: int) -> int:
+        """The chosen action of one game (a batch of one) for ``seat``."""
+        k = self.iterations
+        keys = self.rng.integers(0, 2**63, size=(1, k), dtype=np.uint64)
+        dets, weights = sample_deals(
+            rules,
+            game,
+            np.array([seat]),
+            keys,
+            lack_facts=self.lack_facts,
+            weigh_choices=self.weigh_choices,
+        )
+        if self.weigh_choices and not np.all(weights == weights[0, 0]):
+            # Each iteration a deal of the posterior: resample in proportion to the weights.
+            order = self.rng.choice(k, size=k, p=weights[0] / weights[0].sum())
+            dets = dets.select(np.sort(order))
+        _SEARCH(
+            rule_params(rules),
+            arrays_of(dets),
+            scratch(),
+            self._mask,
+            np.int64(seat),
+            np.float64(self.exploration),
+            self._child,
+            self._own,
+            self._visits,
+            self._wins,
+            self._avail,
+            self._used,
+            self._path_rows,
+            self._path_acts,
+        )
+        visits = self._visits[0].copy()
+        self.last_visits = visits
+        means = np.where(visits > 0, self._wins[0] / np.maximum(visits, 1), -1.0)
+        # Most visits, then the best mean, then the lowest action id.
+        order = np.lexsort((-np.arange(C.NUM_ACTIONS), means, visits))
+        return int(order[-1])
+
+
+def _candidates(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """The root's candidate actions (``pimc``'s pruning; one of them: no search)."""
+    for forced in (C.CATCH, C.UNO):
+        if mask[forced]:
+            return np.array([forced], dtype=np.int64)
+    legal = np.flatnonzero(mask)
+    if mask[C.DRAW] and mask[: C.NUM_PLAY_ACTIONS].any():
+        legal = legal[legal != C.DRAW]
+    return legal.astype(np.int64)
+
+
+@jit
+def _own_options(mask: np.ndarray) -> None:
+    """Prune ``mask`` in place to the searching seat's options: no voluntary draw."""
+    if mask[C.DRAW]:
+        for a in range(C.NUM_PLAY_ACTIONS):
+            if mask[a]:
+                mask[C.DRAW] = False
+                return
+
+
+@jit
+def _reward(r: RuleParams, s: StateArrays, g: int, seat: int) -> float:
+    """The seat's hand reward scaled to [0, 1]: 1 a win, 0 a loss (a truncation between)."""
+    winner = int(s.winner[g])
+    low = -1.0 if r.teams else -1.0 / (r.num_players - 1)
+    if winner == NO_SEAT:
+        raw = 0.0
+    elif winner == seat or (r.teams and winner % 2 == seat % 2):
+        raw = 1.0
+    else:
+        raw = low
+    return (raw - low) / (1.0 - low)
+
+
+@jit
+def _search_all(
+    r: RuleParams,
+    s: StateArrays,
+    w: Scratch,
+    mask: np.ndarray,
+    seat: int,
+    exploration: float,
+    child: np.ndarray,
+    own: np.ndarray,
+    visits: np.ndarray,
+    wins: np.ndarray,
+    avail: np.ndarray,
+    used: np.ndarray,
+    path_rows: np.ndarray,
+    path_acts: np.ndarray,
+) -> None:
+    """One search: iteration g plays determinization g of ``s`` (changed in place).
+
+    The tree: ``child[node, action]`` is the node after a public action (-1: none yet);
+    ``own[node]`` the row of the seat's statistics at its decision nodes (-1 elsewhere):
+    ``visits``, ``wins`` and ``avail`` (times the action was legal when the node was
+    reached). Node 0 is the root, own row 0. ``used`` comes in with the sizes of the last
+    search, whose rows are cleared first, and goes out with this one's. ``path_rows`` and
+    ``path_acts`` are work space for an iteration's own edges (deeper ones go unrecorded).
+    """
+    for node in range(int(used[0])):
+        own[node] = -1
+        for a in range(child.shape[1]):
+            child[node, a] = -1
+    for row in range(int(used[1])):
+        for a in range(visits.shape[1]):
+            visits[row, a] = 0.0
+            wins[row, a] = 0.0
+            avail[row, a] = 0.0
+    n_nodes = 1
+    n_own = 1
+    own[0] = 0
+    max_nodes = child.shape[0]
+    for g in range(s.key.shape[0]):
+        node = 0
+        depth = 0
+        in_tree = True
+        while s.phase[g] != OVER:
+            fill_mask(r, s, g, mask)
+            if mask[C.CATCH]:
+                apply_one(r, s, w, g, C.CATCH)
+                continue
+            if mask[C.UNO]:
+                apply_one(r, s, w, g, C.UNO)
+                continue
+            actor = int(s.current[g])
+            if not in_tree:
+                apply_one(r, s, w, g, _fast_action(r, s, g, mask))
+                continue
+            if actor != seat:
+                act = _fast_action(r, s, g, mask)
+            else:
+                _own_options(mask)
+                row = own[node]
+                if row < 0:
+                    if n_own >= visits.shape[0]:
+                        in_tree = False  # (cannot happen: one new row per iteration)
+                        apply_one(r, s, w, g, _fast_action(r, s, g, mask))
+                        continue
+                    row = n_own
+                    own[node] = row
+                    n_own += 1
+                act, best = -1, -1.0
+                for a in range(C.NUM_ACTIONS):
+                    if mask[a]:
+                        avail[row, a] += 1.0
+                for a in range(C.NUM_ACTIONS):
+                    if not mask[a]:
+                        continue
+                    if visits[row, a] == 0.0:
+                        act = a  # an untried action: expand it
+                        break
+                    score = wins[row, a] / visits[row, a] + exploration * math.sqrt(
+                        math.log(avail[row, a]) / visits[row, a]
+                    )
+                    if score > best:
+                        act, best = a, score
+                if depth < path_rows.shape[0]:
+                    path_rows[depth] = row
+                    path_acts[depth] = act
+                    depth += 1
+                if visits[row, act] == 0.0:
+                    in_tree = False  # expanded: roll out from here
+            apply_one(r, s, w, g, act)
+            if in_tree:
+                nxt = child[node, act]
+                if nxt < 0:
+                    if n_nodes >= max_nodes:
+                        in_tree = False
+                        continue
+                    nxt = n_nodes
+                    child[node, act] = nxt
+                    n_nodes += 1
+                node = nxt
+        reward = _reward(r, s, g, seat)
+        for i in range(depth):
+            visits[path_rows[i], path_acts[i]] += 1.0
+            wins[path_rows[i], path_acts[i]] += reward
+    used[0] = n_nodes
+    used[1] = n_own
+
+
+_SEARCH = Kernel(_search_all)

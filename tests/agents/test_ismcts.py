@@ -1,0 +1,169 @@
+"""The search agent ``ismcts``: legal, reproducible, blind to hidden cards, playable anywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.scenarios import stack
+
+from agents import make_agent
+from agents.arena import evaluate_vs
+from agents.ismcts import DEFAULT_ITERATIONS, IsmctsAgent
+from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
+from uno_env import UnoGame, core, load_rules
+from uno_env import cards as C
+from uno_env.envs.gym_env import UnoGymEnv
+from uno_env.play import play_tables
+from uno_env.policy import Policy
+from uno_env.rules import Rules
+from uno_env.sampling import uniform_legal_actions
+from uno_env.testing import check_invariants
+
+RULES2 = load_rules("official", num_players=2)
+
+
+def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.UnoState:
+    """Live games after ``turns`` random-legal rounds (finished ones dropped)."""
+    rng = np.random.default_rng(seed)
+    state = core.init(rules, games, seed=seed)
+    for _ in range(turns):
+        state = core.step(
+            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
+        )
+    return state.select(np.flatnonzero(state.live))
+
+
+def test_registered_as_a_search_agent() -> None:
+    assert "ismcts" in SEARCH_NAMES and "ismcts" in AGENT_NAMES and "ismcts" not in BOT_NAMES
+    agent = make_agent("ismcts", seed=1)
+    assert isinstance(agent, IsmctsAgent) and isinstance(agent, Policy)
+    assert agent.iterations == DEFAULT_ITERATIONS
+    assert agent.needs_state and not agent.uses_observations
+    with pytest.raises(TypeError, match="act_from_state"):
+        agent.act(np.zeros((1, 3), np.float32), np.ones((1, C.NUM_ACTIONS), bool))
+
+
+@pytest.mark.parametrize(
+    ("preset", "num_players", "switches"),
+    [
+        ("official", 2, {}),
+        ("official", 4, {}),
+        ("official", 4, {"teams": True}),
+        ("street", 3, {}),
+        ("seven_zero", 4, {}),
+        ("rlcard", 2, {}),
+        ("official", 3, {"jump_in": True, "play_to_last": True}),
+    ],
+)
+def test_decisions_are_legal_under_every_preset(
+    preset: str, num_players: int, switches: dict[str, bool]
+) -> None:
+    rules = load_rules(preset, num_players=num_players, **switches)
+    state = _decisions(rules, 24, seed=num_players)
+    before = state.copy()
+    agent = IsmctsAgent(seed=3, iterations=64)
+    masks = core.legal_action_mask(rules, state)
+    actions = agent.act_from_state(rules, state, state.current.astype(np.int64))
+    assert masks[np.arange(state.batch_size), actions].all()
+    assert agent.decisions > 0
+    # The real games are untouched: the search plays on its determinizations.
+    for name, arr in before.array_fields().items():
+        np.testing.assert_array_equal(getattr(state, name), arr, err_msg=name)
+
+
+def test_every_iteration_passes_through_the_root() -> None:
+    state = _decisions(RULES2, 40, seed=5)
+    agent = IsmctsAgent(seed=2, iterations=96)
+    masks = core.legal_action_mask(RULES2, state)
+    for g in range(state.batch_size):
+        one = state.select(np.array([g]))
+        action = agent.act_from_state(RULES2, one, one.current.astype(np.int64))
+        if agent.last_visits is None:
+            continue
+        visits = agent.last_visits
+        assert visits.sum() == 96  # one root edge per iteration
+        assert (visits[~masks[g]] == 0).all()  # only legal actions
+        assert visits[int(action[0])] == visits.max()  # the most played root action
+        agent.last_visits = None
+
+
+def test_reproducible_for_a_seed_and_the_tree_starts_afresh() -> None:
+    state = _decisions(RULES2, 40, seed=7)
+    seats = state.current.astype(np.int64)
+    first = IsmctsAgent(seed=11, iterations=48).act_from_state(RULES2, state, seats)
+    # The same agent after other searches: the tree of the last one is cleared first.
+    reused = IsmctsAgent(seed=99, iterations=48)
+    reused.act_from_state(RULES2, _decisions(RULES2, 10, seed=8), _decisions(RULES2, 10, 8).current)
+    reused.rng = np.random.default_rng(11)
+    np.testing.assert_array_equal(first, reused.act_from_state(RULES2, state, seats))
+
+
+def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
+    state = _decisions(RULES2, 40, seed=9)
+    twin = state.copy()
+    for g in range(twin.batch_size):
+        other = 1 - int(twin.current[g])
+        held = np.flatnonzero(twin.hands[g, other])
+        pos = int(twin.draw_pos[g])
+        # A different hidden deal: the opponent's card and the draw pile's top swapped, the
+        # pile reversed, another key.
+        face, top = int(held[0]), int(twin.deck[g, pos])
+        twin.hands[g, other, face] -= 1
+        twin.hands[g, other, top] += 1
+        twin.deck[g, pos] = face
+        twin.deck[g, pos:] = twin.deck[g, pos:][::-1].copy()
+        twin.key[g] ^= np.uint64(0xABCDEF)
+    assert check_invariants(RULES2, twin) == []
+    assert not np.array_equal(twin.hands, state.hands)
+    seats = state.current.astype(np.int64)
+    a = IsmctsAgent(seed=5, iterations=48).act_from_state(RULES2, state, seats)
+    b = IsmctsAgent(seed=5, iterations=48).act_from_state(RULES2, twin, seats)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_it_finds_the_sure_win() -> None:
+    # Seat 0 holds a red Skip and a red 5 on a red 1: Skip first plays again and goes out;
+    # the 5 first leaves the Skip to a colour seat 1's wilds may change.
+    rules = load_rules("official", num_players=2, hand_size=2)
+    deck = stack([["R5", "RS"], ["W", "W+4"]], "R1", pile=["G2", "B9", "Y3"], dealer=1)
+    game = UnoGame(rules, seed=0, dealer=1, deck=deck)
+    game.step("uno")  # declared before the second-last card is played
+    assert int(game.state.current[0]) == 0
+    agent = IsmctsAgent(seed=0, iterations=256)
+    action = agent.act_from_state(rules, game.state, np.array([0]))
+    assert C.ACTION_NAMES[int(action[0])] == "RS"
+
+
+def test_forced_decisions_skip_the_search() -> None:
+    from agents.ismcts import _candidates
+
+    mask = np.zeros(C.NUM_ACTIONS, bool)
+    mask[[3, 17, C.UNO]] = True
+    assert _candidates(mask).tolist() == [C.UNO]
+    mask[C.UNO] = False
+    mask[C.DRAW] = True
+    assert _candidates(mask).tolist() == [3, 17]  # a voluntary draw is pruned
+
+
+def test_plays_through_the_play_loop_and_as_an_env_opponent() -> None:
+    agent = IsmctsAgent(seed=0, iterations=16)
+    keys = np.arange(8, dtype=np.uint64)
+    lineups = np.tile([0, 1], (8, 1))
+    results = play_tables(RULES2, [agent, make_agent("random", 1)], lineups, keys, on_error="raise")
+    assert (results.winner >= 0).all()
+    env = UnoGymEnv(rules=RULES2, opponents=IsmctsAgent(seed=2, iterations=8), learner_seat=0)
+    _, info = env.reset(seed=3)
+    for _ in range(200):
+        _obs, _reward, terminated, truncated, info = env.step(
+            int(np.flatnonzero(info["action_mask"])[0])
+        )
+        if terminated or truncated:
+            break
+    assert terminated or truncated
+
+
+def test_beats_random() -> None:
+    result = evaluate_vs(
+        RULES2, IsmctsAgent(seed=0, iterations=128), "random", 200, seed=77, progress=False
+    )
+    assert result.win_rate > 0.55, result
