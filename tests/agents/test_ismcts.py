@@ -87,6 +87,20 @@ def test_every_iteration_passes_through_the_root() -> None:
         agent.last_visits = None
 
 
+def test_a_full_tree_stops_growing_and_the_search_goes_on() -> None:
+    rules = load_rules("official", num_players=4)
+    state = _decisions(rules, 30, seed=4)
+    agent = IsmctsAgent(seed=1, iterations=200)
+    # Room for 5 nodes only: the iterations past it play on without adding nodes.
+    agent._child = np.full((5, C.NUM_ACTIONS), -1, dtype=np.int32)
+    agent._own = np.full(5, -1, dtype=np.int32)
+    masks = core.legal_action_mask(rules, state)
+    actions = agent.act_from_state(rules, state, state.current.astype(np.int64))
+    assert masks[np.arange(state.batch_size), actions].all()
+    assert agent.decisions > 0 and agent._used[0] == 5
+    assert agent.last_visits is not None and agent.last_visits.sum() == 200
+
+
 def test_reproducible_for_a_seed_and_the_tree_starts_afresh() -> None:
     state = _decisions(RULES2, 40, seed=7)
     seats = state.current.astype(np.int64)
