@@ -40,8 +40,8 @@ import numpy.typing as npt
 
 from agents.rollout import _fast_action
 from agents.search import LACK_FACTS, sample_deals
+from agents.search_base import StateSearchAgent, root_candidates
 from uno_env import cards as C
-from uno_env import core
 from uno_env.core import UnoState
 from uno_env.core.mask import fill_mask
 from uno_env.core.params import RuleParams, Scratch, StateArrays, arrays_of, rule_params, scratch
@@ -71,7 +71,7 @@ _MAX_DEPTH = 256
 """The seat's own decisions recorded per iteration at most (a hand has far fewer)."""
 
 
-class IsmctsAgent:
+class IsmctsAgent(StateSearchAgent):
     """Single-observer information-set MCTS (see the module docstring).
 
     Args:
@@ -90,10 +90,6 @@ class IsmctsAgent:
     """
 
     name = "ismcts"
-    needs_state = True
-    """:func:`uno_env.play.choose_actions` calls :meth:`act_from_state` with the state."""
-    uses_observations = False
-    """The state is all it reads."""
 
     def __init__(
         self,
@@ -138,24 +134,6 @@ class IsmctsAgent:
         self.last_visits: npt.NDArray[np.float64] | None = None
         """The root's visit counts per action of the last searched decision."""
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
-        """Not available: the agent needs the state (see :meth:`act_from_state`).
-
-        Raises:
-            TypeError: always, naming the way to play it.
-        """
-        raise TypeError(
-            "ismcts searches from the game state, which observations do not carry: play it "
-            "through uno_env.play (play_tables, choose_actions), which passes the state to "
-            "policies with needs_state = True, or call act_from_state(rules, state, seats)"
-        )
-
-    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
-        """Stateless between decisions: nothing to forget."""
-        del games
-
     def act_from_state(
         self,
         rules: Rules,
@@ -177,24 +155,10 @@ class IsmctsAgent:
         Raises:
             ValueError: for a finished game, or a seat outside the table or not to act.
         """
-        seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
-        if masks is None:
-            masks = core.legal_action_mask(rules, state)
-        over = np.flatnonzero(~state.live)
-        if over.size:
-            raise ValueError(
-                f"game {int(over[0])} is finished (phase over): ismcts has nothing to decide there"
-            )
-        not_acting = np.flatnonzero(seat_arr != state.current)
-        if not_acting.size:
-            g = int(not_acting[0])
-            raise ValueError(
-                f"game {g}: seat {int(seat_arr[g])} is not the seat to act "
-                f"(seat {int(state.current[g])} is)"
-            )
+        seat_arr, masks = self._checked_call(rules, state, seats, masks)
         actions = np.empty(state.batch_size, dtype=np.int64)
         for g in range(state.batch_size):
-            candidates = _candidates(masks[g])
+            candidates = root_candidates(masks[g])
             if candidates.size == 1:
                 actions[g] = candidates[0]
                 continue
@@ -240,17 +204,6 @@ class IsmctsAgent:
         # Most visits, then the best mean, then the lowest action id.
         order = np.lexsort((-np.arange(C.NUM_ACTIONS), means, visits))
         return int(order[-1])
-
-
-def _candidates(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-    """The root's candidate actions (``pimc``'s pruning; one of them: no search)."""
-    for forced in (C.CATCH, C.UNO):
-        if mask[forced]:
-            return np.array([forced], dtype=np.int64)
-    legal = np.flatnonzero(mask)
-    if mask[C.DRAW] and mask[: C.NUM_PLAY_ACTIONS].any():
-        legal = legal[legal != C.DRAW]
-    return legal.astype(np.int64)
 
 
 @jit

@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from agents.plain_bots import PLAIN_BOTS
 from agents.rollout import FAST_ROLLOUT, play_out
+from agents.search_base import StateSearchAgent, root_candidates
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -93,7 +94,7 @@ STRONG_ROLLOUTS = 2048
 (docs/search.md)."""
 
 
-class PimcAgent:
+class PimcAgent(StateSearchAgent):
     """Flat Monte Carlo search over determinizations (see the module docstring).
 
     Args:
@@ -130,10 +131,6 @@ class PimcAgent:
     """
 
     name = "pimc"
-    needs_state = True
-    """:func:`uno_env.play.choose_actions` calls :meth:`act_from_state` with the state."""
-    uses_observations = False
-    """The state is all it reads: batched players need not encode observations for it."""
 
     def __init__(
         self,
@@ -207,28 +204,6 @@ class PimcAgent:
         """
 
     # ------------------------------------------------------------------------------------
-    # The Policy protocol
-    # ------------------------------------------------------------------------------------
-
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
-        """Not available: the agent needs the state (see :meth:`act_from_state`).
-
-        Raises:
-            TypeError: always, naming the way to play it.
-        """
-        raise TypeError(
-            "pimc searches from the game state, which observations do not carry: play it "
-            "through uno_env.play (play_tables, choose_actions), which passes the state to "
-            "policies with needs_state = True, or call act_from_state(rules, state, seats)"
-        )
-
-    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
-        """Stateless between decisions: nothing to forget."""
-        del games
-
-    # ------------------------------------------------------------------------------------
     # Search
     # ------------------------------------------------------------------------------------
 
@@ -255,21 +230,7 @@ class PimcAgent:
             ValueError: for a finished game, a seat outside the table or not to act, or a
                 learned rollout policy of other rules.
         """
-        seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
-        if masks is None:
-            masks = core.legal_action_mask(rules, state)
-        over = np.flatnonzero(~state.live)
-        if over.size:
-            raise ValueError(
-                f"game {int(over[0])} is finished (phase over): pimc has nothing to decide there"
-            )
-        not_acting = np.flatnonzero(seat_arr != state.current)
-        if not_acting.size:
-            g = int(not_acting[0])
-            raise ValueError(
-                f"game {g}: seat {int(seat_arr[g])} is not the seat to act "
-                f"(seat {int(state.current[g])} is)"
-            )
+        seat_arr, masks = self._checked_call(rules, state, seats, masks)
         rollout = self._rollout_for(rules)
         candidates = [self._candidates(masks[g]) for g in range(state.batch_size)]
         actions = np.array([c[0] if c.size else 0 for c in candidates], dtype=np.int64)
@@ -319,14 +280,8 @@ class PimcAgent:
         return self._prior
 
     def _candidates(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-        """The actions worth searching in one game (one of them: no search)."""
-        legal = np.flatnonzero(mask)
-        for forced in (C.CATCH, C.UNO):
-            if mask[forced]:
-                return np.array([forced], dtype=np.int64)
-        if self.prune_draws and mask[C.DRAW] and mask[: C.NUM_PLAY_ACTIONS].any():
-            legal = legal[legal != C.DRAW]
-        return legal.astype(np.int64)
+        """The actions worth searching in one game (:func:`root_candidates`)."""
+        return root_candidates(mask, self.prune_draws)
 
     def _search(
         self,

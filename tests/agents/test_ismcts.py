@@ -5,32 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from support.scenarios import stack
+from support.search import decision_states, hidden_twin
 
 from agents import make_agent
 from agents.arena import evaluate_vs
 from agents.ismcts import DEFAULT_ITERATIONS, IsmctsAgent
 from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
+from agents.search_base import root_candidates
 from uno_env import UnoGame, core, load_rules
 from uno_env import cards as C
-from uno_env.envs.gym_env import UnoGymEnv
-from uno_env.play import play_tables
 from uno_env.policy import Policy
-from uno_env.rules import Rules
-from uno_env.sampling import uniform_legal_actions
 from uno_env.testing import check_invariants
 
 RULES2 = load_rules("official", num_players=2)
-
-
-def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.UnoState:
-    """Live games after ``turns`` random-legal rounds (finished ones dropped)."""
-    rng = np.random.default_rng(seed)
-    state = core.init(rules, games, seed=seed)
-    for _ in range(turns):
-        state = core.step(
-            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
-        )
-    return state.select(np.flatnonzero(state.live))
 
 
 def test_registered_as_a_search_agent() -> None:
@@ -59,7 +46,7 @@ def test_decisions_are_legal_under_every_preset(
     preset: str, num_players: int, switches: dict[str, bool]
 ) -> None:
     rules = load_rules(preset, num_players=num_players, **switches)
-    state = _decisions(rules, 24, seed=num_players)
+    state = decision_states(rules, 24, seed=num_players)
     before = state.copy()
     agent = IsmctsAgent(seed=3, iterations=64)
     masks = core.legal_action_mask(rules, state)
@@ -72,7 +59,7 @@ def test_decisions_are_legal_under_every_preset(
 
 
 def test_every_iteration_passes_through_the_root() -> None:
-    state = _decisions(RULES2, 40, seed=5)
+    state = decision_states(RULES2, 40, seed=5)
     agent = IsmctsAgent(seed=2, iterations=96)
     masks = core.legal_action_mask(RULES2, state)
     for g in range(state.batch_size):
@@ -89,7 +76,7 @@ def test_every_iteration_passes_through_the_root() -> None:
 
 def test_a_full_tree_stops_growing_and_the_search_goes_on() -> None:
     rules = load_rules("official", num_players=4)
-    state = _decisions(rules, 30, seed=4)
+    state = decision_states(rules, 30, seed=4)
     agent = IsmctsAgent(seed=1, iterations=200)
     # Room for 5 nodes only: the iterations past it play on without adding nodes.
     agent._child = np.full((5, C.NUM_ACTIONS), -1, dtype=np.int32)
@@ -102,31 +89,21 @@ def test_a_full_tree_stops_growing_and_the_search_goes_on() -> None:
 
 
 def test_reproducible_for_a_seed_and_the_tree_starts_afresh() -> None:
-    state = _decisions(RULES2, 40, seed=7)
+    state = decision_states(RULES2, 40, seed=7)
     seats = state.current.astype(np.int64)
     first = IsmctsAgent(seed=11, iterations=48).act_from_state(RULES2, state, seats)
     # The same agent after other searches: the tree of the last one is cleared first.
     reused = IsmctsAgent(seed=99, iterations=48)
-    reused.act_from_state(RULES2, _decisions(RULES2, 10, seed=8), _decisions(RULES2, 10, 8).current)
+    reused.act_from_state(
+        RULES2, decision_states(RULES2, 10, seed=8), decision_states(RULES2, 10, 8).current
+    )
     reused.rng = np.random.default_rng(11)
     np.testing.assert_array_equal(first, reused.act_from_state(RULES2, state, seats))
 
 
 def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
-    state = _decisions(RULES2, 40, seed=9)
-    twin = state.copy()
-    for g in range(twin.batch_size):
-        other = 1 - int(twin.current[g])
-        held = np.flatnonzero(twin.hands[g, other])
-        pos = int(twin.draw_pos[g])
-        # A different hidden deal: the opponent's card and the draw pile's top swapped, the
-        # pile reversed, another key.
-        face, top = int(held[0]), int(twin.deck[g, pos])
-        twin.hands[g, other, face] -= 1
-        twin.hands[g, other, top] += 1
-        twin.deck[g, pos] = face
-        twin.deck[g, pos:] = twin.deck[g, pos:][::-1].copy()
-        twin.key[g] ^= np.uint64(0xABCDEF)
+    state = decision_states(RULES2, 40, seed=9)
+    twin = hidden_twin(state)
     assert check_invariants(RULES2, twin) == []
     assert not np.array_equal(twin.hands, state.hands)
     seats = state.current.astype(np.int64)
@@ -149,31 +126,12 @@ def test_it_finds_the_sure_win() -> None:
 
 
 def test_forced_decisions_skip_the_search() -> None:
-    from agents.ismcts import _candidates
-
     mask = np.zeros(C.NUM_ACTIONS, bool)
     mask[[3, 17, C.UNO]] = True
-    assert _candidates(mask).tolist() == [C.UNO]
+    assert root_candidates(mask).tolist() == [C.UNO]
     mask[C.UNO] = False
     mask[C.DRAW] = True
-    assert _candidates(mask).tolist() == [3, 17]  # a voluntary draw is pruned
-
-
-def test_plays_through_the_play_loop_and_as_an_env_opponent() -> None:
-    agent = IsmctsAgent(seed=0, iterations=16)
-    keys = np.arange(8, dtype=np.uint64)
-    lineups = np.tile([0, 1], (8, 1))
-    results = play_tables(RULES2, [agent, make_agent("random", 1)], lineups, keys, on_error="raise")
-    assert (results.winner >= 0).all()
-    env = UnoGymEnv(rules=RULES2, opponents=IsmctsAgent(seed=2, iterations=8), learner_seat=0)
-    _, info = env.reset(seed=3)
-    for _ in range(200):
-        _obs, _reward, terminated, truncated, info = env.step(
-            int(np.flatnonzero(info["action_mask"])[0])
-        )
-        if terminated or truncated:
-            break
-    assert terminated or truncated
+    assert root_candidates(mask).tolist() == [3, 17]  # a voluntary draw is pruned
 
 
 def test_beats_random() -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 from support.scenarios import stack
+from support.search import decision_states, hidden_twin
 
 from agents import make_agent
 from agents.arena import evaluate_vs
+from agents.ismcts import IsmctsAgent
 from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
 from agents.rollout import FAST_ROLLOUT, fast_actions, play_out
 from agents.search import STRONG_ROLLOUTS, PimcAgent, choice_weights
@@ -18,24 +21,12 @@ from uno_env import cards as C
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.play import choose_actions, play_tables
 from uno_env.policy import Policy
-from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
 from uno_env.testing import check_invariants
 
 RULES2 = load_rules("official", num_players=2)
 RULES2_HAND2 = load_rules("official", num_players=2, hand_size=2)
 RULES2_HAND3 = load_rules("official", num_players=2, hand_size=3)
-
-
-def _decisions(rules: Rules, games: int, seed: int, turns: int = 12) -> core.UnoState:
-    """Live games after ``turns`` random-legal rounds (finished ones dropped)."""
-    rng = np.random.default_rng(seed)
-    state = core.init(rules, games, seed=seed)
-    for _ in range(turns):
-        state = core.step(
-            rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng)
-        )
-    return state.select(np.flatnonzero(state.live))
 
 
 def test_registered_as_a_search_agent() -> None:
@@ -57,7 +48,7 @@ def test_act_without_the_state_says_how_to_play_it() -> None:
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_decisions_are_legal(num_players: int) -> None:
     rules = load_rules("official", num_players=num_players)
-    state = _decisions(rules, 40, seed=num_players)
+    state = decision_states(rules, 40, seed=num_players)
     agent = PimcAgent(seed=3, rollouts=8)
     masks = core.legal_action_mask(rules, state)
     actions = agent.act_from_state(rules, state, state.current.astype(np.int64))
@@ -66,7 +57,7 @@ def test_decisions_are_legal(num_players: int) -> None:
 
 
 def test_reproducible_for_a_seed() -> None:
-    state = _decisions(RULES2, 60, seed=7)
+    state = decision_states(RULES2, 60, seed=7)
     seats = state.current.astype(np.int64)
     first = PimcAgent(seed=11, rollouts=16).act_from_state(RULES2, state, seats)
     again = PimcAgent(seed=11, rollouts=16).act_from_state(RULES2, state, seats)
@@ -74,20 +65,8 @@ def test_reproducible_for_a_seed() -> None:
 
 
 def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
-    state = _decisions(RULES2, 60, seed=9)
-    twin = state.copy()
-    for g in range(twin.batch_size):
-        other = 1 - int(twin.current[g])
-        held = np.flatnonzero(twin.hands[g, other])
-        pos = int(twin.draw_pos[g])
-        # A different hidden deal: the opponent's card and the draw pile's top swapped, the
-        # pile reversed, another key.
-        face, top = int(held[0]), int(twin.deck[g, pos])
-        twin.hands[g, other, face] -= 1
-        twin.hands[g, other, top] += 1
-        twin.deck[g, pos] = face
-        twin.deck[g, pos:] = twin.deck[g, pos:][::-1].copy()
-        twin.key[g] ^= np.uint64(0xABCDEF)
+    state = decision_states(RULES2, 60, seed=9)
+    twin = hidden_twin(state)
     assert check_invariants(RULES2, twin) == []
     assert not np.array_equal(twin.hands, state.hands)
     seats = state.current.astype(np.int64)
@@ -99,7 +78,7 @@ def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
 @pytest.mark.parametrize("early_stop", [False, True])
 def test_the_estimates_behind_each_decision(early_stop: bool) -> None:
     """``last_values``: a mean reward per searched candidate, the chosen action the best."""
-    state = _decisions(RULES2, 30, seed=8)
+    state = decision_states(RULES2, 30, seed=8)
     seats = state.current.astype(np.int64)
     masks = core.legal_action_mask(RULES2, state)
     agent = PimcAgent(seed=2, rollouts=16, early_stop=early_stop)
@@ -124,7 +103,7 @@ def test_a_prior_breaks_near_ties_its_way() -> None:
     from agents.search import GUIDED_PRIORS, guided_pimc
     from uno_env.observation import encode
 
-    state = _decisions(RULES2, 40, seed=12)
+    state = decision_states(RULES2, 40, seed=12)
     seats = state.current.astype(np.int64)
     path = GUIDED_PRIORS[2].path
     plain = PimcAgent(seed=6, rollouts=16)
@@ -151,14 +130,14 @@ def test_a_prior_breaks_near_ties_its_way() -> None:
     assert four._prior_for(rules4) is not None and four.prior_weight == GUIDED_PRIORS[4].weight
     assert GUIDED_PRIORS[4].weight != GUIDED_PRIORS[2].weight
     rules3 = load_rules("official", num_players=3)  # no 3-player network: unguided there
-    state3 = _decisions(rules3, 8, seed=3)
+    state3 = decision_states(rules3, 8, seed=3)
     assert guided_pimc(1)._prior_for(rules3) is None
     street = load_rules("street", num_players=2)  # the networks play official rules only
     assert guided_pimc(1)._prior_for(street) is None
     for rules, state in (
-        (rules4, _decisions(rules4, 8, seed=3)),
+        (rules4, decision_states(rules4, 8, seed=3)),
         (rules3, state3),
-        (street, _decisions(street, 8, seed=3)),
+        (street, decision_states(street, 8, seed=3)),
     ):
         moves = agent.act_from_state(rules, state, state.current.astype(np.int64))
         assert core.legal_action_mask(rules, state)[np.arange(state.batch_size), moves].all()
@@ -185,7 +164,7 @@ def test_an_unknown_lack_facts_choice_is_named() -> None:
 @pytest.mark.parametrize("facts", ["drawn", "drawn_wild", "shown", "none"])
 def test_every_lack_facts_choice_searches_legally_and_reproducibly(facts: str) -> None:
     rules = load_rules("official", num_players=3)
-    state = _decisions(rules, 12, seed=5)
+    state = decision_states(rules, 12, seed=5)
     seats = state.current.astype(np.int64)
     first = PimcAgent(seed=4, rollouts=8, lack_facts=facts).act_from_state(rules, state, seats)
     again = PimcAgent(seed=4, rollouts=8, lack_facts=facts).act_from_state(rules, state, seats)
@@ -196,7 +175,7 @@ def test_every_lack_facts_choice_searches_legally_and_reproducibly(facts: str) -
 def test_the_lack_facts_change_what_the_search_samples() -> None:
     """The default reads ``lack_marks``; "none" reads nothing: other deals, other values."""
     rules = load_rules("official", num_players=2)
-    state = _decisions(rules, 64, seed=6)
+    state = decision_states(rules, 64, seed=6)
     assert (state.seat_draws[:, :, None] - state.lack_marks < 100).any()
     seats = state.current.astype(np.int64)
     drawn = PimcAgent(seed=4, rollouts=16)
@@ -227,7 +206,7 @@ def test_forced_decisions_skip_the_search() -> None:
 
 
 def test_time_budget_and_a_bot_rollout_policy() -> None:
-    state = _decisions(RULES2, 6, seed=2)
+    state = decision_states(RULES2, 6, seed=2)
     seats = state.current.astype(np.int64)
     masks = core.legal_action_mask(RULES2, state)
     timed = PimcAgent(seed=1, rollouts=4, time_ms=20)
@@ -244,7 +223,7 @@ def test_fast_rollout_finishes_every_game() -> None:
         load_rules("street", num_players=4),
         load_rules("seven_zero", num_players=3),
     ):
-        state = _decisions(rules, 64, seed=4)
+        state = decision_states(rules, 64, seed=4)
         final = play_out(rules, state.copy(), FAST_ROLLOUT)
         assert not final.live.any()
         assert check_invariants(rules, final) == []
@@ -281,19 +260,29 @@ def test_fast_rollout_attacks_a_seat_about_to_go_out(
     assert chosen == [calm, attacking]
 
 
-def test_plays_through_the_play_loop_and_as_an_env_opponent() -> None:
-    agent = PimcAgent(seed=0, rollouts=4)
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda seed: PimcAgent(seed=seed, rollouts=4),
+        lambda seed: IsmctsAgent(seed=seed, iterations=16),
+    ],
+    ids=["pimc", "ismcts"],
+)
+def test_plays_through_the_play_loop_and_as_an_env_opponent(
+    build: Callable[[int], Policy],
+) -> None:
+    agent = build(0)
     keys = np.arange(12, dtype=np.uint64)
     lineups = np.tile([0, 1], (12, 1))
     results = play_tables(RULES2, [agent, make_agent("random", 1)], lineups, keys, on_error="raise")
     assert (results.winner >= 0).all()
     # Forfeit mode calls it the same way.
-    state = _decisions(RULES2, 8, seed=1)
+    state = decision_states(RULES2, 8, seed=1)
     _, forfeits = choose_actions(
         RULES2, state, [agent], np.zeros(state.batch_size, np.int64), on_error="forfeit"
     )
     assert not forfeits
-    env = UnoGymEnv(rules=RULES2, opponents=PimcAgent(seed=2, rollouts=4), learner_seat=0)
+    env = UnoGymEnv(rules=RULES2, opponents=build(2), learner_seat=0)
     _, info = env.reset(seed=3)
     for _ in range(200):
         _obs, _reward, terminated, truncated, info = env.step(
@@ -312,7 +301,7 @@ def test_beats_random() -> None:
 
 
 def test_early_stopping_keeps_the_budget_and_plays_legally() -> None:
-    state = _decisions(RULES2, 30, seed=6)
+    state = decision_states(RULES2, 30, seed=6)
     seats = state.current.astype(np.int64)
     masks = core.legal_action_mask(RULES2, state)
     plain = PimcAgent(seed=4, rollouts=16)

@@ -1,0 +1,97 @@
+"""What the search agents share: they act on the game state, not on observations.
+
+:class:`~agents.search.PimcAgent` and :class:`~agents.ismcts.IsmctsAgent` search from the
+state (through :func:`uno_env.core.determinize`, which re-deals everything the acting seat
+cannot see), so :func:`uno_env.play.choose_actions` calls their ``act_from_state`` instead
+of ``act``. :class:`StateSearchAgent` holds that protocol and the checks of a call, and
+:func:`root_candidates` the actions a decision searches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import UnoState
+from uno_env.rules import Rules
+
+__all__ = ["StateSearchAgent", "root_candidates"]
+
+
+def root_candidates(mask: npt.NDArray[np.bool_], prune_draws: bool = True) -> npt.NDArray[np.int64]:
+    """The actions worth searching in one game (one of them: no search).
+
+    Declaring UNO and catching are taken at once (as by every bot); with ``prune_draws`` a
+    voluntary draw is not considered when a card plays (noisy estimates otherwise pick it).
+    """
+    for forced in (C.CATCH, C.UNO):
+        if mask[forced]:
+            return np.array([forced], dtype=np.int64)
+    legal = np.flatnonzero(mask)
+    if prune_draws and mask[C.DRAW] and mask[: C.NUM_PLAY_ACTIONS].any():
+        legal = legal[legal != C.DRAW]
+    return legal.astype(np.int64)
+
+
+class StateSearchAgent:
+    """The part of the :class:`~uno_env.policy.Policy` protocol a search agent keeps.
+
+    Subclasses set :attr:`name` and implement ``act_from_state``.
+    """
+
+    name = "search"
+    needs_state = True
+    """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
+    uses_observations = False
+    """The state is all it reads: batched players need not encode observations for it."""
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Not available: the agent needs the state (see ``act_from_state``).
+
+        Raises:
+            TypeError: always, naming the way to play it.
+        """
+        raise TypeError(
+            f"{self.name} searches from the game state, which observations do not carry: "
+            "play it through uno_env.play (play_tables, choose_actions), which passes the "
+            "state to policies with needs_state = True, or call act_from_state(rules, "
+            "state, seats)"
+        )
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Stateless between decisions: nothing to forget."""
+        del games
+
+    def _checked_call(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """The acting seat of each game and the legal masks, after checking the call.
+
+        Raises:
+            ValueError: for a finished game, or a seat outside the table or not to act.
+        """
+        seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
+        if masks is None:
+            masks = core.legal_action_mask(rules, state)
+        over = np.flatnonzero(~state.live)
+        if over.size:
+            raise ValueError(
+                f"game {int(over[0])} is finished (phase over): {self.name} has nothing to "
+                "decide there"
+            )
+        not_acting = np.flatnonzero(seat_arr != state.current)
+        if not_acting.size:
+            g = int(not_acting[0])
+            raise ValueError(
+                f"game {g}: seat {int(seat_arr[g])} is not the seat to act "
+                f"(seat {int(state.current[g])} is)"
+            )
+        return seat_arr, masks
