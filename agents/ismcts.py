@@ -133,6 +133,12 @@ class IsmctsAgent(StateSearchAgent):
         """Decisions searched so far (forced ones excluded)."""
         self.last_visits: npt.NDArray[np.float64] | None = None
         """The root's visit counts per action of the last searched decision."""
+        self.last_values: npt.NDArray[np.float32] | None = None
+        """The estimates behind the last :meth:`act_from_state` call, (B, NUM_ACTIONS): each
+        root action's mean reward for the acting seat in hand-reward units (+1 a win,
+        -1/(N-1) a loss), NaN for the actions not tried (illegal, pruned, or a decision
+        with one candidate), as ``pimc``'s: expert iteration can imitate them
+        (``train.imitate``, ``value_targets``)."""
 
     def act_from_state(
         self,
@@ -157,12 +163,18 @@ class IsmctsAgent(StateSearchAgent):
         """
         seat_arr, masks = self._checked_call(rules, state, seats, masks)
         actions = np.empty(state.batch_size, dtype=np.int64)
+        values = np.full((state.batch_size, C.NUM_ACTIONS), np.nan, dtype=np.float32)
+        self.last_values = values
         for g in range(state.batch_size):
             candidates = root_candidates(masks[g])
             if candidates.size == 1:
                 actions[g] = candidates[0]
                 continue
             actions[g] = self._search(rules, state.select(np.array([g])), int(seat_arr[g]))
+            tried = self._visits[0] > 0
+            share = self._wins[0][tried] / self._visits[0][tried]  # the win share, in [0, 1]
+            low = -1.0 if rules.teams else -1.0 / (rules.num_players - 1)
+            values[g, tried] = low + share * (1.0 - low)
             self.decisions += 1
         return actions
 

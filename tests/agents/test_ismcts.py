@@ -65,12 +65,19 @@ def test_every_iteration_passes_through_the_root() -> None:
     for g in range(state.batch_size):
         one = state.select(np.array([g]))
         action = agent.act_from_state(RULES2, one, one.current.astype(np.int64))
-        if agent.last_visits is None:
+        if agent.last_visits is None:  # one candidate: nothing searched, nothing estimated
+            assert agent.last_values is not None and np.isnan(agent.last_values).all()
             continue
         visits = agent.last_visits
         assert visits.sum() == 96  # one root edge per iteration
         assert (visits[~masks[g]] == 0).all()  # only legal actions
         assert visits[int(action[0])] == visits.max()  # the most played root action
+        # The estimates, in hand-reward units, for the root actions tried and only those.
+        assert agent.last_values is not None and agent.last_values.shape == (1, C.NUM_ACTIONS)
+        tried = ~np.isnan(agent.last_values[0])
+        np.testing.assert_array_equal(tried, visits > 0)
+        assert (agent.last_values[0, tried] >= -1.0).all()
+        assert (agent.last_values[0, tried] <= 1.0).all()
         agent.last_visits = None
 
 

@@ -428,6 +428,21 @@ def test_a_search_teacher_records_its_estimates() -> None:
     assert bots.values is None  # a bot teacher estimates nothing
 
 
+def test_the_tree_search_teacher_records_its_estimates() -> None:
+    rules = load_rules("official", num_players=2)
+    demos = generate_demonstrations(
+        rules, {"ismcts": 1.0}, 300, seed=5, games_per_batch=8, progress=False, teacher_budget=32
+    )
+    assert demos.values is not None and demos.values.shape == (300, C.NUM_ACTIONS)
+    known = ~np.isnan(demos.values)
+    assert not (known & ~demos.masks).any()  # estimates of legal actions only
+    searched = np.flatnonzero(known.sum(axis=1) > 1)
+    assert searched.size > 100
+    # The chosen action (the most visited) was tried, and every estimate is a reward.
+    assert known[searched, demos.actions[searched]].all()
+    assert np.nanmin(demos.values) >= -1.0 and np.nanmax(demos.values) <= 1.0
+
+
 def test_soft_targets_follow_the_estimates() -> None:
     nan = float("nan")
     values = torch.full((3, C.NUM_ACTIONS), nan)
