@@ -42,6 +42,8 @@ class StateSearchAgent:
     """
 
     name = "search"
+    decisions: int
+    """Decisions searched so far (forced ones excluded); set by the subclass."""
     needs_state = True
     """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
     uses_observations = False
@@ -65,6 +67,20 @@ class StateSearchAgent:
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
         """Stateless between decisions: nothing to forget."""
         del games
+
+    def act_from_state(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Choose one action per game by searching from the seat's information set.
+
+        Raises:
+            NotImplementedError: here; each search agent implements its search.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement act_from_state")
 
     def _checked_call(
         self,

@@ -1,4 +1,4 @@
-"""The search agent ``pimc``: rollout speed beside the plain core, and strength by budget.
+"""The search agents: ``pimc``'s rollout speed beside the plain core, and strength by budget.
 
 ``python -m benchmarks.search speed`` measures, in one run, the plain core's random-play
 throughput (:func:`benchmarks.core.engine_steps_per_second`) and the game steps per second
@@ -6,11 +6,11 @@ that ``pimc`` plays in its rollouts while searching (determinizing, stepping the
 actions and playing out with the compiled fast rollout, everything of a decision counted),
 one decision at a time (B = 1, as at a table) and for 64 tables at once.
 
-``python -m benchmarks.search strength`` plays ``pimc`` at several budgets (rollouts per
-candidate action) against opponent bots: 2 players, official rules, seats alternated,
-Wilson 95% intervals (:func:`agents.arena.evaluate_vs`), and times single decisions
-(B = 1) for the median milliseconds per searched decision. Both print a table and write
-JSON with ``--out``.
+``python -m benchmarks.search strength`` plays a search agent (``--agent``: ``pimc``, its
+budgets rollouts per candidate action, or ``ismcts``, iterations per decision) at several
+budgets against opponent bots: official rules, seats alternated, Wilson 95% intervals
+(:func:`agents.arena.evaluate_vs`), and times single decisions (B = 1) for the median
+milliseconds per searched decision. Both print a table and write JSON with ``--out``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.arena import evaluate_vs
+from agents.ismcts import MAX_ITERATIONS, IsmctsAgent
 from agents.plain_bots import PLAIN_BOTS
 from agents.search import PimcAgent
+from agents.search_base import StateSearchAgent
 from benchmarks.core import engine_steps_per_second
 from benchmarks.options import int_in_range, positive_seconds
 from uno_env import core
@@ -81,10 +83,35 @@ def search_speed(rules: Rules, rollouts: int, seconds: float, seed: int) -> dict
     return out
 
 
-class _TimedPimc(PimcAgent):
-    """``pimc`` recording the wall time of each searched single decision."""
+SEARCH_AGENTS: dict[str, Callable[[int, int], StateSearchAgent]] = {
+    "pimc": lambda seed, budget: PimcAgent(seed=seed, rollouts=budget),
+    "ismcts": lambda seed, budget: IsmctsAgent(seed=seed, iterations=budget),
+}
+"""The search agents the strength table plays, built from a seed and a budget (``pimc``:
+rollouts per candidate action; ``ismcts``: iterations per decision)."""
+BUDGET_UNITS = {"pimc": "rollouts/action", "ismcts": "iterations"}
 
-    times: list[float]
+
+class _Timed:
+    """A search agent recording the wall time of each searched single decision."""
+
+    needs_state = True
+    uses_observations = False
+
+    def __init__(self, agent: StateSearchAgent) -> None:
+        self.agent = agent
+        self.name = agent.name
+        self.times: list[float] = []
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """The agent's own (it refuses: it needs the state)."""
+        return self.agent.act(observations, masks)
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """The agent's own."""
+        self.agent.reset(games)
 
     def act_from_state(
         self,
@@ -94,20 +121,19 @@ class _TimedPimc(PimcAgent):
         masks: npt.NDArray[np.bool_] | None = None,
     ) -> npt.NDArray[np.int64]:
         """Search, timing single searched decisions."""
-        before = self.decisions
+        before = self.agent.decisions
         start = time.perf_counter()
-        out = super().act_from_state(rules, state, seats, masks)
-        if self.decisions > before and state.batch_size == 1:
+        out = self.agent.act_from_state(rules, state, seats, masks)
+        if self.agent.decisions > before and state.batch_size == 1:
             self.times.append(time.perf_counter() - start)
         return out
 
 
-def median_ms(rules: Rules, rollouts: int, hands: int, seed: int) -> float:
+def median_ms(rules: Rules, budget: int, hands: int, seed: int, agent: str = "pimc") -> float:
     """Median milliseconds of a searched decision, one table at a time, against random."""
-    agent = _TimedPimc(seed=seed, rollouts=rollouts)
-    agent.times = []
-    evaluate_vs(rules, agent, "random", hands, seed=seed, batch_size=1, progress=False)
-    return 1000 * statistics.median(agent.times)
+    timed = _Timed(SEARCH_AGENTS[agent](seed, budget))
+    evaluate_vs(rules, timed, "random", hands, seed=seed, batch_size=1, progress=False)
+    return 1000 * statistics.median(timed.times)
 
 
 def strength_table(
@@ -117,17 +143,20 @@ def strength_table(
     hands: int,
     seed: int,
     timing_hands: int,
+    agent_name: str = "pimc",
 ) -> list[dict[str, Any]]:
-    """Win rates of ``pimc`` per budget and opponent, and the median ms per decision."""
+    """Win rates of a search agent per budget and opponent, and the median ms per decision."""
     rows = []
     for budget in budgets:
-        ms = median_ms(rules, budget, timing_hands, seed)
+        ms = median_ms(rules, budget, timing_hands, seed, agent_name)
         for opponent in opponents:
-            agent = PimcAgent(seed=seed, rollouts=budget)
+            agent = SEARCH_AGENTS[agent_name](seed, budget)
             start = time.perf_counter()
             result = evaluate_vs(rules, agent, opponent, hands, seed=seed, progress=False)
             row = {
-                "rollouts_per_action": budget,
+                "agent": agent_name,
+                "budget": budget,
+                "budget_unit": BUDGET_UNITS[agent_name],
                 "opponent": opponent,
                 "hands": result.games,
                 "win_rate": result.win_rate,
@@ -137,7 +166,7 @@ def strength_table(
             }
             rows.append(row)
             print(
-                f"pimc {budget:>5} rollouts/action vs {opponent:<8} "
+                f"{agent_name} {budget:>5} {BUDGET_UNITS[agent_name]} vs {opponent:<8} "
                 f"{100 * result.win_rate:5.1f}% [{100 * result.ci_low:.1f}, "
                 f"{100 * result.ci_high:.1f}]  median {ms:6.1f} ms/decision  "
                 f"({row['seconds']:.0f} s)",
@@ -161,8 +190,11 @@ def build_parser(prog: str = "python -m benchmarks.search") -> argparse.Argument
                         help="speed: rollouts per action (default 64)")  # fmt: skip
     parser.add_argument("--seconds", type=positive_seconds, default=3.0,
                         help="speed: seconds per figure (default 3)")  # fmt: skip
+    parser.add_argument("--agent", choices=list(SEARCH_AGENTS), default="pimc",
+                        help="strength: the search agent (default pimc)")  # fmt: skip
     parser.add_argument("--budgets", type=int_in_range(1, 1 << 16), nargs="+",
-                        default=[16, 64, 256], help="strength: rollouts per action")  # fmt: skip
+                        default=[16, 64, 256],
+                        help="strength: rollouts per action (pimc) or iterations (ismcts)")  # fmt: skip
     parser.add_argument("--opponents", nargs="+", choices=list(PLAIN_BOTS),
                         default=["random", "mixbot"])  # fmt: skip
     parser.add_argument("--hands", type=int_in_range(1), default=2000)
@@ -175,7 +207,13 @@ def build_parser(prog: str = "python -m benchmarks.search") -> argparse.Argument
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m benchmarks.search") -> int:
     """Run the benchmark; print the figures (and write them with ``--out``)."""
-    args = build_parser(prog).parse_args(argv)
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.agent == "ismcts" and max(args.budgets) > MAX_ITERATIONS:
+        parser.error(
+            f"argument --budgets: ismcts takes 1 to {MAX_ITERATIONS} iterations, "
+            f"got {max(args.budgets)}"
+        )
     rules = load_rules("official", num_players=args.players)
     result: dict[str, Any] = {"players": args.players, "seed": args.seed}
     if args.what == "speed":
@@ -187,7 +225,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m benchmarks.se
             print(f"{name:<12} {rate:>14,.0f} steps/s  {ratio:5.2f}x core B=4096")
     else:
         result["rows"] = strength_table(
-            rules, args.budgets, args.opponents, args.hands, args.seed, args.timing_hands
+            rules,
+            args.budgets,
+            args.opponents,
+            args.hands,
+            args.seed,
+            args.timing_hands,
+            args.agent,
         )
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -323,6 +323,27 @@ def test_search_speed_benchmark_runs() -> None:
         main(["speed", "--rollouts", "0"])
 
 
+@pytest.mark.parametrize(
+    ("agent", "unit", "too_big"),
+    [("pimc", "rollouts/action", "65537"), ("ismcts", "iterations", "40000")],
+)
+def test_search_strength_benchmark_takes_either_agent(
+    agent: str, unit: str, too_big: str, tmp_path: Path
+) -> None:
+    import json
+
+    from benchmarks.search import main
+
+    out = tmp_path / "strength.json"
+    args = ["strength", "--agent", agent, "--budgets", "4", "--hands", "8", "--timing-hands", "1"]
+    assert main([*args, "--opponents", "random", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert (row["agent"], row["budget"], row["budget_unit"], row["hands"]) == (agent, 4, unit, 8)
+    assert 0.0 <= row["win_rate"] <= 1.0 and row["median_ms_per_decision"] > 0
+    with pytest.raises(SystemExit):  # over the agent's own limit, refused in one line
+        main(["strength", "--agent", agent, "--budgets", too_big])
+
+
 def test_pimc_by_name_in_a_tournament_and_the_terminal_game(tmp_path: Path) -> None:
     """The resolver, a tournament config and the terminal game all take `pimc` by name."""
     from agents import resolve_policy
