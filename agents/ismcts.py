@@ -34,6 +34,7 @@ decisions. docs/search.md ("Information-set search") gives its strength beside `
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +70,35 @@ _MAX_NODES = 1 << 17
 
 _MAX_DEPTH = 256
 """The seat's own decisions recorded per iteration at most (a hand has far fewer)."""
+
+
+class _Tree(NamedTuple):
+    """The arrays of one search tree, reused from search to search (see ``_search_all``)."""
+
+    child: npt.NDArray[np.int32]
+    own: npt.NDArray[np.int32]
+    visits: npt.NDArray[np.float64]
+    wins: npt.NDArray[np.float64]
+    avail: npt.NDArray[np.float64]
+    used: npt.NDArray[np.int64]
+    path_rows: npt.NDArray[np.int64]
+    path_acts: npt.NDArray[np.int64]
+
+    @classmethod
+    def empty(cls, iterations: int) -> _Tree:
+        """Room for a search of ``iterations`` iterations."""
+        nodes = min(iterations * _NODES_PER_ITERATION, _MAX_NODES) + 1
+        visits = np.zeros((iterations + 1, C.NUM_ACTIONS), dtype=np.float64)
+        return cls(
+            child=np.full((nodes, C.NUM_ACTIONS), -1, dtype=np.int32),
+            own=np.full(nodes, -1, dtype=np.int32),
+            visits=visits,
+            wins=np.zeros_like(visits),
+            avail=np.zeros_like(visits),
+            used=np.zeros(2, dtype=np.int64),  # nodes, own nodes of the last search
+            path_rows=np.empty(_MAX_DEPTH, dtype=np.int64),
+            path_acts=np.empty(_MAX_DEPTH, dtype=np.int64),
+        )
 
 
 class IsmctsAgent(StateSearchAgent):
@@ -119,16 +149,8 @@ class IsmctsAgent(StateSearchAgent):
         self.lack_facts = lack_facts
         self.weigh_choices = bool(weigh_choices)
         self.rng = np.random.default_rng(seed)
-        nodes = min(self.iterations * _NODES_PER_ITERATION, _MAX_NODES) + 1
-        self._child = np.full((nodes, C.NUM_ACTIONS), -1, dtype=np.int32)
-        self._own = np.full(nodes, -1, dtype=np.int32)
-        self._visits = np.zeros((self.iterations + 1, C.NUM_ACTIONS), dtype=np.float64)
-        self._wins = np.zeros_like(self._visits)
-        self._avail = np.zeros_like(self._visits)
-        self._used = np.zeros(2, dtype=np.int64)  # nodes, own nodes of the last search
+        self._tree: _Tree | None = None  # allocated at the first search
         self._mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)
-        self._path_rows = np.empty(_MAX_DEPTH, dtype=np.int64)
-        self._path_acts = np.empty(_MAX_DEPTH, dtype=np.int64)
         self.decisions = 0
         """Decisions searched so far (forced ones excluded)."""
         self.last_visits: npt.NDArray[np.float64] | None = None
@@ -171,12 +193,19 @@ class IsmctsAgent(StateSearchAgent):
                 actions[g] = candidates[0]
                 continue
             actions[g] = self._search(rules, state.select(np.array([g])), int(seat_arr[g]))
-            tried = self._visits[0] > 0
-            share = self._wins[0][tried] / self._visits[0][tried]  # the win share, in [0, 1]
+            tree = self._tree_arrays()
+            tried = tree.visits[0] > 0
+            share = tree.wins[0][tried] / tree.visits[0][tried]  # the win share, in [0, 1]
             low = -1.0 if rules.teams else -1.0 / (rules.num_players - 1)
             values[g, tried] = low + share * (1.0 - low)
             self.decisions += 1
         return actions
+
+    def _tree_arrays(self) -> _Tree:
+        """The tree's arrays, allocated at the first search (a few MB at the default)."""
+        if self._tree is None:
+            self._tree = _Tree.empty(self.iterations)
+        return self._tree
 
     def _search(self, rules: Rules, game: UnoState, seat: int) -> int:
         """The chosen action of one game (a batch of one) for ``seat``."""
@@ -201,18 +230,12 @@ class IsmctsAgent(StateSearchAgent):
             self._mask,
             np.int64(seat),
             np.float64(self.exploration),
-            self._child,
-            self._own,
-            self._visits,
-            self._wins,
-            self._avail,
-            self._used,
-            self._path_rows,
-            self._path_acts,
+            *self._tree_arrays(),
         )
-        visits = self._visits[0].copy()
+        tree = self._tree_arrays()
+        visits = tree.visits[0].copy()
         self.last_visits = visits
-        means = np.where(visits > 0, self._wins[0] / np.maximum(visits, 1), -1.0)
+        means = np.where(visits > 0, tree.wins[0] / np.maximum(visits, 1), -1.0)
         # Most visits, then the best mean, then the lowest action id.
         order = np.lexsort((-np.arange(C.NUM_ACTIONS), means, visits))
         return int(order[-1])

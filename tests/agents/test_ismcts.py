@@ -9,7 +9,7 @@ from support.search import decision_states, hidden_twin
 
 from agents import make_agent
 from agents.arena import evaluate_vs
-from agents.ismcts import DEFAULT_ITERATIONS, IsmctsAgent
+from agents.ismcts import DEFAULT_ITERATIONS, IsmctsAgent, _Tree
 from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
 from agents.search_base import root_candidates
 from uno_env import UnoGame, core, load_rules
@@ -86,12 +86,13 @@ def test_a_full_tree_stops_growing_and_the_search_goes_on() -> None:
     state = decision_states(rules, 30, seed=4)
     agent = IsmctsAgent(seed=1, iterations=200)
     # Room for 5 nodes only: the iterations past it play on without adding nodes.
-    agent._child = np.full((5, C.NUM_ACTIONS), -1, dtype=np.int32)
-    agent._own = np.full(5, -1, dtype=np.int32)
+    agent._tree = _Tree.empty(200)._replace(
+        child=np.full((5, C.NUM_ACTIONS), -1, dtype=np.int32), own=np.full(5, -1, dtype=np.int32)
+    )
     masks = core.legal_action_mask(rules, state)
     actions = agent.act_from_state(rules, state, state.current.astype(np.int64))
     assert masks[np.arange(state.batch_size), actions].all()
-    assert agent.decisions > 0 and agent._used[0] == 5
+    assert agent.decisions > 0 and agent._tree.used[0] == 5
     assert agent.last_visits is not None and agent.last_visits.sum() == 200
 
 
