@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from agents.rollout import _fast_action
+from agents.rollout import fast_action
 from agents.search import LACK_FACTS, sample_deals
 from agents.search_base import StateSearchAgent, root_candidates
 from uno_env import cards as C
@@ -318,17 +318,17 @@ def _search_all(
                 continue
             actor = int(s.current[g])
             if not in_tree:
-                apply_one(r, s, w, g, _fast_action(r, s, g, mask))
+                apply_one(r, s, w, g, fast_action(r, s, g, mask))
                 continue
             if actor != seat:
-                act = _fast_action(r, s, g, mask)
+                act = fast_action(r, s, g, mask)
             else:
                 _own_options(mask)
                 row = own[node]
                 if row < 0:
                     if n_own >= visits.shape[0]:
                         in_tree = False  # (cannot happen: one new row per iteration)
-                        apply_one(r, s, w, g, _fast_action(r, s, g, mask))
+                        apply_one(r, s, w, g, fast_action(r, s, g, mask))
                         continue
                     row = n_own
                     own[node] = row

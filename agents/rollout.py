@@ -50,7 +50,7 @@ from uno_env.play import choose_actions
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 
-__all__ = ["FAST_ROLLOUT", "fast_actions", "play_out", "rollout_values"]
+__all__ = ["FAST_ROLLOUT", "fast_action", "fast_actions", "play_out", "rollout_values"]
 
 FAST_ROLLOUT = "fast"
 """Name of the compiled rollout policy (the default of the search agent)."""
@@ -246,6 +246,10 @@ def _fast_action(r: RuleParams, s: StateArrays, g: int, mask: np.ndarray) -> int
             return act
     return 0
 
+
+fast_action = _fast_action
+"""The fast heuristic's compiled decision in one game, ``(r, s, g, mask) -> action``: for
+other compiled searches (:mod:`agents.ismcts` plays the other seats with it)."""
 
 _PLAY_OUT = Kernel(_play_out_all)
 _FAST_ACTIONS = Kernel(_fast_actions_all)
