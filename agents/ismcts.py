@@ -43,6 +43,7 @@ from agents.rollout import fast_action
 from agents.search import LACK_FACTS, sample_deals
 from agents.search_base import StateSearchAgent, root_candidates
 from uno_env import cards as C
+from uno_env import core
 from uno_env.core import UnoState
 from uno_env.core.mask import fill_mask
 from uno_env.core.params import RuleParams, Scratch, StateArrays, arrays_of, rule_params, scratch
@@ -169,20 +170,7 @@ class IsmctsAgent(StateSearchAgent):
         seats: npt.ArrayLike,
         masks: npt.NDArray[np.bool_] | None = None,
     ) -> npt.NDArray[np.int64]:
-        """Choose one action per game by searching from the seat's information set.
-
-        Args:
-            rules: The rules of the games.
-            state: B live games; only what ``seats`` may know is used.
-            seats: The acting seat of each game, (B,) (it must be the seat to act).
-            masks: The legal-action masks, when the caller has them.
-
-        Returns:
-            One legal action per game, (B,) int64.
-
-        Raises:
-            ValueError: for a finished game, or a seat outside the table or not to act.
-        """
+        """One tree search per game that has more than one candidate (see the base)."""
         seat_arr, masks = self._checked_call(rules, state, seats, masks)
         actions = np.empty(state.batch_size, dtype=np.int64)
         values = np.full((state.batch_size, C.NUM_ACTIONS), np.nan, dtype=np.float32)
@@ -192,12 +180,9 @@ class IsmctsAgent(StateSearchAgent):
             if candidates.size == 1:
                 actions[g] = candidates[0]
                 continue
-            actions[g] = self._search(rules, state.select(np.array([g])), int(seat_arr[g]))
-            tree = self._tree_arrays()
-            tried = tree.visits[0] > 0
-            share = tree.wins[0][tried] / tree.visits[0][tried]  # the win share, in [0, 1]
-            low = -1.0 if rules.teams else -1.0 / (rules.num_players - 1)
-            values[g, tried] = low + share * (1.0 - low)
+            actions[g] = self._search(
+                rules, state.select(np.array([g])), int(seat_arr[g]), values[g]
+            )
             self.decisions += 1
         return actions
 
@@ -207,8 +192,11 @@ class IsmctsAgent(StateSearchAgent):
             self._tree = _Tree.empty(self.iterations)
         return self._tree
 
-    def _search(self, rules: Rules, game: UnoState, seat: int) -> int:
-        """The chosen action of one game (a batch of one) for ``seat``."""
+    def _search(
+        self, rules: Rules, game: UnoState, seat: int, values: npt.NDArray[np.float32]
+    ) -> int:
+        """The chosen action of one game (a batch of one) for ``seat``; the root estimates
+        (hand-reward units) into ``values``, (NUM_ACTIONS,)."""
         k = self.iterations
         keys = self.rng.integers(0, 2**63, size=(1, k), dtype=np.uint64)
         dets, weights = sample_deals(
@@ -223,6 +211,12 @@ class IsmctsAgent(StateSearchAgent):
             # Each iteration a deal of the posterior: resample in proportion to the weights.
             order = self.rng.choice(k, size=k, p=weights[0] / weights[0].sum())
             dets = dets.select(np.sort(order))
+        # The seat's reward for each winner (the core's rule; the last entry: a truncated
+        # hand), scaled to [0, 1] for UCB1.
+        rewards = np.append(core.winner_rewards(rules, np.arange(rules.num_players))[:, seat], 0.0)
+        low, high = float(rewards.min()), float(rewards.max())
+        shares = ((rewards - low) / (high - low)).astype(np.float64)
+        tree = self._tree_arrays()
         _SEARCH(
             rule_params(rules),
             arrays_of(dets),
@@ -230,12 +224,14 @@ class IsmctsAgent(StateSearchAgent):
             self._mask,
             np.int64(seat),
             np.float64(self.exploration),
-            *self._tree_arrays(),
+            shares,
+            *tree,
         )
-        tree = self._tree_arrays()
         visits = tree.visits[0].copy()
         self.last_visits = visits
-        means = np.where(visits > 0, tree.wins[0] / np.maximum(visits, 1), -1.0)
+        tried = visits > 0
+        means = np.where(tried, tree.wins[0] / np.maximum(visits, 1), -1.0)  # win shares
+        values[tried] = low + means[tried] * (high - low)
         # Most visits, then the best mean, then the lowest action id.
         order = np.lexsort((-np.arange(C.NUM_ACTIONS), means, visits))
         return int(order[-1])
@@ -252,20 +248,6 @@ def _own_options(mask: np.ndarray) -> None:
 
 
 @jit
-def _reward(r: RuleParams, s: StateArrays, g: int, seat: int) -> float:
-    """The seat's hand reward scaled to [0, 1]: 1 a win, 0 a loss (a truncation between)."""
-    winner = int(s.winner[g])
-    low = -1.0 if r.teams else -1.0 / (r.num_players - 1)
-    if winner == NO_SEAT:
-        raw = 0.0
-    elif winner == seat or (r.teams and winner % 2 == seat % 2):
-        raw = 1.0
-    else:
-        raw = low
-    return (raw - low) / (1.0 - low)
-
-
-@jit
 def _search_all(
     r: RuleParams,
     s: StateArrays,
@@ -273,6 +255,7 @@ def _search_all(
     mask: np.ndarray,
     seat: int,
     exploration: float,
+    shares: np.ndarray,
     child: np.ndarray,
     own: np.ndarray,
     visits: np.ndarray,
@@ -283,6 +266,9 @@ def _search_all(
     path_acts: np.ndarray,
 ) -> None:
     """One search: iteration g plays determinization g of ``s`` (changed in place).
+
+    ``shares[w]`` is the seat's reward, scaled to [0, 1], when seat ``w`` wins; the last
+    entry when a hand is truncated.
 
     The tree: ``child[node, action]`` is the node after a public action (-1: none yet);
     ``own[node]`` the row of the seat's statistics at its decision nodes (-1 elsewhere):
@@ -365,7 +351,8 @@ def _search_all(
                     child[node, act] = nxt
                     n_nodes += 1
                 node = nxt
-        reward = _reward(r, s, g, seat)
+        winner = int(s.winner[g])
+        reward = shares[winner] if winner != NO_SEAT else shares[shares.shape[0] - 1]
         for i in range(depth):
             visits[path_rows[i], path_acts[i]] += 1.0
             wins[path_rows[i], path_acts[i]] += reward

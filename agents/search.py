@@ -214,21 +214,10 @@ class PimcAgent(StateSearchAgent):
         seats: npt.ArrayLike,
         masks: npt.NDArray[np.bool_] | None = None,
     ) -> npt.NDArray[np.int64]:
-        """Choose one action per game by searching from the seat's information set.
-
-        Args:
-            rules: The rules of the games.
-            state: B live games; only what ``seats`` may know is used (everything else is
-                re-dealt by :func:`uno_env.core.determinize` before the search reads it).
-            seats: The acting seat of each game, (B,) (it must be the seat to act).
-            masks: The legal-action masks, when the caller has them.
-
-        Returns:
-            One legal action per game, (B,) int64.
+        """Flat Monte Carlo over the candidates of every game, in one batch (see the base).
 
         Raises:
-            ValueError: for a finished game, a seat outside the table or not to act, or a
-                learned rollout policy of other rules.
+            ValueError: as the base's, or for a learned rollout policy of other rules.
         """
         seat_arr, masks = self._checked_call(rules, state, seats, masks)
         rollout = self._rollout_for(rules)

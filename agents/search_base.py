@@ -9,6 +9,8 @@ of ``act``. :class:`StateSearchAgent` holds that protocol and the checks of a ca
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 import numpy.typing as npt
 
@@ -35,10 +37,10 @@ def root_candidates(mask: npt.NDArray[np.bool_], prune_draws: bool = True) -> np
     return legal.astype(np.int64)
 
 
-class StateSearchAgent:
+class StateSearchAgent(ABC):
     """The part of the :class:`~uno_env.policy.Policy` protocol a search agent keeps.
 
-    Subclasses set :attr:`name` and implement ``act_from_state``.
+    Subclasses set :attr:`name` and :attr:`decisions` and implement :meth:`act_from_state`.
     """
 
     name = "search"
@@ -68,6 +70,7 @@ class StateSearchAgent:
         """Stateless between decisions: nothing to forget."""
         del games
 
+    @abstractmethod
     def act_from_state(
         self,
         rules: Rules,
@@ -77,10 +80,20 @@ class StateSearchAgent:
     ) -> npt.NDArray[np.int64]:
         """Choose one action per game by searching from the seat's information set.
 
+        Args:
+            rules: The rules of the games.
+            state: B live games; only what ``seats`` may know is used (everything else is
+                re-dealt by :func:`uno_env.core.determinize` before the search reads it).
+            seats: The acting seat of each game, (B,) (it must be the seat to act).
+            masks: The legal-action masks, when the caller has them.
+
+        Returns:
+            One legal action per game, (B,) int64.
+
         Raises:
-            NotImplementedError: here; each search agent implements its search.
+            ValueError: for a finished game, or a seat outside the table or not to act
+                (:meth:`_checked_call`).
         """
-        raise NotImplementedError(f"{type(self).__name__} does not implement act_from_state")
 
     def _checked_call(
         self,
