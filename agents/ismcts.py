@@ -40,8 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.rollout import fast_action
-from agents.search import LACK_FACTS, sample_deals
-from agents.search_base import StateSearchAgent, root_candidates
+from agents.search import check_lack_facts, sample_deals
+from agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -130,23 +130,9 @@ class IsmctsAgent(StateSearchAgent):
         lack_facts: str = "drawn",
         weigh_choices: bool = True,
     ) -> None:
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
-            raise ValueError(f"ismcts: iterations must be an integer >= 1, got {iterations!r}")
-        if not 1 <= iterations <= MAX_ITERATIONS:
-            raise ValueError(f"ismcts: iterations must be in 1..{MAX_ITERATIONS}, got {iterations}")
-        if (
-            isinstance(exploration, bool)
-            or not isinstance(exploration, (int, float, np.integer, np.floating))
-            or not math.isfinite(exploration)
-            or exploration <= 0
-        ):
-            raise ValueError(f"ismcts: exploration must be a number > 0, got {exploration!r}")
-        if lack_facts not in LACK_FACTS:
-            raise ValueError(
-                f"ismcts: lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}"
-            )
-        self.iterations = int(iterations)
-        self.exploration = float(exploration)
+        self.iterations = check_count("ismcts", "iterations", iterations, MAX_ITERATIONS)
+        self.exploration = check_number("ismcts", "exploration", exploration, allow_zero=False)
+        check_lack_facts("ismcts", lack_facts)
         self.lack_facts = lack_facts
         self.weigh_choices = bool(weigh_choices)
         self.rng = np.random.default_rng(seed)

@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from agents.plain_bots import PLAIN_BOTS
 from agents.rollout import FAST_ROLLOUT, play_out
-from agents.search_base import StateSearchAgent, root_candidates
+from agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -67,6 +67,7 @@ __all__ = [
     "STRONG_ROLLOUTS",
     "GuidedPrior",
     "PimcAgent",
+    "check_lack_facts",
     "choice_weights",
     "guided_pimc",
     "resolve_rollout",
@@ -85,6 +86,16 @@ LACK_FACTS = ("drawn", "drawn_wild", "shown", "none")
 ``drawn``, what a seat that drew when it could not play held then (no card of the colour
 to match, none of the top card's rank); ``drawn_wild``, that and no wild; ``shown``, the
 observation's colours, as until session 8; ``none``, nothing."""
+
+
+def check_lack_facts(agent: str, value: object) -> None:
+    """Refuse a ``lack_facts`` choice not in :data:`LACK_FACTS`, naming it."""
+    if value not in LACK_FACTS:
+        raise ValueError(
+            f"{agent}: lack_facts must be one of {', '.join(LACK_FACTS)}, got {value!r}"
+        )
+
+
 _NO_LACKS = np.zeros((C.MAX_PLAYERS, C.NUM_COLOURS), dtype=np.bool_)
 MAX_ROWS = 1 << 16
 """Rollouts played in one core batch at most (tables are searched in chunks under it)."""
@@ -146,36 +157,19 @@ class PimcAgent(StateSearchAgent):
         lack_facts: str = "drawn",
         weigh_choices: bool = True,
     ) -> None:
-        if isinstance(rollouts, bool) or not isinstance(rollouts, (int, np.integer)):
-            raise ValueError(f"pimc: rollouts must be an integer >= 1, got {rollouts!r}")
-        if not 1 <= rollouts <= MAX_ROLLOUTS:
-            raise ValueError(f"pimc: rollouts must be in 1..{MAX_ROLLOUTS}, got {rollouts}")
-        if time_ms is not None and (
-            isinstance(time_ms, bool)
-            or not isinstance(time_ms, (int, float, np.integer, np.floating))
-            or not np.isfinite(time_ms)
-            or time_ms <= 0
-        ):
-            raise ValueError(f"pimc: time_ms must be a number > 0 (milliseconds), got {time_ms!r}")
-        if (
-            isinstance(prior_weight, bool)
-            or not isinstance(prior_weight, (int, float, np.integer, np.floating))
-            or not np.isfinite(prior_weight)
-            or prior_weight < 0
-        ):
-            raise ValueError(f"pimc: prior_weight must be a number >= 0, got {prior_weight!r}")
-        if lack_facts not in LACK_FACTS:
-            raise ValueError(
-                f"pimc: lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}"
-            )
+        self.rollouts = check_count("pimc", "rollouts", rollouts, MAX_ROLLOUTS)
+        self.time_ms = (
+            None
+            if time_ms is None
+            else check_number("pimc", "time_ms", time_ms, allow_zero=False, unit=" (milliseconds)")
+        )
+        self.prior_weight = check_number("pimc", "prior_weight", prior_weight, allow_zero=True)
+        check_lack_facts("pimc", lack_facts)
         self.lack_facts = lack_facts
         self.weigh_choices = bool(weigh_choices)
         self.prior_spec = None if prior is None else str(prior)
-        self.prior_weight = float(prior_weight)
         self._prior: TorchPolicy | None = None
         self._prior_rules: Rules | None = None
-        self.rollouts = int(rollouts)
-        self.time_ms = None if time_ms is None else float(time_ms)
         self.prune_draws = bool(prune_draws)
         self.early_stop = bool(early_stop)
         self.rng = np.random.default_rng(seed)

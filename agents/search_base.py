@@ -19,7 +19,40 @@ from uno_env import core
 from uno_env.core import UnoState
 from uno_env.rules import Rules
 
-__all__ = ["StateSearchAgent", "root_candidates"]
+__all__ = ["StateSearchAgent", "check_count", "check_number", "root_candidates"]
+
+
+def check_count(agent: str, name: str, value: object, limit: int) -> int:
+    """``value`` as an int in 1..``limit``.
+
+    Raises:
+        ValueError: ``"<agent>: <name> must be ..."``, naming the value.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{agent}: {name} must be an integer >= 1, got {value!r}")
+    if not 1 <= value <= limit:
+        raise ValueError(f"{agent}: {name} must be in 1..{limit}, got {value}")
+    return int(value)
+
+
+def check_number(
+    agent: str, name: str, value: object, *, allow_zero: bool, unit: str = ""
+) -> float:
+    """``value`` as a finite float, > 0 (or >= 0 with ``allow_zero``).
+
+    Raises:
+        ValueError: ``"<agent>: <name> must be a number > 0 ..."``, naming the value.
+    """
+    bound = ">= 0" if allow_zero else "> 0"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+        or value < 0
+        or (value == 0 and not allow_zero)
+    ):
+        raise ValueError(f"{agent}: {name} must be a number {bound}{unit}, got {value!r}")
+    return float(value)
 
 
 def root_candidates(mask: npt.NDArray[np.bool_], prune_draws: bool = True) -> npt.NDArray[np.int64]:
