@@ -707,7 +707,8 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
         raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
     if config.algorithm != algorithm:
         raise ConfigError(
-            f"{path} is a {config.algorithm} config; use python -m train.{config.algorithm}"
+            f"{path} is a {config.algorithm} config; train it with uno-lab train "
+            f"{config.algorithm} (or python -m train.{config.algorithm})"
         )
     return config
 

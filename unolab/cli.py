@@ -41,13 +41,19 @@ _BENCHMARKS = {
 
 
 def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
-    if args.algorithm is None:
-        if args.help:
-            args.subparser.print_help()
-            args.subparser.exit()
-        args.subparser.error("choose an algorithm: uno-lab train ppo|dqn|imitate --config FILE")
-    argv = [*rest, "--help"] if args.help else rest
-    if args.algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
+    algorithm, argv = _split_train_argv(args.command_argv)
+    if algorithm is None and args.help and not _option_values(argv):
+        args.subparser.print_help()
+        args.subparser.exit()
+    if algorithm is None:
+        algorithm = _algorithm_of(argv, args.subparser)
+    elif algorithm not in _ALGORITHMS:
+        args.subparser.error(
+            f"unknown algorithm {algorithm!r}: choose one of {', '.join(_ALGORITHMS)}"
+        )
+    if args.help:
+        argv = [*argv, "--help"]
+    if algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
         from train import imitate
 
         imitate.main(argv, prog="uno-lab train imitate")
@@ -55,8 +61,77 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
     # train.run parses its own options; --help goes to it and shows the real ones.
     from train import run
 
-    run.main(args.algorithm, argv, prog=f"uno-lab train {args.algorithm}")
+    run.main(algorithm, argv, prog=f"uno-lab train {algorithm}")
     return 0
+
+
+_TRAIN_VALUE_OPTIONS = ("--config", "--set", "--resume")
+"""The options of the training commands that take a value (the next word)."""
+
+
+def _split_train_argv(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """``uno-lab train``'s words: the algorithm (the one positional word, or None) and the
+    options for the training command, without ``-h``/``--help`` (``args.help`` has it)."""
+    words = [word for word in argv if word not in ("-h", "--help")]
+    takes_value = False
+    for i, word in enumerate(words):
+        if takes_value:
+            takes_value = False
+        elif word in _TRAIN_VALUE_OPTIONS:
+            takes_value = True
+        elif not word.startswith("-"):
+            return word, words[:i] + words[i + 1 :]
+    return None, words
+
+
+def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """``(option, value)`` of each ``--config`` and ``--resume`` in ``argv`` (both spellings)."""
+    found: list[tuple[str, str]] = []
+    for i, word in enumerate(argv):
+        for option in ("--config", "--resume"):
+            if word == option and i + 1 < len(argv):
+                found.append((option, argv[i + 1]))
+            elif word.startswith(option + "="):
+                found.append((option, word.partition("=")[2]))
+    return found
+
+
+def _algorithm_of(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """The algorithm a ``uno-lab train`` command line leaves out, read from its config.
+
+    A training config names it (``algorithm: ppo`` or ``dqn``); an imitation config has
+    ``teachers``; ``--resume RUN_DIR`` reads the run's own ``config.yaml``.
+    """
+    from uno_env.configuration import ConfigError, load_yaml_mapping
+
+    given = _option_values(argv)
+    if not given:
+        parser.error(
+            "choose an algorithm: uno-lab train ppo|dqn|imitate --config FILE "
+            "(or give --config FILE alone, and the config's algorithm is used)"
+        )
+    option, value = given[0]
+    path = Path(value) / "config.yaml" if option == "--resume" else Path(value)
+    if option == "--resume" and not path.is_file():
+        raise FileNotFoundError(
+            f"cannot resume: {path} does not exist (give the folder of a run, e.g. "
+            "--resume runs/<name>)"
+        )
+    mapping = load_yaml_mapping(path)  # one line naming the file when it cannot be read
+    named = mapping.get("algorithm")
+    if named in _ALGORITHMS and named != "imitate":
+        return str(named)
+    if named is None and "teachers" in mapping:
+        return "imitate"
+    if named is not None:
+        raise ConfigError(
+            f"{path}: algorithm: {named!r} is not one of ppo, dqn (an imitation config has "
+            "teachers and no algorithm)"
+        )
+    raise ConfigError(
+        f"{path} names no algorithm (a training config has algorithm: ppo or dqn, an "
+        "imitation config teachers): run uno-lab train ppo|dqn|imitate --config FILE"
+    )
 
 
 def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
@@ -193,11 +268,15 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser(
         "train",
         help="train an agent (ppo or dqn) or clone a bot (imitate) from a YAML config",
-        description="Train an agent. The options after the algorithm are those of "
-        "python -m train.<algorithm>: uno-lab train ppo --help lists them.",
+        description="Train an agent: uno-lab train [ppo|dqn|imitate] --config FILE. Left "
+        "out, the algorithm is the config's (algorithm: ppo or dqn; teachers for imitate). "
+        "The options are those of python -m train.<algorithm>: uno-lab train ppo --help "
+        "lists them.",
         add_help=False,
     )
-    train.add_argument("algorithm", nargs="?", choices=_ALGORITHMS)
+    # No choices here: ``uno-lab train --config FILE`` leaves the algorithm out, and argparse
+    # would take FILE for it. _cmd_train reads the words itself (_split_train_argv).
+    train.add_argument("algorithm", nargs="?", metavar="{ppo,dqn,imitate}")
     train.add_argument(
         "-h", "--help", action="store_true", help="show this help, or the algorithm's options"
     )

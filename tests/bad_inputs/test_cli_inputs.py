@@ -175,6 +175,26 @@ CASES: list[Case] = [
     ),
     Case("train_no_config", ("train", "ppo"), ("--config",)),
     Case(
+        "train_config_without_an_algorithm",
+        ("train", "--config", "{root}/configs/rules/official.yaml"),
+        ("official.yaml", "names no algorithm"),
+    ),
+    Case(
+        "train_config_of_an_unknown_algorithm",
+        ("train", "--config", "{tmp}/a2c.yaml"),
+        ("a2c.yaml", "'a2c'"),
+    ),
+    Case(
+        "train_missing_config_without_an_algorithm",
+        ("train", "--config", "{tmp}/missing.yaml"),
+        ("{tmp}/missing.yaml",),
+    ),
+    Case(
+        "train_resume_without_a_run",
+        ("train", "--resume", "{tmp}/a_dir"),
+        ("a_dir/config.yaml", "--resume runs/<name>"),
+    ),
+    Case(
         "train_config_of_another_algorithm",
         ("train", "dqn", "--config", PPO_CONFIG),
         ("quick.yaml", "ppo"),
@@ -237,6 +257,7 @@ def _scratch(tmp_path: Path) -> Path:
     (scratch / "a_file.txt").write_text("not a folder\n")
     (scratch / "bad_key.yaml").write_text("stack_draw_two: true\nnot_a_switch: 1\n")
     (scratch / "bad_value.yaml").write_text("num_players: 99\n")
+    (scratch / "a2c.yaml").write_text("name: a2c_run\nalgorithm: a2c\n")
     return scratch
 
 

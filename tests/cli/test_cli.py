@@ -81,6 +81,56 @@ def test_domain_errors_become_one_line(
         assert "Traceback" not in captured.err + captured.out
 
 
+# uno-lab train's words -> the training command and the options it gets (None: the words
+# after "train", unchanged).
+TRAIN_DISPATCH: list[tuple[list[str], str, list[str] | None]] = [
+    (["train", "ppo", "--config", "C"], "ppo", ["--config", "C"]),
+    # The algorithm left out: the config's own (algorithm: ppo / dqn; teachers: imitate).
+    (["train", "--config", "configs/ppo/tiny.yaml"], "ppo", ["--config", "configs/ppo/tiny.yaml"]),
+    (["train", "--config=configs/dqn/tiny.yaml", "--no-progress"], "dqn", None),
+    (
+        ["train", "--set", "samples=100", "--config", "configs/imitate/tiny.yaml"],
+        "imitate",
+        ["--set", "samples=100", "--config", "configs/imitate/tiny.yaml"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("words", "algorithm", "options"), TRAIN_DISPATCH)
+def test_train_runs_the_configs_algorithm(
+    words: list[str],
+    algorithm: str,
+    options: list[str] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``uno-lab train --config FILE`` needs no algorithm: the config names it."""
+    import train.imitate
+    import train.run
+
+    calls: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(train.run, "main", lambda alg, argv, prog: calls.append((alg, argv)))
+    monkeypatch.setattr(train.imitate, "main", lambda argv, prog: calls.append(("imitate", argv)))
+    monkeypatch.chdir(ROOT)
+    assert main(words) == 0
+    assert [call[0] for call in calls] == [algorithm]
+    expected = options if options is not None else words[1:]
+    assert calls[0][1] == expected
+
+
+def test_train_resume_reads_the_runs_algorithm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import train.run
+
+    run_dir = tmp_path / "a_run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text("name: a_run\nalgorithm: dqn\n")
+    calls: list[str] = []
+    monkeypatch.setattr(train.run, "main", lambda alg, argv, prog: calls.append(alg))
+    assert main(["train", "--resume", str(run_dir)]) == 0
+    assert calls == ["dqn"]
+
+
 def test_ctrl_c_exits_130(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
