@@ -641,8 +641,9 @@ def imitate(
 # ----------------------------------------------------------------------------------------
 
 
-def _fail(err: BaseException) -> NoReturn:
-    print(f"error: {' '.join(str(err).split()) or type(err).__name__}", file=sys.stderr)
+def _fail(err: BaseException, prog: str) -> NoReturn:
+    """Bad input: ``<prog>: error: <message>`` on stderr (argparse's form), exit 2."""
+    print(f"{prog}: error: {' '.join(str(err).split()) or type(err).__name__}", file=sys.stderr)
     raise SystemExit(2)
 
 
@@ -674,9 +675,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> ImitationResult:
     """Command line: ``python -m train.imitate --config FILE [--set KEY=VALUE] [--overwrite]``.
 
-    Bad input ends with one line ``error: ...`` on stderr and exit status 2, having written
-    nothing; Ctrl-C exits 130, naming what was written before it (a kept recording, a
-    fitted clone) or saying that nothing was.
+    Bad input ends with one line ``<prog>: error: ...`` on stderr and exit status 2, having
+    written nothing; Ctrl-C exits 130, naming what was written before it (a kept recording,
+    a fitted clone) or saying that nothing was.
     """
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -692,7 +693,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
         print(f"interrupted{kept or ': nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None
     except (ValueError, OSError) as err:
-        _fail(err)
+        _fail(err, parser.prog)
     print(format_report(result.report))
     print(
         f"wrote the clone {result.policy} and {result.run_dir / REPORT_NAME}; start a PPO run "

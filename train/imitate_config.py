@@ -291,6 +291,11 @@ def load_imitate_config(
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
     data = apply_overrides(data, overrides)
+    if "algorithm" in data and "teachers" not in data:  # a PPO or DQN config given by mistake
+        raise ConfigError(
+            f"{where} is a training config (algorithm: {data['algorithm']}), not an imitation "
+            f"config; train it with uno-lab train {data['algorithm']}"
+        )
     if "name" not in data:
         raise ConfigError(
             f"{where}: name is missing; give the run a name (its clone is written to "

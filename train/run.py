@@ -662,9 +662,10 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
-def _fail(err: BaseException) -> NoReturn:
-    """The command line's answer to bad input: ``error: <message>`` on stderr, exit 2."""
-    print(f"error: {_one_line(err)}", file=sys.stderr)
+def _fail(err: BaseException, prog: str) -> NoReturn:
+    """The command line's answer to bad input: ``<prog>: error: <message>`` on stderr, exit 2
+    (argparse's form, so every error of a command reads alike)."""
+    print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
     raise SystemExit(2)
 
 
@@ -759,8 +760,8 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry).
 
     Bad input (a config error, a missing file, a run that exists) ends with one line
-    ``error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves ``latest.zip`` and
-    exits 130.
+    ``<prog>: error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves
+    ``latest.zip`` and exits 130.
 
     Args:
         algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
@@ -781,7 +782,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
         print("interrupted before training started: nothing was written", file=sys.stderr)
         raise SystemExit(130) from None
     except _START_ERRORS as err:
-        _fail(err)
+        _fail(err, parser.prog)
     _stop_on_sigterm()
     try:
         result = _learn(session, progress, sys.stderr)

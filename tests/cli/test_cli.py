@@ -131,6 +131,32 @@ def test_train_resume_reads_the_runs_algorithm(
     assert calls == ["dqn"]
 
 
+@pytest.mark.parametrize(
+    ("words", "prefix"),
+    [
+        (["train", "dqn", "--config", "configs/ppo/quick.yaml"], "uno-lab train dqn: error: "),
+        (
+            ["train", "imitate", "--config", "configs/ppo/quick.yaml"],
+            "uno-lab train imitate: error: configs/ppo/quick.yaml is a training config "
+            "(algorithm: ppo), not an imitation config; train it with uno-lab train ppo",
+        ),
+    ],
+)
+def test_training_errors_name_the_command(
+    words: list[str],
+    prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A training command's own errors read like argparse's: ``<command>: error: ...``."""
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as exit_:
+        main(words)
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(prefix), lines
+
+
 def test_ctrl_c_exits_130(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
