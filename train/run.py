@@ -66,6 +66,7 @@ __all__ = [
     "initialise_from",
     "main",
     "policy_path",
+    "resumed_config_path",
     "run_files",
     "train",
 ]
@@ -669,6 +670,21 @@ def _fail(err: BaseException, prog: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def resumed_config_path(run_dir: Path) -> Path:
+    """The config a run resumed from ``run_dir`` trains with (``run_dir/config.yaml``).
+
+    Raises:
+        FileNotFoundError: naming the path, when the folder holds no run.
+    """
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"cannot resume: {path} does not exist (give the folder of a run, "
+            "e.g. --resume runs/<name>)"
+        )
+    return path
+
+
 def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
     """The config of the command line: the file (or the resumed run's), with ``--set``.
 
@@ -682,15 +698,7 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
             yaml.safe_load(raw)
         except yaml.YAMLError:
             raise ConfigError(f"--set {key}: {raw!r} is not a valid YAML value") from None
-    if args.config is not None:
-        path = args.config
-    else:
-        path = args.resume / "config.yaml"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"cannot resume: {path} does not exist (give the folder of a run, "
-                "e.g. --resume runs/<name>)"
-            )
+    path = args.config if args.config is not None else resumed_config_path(args.resume)
     try:
         config = load_config(path, args.overrides)
         if args.resume is not None:

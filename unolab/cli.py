@@ -41,16 +41,20 @@ _BENCHMARKS = {
 
 
 def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
-    algorithm, argv = _split_train_argv(args.command_argv)
-    if algorithm is None and args.help and not _option_values(argv):
-        args.subparser.print_help()
-        args.subparser.exit()
+    algorithm, argv, source = _split_train_argv(args.command_argv)
+    parser: argparse.ArgumentParser = args.subparser
     if algorithm is None:
-        algorithm = _algorithm_of(argv, args.subparser)
+        if source is None:
+            if args.help:
+                parser.print_help()
+                parser.exit()
+            parser.error(
+                "choose an algorithm: uno-lab train ppo|dqn|imitate --config FILE "
+                "(or give --config FILE alone, and the config's algorithm is used)"
+            )
+        algorithm = _algorithm_of(*source)
     elif algorithm not in _ALGORITHMS:
-        args.subparser.error(
-            f"unknown algorithm {algorithm!r}: choose one of {', '.join(_ALGORITHMS)}"
-        )
+        parser.error(f"unknown algorithm {algorithm!r}: choose one of {', '.join(_ALGORITHMS)}")
     if args.help:
         argv = [*argv, "--help"]
     if algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
@@ -67,56 +71,51 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
 
 _TRAIN_VALUE_OPTIONS = ("--config", "--set", "--resume")
 """The options of the training commands that take a value (the next word)."""
+_TRAIN_SOURCES = ("--config", "--resume")
+"""The options that say where a run's config is."""
 
 
-def _split_train_argv(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-    """``uno-lab train``'s words: the algorithm (the one positional word, or None) and the
-    options for the training command, without ``-h``/``--help`` (``args.help`` has it)."""
+def _split_train_argv(
+    argv: Sequence[str],
+) -> tuple[str | None, list[str], tuple[str, str] | None]:
+    """``uno-lab train``'s words, read once.
+
+    Returns:
+        The algorithm (the one positional word, or None); the options for the training
+        command, without ``-h``/``--help`` (``args.help`` has it); and the first
+        ``(option, value)`` of ``--config`` or ``--resume`` (either spelling), or None.
+    """
     words = [word for word in argv if word not in ("-h", "--help")]
-    takes_value = False
-    for i, word in enumerate(words):
-        if takes_value:
-            takes_value = False
+    algorithm: str | None = None
+    source: tuple[str, str] | None = None
+    rest: list[str] = []
+    after: str | None = None  # the option whose value is the next word
+    for word in words:
+        if after is not None:
+            if after in _TRAIN_SOURCES and source is None:
+                source = (after, word)
+            after = None
         elif word in _TRAIN_VALUE_OPTIONS:
-            takes_value = True
-        elif not word.startswith("-"):
-            return word, words[:i] + words[i + 1 :]
-    return None, words
+            after = word
+        elif word.partition("=")[0] in _TRAIN_SOURCES and "=" in word and source is None:
+            source = (word.partition("=")[0], word.partition("=")[2])
+        elif not word.startswith("-") and algorithm is None:
+            algorithm = word
+            continue
+        rest.append(word)
+    return algorithm, rest, source
 
 
-def _option_values(argv: Sequence[str]) -> list[tuple[str, str]]:
-    """``(option, value)`` of each ``--config`` and ``--resume`` in ``argv`` (both spellings)."""
-    found: list[tuple[str, str]] = []
-    for i, word in enumerate(argv):
-        for option in ("--config", "--resume"):
-            if word == option and i + 1 < len(argv):
-                found.append((option, argv[i + 1]))
-            elif word.startswith(option + "="):
-                found.append((option, word.partition("=")[2]))
-    return found
-
-
-def _algorithm_of(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
+def _algorithm_of(option: str, value: str) -> str:
     """The algorithm a ``uno-lab train`` command line leaves out, read from its config.
 
     A training config names it (``algorithm: ppo`` or ``dqn``); an imitation config has
     ``teachers``; ``--resume RUN_DIR`` reads the run's own ``config.yaml``.
     """
+    from train.run import resumed_config_path
     from uno_env.configuration import ConfigError, load_yaml_mapping
 
-    given = _option_values(argv)
-    if not given:
-        parser.error(
-            "choose an algorithm: uno-lab train ppo|dqn|imitate --config FILE "
-            "(or give --config FILE alone, and the config's algorithm is used)"
-        )
-    option, value = given[0]
-    path = Path(value) / "config.yaml" if option == "--resume" else Path(value)
-    if option == "--resume" and not path.is_file():
-        raise FileNotFoundError(
-            f"cannot resume: {path} does not exist (give the folder of a run, e.g. "
-            "--resume runs/<name>)"
-        )
+    path = resumed_config_path(Path(value)) if option == "--resume" else Path(value)
     mapping = load_yaml_mapping(path)  # one line naming the file when it cannot be read
     named = mapping.get("algorithm")
     if named in _ALGORITHMS and named != "imitate":
