@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from support.scenarios import stack
-from support.search import decision_states, hidden_twin
+from support.search import decision_states
 
 from agents import make_agent
 from agents.arena import evaluate_vs
@@ -15,7 +15,6 @@ from agents.search_base import root_candidates
 from uno_env import UnoGame, core, load_rules
 from uno_env import cards as C
 from uno_env.policy import Policy
-from uno_env.testing import check_invariants
 
 RULES2 = load_rules("official", num_players=2)
 
@@ -109,15 +108,8 @@ def test_reproducible_for_a_seed_and_the_tree_starts_afresh() -> None:
     np.testing.assert_array_equal(first, reused.act_from_state(RULES2, state, seats))
 
 
-def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
-    state = decision_states(RULES2, 40, seed=9)
-    twin = hidden_twin(state)
-    assert check_invariants(RULES2, twin) == []
-    assert not np.array_equal(twin.hands, state.hands)
-    seats = state.current.astype(np.int64)
-    a = IsmctsAgent(seed=5, iterations=48).act_from_state(RULES2, state, seats)
-    b = IsmctsAgent(seed=5, iterations=48).act_from_state(RULES2, twin, seats)
-    np.testing.assert_array_equal(a, b)
+# Two states of one information set get the same decisions: tests/agents/test_search.py
+# (test_two_states_of_one_information_set_get_the_same_decisions, for both search agents).
 
 
 def test_it_finds_the_sure_win() -> None:

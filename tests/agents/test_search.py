@@ -64,14 +64,24 @@ def test_reproducible_for_a_seed() -> None:
     np.testing.assert_array_equal(first, again)
 
 
-def test_two_states_of_one_information_set_get_the_same_decisions() -> None:
-    state = decision_states(RULES2, 60, seed=9)
+@pytest.mark.parametrize(
+    ("build", "games"),
+    [
+        (lambda: PimcAgent(seed=5, rollouts=16), 60),
+        (lambda: IsmctsAgent(seed=5, iterations=48), 40),
+    ],
+    ids=["pimc", "ismcts"],
+)
+def test_two_states_of_one_information_set_get_the_same_decisions(
+    build: Callable[[], PimcAgent | IsmctsAgent], games: int
+) -> None:
+    state = decision_states(RULES2, games, seed=9)
     twin = hidden_twin(state)
     assert check_invariants(RULES2, twin) == []
     assert not np.array_equal(twin.hands, state.hands)
     seats = state.current.astype(np.int64)
-    a = PimcAgent(seed=5, rollouts=16).act_from_state(RULES2, state, seats)
-    b = PimcAgent(seed=5, rollouts=16).act_from_state(RULES2, twin, seats)
+    a = build().act_from_state(RULES2, state, seats)
+    b = build().act_from_state(RULES2, twin, seats)
     np.testing.assert_array_equal(a, b)
 
 
