@@ -1,0 +1,256 @@
+"""Reading and writing the lab's files safely: bounded reads, atomic writes, folder locks.
+
+Every file the lab reads may come from someone else (a shared record, a run folder, a
+config), so it is read through :func:`read_regular_file`: it must be a regular file (a FIFO
+would block the reader forever, ``/dev/zero`` never ends) no larger than a stated limit,
+and the answer to anything else is one :class:`UnreadableFileError` line naming the file.
+
+Every file the lab writes for keeps is written through :func:`write_atomically`: a
+temporary file beside the target, flushed to disk, then renamed over it, so a crash or a
+full disk leaves either the old file or the new one, never a torn one.
+
+A folder that one process writes into over a long run (a tournament or a training run)
+is held with :class:`FolderLock`; a second writer is refused and told the first one's pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+__all__ = [
+    "FolderInUseError",
+    "FolderLock",
+    "UnreadableFileError",
+    "read_regular_file",
+    "read_regular_text",
+    "shown",
+    "write_atomically",
+]
+
+_CHUNK = 1 << 20
+
+
+class UnreadableFileError(ValueError):
+    """A file that cannot be read as asked: missing, not a regular file, too large, unreadable.
+
+    The message is one line that names the file and what is wrong with it.
+    """
+
+
+class FolderInUseError(RuntimeError):
+    """Another live process holds the folder's lock; the message names its pid."""
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value for a message, cut short: values from files can be huge or deeply nested.
+
+    Args:
+        value: Any value; it is shown with ``repr``.
+        limit: The most characters shown (an ellipsis marks a cut).
+
+    Returns:
+        The ``repr`` of ``value``, at most ``limit`` characters long.
+    """
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # a deeply nested value, or an int over the digit limit
+        text = f"<a {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_regular_file(path: str | Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of a regular file no larger than ``limit``.
+
+    The file is opened without blocking and checked on the open descriptor, so a FIFO, a
+    device or a socket is refused before anything is read, and a file that grows while it
+    is read is still cut off at the limit.
+
+    Args:
+        path: The file.
+        limit: The most bytes accepted.
+        what: What the file is, for the message (``"record"``, ``"run config"``).
+
+    Returns:
+        The file's bytes.
+
+    Raises:
+        UnreadableFileError: one line naming the file, when it does not exist, is a folder
+            or not a regular file, is larger than ``limit`` or cannot be read.
+    """
+    name = str(path)
+    if "\0" in name:
+        raise UnreadableFileError(f"{what} {name!r}: the path contains a NUL character")
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        if err.errno == errno.ENOENT:
+            raise UnreadableFileError(f"{what} {name!r} does not exist") from None
+        if err.errno == errno.EISDIR:
+            raise UnreadableFileError(f"{what} {name!r} is a folder, not a file") from None
+        raise UnreadableFileError(
+            f"{what} {name!r} cannot be opened: {err.strerror or err}"
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise UnreadableFileError(f"{what} {name!r} is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFileError(
+                f"{what} {name!r} is not a regular file (a pipe, device or socket); "
+                "give a plain file"
+            )
+        if info.st_size > limit:
+            raise UnreadableFileError(
+                f"{what} {name!r} is {info.st_size:,} bytes, more than the {limit:,} "
+                "accepted; is it the right file?"
+            )
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            block = os.read(fd, _CHUNK)
+            if not block:
+                break
+            total += len(block)
+            if total > limit:
+                raise UnreadableFileError(
+                    f"{what} {name!r} grew past the {limit:,} bytes accepted while it was read"
+                )
+            parts.append(block)
+        return b"".join(parts)
+    except OSError as err:
+        raise UnreadableFileError(
+            f"{what} {name!r} cannot be read: {err.strerror or err}"
+        ) from None
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | Path, limit: int, what: str = "file") -> str:
+    """The UTF-8 text of a regular file no larger than ``limit`` (see :func:`read_regular_file`).
+
+    Raises:
+        UnreadableFileError: as :func:`read_regular_file`, or when the file is not UTF-8.
+    """
+    raw = read_regular_file(path, limit, what)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UnreadableFileError(
+            f"{what} {str(path)!r} is not UTF-8 text (byte 0x{raw[err.start]:02x} at offset "
+            f"{err.start})"
+        ) from None
+
+
+def write_atomically(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` so that it holds either the old content or the new, whole.
+
+    The data goes to a temporary file in the same folder, is flushed to disk and then
+    renamed over ``path``. If anything fails (a full disk, an interrupt) the temporary file
+    is removed and the error is raised; ``path`` is untouched.
+
+    Args:
+        path: The file to write.
+        data: Text (written as UTF-8) or bytes.
+
+    Raises:
+        OSError: the write failed; ``path`` holds what it held before.
+    """
+    target = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class FolderLock:
+    """An exclusive lock on a folder, held by one process while it writes there.
+
+    The lock is an advisory ``flock`` on ``LOCK_NAME`` inside the folder, which also records
+    the holder's pid. The operating system drops the lock when its process ends, however it
+    ends (kill -9 included), so a stale lock file never blocks a resume.
+
+    Args:
+        folder: The folder to hold (it must exist).
+        what: What the folder is, for the message (``"tournament run"``).
+
+    Example:
+        >>> with FolderLock(run_dir, "tournament run"):  # doctest: +SKIP
+        ...     play_the_games()
+    """
+
+    LOCK_NAME = ".lock"
+
+    def __init__(self, folder: str | Path, what: str = "folder") -> None:
+        self.folder = Path(folder)
+        self.what = what
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock.
+
+        Raises:
+            FolderInUseError: another process holds it; the message names its pid.
+            OSError: the lock file cannot be created.
+        """
+        if self._fd is not None:
+            return
+        path = self.folder / self.LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise FolderInUseError(f"{path} is not a regular file; remove it and rerun")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                raise FolderInUseError(
+                    f"the {self.what} {str(self.folder)!r} is in use by another process "
+                    f"(pid {holder}); wait for it to finish or stop it, or choose another folder"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock (the lock file stays; it is reused by the next holder)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
+    def __enter__(self) -> FolderLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
