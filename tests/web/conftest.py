@@ -27,8 +27,13 @@ def agents_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+TEST_HOST = "testserver"
+"""The host name the ASGI test client addresses its requests to."""
+
+
 def make_config(root: Path, agents_dir: Path | None = None, **changes: Any) -> ServeConfig:
-    """A server config whose folders are under ``root``."""
+    """A server config whose folders are under ``root``, answering the test client's host."""
+    changes.setdefault("allowed_hosts", (TEST_HOST,))
     return ServeConfig(
         agents_dir=agents_dir, games_dir=root / "games", runs_dir=root / "runs", **changes
     )

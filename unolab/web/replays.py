@@ -2,12 +2,12 @@
 
 Both are records of the same format; they are read by the terminal replay's own loader
 (:func:`unolab.play.load_record`), so a file the terminal refuses is refused here with the
-same message.
+same message. A saved game is read only if it is a regular file of bounded size, and
+JSON nested too deeply to parse is refused with one line.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -21,7 +21,8 @@ from unolab.play import RecordError, load_record
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames
-from unolab.web.store import GameStore
+from unolab.web.store import MAX_RECORD_BYTES, GameStore
+from unolab.web.untrusted import one_line, parse_json, read_bytes
 
 __all__ = ["advisors_for", "replay_saved", "replay_upload"]
 
@@ -49,12 +50,25 @@ def advisors_for(
 
 
 def _replay(
-    catalogue: Catalogue, path: Path, where: str, agent_ids: Sequence[str | None] | None
+    catalogue: Catalogue, raw: bytes, where: str, agent_ids: Sequence[str | None] | None
 ) -> dict[str, Any]:
+    """Replay a record given as bytes; every error names it as ``where``."""
+    parse_json(raw, where)  # JSON too deep for the parser is refused here, with one line
+    # The record reader takes a file: a private temporary copy, so no error names a path
+    # of the server (the copy's name is replaced by ``where``).
+    fd, name = tempfile.mkstemp(prefix="uno-lab-replay-", suffix=".json")
+    path = Path(name)
     try:
-        rules, seed, names, hands = load_record(path)
-    except (RecordError, FileNotFoundError) as err:
-        raise Invalid(str(err).replace(str(path), where)) from None
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+        try:
+            rules, seed, names, hands = load_record(path)
+        except (RecordError, FileNotFoundError) as err:
+            raise Invalid(one_line(str(err).replace(str(path), where))) from None
+        except RecursionError:
+            raise Invalid(f"{where}: the JSON is nested too deeply to read") from None
+    finally:
+        path.unlink(missing_ok=True)
     if agent_ids is None or len(agent_ids) != len(names):
         # Older records keep only the seat names: "player_1 (mixbot)".
         agent_ids = []
@@ -62,7 +76,10 @@ def _replay(
             found = _LABEL.search(name)
             entry = catalogue.entry_by_label(found.group(1)) if found else None
             agent_ids.append(entry.id if entry is not None else None)
-    labels = [catalogue.entry(a).label if a is not None else None for a in agent_ids]
+    labels = [
+        catalogue.entry(a).label if a is not None and a in catalogue.entries else None
+        for a in agent_ids
+    ]
     advisors = advisors_for(catalogue, rules, agent_ids)
     first = UnoGame(rules, seed=seed).state
     frames = build_frames(rules, first, hands, names, labels, advisors, where=where)
@@ -74,22 +91,22 @@ def replay_saved(catalogue: Catalogue, store: GameStore, game_id: str) -> dict[s
 
     Raises:
         NotFound: for an id with no saved game.
-        Invalid: if the saved file does not replay.
+        Invalid: if the saved file is no regular file, is too large or does not replay.
     """
+    where = f"saved game {game_id}"
     try:
         path = store.path(game_id)
     except KeyError:
         raise NotFound(f"no saved game {game_id!r}") from None
-    if not path.is_file():
+    if not path.exists():
         raise NotFound(f"no saved game {game_id!r}")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8")).get("agents")
-    except (OSError, ValueError, AttributeError):
-        raw = None
+    raw = read_bytes(path, MAX_RECORD_BYTES, "saved game", where)
+    data = parse_json(raw, where)
+    found = data.get("agents") if isinstance(data, dict) else None
     agent_ids = (
-        raw if isinstance(raw, list) and all(isinstance(a, str | None) for a in raw) else None
+        found if isinstance(found, list) and all(isinstance(a, str | None) for a in found) else None
     )
-    return _replay(catalogue, path, f"saved game {game_id}", agent_ids)
+    return _replay(catalogue, raw, where, agent_ids)
 
 
 def replay_upload(catalogue: Catalogue, body: bytes) -> dict[str, Any]:
@@ -98,10 +115,4 @@ def replay_upload(catalogue: Catalogue, body: bytes) -> dict[str, Any]:
     Raises:
         Invalid: naming what makes the upload no recorded game.
     """
-    fd, name = tempfile.mkstemp(prefix="uno-lab-upload-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(body)
-        return _replay(catalogue, Path(name), "the uploaded file", None)
-    finally:
-        Path(name).unlink(missing_ok=True)
+    return _replay(catalogue, body, "the uploaded file", None)

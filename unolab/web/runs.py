@@ -10,51 +10,95 @@ of game *n* are recorded on the way, and its result is compared with the logged 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tournament.config import load_config
+from tournament.config import TournamentConfig, load_config, normalise
 from tournament.design import deal_keys
 from tournament.participants import entrants_for
-from tournament.results import GameRecord, ResultStore
+from tournament.results import GameRecord, Unit
 from tournament.runner import policy_seed, schedule_for
 from uno_env import cards as C
 from uno_env import core
 from uno_env.play import choose_actions
 from uno_env.policy import Policy
-from uno_env.rules import Rules
+from uno_env.rules import PRESETS, Rules
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames
+from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
 
-__all__ = ["RunFinder"]
+__all__ = ["MAX_LOG_BYTES", "RunFinder"]
 
 _DEPTH = 4
 """How deep under the runs folder a run folder may sit (``runs/tournaments/<name>``)."""
+
+MAX_LOG_BYTES = 512 * 2**20
+"""The largest ``games.jsonl`` read (about three million games)."""
+
+_MAX_RULES_BYTES = 2**20
+"""The largest rules file read from a run folder (a real one is a few hundred bytes)."""
+
+_RULES_DEPTH = 8
+"""Most rules files a run's rules may chain through ``preset`` (a loop stops here)."""
+
+_NOT_REPLAYED = ("output_dir", "workers", "backend", "address")
+"""Config keys that say where and how fast a run was played: a replay needs none of them
+(and ``output_dir`` would make the server look at a path the file chose)."""
+
+_AGENT_SUFFIXES = (".safetensors", ".json")
+
+_ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[^\s'\"/]+/)+")
+"""The folders of an absolute path in a message (the file name after them is kept)."""
 
 
 class RunFinder:
     """The tournament runs under one folder, by id (their path relative to it).
 
+    A run folder is data, never code, whoever wrote it: its ``config.json`` may name
+    only bots and exported agents (``.safetensors``, loaded without unpickling) that lie
+    in the run folder, among the shipped agents or in ``--agents-dir``; its rules may be a
+    preset, a mapping of switches or a YAML file inside the run folder. A stored
+    ``allow_pickle`` is ignored. Messages name files by run id, never by server path.
+
     Args:
         folder: The runs folder of ``serve --runs-dir``.
+        agents_dir: The folder of ``serve --agents-dir`` (its agents may play in a replay).
+        shipped_dir: The shipped agents (default: ``agents/pretrained``).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(
+        self, folder: Path, agents_dir: Path | None = None, shipped_dir: Path | None = None
+    ) -> None:
+        if shipped_dir is None:
+            from unolab.web.catalogue import shipped_folder
+
+            shipped_dir = shipped_folder()
         self.folder = Path(folder)
+        self.agent_roots = [Path(shipped_dir)] + ([Path(agents_dir)] if agents_dir else [])
+        self._labels = [(Path(shipped_dir), "agents/pretrained")]
+        if agents_dir is not None:
+            self._labels.append((Path(agents_dir), "--agents-dir"))
 
     def runs(self) -> dict[str, Path]:
-        """Run id -> run folder, for every folder holding ``games.jsonl`` and ``config.json``."""
+        """Run id -> run folder, for every folder holding ``games.jsonl`` and ``config.json``.
+
+        Both must be regular files inside their folder (a pipe or a link elsewhere is no
+        run: it is not listed).
+        """
         found: dict[str, Path] = {}
         if not self.folder.is_dir():
             return found
         for depth in range(1, _DEPTH + 1):
             for log in sorted(self.folder.glob("/".join(["*"] * depth) + "/games.jsonl")):
-                if (log.parent / "config.json").is_file():
-                    found[log.parent.relative_to(self.folder).as_posix()] = log.parent
+                run, config = log.parent, log.parent / "config.json"
+                if all(is_regular(f) and inside(f, run) for f in (log, config)):
+                    found[run.relative_to(self.folder).as_posix()] = run
         return found
 
     def _folder(self, run_id: str) -> Path:
@@ -70,11 +114,9 @@ class RunFinder:
             NotFound: for an unknown run.
             Invalid: if its log cannot be read.
         """
-        store = ResultStore(self._folder(run_id) / "games.jsonl")
-        try:
-            return list(store.load(repair=False).values())
-        except ValueError as err:
-            raise Invalid(f"run {run_id}: {err}") from None
+        folder = self._folder(run_id)
+        raw = read_bytes(folder / "games.jsonl", MAX_LOG_BYTES, "game log", f"{run_id}/games.jsonl")
+        return _parse_log(raw, f"run {run_id}: games.jsonl")
 
     def summary(self, run_id: str) -> dict[str, Any]:
         """A run's participants and the number of its games."""
@@ -85,18 +127,23 @@ class RunFinder:
 
         Raises:
             NotFound: for an unknown run or a game number out of range.
-            Invalid: if the run's config or agents cannot be rebuilt.
+            Invalid: if the run's config or agents cannot be rebuilt, or its config names
+                an SB3 ``.zip``, or a file outside the folders a replay may read.
         """
         folder = self._folder(run_id)
         records = self.records(run_id)
         if not 0 <= index < len(records):
             raise NotFound(f"run {run_id} has games 0..{len(records) - 1}, not {index}")
-        record = records[index]
         try:
-            stored = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-            config = load_config(stored["config"])
+            return self._replay(folder, run_id, records[index], index)
+        except Invalid as err:
+            raise Invalid(self._scrub(str(err), folder, run_id)) from None
+
+    def _replay(self, folder: Path, run_id: str, record: GameRecord, index: int) -> dict[str, Any]:
+        config = self._config(folder, run_id)
+        try:
             entrants = entrants_for(config)
-        except (OSError, ValueError, KeyError, TypeError) as err:
+        except (ValueError, TypeError, OSError, RecursionError) as err:
             raise Invalid(f"run {run_id}: its agents cannot be rebuilt here: {err}") from None
         schedule = schedule_for(config, entrants)
         rules = config.game_rules()
@@ -134,6 +181,184 @@ class RunFinder:
             "logged": {"turns": record.turns, "end": record.end, "ranks": list(record.ranks)},
             "matches_log": matches,
         }
+
+    def _config(self, folder: Path, run_id: str) -> TournamentConfig:
+        """The run's tournament config, made safe to rebuild (see the class docstring).
+
+        Raises:
+            Invalid: for a config that cannot be read or rebuilt, or that names what a
+                replay may not load.
+        """
+        stored = read_json(folder / "config.json", "run config", f"{run_id}/config.json")
+        raw = stored.get("config") if isinstance(stored, dict) else None
+        if not isinstance(raw, dict):
+            raise Invalid(
+                f"run {run_id}: config.json holds no 'config' mapping; it is not the config "
+                "of a tournament run"
+            )
+        data = normalise(raw)
+        for key in _NOT_REPLAYED:
+            data.pop(key, None)
+        data["allow_pickle"] = False  # whatever the file says: a replay never unpickles
+        for key in ("candidate", "incumbent"):
+            data[key] = self._participant(data.get(key), folder, run_id)
+            if data[key] is None:
+                del data[key]
+        if isinstance(data.get("participants"), list):
+            data["participants"] = [
+                self._participant(p, folder, run_id) for p in data["participants"]
+            ]
+        if "rules" in data:
+            data["rules"] = self._rules(data["rules"], folder, run_id, 0)
+        try:
+            return load_config(data)
+        except (ValueError, TypeError, RecursionError) as err:
+            raise Invalid(f"run {run_id}: config.json: {err}") from None
+
+    def _participant(self, entry: Any, folder: Path, run_id: str) -> Any:
+        """A participant entry with its agent file checked and made absolute.
+
+        Bots and malformed entries pass unchanged (the config check names them).
+
+        Raises:
+            Invalid: for an SB3 ``.zip``, or an agent file outside the run folder, the
+                shipped agents and ``--agents-dir``.
+        """
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            return entry
+        path = Path(entry["path"])
+        given = entry.get("name")
+        name = given if isinstance(given, str) and given else path.stem
+        if path.suffix == ".zip":
+            raise Invalid(
+                f"run {run_id}: participant {name!r} is an SB3 .zip checkpoint, which loads "
+                "with pickle (running code from the file); a replay never unpickles: export "
+                "it to .safetensors (python -m train.export) and name that file in the "
+                "run's config.json"
+            )
+        if path.suffix and path.suffix not in _AGENT_SUFFIXES:
+            return entry  # not an agent file: the config check says so
+        found = self._agent_file(path, folder)
+        if found is None:
+            raise Invalid(
+                f"run {run_id}: participant {name!r}: its agent {path.name!r} is not in the "
+                "run folder, the shipped agents or --agents-dir; copy its .safetensors and "
+                ".json into the run folder (or serve with --agents-dir naming their folder)"
+            )
+        # The name stays the one the games were logged under, even if links lead elsewhere.
+        return {**entry, "name": name, "path": str(found)}
+
+    def _agent_file(self, path: Path, folder: Path) -> Path | None:
+        """The weights of an exported agent named by a run, if both of its files are regular
+        files inside the run folder or an agents folder of this server; else ``None``.
+
+        A relative path is looked for in the run folder, then (as a tournament started
+        from the project root wrote it, ``agents/pretrained/...``) in the working folder.
+        """
+        try:
+            base = path.with_suffix("") if path.suffix in _AGENT_SUFFIXES else path
+            if not base.name:
+                return None
+            bases = [base] if path.is_absolute() else [folder / base, Path.cwd() / base]
+        except (OSError, ValueError):  # an empty name, a working folder that is gone
+            return None
+        roots = [folder, *self.agent_roots]
+        for stem in bases:
+            files = [stem.with_name(stem.name + suffix) for suffix in _AGENT_SUFFIXES]
+            if all(is_regular(f) and any(inside(f, r) for r in roots) for f in files):
+                return files[0].absolute()
+        return None
+
+    def _rules(self, spec: Any, folder: Path, run_id: str, depth: int) -> Any:
+        """A run's rules with every file replaced by its contents: only presets and
+        mappings reach the rules loader, which then opens no file.
+
+        Raises:
+            Invalid: for a rules file outside the run folder, unreadable, not a mapping,
+                or a chain of ``preset`` files too long (a loop).
+        """
+        if depth > _RULES_DEPTH:
+            raise Invalid(
+                f"run {run_id}: its rules name presets more than {_RULES_DEPTH} files deep "
+                "(a rules file that names itself?)"
+            )
+        if isinstance(spec, dict):
+            out = dict(spec)
+            if out.get("preset") is not None:
+                out["preset"] = self._rules(out["preset"], folder, run_id, depth + 1)
+            return out
+        if not isinstance(spec, str) or spec in PRESETS:
+            return spec  # a preset, or a wrong type the rules check names
+        path = folder / spec
+        if Path(spec).is_absolute() or not inside(path, folder):
+            raise Invalid(
+                f"run {run_id}: its rules name a file outside the run folder; the rules of "
+                f"a replayed run are a preset ({', '.join(PRESETS)}), a mapping of switches "
+                "or a YAML file inside the run folder"
+            )
+        shown_as = f"{run_id}/{Path(spec).as_posix()}"
+        if not is_regular(path):
+            raise Invalid(
+                f"run {run_id}: its rules name {shown_as!r}, which is not a file in the run "
+                f"folder; give a preset ({', '.join(PRESETS)}) or a mapping of switches"
+            )
+        text = read_bytes(path, _MAX_RULES_BYTES, "rules file", shown_as)
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError, ValueError):
+            # The parser's message quotes the file; say only where.
+            raise Invalid(f"run {run_id}: the rules file {shown_as!r} is not valid YAML") from None
+        if not isinstance(data, dict):
+            raise Invalid(
+                f"run {run_id}: the rules file {shown_as!r} holds no mapping of rule switches"
+            )
+        return self._rules(data, folder, run_id, depth + 1)
+
+    def _scrub(self, message: str, folder: Path, run_id: str) -> str:
+        """``message`` on one line, with no folder of the server in it."""
+        pairs: list[tuple[Path, str]] = [(folder, run_id), *self._labels]
+        for root, label in list(pairs):
+            with contextlib.suppress(OSError, RuntimeError):  # a link loop: shown as written
+                pairs.append((root.resolve(), label))
+            pairs.append((root.absolute(), label))
+        for root, label in sorted(pairs, key=lambda p: -len(str(p[0]))):
+            if str(root) not in (".", "/"):
+                message = message.replace(str(root), label)
+        return one_line(_ABSOLUTE.sub("", message))
+
+
+def _parse_log(raw: bytes, where: str) -> list[GameRecord]:
+    """The games of a ``games.jsonl``, in log order, as the tournament reads them back: a
+    torn last line is dropped, a repeated game keeps its first line.
+
+    Raises:
+        Invalid: naming the first corrupt line.
+    """
+    lines = raw.split(b"\n")
+    tail = lines.pop()  # the bytes after the last newline: empty unless torn
+    records: dict[Unit, GameRecord] = {}
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = GameRecord.from_json(line.decode())
+        except (ValueError, UnicodeDecodeError, RecursionError) as err:
+            if number == len(lines) and not tail and _incomplete_json(line):
+                break  # a torn last line that happens to end at a newline
+            raise Invalid(
+                f"{where}: line {number} is corrupt ({one_line(str(err), 160)})"
+            ) from None
+        records.setdefault(record.unit, record)
+    return list(records.values())
+
+
+def _incomplete_json(line: bytes) -> bool:
+    """Whether a line is JSON cut short (a torn write), not a complete value."""
+    try:
+        json.loads(line.decode())
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return True
+    return False
 
 
 def _play_recording(

@@ -2,7 +2,9 @@
 
 It binds to 127.0.0.1 (this machine only) unless ``--host`` says otherwise: another address
 lets anyone who can reach it play on this server and read its saved games and tournament
-runs, so it is an explicit choice and a warning is printed.
+runs, so it is an explicit choice and a warning is printed. Requests must be addressed to
+a name of this server (``--allowed-host`` adds names): a page of another site cannot reach
+it by rebinding its own DNS name to this machine.
 """
 
 from __future__ import annotations
@@ -56,6 +58,27 @@ def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
         help=f"most games held at once; more get HTTP 429 ({defaults.max_games})",
     )
     parser.add_argument(
+        "--max-games-per-client",
+        type=int,
+        default=defaults.max_games_per_client,
+        help="most games one client address holds at once; its oldest idle game makes room, "
+        f"else HTTP 429 ({defaults.max_games_per_client})",
+    )
+    parser.add_argument(
+        "--idle-minutes",
+        type=int,
+        default=defaults.idle_minutes,
+        help=f"a game untouched this long is dropped from memory ({defaults.idle_minutes})",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name (besides 127.0.0.1, localhost, [::1] and --host) that requests may "
+        "be addressed to, e.g. the machine's DNS name; repeat for more",
+    )
+    parser.add_argument(
         "--max-body-bytes",
         type=int,
         default=defaults.max_body_bytes,
@@ -82,6 +105,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
         runs_dir=args.runs_dir,
         max_games=args.max_games,
         max_body_bytes=args.max_body_bytes,
+        idle_minutes=args.idle_minutes,
+        max_games_per_client=args.max_games_per_client,
+        allowed_hosts=tuple(args.allowed_host),
     )
     import uvicorn
 

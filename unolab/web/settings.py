@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 from uno_env.configuration import check_int
 
-__all__ = ["ServeConfig"]
+__all__ = ["LOOPBACK_NAMES", "ServeConfig", "host_of"]
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+"""The names of this machine that every server answers to."""
+
+WILDCARDS = ("0.0.0.0", "::", "")
+"""Bind addresses that mean every address of the machine."""
+
+_HOST_NAME = re.compile(r"[A-Za-z0-9.-]{1,253}")
 
 MAX_GAMES_LIMIT = 100_000
 """Most live games a server may be told to hold."""
@@ -31,6 +42,11 @@ class ServeConfig:
         max_body_bytes: Largest request body, in bytes; larger ones get HTTP 413.
         idle_minutes: A game untouched this long is dropped from memory (finished hands
             are on disk already).
+        max_games_per_client: Most games one client address holds at once; its oldest
+            idle game makes room for a new one, else it gets HTTP 429.
+        allowed_hosts: Host names (besides this machine's) that requests may be addressed
+            to; the server answers any other ``Host`` header with HTTP 400, so a web page
+            of another site cannot read it through DNS rebinding.
     """
 
     host: str = "127.0.0.1"
@@ -41,14 +57,23 @@ class ServeConfig:
     max_games: int = 1000
     max_body_bytes: int = 2**20
     idle_minutes: int = 120
+    max_games_per_client: int = 50
+    allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_int("port", self.port, 1, 65535, "a TCP port")
         check_int("max_games", self.max_games, 1, MAX_GAMES_LIMIT, "games held in memory")
         check_int("max_body_bytes", self.max_body_bytes, 256, MAX_BODY_LIMIT, "request size")
         check_int("idle_minutes", self.idle_minutes, 1, 7 * 24 * 60, "at most a week")
+        check_int("max_games_per_client", self.max_games_per_client, 1, MAX_GAMES_LIMIT, "games")
         if not self.host.strip():
             raise ValueError("host: give an address to bind, e.g. 127.0.0.1")
+        for name in self.allowed_hosts:
+            if not _is_ip(name.strip("[]")) and host_of(name) != name.lower():
+                raise ValueError(
+                    f"--allowed-host {name!r}: give a host name or an IP address without a "
+                    "port or a scheme, e.g. table.example.org"
+                )
         if self.agents_dir is not None and not Path(self.agents_dir).is_dir():
             raise ValueError(
                 f"--agents-dir {self.agents_dir}: not a folder; give the folder that holds "
@@ -60,4 +85,63 @@ class ServeConfig:
     @property
     def is_local(self) -> bool:
         """Whether only this machine can reach the server."""
-        return self.host in ("127.0.0.1", "localhost", "::1")
+        return self.host in LOOPBACK_NAMES
+
+    @property
+    def binds_all(self) -> bool:
+        """Whether the server listens on every address of the machine (``0.0.0.0``, ``::``)."""
+        return self.host.strip("[]") in WILDCARDS
+
+    def trusted_hosts(self) -> frozenset[str]:
+        """The host names a request's ``Host`` header may carry (any port): this machine's
+        loopback names, ``host`` and ``allowed_hosts``; when binding every address, also
+        this machine's host name (an IP address is accepted then as well, see
+        :meth:`accepts`)."""
+        names = {*LOOPBACK_NAMES, *(n.lower().strip("[]") for n in self.allowed_hosts)}
+        if self.binds_all:
+            names.add(socket.gethostname().lower())
+        else:
+            names.add(self.host.lower().strip("[]"))
+        return frozenset(names)
+
+    def accepts(self, host: str, trusted: frozenset[str]) -> bool:
+        """Whether a request addressed to ``host`` (from :func:`host_of`) is served.
+
+        A server bound to every address also answers requests addressed by IP address:
+        DNS rebinding needs a host name, and the clients of such a server reach it by
+        whatever address of the machine they can route to.
+        """
+        if host in trusted:
+            return True
+        return self.binds_all and _is_ip(host)
+
+
+def host_of(header: str | None) -> str | None:
+    """The host of a ``Host`` header, lower-case, without port or IPv6 brackets; ``None``
+    for a header that is missing or malformed."""
+    if not header:
+        return None
+    text = header.strip().lower()
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or not _is_ip(host) or (rest and not _is_port(rest)):
+            return None
+        return host
+    host, colon, port = text.rpartition(":")
+    if not colon:
+        host = text
+    elif not _is_port(colon + port):
+        return None
+    return host if _HOST_NAME.fullmatch(host) else None
+
+
+def _is_port(text: str) -> bool:
+    return text.startswith(":") and text[1:].isdigit() and len(text) <= 6
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True

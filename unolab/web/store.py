@@ -2,6 +2,8 @@
 
 A record is written (atomically) whenever a hand of the game ends, so a restarted server
 loses no finished hand; the same files replay in the terminal (``uno-lab replay FILE``).
+A file of the folder is read only if it is a regular file of bounded size: the folder may
+hold anything.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from unolab.play import write_record  # the one atomic record writer (uno-lab play --record)
+from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
 
-__all__ = ["GameStore", "new_game_id", "valid_game_id"]
+MAX_RECORD_BYTES = 16 * 2**20
+"""The largest saved game read (a long match records well under 1 MiB)."""
+
+__all__ = ["MAX_RECORD_BYTES", "GameStore", "new_game_id", "valid_game_id"]
 
 _ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
@@ -50,21 +55,38 @@ class GameStore:
         return self.folder / f"{game_id}.json"
 
     def save(self, game_id: str, record: dict[str, Any]) -> None:
-        """Write a game's record (replacing the older one atomically)."""
+        """Write a game's record (replacing the older one atomically).
+
+        Raises:
+            OSError: the folder cannot be created or the file written (a full disk); the
+                older record, if any, is left whole.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_record(self.path(game_id), record)
+        write_atomically(self.path(game_id), json.dumps(record, indent=2))
+
+    def read(self, game_id: str) -> bytes:
+        """The bytes of a saved game.
+
+        Raises:
+            KeyError: for an id of another form.
+            UnreadableFileError: if there is no such file, or it is no regular file or too
+                large (the message names the file by its server path).
+        """
+        return read_regular_file(self.path(game_id), MAX_RECORD_BYTES, "saved game")
 
     def listing(self, limit: int = 200) -> list[dict[str, Any]]:
         """The saved games, newest first: id, seat names, hands played, when saved."""
         if not self.folder.is_dir():
             return []
         found = []
-        paths = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        paths = sorted(
+            (p for p in self.folder.glob("*.json") if valid_game_id(p.stem)),
+            key=_modified,
+            reverse=True,
+        )
         for path in paths[:limit]:
-            if not valid_game_id(path.stem):
-                continue
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = json.loads(read_regular_file(path, MAX_RECORD_BYTES, "saved game"))
                 found.append(
                     {
                         "id": path.stem,
@@ -74,6 +96,14 @@ class GameStore:
                         "finished": bool(data.get("match_over", False)),
                     }
                 )
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # a foreign or damaged file: not listed
+            except (UnreadableFileError, ValueError, KeyError, TypeError, RecursionError):
+                continue  # a foreign or damaged file, a pipe: not listed
         return found
+
+
+def _modified(path: Path) -> float:
+    """When a file was last written (0 for one that is gone: it is listed last)."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

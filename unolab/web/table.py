@@ -49,6 +49,10 @@ class WebGame:
         log: Every sentence so far.
         hands: The actions of every hand so far (the record).
         seq: Moves taken in the whole match; a move is accepted only with the current one.
+        touched: When a request last used the game (``time.monotonic``).
+        client: The address of the client that started it (for the per-client cap).
+        unsaved: A finished hand is not on disk yet (its save failed; it is tried again).
+        save_error: Why the last save failed (``None`` once saved).
     """
 
     id: str
@@ -62,6 +66,9 @@ class WebGame:
     hands: list[list[str]] = field(default_factory=lambda: [[]])
     seq: int = 0
     touched: float = field(default_factory=time.monotonic)
+    client: str = ""
+    unsaved: bool = False
+    save_error: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -125,6 +132,7 @@ class WebGame:
         if self.game.over:
             state = self.game.state
             self.log += describe_hand_end(self.rules, state, self.narrator, state.hands[0])
+            self.unsaved = True
 
     def human_move(self, action_name: str, seq: int) -> None:
         """Check and take the human's move.
@@ -172,13 +180,15 @@ class WebGame:
         self.deal_lines()
 
     def record(self) -> dict[str, Any]:
-        """The record (``uno-lab play --record``'s format, plus the seats' agent ids)."""
+        """The record (``uno-lab play --record``'s format, plus the seats' agent ids) of
+        the finished hands (a hand in play is left out)."""
+        finished = self.hands if self.game.over else self.hands[:-1]
         return {
             "format": RECORD_FORMAT,
             "rules": self.rules.to_dict(),
             "seed": self.seed,
             "names": self.names,
-            "hands": [list(h) for h in self.hands],
+            "hands": [list(h) for h in finished],
             "agents": list(self.agents),
             "match_over": self.match_over,
             "saved": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -212,4 +222,5 @@ class WebGame:
             "reveal": reveal,
             "log_from": log_from,
             "log": self.log[log_from:],
+            "save_error": self.save_error,
         }
