@@ -14,6 +14,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from uno_env.files import UnreadableFileError, read_regular_file
+from uno_env.files import shown as shown
+
 __all__ = [
     "EXPORT_HINT",
     "FLOAT_DTYPE_BYTES",
@@ -55,12 +58,6 @@ class AgentFileError(ValueError):
     """
 
 
-def shown(value: Any, limit: int = 60) -> str:
-    """A value for a message, cut short (metadata values can be huge or deeply nested)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def is_json_int(value: Any) -> bool:
     """A JSON integer (``true``/``false`` parse as bools, which Python counts as ints)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -86,28 +83,45 @@ def parse_json(raw: bytes, where: str, what: str) -> Any:
         raise AgentFileError(
             f"{where}: the {what} is nested too deeply to be read; {EXPORT_HINT}"
         ) from None
+    except ValueError:  # an integer of thousands of digits (Python's int-to-str guard)
+        raise AgentFileError(
+            f"{where}: the {what} holds a number too long to be read; {EXPORT_HINT}"
+        ) from None
 
 
 def agent_paths(path: str | Path) -> tuple[Path, Path]:
     """The ``.safetensors`` and ``.json`` files of an agent given either, or their stem."""
+    if not str(path).strip():
+        raise AgentFileError(
+            "an empty agent path; give an exported agent's .safetensors file (its .json "
+            "metadata beside it)"
+        )
     given = Path(path)
     if given.is_dir():
         raise AgentFileError(
             f"{str(given)!r} is a directory; give an exported agent's .safetensors file "
             "(its .json metadata beside it)"
         )
-    base = given.with_suffix("") if given.suffix in (".safetensors", ".json") else given
+    suffix = given.suffix.lower()
+    base = given.with_suffix("") if suffix in (".safetensors", ".json") else given
     if not base.name:
         raise AgentFileError(
             f"{str(path)!r} is not an agent file; give an exported agent's .safetensors file"
         )
-    weights = base.with_name(base.name + ".safetensors")
-    meta_path = base.with_name(base.name + ".json")
+    # The file given keeps its own spelling (B.SAFETENSORS); its partner is looked up in
+    # either case.
+    weights = given if suffix == ".safetensors" else _beside(base, ".safetensors")
+    meta_path = given if suffix == ".json" else _beside(base, ".json")
     for p in (weights, meta_path):
         if p.is_dir():
             raise AgentFileError(
                 f"{str(p)!r} is a directory, not a file; an exported agent is a .safetensors "
                 "file with its .json metadata beside it"
+            )
+        if p.exists() and not p.is_file():
+            raise AgentFileError(
+                f"{str(p)!r} is not a regular file (a pipe or device); an exported agent is "
+                "a .safetensors file with its .json metadata beside it"
             )
         if not p.is_file():
             raise FileNotFoundError(
@@ -118,15 +132,28 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
     return weights, meta_path
 
 
+def _beside(base: Path, suffix: str) -> Path:
+    """``base`` with ``suffix``, or with the suffix in capitals if only that file exists."""
+    lower = base.with_name(base.name + suffix)
+    upper = base.with_name(base.name + suffix.upper())
+    return upper if not lower.exists() and upper.is_file() else lower
+
+
 def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of ``path``, refusing a file larger than ``limit`` before reading it."""
-    size = path.stat().st_size
+    """The bytes of ``path``, refusing a file larger than ``limit`` (or not a regular file)."""
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise AgentFileError(f"{path}: cannot be read: {err.strerror or err}") from None
     if size > limit:
         raise AgentFileError(
             f"{path}: {size:,} bytes, more than the {limit:,} an agent file may have; "
             "check that this is an exported agent"
         )
-    return path.read_bytes()
+    try:
+        return read_regular_file(path, limit, "agent file")
+    except UnreadableFileError as err:
+        raise AgentFileError(f"{err}; check that this is an exported agent") from None
 
 
 def tensor_header(weights: Path) -> dict[str, tuple[str, tuple[int, ...]]]:

@@ -12,6 +12,8 @@ differ from the env it is asked to play in.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load, save
 from torch import nn
 
 from agents.agent_files import (
@@ -40,6 +42,7 @@ from agents.agent_files import (
     tensor_header,
 )
 from uno_env.cards import NUM_ACTIONS
+from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
@@ -77,6 +80,11 @@ class PolicyMetadata:
         activation: ``tanh`` or ``relu``.
         rules: The rules it was trained under (``Rules.to_dict()``).
         extra: Anything else (steps, evaluation results, seed, git commit).
+        digest: ``sha256:<hex>`` of the weights file and of the fields above that decide
+            how the network plays (everything but ``name`` and ``extra``), written by
+            :func:`save_policy` and checked by :func:`load_policy`: a ``.json`` paired with
+            another agent's weights, or edited to other rules, is refused. ``None`` for
+            files exported before digests (they load unchecked).
     """
 
     name: str
@@ -88,11 +96,29 @@ class PolicyMetadata:
     activation: str
     rules: dict[str, Any]
     extra: dict[str, Any]
+    digest: str | None = None
 
     def to_json(self) -> str:
         """Serialise to JSON."""
         data = {**self.__dict__, "hidden": list(self.hidden)}
+        if self.digest is None:
+            del data["digest"]
         return json.dumps(data, indent=2, sort_keys=True)
+
+    def digest_of(self, weights: bytes) -> str:
+        """The digest of these weights under this metadata (see :attr:`digest`)."""
+        played = {
+            "algorithm": self.algorithm,
+            "obs_version": self.obs_version,
+            "obs_dim": self.obs_dim,
+            "num_actions": self.num_actions,
+            "hidden": list(self.hidden),
+            "activation": self.activation,
+            "rules": self.rules,
+        }
+        digest = hashlib.sha256(weights)
+        digest.update(json.dumps(played, sort_keys=True, separators=(",", ":")).encode())
+        return "sha256:" + digest.hexdigest()
 
     @classmethod
     def from_json(cls, text: str | bytes, where: str = "metadata") -> PolicyMetadata:
@@ -121,7 +147,7 @@ class PolicyMetadata:
                 f"{where}: expected a JSON object of metadata keys, got {shown(data)}; "
                 f"{EXPORT_HINT}"
             )
-        missing = sorted(set(cls.__dataclass_fields__) - set(data))
+        missing = sorted(set(cls.__dataclass_fields__) - set(data) - {"digest"})
         if missing:
             raise AgentFileError(f"{where}: missing key(s) {missing}; {EXPORT_HINT}")
 
@@ -157,6 +183,14 @@ class PolicyMetadata:
             Rules.from_dict(data["rules"], where=f"{where}: rules")
         except ValueError as err:
             raise AgentFileError(f"{err}; {EXPORT_HINT}") from None
+        digest = data.get("digest")
+        if digest is not None and not (
+            isinstance(digest, str)
+            and digest.startswith("sha256:")
+            and len(digest) == 71
+            and all(c in "0123456789abcdef" for c in digest[7:])
+        ):
+            raise bad("digest", "'sha256:' and 64 hexadecimal digits")
         return cls(
             name=data["name"],
             algorithm=data["algorithm"],
@@ -167,6 +201,7 @@ class PolicyMetadata:
             activation=data["activation"],
             rules=data["rules"],
             extra=data["extra"],
+            digest=digest,
         )
 
 
@@ -210,8 +245,10 @@ def save_policy(
         tensors[f"layer{i}.weight"] = weight.detach().cpu().contiguous()
         tensors[f"layer{i}.bias"] = bias.detach().cpu().contiguous()
     weights_path = base.with_suffix(".safetensors")
-    save_file(tensors, str(weights_path))
-    base.with_suffix(".json").write_text(meta.to_json())
+    raw = save(tensors)
+    signed = dataclasses.replace(meta, digest=meta.digest_of(raw))
+    write_atomically(weights_path, raw)
+    write_atomically(base.with_suffix(".json"), signed.to_json())
     return weights_path
 
 
@@ -432,7 +469,17 @@ def load_policy(
         check_metadata(meta, rules, where=str(weights))
     _check_tensors(tensor_header(weights), meta, weights, meta_path)
     try:
-        tensors: Mapping[str, torch.Tensor] = load_file(str(weights))
+        raw = read_regular_file(weights, MAX_AGENT_FILE_BYTES, "agent weights")
+    except UnreadableFileError as err:
+        raise AgentFileError(f"{err}; copy the file again or {EXPORT_HINT}") from None
+    if meta.digest is not None and meta.digest_of(raw) != meta.digest:
+        raise AgentFileError(
+            f"{meta_path}: its digest does not match {weights.name}: the metadata belongs to "
+            "other weights, or was edited (its rules, network or algorithm); use the .json "
+            f"exported with these weights or {EXPORT_HINT}"
+        )
+    try:
+        tensors: Mapping[str, torch.Tensor] = load(raw)
     except (SafetensorError, OSError, RuntimeError, ValueError) as err:  # changed on disk
         raise AgentFileError(
             f"{weights}: the weights cannot be read ({err}); copy the file again or {EXPORT_HINT}"

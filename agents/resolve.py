@@ -15,14 +15,15 @@ files is the job of their callers. This module is the one resolver they share:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from agents.registry import AGENT_NAMES, make_agent
 from uno_env.policy import Policy, PolicyFactory, Seed
-from uno_env.rules import Rules
+from uno_env.rules import Rules, load_rules
 
 __all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_policy"]
 
@@ -30,8 +31,14 @@ __all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_poli
 def _agent_file(spec: str | Path, suffix: str) -> Path | None:
     """The ``suffix`` file of the agent ``spec`` names (its weights, its metadata or stem)."""
     path = Path(spec)
-    base = path.with_suffix("") if path.suffix in (".safetensors", ".json") else path
-    return base.with_name(base.name + suffix) if base.name else None
+    given = path.suffix.lower()
+    if given == suffix:  # the file named, in its own spelling (B.SAFETENSORS)
+        return path
+    base = path.with_suffix("") if given in (".safetensors", ".json") else path
+    if not base.name:
+        return None
+    lower, upper = base.with_name(base.name + suffix), base.with_name(base.name + suffix.upper())
+    return upper if not lower.exists() and upper.is_file() else lower
 
 
 def is_agent_file(spec: str | Path) -> bool:
@@ -81,7 +88,9 @@ def _not_an_agent(spec: str) -> ValueError:
     return _unknown(spec)
 
 
-def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactory:
+def policy_factory(
+    spec: str | Path, rules: Rules | str | Mapping[str, Any] | None = None
+) -> PolicyFactory:
     """A factory of fresh policies for a bot name or an exported agent's path.
 
     An exported agent is loaded (and checked) once, here, so a bad file fails now rather
@@ -90,8 +99,8 @@ def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactor
     Args:
         spec: A name of :data:`agents.AGENT_NAMES` (bots and search agents), or the path of
             an exported agent.
-        rules: The rules the agent will play; an exported agent must have been trained under
-            them. Unused for bots.
+        rules: The rules the agent will play (Rules, a preset name, a YAML path or a
+            mapping); an exported agent must have been trained under them. Unused for bots.
 
     Raises:
         ValueError: naming ``spec`` when it is neither a bot name nor an existing exported
@@ -101,6 +110,13 @@ def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactor
             rules or another observation encoding.
     """
     text = str(spec)
+    if not text.strip():
+        raise ValueError(
+            f"an empty agent name: give a bot name ({', '.join(AGENT_NAMES)}) or the path of "
+            "an exported agent (a .safetensors file with its .json metadata beside it)"
+        )
+    if rules is not None and not isinstance(rules, Rules):
+        rules = load_rules(rules)  # a preset name, a YAML path or a mapping
     if text in AGENT_NAMES:
 
         def build_bot(seed: Seed) -> Policy:
@@ -121,13 +137,21 @@ def policy_factory(spec: str | Path, rules: Rules | None = None) -> PolicyFactor
     raise _not_an_agent(text)
 
 
-def resolve_policy(spec: str | Path, rules: Rules | None = None, seed: Seed = 0) -> Policy:
+def resolve_policy(
+    spec: str | Path, rules: Rules | str | Mapping[str, Any] | None = None, seed: Seed = 0
+) -> Policy:
     """One policy for a bot name or an exported agent's path, built and seeded now.
 
     Raises:
         ValueError: as :func:`policy_factory` (an unknown name, a missing file, a malformed
             agent file, mismatched rules), naming ``spec``.
     """
+    if isinstance(seed, bool) or (
+        not isinstance(seed, (int, np.integer, np.random.Generator)) and seed is not None
+    ):
+        raise ValueError(f"seed must be an integer >= 0, a numpy Generator or None, got {seed!r}")
+    if isinstance(seed, (int, np.integer)) and not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be an integer in [0, 2**63), got {seed}")
     return policy_factory(spec, rules)(seed)
 
 

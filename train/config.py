@@ -29,6 +29,7 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
+from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
 __all__ = [
@@ -456,7 +457,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
         parts = key.strip().split(".")
         if not sep or not all(parts):
             raise ConfigError(
-                f"--set expects key=value (e.g. ppo.learning_rate=1e-4), got {item!r}"
+                f"--set expects key=value (e.g. ppo.learning_rate=1e-4), got {shown(item)}"
             )
         node = out
         for part in parts[:-1]:

@@ -18,10 +18,13 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 
+from uno_env.files import UnreadableFileError, read_regular_file, shown
+
 T = TypeVar("T")
 
 __all__ = [
     "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_VALUES",
     "SEED_LIMIT",
     "ConfigError",
     "check_float",
@@ -66,10 +69,10 @@ def check_int(key: str, value: Any, low: int, high: int, why: str = "") -> int:
         ConfigError: ``"<key>: <value> is out of range; allowed <low>..<high> (<why>)"``.
     """
     if not _is_int(value):
-        raise ConfigError(f"{key}: expected an integer, got {value!r}")
+        raise ConfigError(f"{key}: expected an integer, got {shown(value)}")
     if not low <= value <= high:
         reason = f" ({why})" if why else ""
-        raise ConfigError(f"{key}: {value!r} is out of range; allowed {low}..{high}{reason}")
+        raise ConfigError(f"{key}: {shown(value)} is out of range; allowed {low}..{high}{reason}")
     return int(value)
 
 
@@ -102,7 +105,7 @@ def check_float(
             always refused).
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{key}: expected a number, got {value!r}")
+        raise ConfigError(f"{key}: expected a number, got {shown(value)}")
     try:
         number = float(value)
     except OverflowError:
@@ -112,7 +115,7 @@ def check_float(
     if not (math.isfinite(number) and above and below):
         interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
         reason = f" ({why})" if why else ""
-        raise ConfigError(f"{key}: {value!r} is out of range; allowed {interval}{reason}")
+        raise ConfigError(f"{key}: {shown(value)} is out of range; allowed {interval}{reason}")
     return number
 
 
@@ -120,7 +123,7 @@ def check_seed(key: str, value: Any) -> int:
     """Check a seed: an integer with ``0 <= seed < 2**63`` (see :data:`SEED_LIMIT`)."""
     if _is_int(value) and not 0 <= value < SEED_LIMIT:
         raise ConfigError(
-            f"{key}: {value!r} is out of range; seeds must be 0 <= seed < 2**63 (a 63-bit key)"
+            f"{key}: {shown(value)} is out of range; seeds must be 0 <= seed < 2**63 (a 63-bit key)"
         )
     return check_int(key, value, 0, SEED_LIMIT - 1)
 
@@ -133,15 +136,30 @@ def check_folder(key: str, path: str | Path) -> None:
     """
     text = str(path)
     if "\0" in text:
-        raise ConfigError(f"{key}: {text!r} contains a NUL character")
+        raise ConfigError(f"{key}: {shown(text)} contains a NUL character")
     for part in (Path(text), *Path(text).parents):
         if part.exists() or part.is_symlink():
             if not part.is_dir():
                 raise ConfigError(
-                    f"{key}: {text!r} cannot be a folder: {str(part)!r} is a file; "
+                    f"{key}: {shown(text)} cannot be a folder: {str(part)!r} is a file; "
                     "choose another folder"
                 )
             return
+
+
+def _type_name(annotation: Any) -> str:
+    """An annotation in a user's words: ``a number``, ``a list``, ``a mapping``."""
+    words = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    if annotation in words:
+        return words[annotation]
+    origin = get_origin(annotation)
+    if origin in (tuple, list):
+        return "a list"
+    if origin is dict or dataclasses.is_dataclass(annotation):
+        return "a mapping"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(choice) for choice in get_args(annotation))
+    return str(annotation)
 
 
 def _check_value(where: str, value: Any, annotation: Any) -> Any:
@@ -149,28 +167,42 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
     if origin is Literal:
         allowed = get_args(annotation)
         if not any(value == choice and type(value) is type(choice) for choice in allowed):
-            raise ConfigError(f"{where}: {value!r} is not allowed; choose one of {list(allowed)}")
+            raise ConfigError(
+                f"{where}: {shown(value)} is not allowed; choose one of {list(allowed)}"
+            )
         return value
     if origin in (Union, types.UnionType):
-        for option in get_args(annotation):
-            if option is type(None):
-                if value is None:
-                    return None
-                continue
+        errors: list[ConfigError] = []
+        options = [option for option in get_args(annotation) if option is not type(None)]
+        if value is None and len(options) < len(get_args(annotation)):
+            return None
+        for option in options:
             try:
                 return _check_value(where, value, option)
-            except ConfigError:
-                pass
-        raise ConfigError(f"{where}: {value!r} does not fit {annotation}")
+            except ConfigError as err:
+                errors.append(err)
+        # One real option (an optional setting), or a mapping for the one dataclass option:
+        # its own reason says what is wrong, where "does not fit X | None" would hide it.
+        fitting = [
+            err
+            for option, err in zip(options, errors, strict=True)
+            if len(options) == 1
+            or (isinstance(value, Mapping) and dataclasses.is_dataclass(option))
+        ]
+        if len(fitting) == 1:
+            raise fitting[0]
+        names = " or ".join(_type_name(option) for option in options)
+        none = ", or null" if len(options) < len(get_args(annotation)) else ""
+        raise ConfigError(f"{where}: expected {names}{none}, got {shown(value)}")
     if origin in (tuple, list):
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
+            raise ConfigError(f"{where}: expected a list, got {shown(value)}")
         args = get_args(annotation)
         item = args[0] if args else Any
         return tuple(_check_value(f"{where}[{i}]", v, item) for i, v in enumerate(value))
     if origin is dict:
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+            raise ConfigError(f"{where}: expected a mapping, got {shown(value)}")
         key_type, value_type = get_args(annotation) or (Any, Any)
         return {
             _check_value(f"{where} key", k, key_type): _check_value(f"{where}.{k}", v, value_type)
@@ -180,11 +212,11 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
         return value
     if annotation is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            raise ConfigError(f"{where}: expected true or false, got {shown(value)}")
         return value
     if annotation is int:
         if not _is_int(value):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+            raise ConfigError(f"{where}: expected an integer, got {shown(value)}")
         return value
     if annotation is float:
         if isinstance(value, str):
@@ -192,9 +224,9 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
             try:
                 number = float(value)
             except ValueError:
-                raise ConfigError(f"{where}: expected a number, got {value!r}") from None
+                raise ConfigError(f"{where}: expected a number, got {shown(value)}") from None
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
+            raise ConfigError(f"{where}: expected a number, got {shown(value)}")
         else:
             try:
                 number = float(value)
@@ -202,17 +234,17 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
                 number = math.inf
         # No setting of the lab means anything at NaN or infinity: refuse them everywhere.
         if not math.isfinite(number):
-            raise ConfigError(f"{where}: expected a finite number, got {value!r}")
+            raise ConfigError(f"{where}: expected a finite number, got {shown(value)}")
         return number
     if annotation is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
+            raise ConfigError(f"{where}: expected a string, got {shown(value)}")
         return value
     if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
         if dataclasses.is_dataclass(value) and isinstance(value, annotation):
             return value
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+            raise ConfigError(f"{where}: expected a mapping, got {shown(value)}")
         return from_mapping(annotation, value, where=where)
     return value
 
@@ -233,7 +265,7 @@ def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -
             values.
     """
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of keys to values, got {data!r}")
+        raise ConfigError(f"{where}: expected a mapping of keys to values, got {shown(data)}")
     assert dataclasses.is_dataclass(cls)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
@@ -285,6 +317,50 @@ def _yaml_error_line(path: Path, err: yaml.YAMLError) -> str:
     return f"{where}: invalid YAML: {detail}"
 
 
+MAX_CONFIG_VALUES = 100_000
+"""The most values a config may hold once YAML's aliases are expanded: aliases of aliases
+grow exponentially ("a billion laughs"), and a real config holds a few hundred."""
+
+
+def _check_expanded_size(path: Path, data: Any) -> None:
+    """Refuse YAML whose aliases expand past :data:`MAX_CONFIG_VALUES` or refer to themselves.
+
+    An alias is the same Python object as its anchor, so the size of each object is counted
+    once and reused: this costs one visit per distinct object, however large the expansion.
+    """
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+
+    def size(value: Any) -> int:
+        if not isinstance(value, (list, dict)):
+            return 1
+        key = id(value)
+        if key in sizes:
+            return sizes[key]
+        if key in in_progress:
+            raise ConfigError(f"{path}: invalid YAML: an alias refers to itself (a cycle)")
+        in_progress.add(key)
+        children = list(value.keys()) + list(value.values()) if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_CONFIG_VALUES:
+                break
+        in_progress.discard(key)
+        sizes[key] = min(total, MAX_CONFIG_VALUES + 1)
+        return sizes[key]
+
+    try:
+        total = size(data)
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
+    if total > MAX_CONFIG_VALUES:
+        raise ConfigError(
+            f"{path}: the YAML's aliases expand to more than {MAX_CONFIG_VALUES:,} values; "
+            "a config holds a few hundred: write the values out"
+        )
+
+
 def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
     """Read a YAML file that must hold a mapping of keys to values.
 
@@ -316,7 +392,10 @@ def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
                 f"config file {str(p)!r} is {size:,} bytes, too large for a config "
                 f"(limit {MAX_CONFIG_BYTES:,}); is it the right file?"
             )
-        raw = p.read_bytes()
+        # Checked again on the open file: it may have been swapped for a pipe since.
+        raw = read_regular_file(p, MAX_CONFIG_BYTES, "config file")
+    except UnreadableFileError as err:
+        raise ConfigError(str(err)) from None
     except OSError as err:
         raise ConfigError(f"config file {str(p)!r} cannot be read: {err.strerror}") from err
     try:
@@ -335,6 +414,7 @@ def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
     except (ValueError, TypeError, OverflowError) as err:
         # A tag that does not fit its text (e.g. "!!int abc") fails in the constructor.
         raise ConfigError(f"{p}: invalid YAML value: {' '.join(str(err).split())}") from None
+    _check_expanded_size(p, data)
     if data is None:
         raise ConfigError(
             f"config file {str(p)!r} is empty; it should hold a mapping of keys to values "
@@ -343,6 +423,6 @@ def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(
             f"{p}: expected a mapping of keys to values at the top level, got a "
-            f"{type(data).__name__} ({data!r:.60})"
+            f"{type(data).__name__} ({shown(data)})"
         )
     return data

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from uno_env.cards import DECK_SIZE, MAX_PLAYERS
 from uno_env.configuration import ConfigError, check_int, from_mapping, load_yaml_mapping
+from uno_env.files import shown
 
 __all__ = [
     "PRESETS",
@@ -260,9 +261,21 @@ def load_rules(
     return base.replace(**overrides) if overrides else base
 
 
-def _resolve_rules(spec: object, where: str, chain: tuple[Path, ...]) -> Rules:
+def _names_a_file(text: str) -> bool:
+    """Whether ``text`` names an existing path (a name the system refuses names none)."""
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL
+        return False
+
+
+def _resolve_rules(
+    spec: object, where: str, chain: tuple[Path, ...], beside: Path | None = None
+) -> Rules:
     """:func:`load_rules` without the overrides; ``chain`` holds the YAML files being read
-    (resolved), so that a ``preset`` naming one of them is reported instead of recursing."""
+    (resolved), so that a ``preset`` naming one of them is reported instead of recursing.
+    ``beside`` is the folder of the rules file being read: a relative ``preset`` path in it
+    means a file beside it, wherever the command runs."""
     if spec is None:
         return PRESETS["official"]
     if isinstance(spec, Rules):
@@ -273,16 +286,24 @@ def _resolve_rules(spec: object, where: str, chain: tuple[Path, ...]) -> Rules:
         if preset is not None and not isinstance(preset, (str, Path, Mapping)):
             raise ConfigError(
                 f"{where}.preset: expected a preset name ({', '.join(PRESETS)}) or the path of "
-                f"a YAML file, got {preset!r}"
+                f"a YAML file, got {shown(preset)}"
             )
-        base = _resolve_rules(preset, where=f"{where}.preset", chain=chain)
+        base = _resolve_rules(preset, where=f"{where}.preset", chain=chain, beside=beside)
         if not data:
             return base
         return from_mapping(Rules, {**base.to_dict(), **data}, where=where)
     text = str(spec)
     if text in PRESETS:
         return PRESETS[text]
-    if text.endswith((".yaml", ".yml")) or Path(text).exists():
+    if not text.strip():
+        raise ConfigError(
+            f"{where}: an empty rules preset; choose one of {sorted(PRESETS)} or give a path "
+            "to a YAML file"
+        )
+    given = text
+    if beside is not None and not Path(text).is_absolute():
+        text = str(beside / text)
+    if text.endswith((".yaml", ".yml")) or _names_a_file(text):
         try:
             resolved = Path(text).resolve()
         except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL: reported below
@@ -293,9 +314,11 @@ def _resolve_rules(spec: object, where: str, chain: tuple[Path, ...]) -> Rules:
                 f"{where}: the rules presets form a cycle ({files}); a rules file may not "
                 "name itself, directly or through other files, as its preset"
             )
-        return _resolve_rules(load_yaml_mapping(text), where=text, chain=(*chain, resolved))
+        return _resolve_rules(
+            load_yaml_mapping(text), where=text, chain=(*chain, resolved), beside=Path(text).parent
+        )
     raise ConfigError(
-        f"{where}: unknown rules preset {text!r}; choose one of {sorted(PRESETS)} or give a "
+        f"{where}: unknown rules preset {shown(given)}; choose one of {sorted(PRESETS)} or give a "
         "path to a YAML file"
     )
 

@@ -164,9 +164,26 @@ def _tensors(**changes: torch.Tensor | None) -> Damage:
             else:
                 tensors[name] = tensor
         save_file(tensors, str(agent.weights))
+        _sign(agent)  # the metadata vouches for these weights: their own checks must refuse them
         return agent.weights
 
     return damage
+
+
+def _sign(agent: Agent) -> None:
+    """Rewrite the metadata's digest for the weights now on disk."""
+    data = json.loads(agent.meta.read_text())
+    meta = PolicyMetadata.from_dict({k: v for k, v in data.items() if k != "digest"})
+    data["digest"] = meta.digest_of(agent.weights.read_bytes())
+    agent.meta.write_text(json.dumps(data))
+
+
+def _other_weights(agent: Agent) -> Path:
+    """Another agent's weights (same shapes, other values) under this agent's metadata."""
+    gen = torch.Generator().manual_seed(1)
+    tensors = {name: torch.randn(t.shape, generator=gen) for name, t in _valid_tensors().items()}
+    save_file(tensors, str(agent.weights))
+    return agent.weights
 
 
 _DELETE = object()
@@ -243,7 +260,8 @@ class Case:
         expected: The domain exception(s) allowed.
         names: What the message must name: ``weights`` or ``meta`` (that file's name),
             ``given`` (the name of the path given) or any other literal text.
-        via: ``load`` (load_policy), ``resolve`` (resolve_policy), ``opponents``
+        via: ``load`` (load_policy), ``load_any_rules`` (load_policy without rules to
+            check against), ``resolve`` (resolve_policy), ``opponents``
             (resolve_opponents), ``tournament`` (entrants_for), ``cli`` (uno-lab play,
             in-process) or ``process`` (uno-lab play in a subprocess).
         also: More text the message must contain (what is wrong).
@@ -410,6 +428,29 @@ CASES: list[Case] = [
         _MISMATCH,
         also="num_players",
     ),
+    # Metadata that does not belong to its weights: the digest tells.
+    Case("meta_of_other_weights", _other_weights, names="meta", also="digest does not match"),
+    Case(
+        "meta_rules_edited",
+        _meta(rules={**RULES.to_dict(), "num_players": 3}),
+        names="meta",
+        via="load_any_rules",
+        also="digest does not match",
+    ),
+    Case(
+        "meta_algorithm_edited",
+        _meta(algorithm="dqn"),
+        names="meta",
+        also="digest does not match",
+    ),
+    Case("meta_digest_malformed", _meta(digest="md5:0"), names="meta", also="'digest'"),
+    Case("meta_digest_number", _meta(digest=7), names="meta", also="'digest'"),
+    Case(
+        "meta_number_of_5000_digits",
+        _meta_text('{"name": "a", "obs_dim": 1' + "0" * 5000 + "}"),
+        names="meta",
+        also="number too long",
+    ),
     # Not there, or not a file.
     Case("weights_missing", _remove("weights"), _MISSING, also="does not exist"),
     Case("meta_missing", _remove("meta"), _MISSING, names="meta", also="does not exist"),
@@ -543,6 +584,7 @@ def _run(case: Case, path: Path, agent: Agent, capsys: pytest.CaptureFixture[str
         return _process(players)
     calls: dict[str, Callable[[], object]] = {
         "load": lambda: load_policy(path, rules=RULES),
+        "load_any_rules": lambda: load_policy(path),
         "resolve": lambda: resolve_policy(str(path), rules=RULES, seed=0),
         "opponents": lambda: resolve_opponents([str(path), "mixbot"], rules=RULES),
         "tournament": lambda: _tournament(path, agent.folder.parent / "tournament_out"),
@@ -584,3 +626,26 @@ def test_bad_agent_file(
     after = _snapshot(tmp_path)
     assert {k: v for k, v in after.items() if not k.startswith("tournament_out")} == before
     _plays(load_policy(reference.weights, rules=RULES))
+
+
+def test_an_export_carries_the_digest_of_its_weights(tmp_path: Path) -> None:
+    agent = _make_agent(tmp_path)
+    data = json.loads(agent.meta.read_text())
+    meta = PolicyMetadata.from_dict(data)
+    assert data["digest"] == meta.digest_of(agent.weights.read_bytes())
+    assert load_policy(agent.weights).meta.digest == data["digest"]
+
+
+def test_metadata_without_a_digest_loads_unchecked(tmp_path: Path) -> None:
+    """Agents exported before digests existed still load (their pairing is not checked)."""
+    agent = _make_agent(tmp_path)
+    data = json.loads(agent.meta.read_text())
+    del data["digest"]
+    agent.meta.write_text(json.dumps(data))
+    assert load_policy(agent.weights, rules=RULES).meta.digest is None
+
+
+def test_every_shipped_agent_is_signed() -> None:
+    for meta_path in sorted((ROOT / "agents/pretrained").glob("*.json")):
+        policy = load_policy(meta_path.with_suffix(".safetensors"))
+        assert policy.meta.digest is not None, meta_path.name
