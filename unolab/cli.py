@@ -6,7 +6,9 @@ Commands: ``train ppo|dqn|imitate``, ``tournament``, ``sweep``, ``play``, ``serv
 Every error a user can cause ends in one line on stderr, never a traceback: bad arguments are
 argparse's (exit 2), a domain error raised below :func:`main` (a ``ValueError`` such as
 ``ConfigError``, a missing or unreadable file) is ``uno-lab <command>: error: <message>``
-(exit 2), Ctrl-C exits 130 and a closed pipe (``uno-lab rules | head``) ends quietly (141).
+(exit 2), an error of the machine (a full disk, a failed write: any other ``OSError``) is
+one line too (exit 1), Ctrl-C exits 130 and a closed pipe (``uno-lab rules | head``) ends
+quietly (141).
 """
 
 from __future__ import annotations
@@ -373,6 +375,25 @@ def _one_line(err: BaseException) -> str:
     return text or type(err).__name__
 
 
+def _system_error_line(err: OSError) -> str:
+    """An operating-system error (a full disk, a failed write) as one line naming the file."""
+    if err.strerror and err.filename is not None and str(err.filename) not in err.strerror:
+        return f"{err.filename}: {err.strerror[:1].lower()}{err.strerror[1:]}"
+    if err.strerror and not str(err).startswith("["):
+        return _one_line(err)
+    return (err.strerror or _one_line(err)).rstrip(".")
+
+
+def _flush_stdout() -> None:
+    """Flush stdout; a failure names the standard output (there is no file name to give)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as err:
+        raise OSError(err.errno, err.strerror or str(err), "the standard output") from None
+
+
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null, so that the exit's flush does not hit the closed pipe again."""
     try:
@@ -399,16 +420,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command_argv = argv[argv.index(args.command) + 1 :]  # what follows the command
         if rest and not args.passthrough:
             parser.error(f"unrecognised arguments: {' '.join(rest)}")
-        return int(args.func(args, rest))
-    except DOMAIN_ERRORS as err:
-        print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{command}: interrupted", file=sys.stderr)
-        return 130
+        code = int(args.func(args, rest))
+        # Flush here, not at exit: a stdout that cannot take the output (a full disk,
+        # /dev/full) is then reported as one line instead of an interpreter warning.
+        _flush_stdout()
+        return code
     except BrokenPipeError:
         _quiet_stdout()
         return 141
+    except DOMAIN_ERRORS as err:
+        print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        # The machine, not the input: a full disk, a failed write, a lost device.
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):  # stdout itself failed: the exit's flush would too
+            _quiet_stdout()
+            if err.filename is None:
+                err = OSError(err.errno, err.strerror or str(err), "the standard output")
+        print(f"{command}: error: {_system_error_line(err)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

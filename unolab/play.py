@@ -26,6 +26,13 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env.configuration import ConfigError
+from uno_env.files import (
+    UnreadableFileError,
+    read_regular_file,
+    read_regular_text,
+    shown,
+    write_atomically,
+)
 from uno_env.game import UnoGame
 from uno_env.play import choose_actions
 from uno_env.policy import Policy
@@ -41,8 +48,10 @@ from unolab.narrate import (
 )
 
 __all__ = [
+    "MAX_RECORD_BYTES",
     "RECORD_FORMAT",
     "RecordError",
+    "RecordNotSavedError",
     "SessionEnd",
     "agent_mismatch_hint",
     "check_record_path",
@@ -51,11 +60,21 @@ __all__ = [
     "play_session",
     "random_seed",
     "replay",
+    "save_record",
     "write_record",
 ]
 
 InputFn = Callable[[str], str]
 SayFn = Callable[[str], None]
+
+MAX_RECORD_BYTES = 64 * 2**20
+"""The largest recorded game read (a long match records well under 1 MiB)."""
+
+_MAX_META_BYTES = 16 * 2**20
+"""The largest agent metadata file read for a hint."""
+
+MAX_NAME_CHARS = 80
+"""The longest player name a record may carry."""
 
 RECORD_FORMAT = "uno-lab game record"
 """The ``format`` field of a recorded game (older records have none)."""
@@ -80,6 +99,13 @@ class RecordError(ValueError):
     """A recorded game (``uno-lab replay FILE``) cannot be read or does not replay."""
 
 
+class RecordNotSavedError(OSError):
+    """A played game could not be written where asked; the message says where it went."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "the game could not be saved"
+
+
 class SessionEnd(Exception):
     """The human stopped the session: ``q``, Ctrl-D or a closed input."""
 
@@ -99,7 +125,8 @@ def check_record_path(path: Path) -> None:
 
     Raises:
         ValueError: naming the path, if it is a folder, its folder is missing or not writable,
-            or it is an existing file that is not a recorded game (it would be overwritten).
+            or it is an existing file that is not a recorded game (it would be overwritten)
+            or not a regular file (a device such as ``/dev/full``, a pipe).
     """
     if path.is_dir():
         raise ValueError(f"--record {path}: is a folder; give a file name such as {path}/game.json")
@@ -110,13 +137,18 @@ def check_record_path(path: Path) -> None:
         )
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"--record {path}: the folder {parent} is not writable")
-    if path.exists():
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise ValueError(
+                f"--record {path}: exists and is not a regular file (a device or pipe); "
+                "choose a new file name"
+            )
         if not os.access(path, os.W_OK):
             raise ValueError(f"--record {path}: the file is not writable")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(path, MAX_RECORD_BYTES, "record"))
             is_record = isinstance(data, dict) and "rules" in data and "seed" in data
-        except (OSError, UnicodeDecodeError, ValueError):
+        except (ValueError, RecursionError):
             is_record = False
         if not is_record:
             raise ValueError(
@@ -126,18 +158,44 @@ def check_record_path(path: Path) -> None:
 
 
 def write_record(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``data`` as JSON to ``path`` atomically: an old file is replaced, never truncated."""
-    text = json.dumps(data, indent=2)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.", dir=path.parent if str(path.parent) else "."
-    )
+    """Write ``data`` as JSON to ``path`` atomically: an old file is replaced, never truncated.
+
+    Raises:
+        OSError: the file cannot be written (a full disk); ``path`` is unchanged.
+    """
+    write_atomically(path, json.dumps(data, indent=2))
+
+
+def save_record(path: Path, data: Mapping[str, Any], say: SayFn) -> None:
+    """Write a played game to ``path``; if that fails, keep it somewhere and say where.
+
+    A game is never lost to a write error: it goes to the temporary folder instead, or, if
+    that fails too, to standard output as one line of JSON.
+
+    Raises:
+        RecordNotSavedError: ``path`` could not be written; the message says where the game
+            went instead.
+    """
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_record(path, data)
+    except OSError as err:
+        reason = (err.strerror or str(err)).lower()
+        fallback = (
+            Path(tempfile.gettempdir()) / f"uno-lab-game-{data.get('seed')}-{os.getpid()}.json"
+        )
+        try:
+            write_record(fallback, data)
+        except OSError:
+            say(json.dumps(data, separators=(",", ":")))
+            raise RecordNotSavedError(
+                f"--record {path}: cannot be written ({reason}); the game was printed above as "
+                "JSON: save that line to a file to replay it"
+            ) from None
+        raise RecordNotSavedError(
+            f"--record {path}: cannot be written ({reason}); the game was saved to {fallback} "
+            f"instead (uno-lab replay {fallback})"
+        ) from None
+    say(f"Recorded to {path} (uno-lab replay {path}).")
 
 
 def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
@@ -150,7 +208,7 @@ def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
     found = []
     for meta_path in sorted(folder.glob("*.json")):
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = json.loads(read_regular_text(meta_path, _MAX_META_BYTES, "agent metadata"))
             trained = Rules.from_dict(meta["rules"]).game_rules()
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -166,7 +224,8 @@ def agent_mismatch_hint(spec: str | Path, rules: Rules) -> str:
     (``agents/pretrained/``) whose rules fit the requested ones.
     """
     try:
-        meta = json.loads(Path(spec).with_suffix(".json").read_text(encoding="utf-8"))
+        meta_text = read_regular_text(Path(spec).with_suffix(".json"), _MAX_META_BYTES, "metadata")
+        meta = json.loads(meta_text)
         trained: int | None = int(meta["rules"]["num_players"])
     except (OSError, ValueError, KeyError, TypeError):
         trained = None
@@ -376,17 +435,14 @@ def play_session(
         reason = "interrupted" if interrupted else str(stop)
         say(f"Game abandoned ({reason}). The seed was {seed}.")
     if record is not None:
-        write_record(
-            record,
-            {
-                "format": RECORD_FORMAT,
-                "rules": rules.to_dict(),
-                "seed": seed,
-                "names": names,
-                "hands": session.hands_played,
-            },
-        )
-        say(f"Recorded to {record} (uno-lab replay {record}).")
+        data = {
+            "format": RECORD_FORMAT,
+            "rules": rules.to_dict(),
+            "seed": seed,
+            "names": names,
+            "hands": session.hands_played,
+        }
+        save_record(record, data, say)
     if interrupted:
         raise KeyboardInterrupt
     return session.game
@@ -398,22 +454,28 @@ def play_session(
 def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
     """Read and check a recorded game; every error is one :class:`RecordError` naming ``path``."""
     hint = "record a game with: uno-lab play --record FILE"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"no recorded game at {path} ({hint})")
     if path.is_dir():
         raise RecordError(f"{path} is a folder, not a recorded game ({hint})")
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular_file(path, MAX_RECORD_BYTES, "recorded game")
+    except UnreadableFileError as err:
+        raise RecordError(f"{err} ({hint})") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise RecordError(f"{path}: not a recorded game (not UTF-8 text; {hint})") from None
-    except OSError as err:
-        raise RecordError(f"{path}: cannot be read: {err.strerror or err}") from None
     if not text.strip():
         raise RecordError(f"{path}: the file is empty, not a recorded game ({hint})")
     try:
         data = json.loads(text)
     except ValueError as err:
         raise RecordError(f"{path}: not valid JSON ({err}); a recorded game is JSON") from None
+    except RecursionError:
+        raise RecordError(
+            f"{path}: the JSON is nested too deeply; a recorded game is flat"
+        ) from None
     if not isinstance(data, dict):
         raise RecordError(
             f"{path}: a recorded game is a JSON object with rules, seed and hands; "
@@ -426,7 +488,9 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
         raise RecordError(f"{path}: missing key(s) {', '.join(missing)}; {hint}")
     raw_rules = data["rules"]
     if not isinstance(raw_rules, dict):
-        raise RecordError(f"{path}: 'rules' must be an object of rule switches, got {raw_rules!r}")
+        raise RecordError(
+            f"{path}: 'rules' must be an object of rule switches, got {shown(raw_rules)}"
+        )
     try:
         rules = Rules.from_dict(raw_rules, where=f"{path}: rules")
     except (ConfigError, TypeError, ValueError) as err:
@@ -436,38 +500,48 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
         ) from None
     seed = data["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise RecordError(f"{path}: 'seed' must be a whole number >= 0, got {seed!r}")
+        raise RecordError(f"{path}: 'seed' must be a whole number >= 0, got {shown(seed)}")
     if "hands" in data:
         hands = data["hands"]
         where = "hands"
         if not isinstance(hands, list) or not all(isinstance(h, list) for h in hands):
             raise RecordError(
-                f"{path}: 'hands' must be a list of lists of actions, got {hands!r:.80}"
+                f"{path}: 'hands' must be a list of lists of actions, got {shown(hands, 80)}"
             )
     else:
         hands = [data["actions"]]
         where = "actions"
         if not isinstance(data["actions"], list):
             raise RecordError(
-                f"{path}: 'actions' must be a list of actions, got {data['actions']!r:.80}"
+                f"{path}: 'actions' must be a list of actions, got {shown(data['actions'], 80)}"
             )
     for h, actions in enumerate(hands):
         for i, action in enumerate(actions):
             if not isinstance(action, str):
                 raise RecordError(
                     f"{path}: {where} hand {h + 1} action {i + 1} must be a move's name "
-                    f"such as 'G7' or 'draw', got {action!r}"
+                    f"such as 'G7' or 'draw', got {shown(action)}"
                 )
     n_players = rules.num_players
     names = data.get("names")
     if names is None:
         names = [f"player_{s}" for s in range(n_players)]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise RecordError(f"{path}: 'names' must be a list of {n_players} names, got {names!r}")
+        raise RecordError(
+            f"{path}: 'names' must be a list of {n_players} names, got {shown(names)}"
+        )
     if len(names) != n_players:
         raise RecordError(
-            f"{path}: 'names' lists {len(names)} name(s) for {n_players} players ({names!r})"
+            f"{path}: 'names' lists {len(names)} name(s) for {n_players} players ({shown(names)})"
         )
+    for name in names:
+        # A name is printed to the terminal: control characters could clear the screen, set
+        # the window title or forge lines, so a record carrying them is refused.
+        if not name.isprintable() or not 0 < len(name) <= MAX_NAME_CHARS:
+            raise RecordError(
+                f"{path}: the name {name[:MAX_NAME_CHARS]!a} is not a plain name (1 to "
+                f"{MAX_NAME_CHARS} printable characters, no control characters); fix 'names'"
+            )
     return rules, seed, names, hands
 
 

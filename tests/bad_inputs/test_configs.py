@@ -272,6 +272,33 @@ CASES: list[Case] = [
     Case("tournament-set-deal-sets-zero", U, {}, ("deal_sets", "0"), overrides=("deal_sets=0",)),
     Case("tournament-set-empty-key", U, {}, ("=5",), overrides=("=5",)),
     Case("tournament-set-seed-huge", U, {}, ("seed",), overrides=(f"seed={2**64}",)),
+    # --- hostile YAML: aliases that expand without end, cycles, huge or odd values ---
+    Case(
+        "rules-alias-bomb",
+        R,
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+        ("rules.yaml", "aliases expand"),
+    ),
+    Case(
+        "train-alias-bomb",
+        T,
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\nname: *g\nalgorithm: ppo\n",
+        ("train.yaml", "aliases expand"),
+    ),
+    Case("rules-alias-cycle", R, "a: &a [*a]\n", ("rules.yaml", "refers to itself")),
+    Case("train-name-alias-list", T, "name: &x [1, 2]\nalgorithm: ppo\n", ("name", "[1, 2]")),
+    Case("rules-value-huge-list", R, {"jump_in": list(range(10_000))}, ("jump_in", "...")),
+    Case("rules-preset-empty", R, {"preset": ""}, ("rules.yaml", "empty rules preset")),
+    Case("rules-preset-too-long", R, {"preset": "p" * 300}, ("rules.yaml", "unknown rules preset")),
+    Case(
+        "rules-preset-relative-is-beside-the-file",
+        R,
+        {"preset": "missing_base.yaml"},
+        ("{dir}/missing_base.yaml", "does not exist"),
+    ),
+    Case("train-name-nul", T, {"name": "t\0x"}, ("name", "'t\\x00x'")),
+    Case("train-rules-empty", T, {"rules": ""}, ("rules", "empty rules preset")),
+    Case("tournament-sprt-alpha-nan", U, {"sprt": {"alpha": NAN}}, ("alpha", "nan")),
 ]
 """The catalogue: one bad config each (see :class:`Case`)."""
 

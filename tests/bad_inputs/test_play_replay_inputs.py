@@ -9,7 +9,9 @@ is unchanged, only the files the case allows were created, and a good record sti
 from __future__ import annotations
 
 import builtins
+import errno
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -307,6 +309,61 @@ CASES: list[Case] = [
         stdin=("help", "99"),
         where="out",
     ),
+    # ---- files that are not plain files, or that never end --------------------------------
+    Case("replay-fifo", replay_of(lambda t: _fifo(t / "pipe.json")), ("pipe.json", "regular file")),
+    Case("replay-dev-zero", lambda t: ["replay", "/dev/zero"], ("/dev/zero", "regular file")),
+    Case(
+        "replay-link-to-dev-zero",
+        replay_of(lambda t: _link(t / "game.json", "/dev/zero")),
+        ("game.json", "regular file"),
+    ),
+    Case("play-record-dev-full", play("--record", "/dev/full"), ("/dev/full", "regular file")),
+    Case(
+        "play-record-fifo",
+        lambda t: ["play", "--record", _fifo(t / "pipe.json")],
+        ("pipe.json", "regular file"),
+    ),
+    # ---- hostile records -----------------------------------------------------------------
+    Case(
+        "replay-nested-100k",
+        replay_of(lambda t: record(t, text="[" * 100_000)),
+        ("game.json", "nested too deeply"),
+    ),
+    Case(
+        "replay-name-sets-the-title",
+        replay_of(lambda t: record(t, names=["\x1b]0;owned\x07", "bot"], hands=[finished_hand()])),
+        ("game.json", "not a plain name", "\\x1b"),
+    ),
+    Case(
+        "replay-name-clears-the-screen",
+        replay_of(lambda t: record(t, names=["you", "\x1b[2J\x1b[H"], hands=[finished_hand()])),
+        ("game.json", "not a plain name"),
+    ),
+    Case(
+        "replay-name-forges-a-line",
+        replay_of(lambda t: record(t, names=["you\nplayer_1 wins", "bot"])),
+        ("game.json", "not a plain name"),
+    ),
+    Case(
+        "replay-huge-number",
+        replay_of(lambda t: record(t, text='{"rules": {}, "seed": 1' + "0" * 5000 + "}")),
+        ("game.json",),
+    ),
+    # ---- the output cannot be written ----------------------------------------------------
+    Case(
+        "rules-into-a-full-disk",
+        lambda t: ["rules"],
+        ("uno-lab rules: error:", "no space left on device"),
+        codes=(1,),
+        shell="{cmd} > /dev/full",
+    ),
+    Case(
+        "replay-into-a-full-disk",
+        replay_of(lambda t: record(t, hands=finished_hands(2))),
+        ("uno-lab replay: error:", "no space left on device"),
+        codes=(1,),
+        shell="{cmd} > /dev/full",
+    ),
     # ---- real processes ------------------------------------------------------------------
     Case(
         "subprocess-play-stdin-closed",
@@ -334,6 +391,17 @@ CASES: list[Case] = [
 ]
 
 
+def _fifo(path: Path) -> str:
+    """A named pipe with no writer: reading it would block for ever."""
+    os.mkfifo(path)
+    return str(path)
+
+
+def _link(path: Path, target: str) -> str:
+    path.symlink_to(target)
+    return str(path)
+
+
 def _weights_only(tmp: Path) -> Path:
     """An agent file without its JSON metadata beside it."""
     weights = tmp / "lonely.safetensors"
@@ -352,6 +420,7 @@ def test_the_catalogue_is_big_enough() -> None:
     assert len({case.id for case in CASES}) == len(CASES)
 
 
+@pytest.mark.timeout(300)  # a file that blocks or never ends must fail the case, not hang
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_bad_input(
     case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -400,7 +469,7 @@ def test_bad_input(
     # (b) the message names the bad input
     text = {"err": err, "out": out, "both": out + err}[case.where]
     for fragment in case.says:
-        assert fragment.format(tmp=tmp_path) in text, (fragment, text[-2000:])
+        assert fragment.format(tmp=tmp_path).lower() in text.lower(), (fragment, text[-2000:])
     if code == 2:
         assert "error:" in err.strip().splitlines()[-1], err  # ends in one error line
     # (c) no traceback, anywhere
@@ -414,3 +483,60 @@ def test_bad_input(
     for name in case.creates:
         assert main(["replay", str(tmp_path / name)]) == 0  # what was saved replays
     capsys.readouterr()
+
+
+def _full_disk_at(*full: Path) -> Callable[[Path, str | bytes], None]:
+    """``write_atomically`` on a disk that is full in the folders of ``full``."""
+    from uno_env.files import write_atomically
+
+    def write(path: Path, data: str | bytes) -> None:
+        if any(Path(path).parent == Path(folder) for folder in full):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        write_atomically(path, data)
+
+    return write
+
+
+@pytest.mark.parametrize("temp_full", [False, True], ids=["saved-elsewhere", "printed"])
+def test_a_record_that_cannot_be_written_is_kept(
+    temp_full: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full disk at the end of a game: one line, and the game is kept somewhere to replay."""
+    import tempfile
+
+    import unolab.play
+
+    target = tmp_path / "games"
+    target.mkdir()
+    spare = tmp_path / "spare"
+    spare.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spare))
+    full = (target, spare) if temp_full else (target,)
+    monkeypatch.setattr(unolab.play, "write_atomically", _full_disk_at(*full))
+    typed = iter(["1", "1", "q"])
+    monkeypatch.setattr(builtins, "input", lambda prompt="": next(typed))
+
+    code = main(["play", "--no-colour", "--seed", "4", "--record", str(target / "game.json")])
+    out, err = capsys.readouterr()
+
+    assert code == 1, err
+    assert "Traceback" not in out + err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("uno-lab play: error: --record"), line
+    assert "no space left on device" in line
+    assert not (target / "game.json").exists()
+    monkeypatch.undo()
+    if temp_full:
+        assert "printed above" in line
+        printed = [row for row in out.splitlines() if row.startswith("{")]
+        assert len(printed) == 1
+        kept = tmp_path / "kept.json"
+        kept.write_text(printed[0])
+    else:
+        (kept,) = spare.glob("uno-lab-game-4-*.json")
+        assert str(kept) in line
+    assert main(["replay", str(kept)]) == 0  # the game replays
+    assert json.loads(kept.read_text())["seed"] == 4
