@@ -29,6 +29,17 @@ Three choices keep the compiled code fast and honest:
   modules the compiled code cannot reach (the envs, the game wrapper) are left out, so
   editing them keeps the cache. Only this package is scanned: compiled code belongs here.
 
+* **A damaged cache is dropped, never fatal.** The functions are compiled without numba's
+  own cache and given a stricter one (:class:`_CheckedCache`): every index and data file
+  carries a checksum of its contents, since a flipped bit that still unpickles would run as
+  broken machine code. A file that cannot be read back whole (truncated, emptied, garbled,
+  a flipped bit, a FIFO, a folder or a link in its place) is removed with the function's
+  other cache files, one line on stderr says so, and the function compiles again and saves
+  a fresh entry. Files are opened without blocking and refused unless they are regular
+  files, so nothing in the cache can hang a start; a cache that cannot be written costs
+  the next start a compile, nothing more. Old caches are pruned by name (only folders
+  named like a digest), so a cache directory shared with other files is safe.
+
 Set ``NUMBA_DISABLE_JIT=1`` to run the same functions as plain Python (slow, but
 debuggable with pdb and measurable by coverage). ``UNO_LAB_CACHE_DIR`` moves the cache
 (default: ``~/.cache/uno-lab/numba``).
@@ -39,14 +50,20 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import io
 import os
+import pickle
+import re
 import shutil
+import stat
+import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numba
+from numba.core import caching, serialize
 
 __all__ = ["CACHE_DIR", "Kernel", "jit", "jit_inline", "vectorize"]
 
@@ -135,13 +152,49 @@ def _source_digest(package: Path = _PACKAGE) -> str:
     return digest.hexdigest()[:16]
 
 
+_DIGEST_NAME = re.compile(r"[0-9a-f]{16}")
+"""The name of a cache directory (see :func:`_source_digest`): the only entries pruned."""
+
+
+def _remove(path: str) -> None:
+    """Remove a file, a link or a folder at ``path``, whatever it is (gone already is fine)."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
+def _prune(base: str, keep: str) -> None:
+    """Keep the few most recently used caches under ``base`` (one per version of the sources).
+
+    Only entries named like a cache are touched (the folder may be shared with other files),
+    an entry that cannot be read is left alone, and a stray file of such a name is removed.
+    """
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return
+    entries: list[tuple[float, str]] = []
+    for name in names:
+        path = os.path.join(base, name)
+        if _DIGEST_NAME.fullmatch(name) and path != keep:
+            with contextlib.suppress(OSError):
+                entries.append((os.lstat(path).st_mtime, path))
+    for _, stale in sorted(entries, reverse=True)[_CACHES_KEPT - 1 :]:
+        _remove(stale)
+
+
 def _cache_dir() -> str:
+    """The writable cache directory of these sources, made if needed (old ones pruned)."""
     root = os.environ.get("UNO_LAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uno-lab", "numba"
     )
     digest = _source_digest()
     for base in (root, os.path.join(tempfile.gettempdir(), f"uno-lab-numba-{os.getuid()}")):
         here = os.path.join(base, digest)
+        if os.path.lexists(here) and not os.path.isdir(here):
+            _remove(here)  # a stray file (or a dangling link) where the cache belongs
         try:
             os.makedirs(here, exist_ok=True)
             os.utime(here)
@@ -149,11 +202,7 @@ def _cache_dir() -> str:
                 pass
         except OSError:
             continue  # a read-only home: fall back to the temporary directory
-        # Keep the few most recently used caches (one per version of the sources).
-        with contextlib.suppress(OSError):
-            others = sorted(Path(base).iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
-            for stale in others[_CACHES_KEPT:]:
-                shutil.rmtree(stale, ignore_errors=True)
+        _prune(base, keep=here)
         return here
     raise RuntimeError(
         f"no writable directory for the compiled rules: tried {root} and the temporary "
@@ -165,32 +214,208 @@ CACHE_DIR = _cache_dir()
 """Where the compiled rules of these sources are cached."""
 
 
-@contextlib.contextmanager
-def _our_cache() -> Iterator[None]:
-    # numba picks a function's cache directory when it is decorated.
-    config: Any = numba.config
-    saved = config.CACHE_DIR
-    config.CACHE_DIR = CACHE_DIR
+def _warn(message: str) -> None:
+    # One plain line: warnings.warn would add a second (the source line) and can be
+    # turned into an error, and a damaged cache is never worth failing for.
+    print(f"uno-lab: {message}", file=sys.stderr, flush=True)
+
+
+class _DamagedEntry(Exception):
+    """A cache file that cannot be what numba wrote there."""
+
+
+_CHECKSUM = hashlib.sha256
+_CHECKSUM_SIZE = _CHECKSUM().digest_size
+
+
+def _read_regular(path: str) -> bytes | None:
+    """The bytes of the regular file at ``path``, or None where there is none.
+
+    The file is opened without following a link and without blocking (a FIFO would
+    otherwise wait for a writer forever), and refused unless it is a regular file.
+
+    Raises:
+        _DamagedEntry: Something other than a regular file is there, or it cannot be read.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        yield
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _DamagedEntry(f"cannot be opened ({exc.strerror})") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _DamagedEntry("is not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read()
+    except OSError as exc:
+        raise _DamagedEntry(f"cannot be read ({exc.strerror})") from exc
     finally:
-        config.CACHE_DIR = saved
+        os.close(fd)
 
 
-_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
+def _unseal(sealed: bytes) -> bytes:
+    """The payload of ``sealed`` (payload and its checksum), checked.
+
+    numba stores machine code: a flipped bit that still unpickles would run as broken
+    code, so every file carries a checksum of its contents.
+    """
+    payload, checksum = sealed[:-_CHECKSUM_SIZE], sealed[-_CHECKSUM_SIZE:]
+    if len(sealed) < _CHECKSUM_SIZE or _CHECKSUM(payload).digest() != checksum:
+        raise _DamagedEntry("is truncated or corrupt (its checksum does not match)")
+    return payload
+
+
+class _CheckedCacheFile(caching.IndexDataCacheFile):
+    """numba's index and data files of one function, sealed with a checksum and read safely.
+
+    An index or data file that cannot be read back whole is dropped with the function's
+    other files, and the function compiles again (and saves a fresh entry).
+    """
+
+    def _dump(self, obj: Any) -> bytes:
+        payload: bytes = serialize.dumps(obj)
+        return payload + _CHECKSUM(payload).digest()
+
+    def _load_index(self) -> dict[Any, str]:
+        try:
+            raw = _read_regular(self._index_path)
+            if raw is None:
+                return {}
+            stream = io.BytesIO(raw)
+            version = pickle.load(stream)
+            if version != self._version:
+                return {}  # another numba's cache: overwritten at the next save
+            stamp, overloads = pickle.loads(_unseal(stream.read()))
+            if not isinstance(overloads, dict) or not all(
+                isinstance(name, str) and os.path.basename(name) == name
+                for name in overloads.values()
+            ):
+                raise _DamagedEntry("does not hold an index")
+        except Exception as exc:
+            self.drop(self._index_path, exc)
+            return {}
+        return overloads if stamp == self._source_stamp else {}
+
+    def load(self, key: Any) -> Any:
+        name = self._load_index().get(key)
+        if name is None:
+            return None
+        path = self._data_path(name)
+        try:
+            raw = _read_regular(path)
+            # A missing file is no damage: another process may be saving it right now.
+            return None if raw is None else pickle.loads(_unseal(raw))
+        except Exception as exc:
+            self.drop(path, exc)
+            return None
+
+    def drop(self, path: str, reason: BaseException) -> None:
+        """Remove the function's index and data files, ``path`` among them, and say why."""
+        _warn(f"compile cache file {path} {_reason(reason)}: dropped it, compiling again")
+        base = os.path.basename(self._index_path)[: -len(".nbi")]
+        with contextlib.suppress(OSError):
+            for name in os.listdir(self._cache_path):
+                if name == f"{base}.nbi" or (name.startswith(f"{base}.") and ".nbc" in name):
+                    _remove(os.path.join(self._cache_path, name))
+        _remove(path)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a cache file was dropped, on one short line."""
+    if isinstance(exc, _DamagedEntry):
+        return str(exc)
+    detail = " ".join(str(exc).split())[:160]
+    return f"cannot be read back ({type(exc).__name__}{': ' if detail else ''}{detail})"
+
+
+class _Locator(caching.UserProvidedCacheLocator):
+    """Functions of a source folder are cached in a folder of :data:`CACHE_DIR`."""
+
+    def __init__(self, py_func: Callable[..., Any], py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(CACHE_DIR, self.get_suitable_cache_subpath(py_file))
+
+    @classmethod
+    def from_function(cls, py_func: Callable[..., Any], py_file: str) -> _Locator | None:
+        locator: _Locator | None = super(caching.UserProvidedCacheLocator, cls).from_function(
+            py_func, py_file
+        )
+        return locator
+
+    def ensure_cache_path(self) -> None:
+        path = self.get_cache_path()
+        if os.path.lexists(path) and not os.path.isdir(path):
+            _remove(path)  # a stray file where the folder belongs
+        super().ensure_cache_path()
+
+
+class _CacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [_Locator]  # noqa: RUF012 (numba's attribute)
+
+
+class _CheckedCache(caching.FunctionCache):
+    """numba's cache of one function's compiled code, which a damaged file cannot break.
+
+    Loading drops whatever cannot be read back (and the function compiles anew), and a
+    cache that cannot be written only costs the next start a compile.
+    """
+
+    _impl_class = _CacheImpl
+
+    def __init__(self, py_func: Callable[..., Any]) -> None:
+        super().__init__(py_func)
+        self._cache_file = _CheckedCacheFile(
+            cache_path=self._cache_path,
+            filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp(),
+        )
+
+    def _load_overload(self, sig: Any, target_context: Any) -> Any:
+        try:
+            return super()._load_overload(sig, target_context)
+        except Exception as exc:  # checked bytes that still do not rebuild
+            self._cache_file.drop(self._cache_file._index_path, exc)
+            return None
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        try:
+            super().save_overload(sig, data)
+        except Exception as exc:
+            _warn(f"could not save compiled code to the cache in {self._cache_path}: {exc}")
+
+
+def _cache_for(py_func: Callable[..., Any]) -> Any:
+    """The disk cache of a compiled function (or none, said once, where it cannot be made)."""
+    try:
+        return _CheckedCache(py_func)
+    except Exception as exc:
+        _warn(f"cannot cache {py_func.__qualname__} in {CACHE_DIR} ({exc}); compiling it anew")
+        return caching.NullCache()
+
+
+_OPTIONS: dict[str, Any] = {"nogil": True, "_nrt": False}
+
+
+def _cached(dispatcher: Any) -> Any:
+    """``dispatcher`` (compiled without numba's own cache) with our checked cache."""
+    if hasattr(dispatcher, "py_func"):  # not a plain function (NUMBA_DISABLE_JIT)
+        dispatcher._cache = _cache_for(dispatcher.py_func)
+    return dispatcher
 
 
 def jit(fn: F) -> F:
     """Compile a rule function: cached, without reference counting, releasing the GIL."""
-    with _our_cache():
-        compiled: F = numba.njit(**_OPTIONS)(fn)
+    compiled: F = _cached(numba.njit(**_OPTIONS)(fn))
     return compiled
 
 
 def jit_inline(fn: F) -> F:
     """Compile a rule helper on the hot path: it is inlined where it is called."""
-    with _our_cache():
-        compiled: F = numba.njit(**_OPTIONS, inline="always")(fn)
+    compiled: F = _cached(numba.njit(**_OPTIONS, inline="always")(fn))
     return compiled
 
 
@@ -198,9 +423,16 @@ def vectorize(signatures: list[str]) -> Callable[[F], F]:
     """Make a numpy ufunc of a scalar function (cached); compiled rules call it on scalars."""
 
     def decorate(fn: F) -> F:
-        with _our_cache():
-            ufunc: F = numba.vectorize(signatures, cache=True)(fn)
-        return ufunc
+        ufunc: Any = numba.vectorize()(fn)  # no signatures yet: give it the cache first
+        if not hasattr(ufunc, "_dispatcher"):  # NUMBA_DISABLE_JIT: numba's own ufunc
+            ufunc = numba.vectorize(signatures)(fn)
+        else:
+            ufunc._dispatcher.cache = _cache_for(ufunc._dispatcher.py_func)
+            for signature in signatures:
+                ufunc.add(signature)
+            ufunc.disable_compile()
+        built: F = ufunc
+        return built
 
     return decorate
 

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import io
+import os
+import pickle
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -138,9 +144,6 @@ def test_plain_python_mode_plays_the_same_games() -> None:
     Run as plain Python, numpy's int8 arithmetic would wrap where compiled int64 does not,
     so the rule functions cast state scalars before index arithmetic; this keeps them honest.
     """
-    import os
-    import subprocess
-    import sys
 
     def run(disable: str) -> str:
         env = {**os.environ, "NUMBA_DISABLE_JIT": disable}
@@ -173,3 +176,192 @@ def test_the_core_builds_states_that_pass_the_checks() -> None:
     )
     rebuilt = core.UnoState(**state.array_fields())  # runs every check
     assert rebuilt.batch_size == 3
+
+
+def _damage(path: Path, kind: str) -> None:
+    """Damage the cache file at ``path`` the way a full disk, a crash or a mistake would."""
+    data = path.read_bytes()
+    if kind == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "garbled":
+        path.write_bytes(np.random.default_rng(0).integers(0, 256, len(data), np.uint8).tobytes())
+    elif kind == "bit-flipped":
+        flipped = bytearray(data)
+        flipped[len(flipped) // 2] ^= 0x10
+        path.write_bytes(bytes(flipped))
+    elif kind == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.unlink()
+        path.mkdir()
+        (path / "inside").write_bytes(data)
+    else:
+        raise AssertionError(kind)
+
+
+_DAMAGE = ["truncated", "empty", "garbled", "bit-flipped", "fifo", "folder"]
+
+
+def _read_back(path: Path) -> object:
+    """What the checked cache reads from ``path`` (an index or a data file), or raise."""
+    raw = jit._read_regular(str(path))
+    assert raw is not None, path
+    if path.suffix == ".nbi":
+        stream = io.BytesIO(raw)
+        pickle.load(stream)  # numba's version
+        raw = stream.read()
+    return pickle.loads(jit._unseal(raw))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("which", ["index", "data"])
+@pytest.mark.parametrize("kind", _DAMAGE)
+def test_a_damaged_cache_file_is_dropped_and_saved_anew(
+    tmp_path: Path, kind: str, which: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever is wrong with a cache file, loading drops the function's files with one
+    line on stderr and finds nothing (so numba compiles), and the next save works."""
+    cache = jit._CheckedCacheFile(
+        cache_path=str(tmp_path), filename_base="rules.f-7.py311", source_stamp=b"stamp"
+    )
+    cache.save(("sig", 1), {"code": b"x" * 500})
+    cache.save(("sig", 2), {"code": b"y" * 500})
+    index, data = tmp_path / "rules.f-7.py311.nbi", tmp_path / "rules.f-7.py311.1.nbc"
+    assert cache.load(("sig", 1)) == {"code": b"x" * 500}
+    _damage(index if which == "index" else data, kind)
+
+    assert cache.load(("sig", 1)) is None
+    assert sorted(tmp_path.iterdir()) == []  # the index and both data files
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"uno-lab: compile cache file {tmp_path}/rules.f-7.py311."), err
+    assert err.endswith(": dropped it, compiling again\n"), err
+
+    cache.save(("sig", 1), {"code": b"z"})
+    assert cache.load(("sig", 1)) == {"code": b"z"}
+    assert _read_back(index) and _read_back(data)
+    assert capfd.readouterr().err == ""
+
+
+_PLAY_A_FEW_GAMES = """
+import numpy as np
+from uno_env import core
+from uno_env.observation import encode
+from uno_env.rules import Rules
+from uno_env.sampling import uniform_legal_actions
+
+rules = Rules(num_players=3)
+state = core.init(rules, 4, seed=1)
+rng = np.random.default_rng(0)
+total = 0
+for _ in range(60):
+    total += int(encode(rules, state).sum())
+    state = core.step(rules, state, uniform_legal_actions(core.legal_action_mask(rules, state), rng))
+print(total, state.turn.tolist(), state.scores.tolist())
+"""
+
+# Small functions' entries, each kind of cache at each kind of file: numba ufuncs (loaded when
+# their module is imported) and compiled functions (loaded at their first call).
+_DAMAGED_ENTRIES = (
+    "rng._mix-*.nbi",
+    "rng.uniform_of-*.1.nbc",
+    "sampling._pick-*.nbi",
+    "observation._encode-*.1.nbc",
+)
+
+
+def _play(cache_root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _PLAY_A_FEW_GAMES],
+        env={**os.environ, "UNO_LAB_CACHE_DIR": str(cache_root)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A copy of the compile cache holding the games' functions, and what the games print."""
+    exec(compile(_PLAY_A_FEW_GAMES, "<games>", "exec"), {})  # fills the cache, if needed
+    root = tmp_path_factory.mktemp("warm")
+    shutil.copytree(jit.CACHE_DIR, root / Path(jit.CACHE_DIR).name)
+    played = _play(root)
+    assert played.returncode == 0 and played.stderr == "", played.stderr
+    return root, played.stdout
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("kind", _DAMAGE)
+def test_games_play_on_a_damaged_cache(
+    warm_cache: tuple[Path, str], tmp_path: Path, kind: str
+) -> None:
+    """A damaged entry costs one line on stderr and a compile: the games play the same,
+    nothing hangs, and the entry is written anew for the next start."""
+    warm, games = warm_cache
+    root = tmp_path / "cache"
+    shutil.copytree(warm, root)
+    damaged = []
+    for pattern in _DAMAGED_ENTRIES:
+        (path,) = root.glob(f"*/*/{pattern}")
+        _damage(path, kind)
+        damaged.append(path)
+
+    played = _play(root)
+    assert played.returncode == 0, played.stderr
+    assert "Traceback" not in played.stderr
+    lines = played.stderr.splitlines()
+    assert len(lines) == len(damaged), played.stderr
+    assert all(line.startswith("uno-lab: compile cache file ") for line in lines), lines
+    assert played.stdout == games
+    for path in damaged:
+        assert _read_back(path), path
+
+    again = _play(root)  # the fresh entries load
+    assert (again.returncode, again.stderr, again.stdout) == (0, "", games)
+
+
+def test_the_cache_folder_prunes_only_old_caches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Old caches go (the newest few stay), and so do an old stray file or dangling link
+    named like a cache, and a stray file where the cache belongs; anything else stays."""
+    monkeypatch.setenv("UNO_LAB_CACHE_DIR", str(tmp_path))
+    digest = jit._source_digest()
+    (tmp_path / digest).write_bytes(b"not a folder")
+    old = [tmp_path / f"{n:016x}" for n in range(1, 6)]
+    for age, path in enumerate(old):  # the first is the newest
+        path.mkdir()
+        os.utime(path, (10_000 - age, 10_000 - age))
+    stray = tmp_path / "abcdef0123456789"
+    stray.write_bytes(b"")
+    os.utime(stray, (50, 50))
+    link = tmp_path / "0123456789abcdef"
+    link.symlink_to(tmp_path / "nowhere")
+    os.utime(link, (40, 40), follow_symlinks=False)
+    others = [tmp_path / "notes.txt", tmp_path / "ABCDEF0123456789", tmp_path / "sub"]
+    others[0].write_text("mine")
+    others[1].mkdir()
+    others[2].mkdir()
+    for path in others:
+        os.utime(path, (1, 1))
+
+    here = jit._cache_dir()
+    assert here == str(tmp_path / digest) and os.path.isdir(here)
+    kept = {p.name for p in tmp_path.iterdir()}
+    assert kept == {digest, *(p.name for p in old[:3]), *(p.name for p in others)}
+
+
+def test_a_stray_file_where_a_source_folder_cache_belongs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
+    source = inspect.getfile(uniform_legal_actions)
+    folder = tmp_path / jit._Locator.get_suitable_cache_subpath(source)
+    folder.write_bytes(b"stray")
+    locator = jit._Locator.from_function(uniform_legal_actions, source)
+    assert locator is not None and locator.get_cache_path() == str(folder)
+    assert folder.is_dir()
