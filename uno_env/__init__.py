@@ -4,6 +4,7 @@ The rules live in :mod:`uno_env.core` (pure functions over batched state arrays)
 ``docs/engine.md`` for the exact contract and ``docs/rules.md`` for the rule switches.
 """
 
+from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as _gymnasium
@@ -18,6 +19,11 @@ from uno_env.rules import PRESETS, Rules, load_rules
 if TYPE_CHECKING:
     from uno_env.envs.pettingzoo_env import env, raw_env
 
+try:
+    __version__ = metadata.version("uno-lab")
+except metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "PRESETS",
     "ConfigError",
@@ -25,6 +31,7 @@ __all__ = [
     "Rules",
     "UnoGame",
     "UnoState",
+    "__version__",
     "action_name",
     "card_name",
     "cards",

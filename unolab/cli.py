@@ -20,6 +20,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from unolab import __version__
+from unolab.extras import missing_extra_message
+
 __all__ = ["DOMAIN_ERRORS", "build_parser", "main"]
 
 DOMAIN_ERRORS: tuple[type[Exception], ...] = (
@@ -151,6 +154,9 @@ def _cmd_sweep(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, rest: list[str]) -> int:
+    # The web extra first: without it, one line naming the extra before anything is checked.
+    for module in ("fastapi", "uvicorn"):
+        importlib.import_module(module)
     # unolab.web.server parses its own options (--help shows them).
     from unolab.web import server
 
@@ -263,6 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="uno-lab",
         description="uno-lab: train, rank and play UNO agents on a vectorised engine.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -415,6 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         argv = list(sys.argv[1:] if argv is None else argv)
+        if not argv:  # a bare ``uno-lab``: what it can do, not an error
+            parser.print_help()
+            return 0
         args, rest = parser.parse_known_args(argv)
         command = f"uno-lab {args.command}"
         args.command_argv = argv[argv.index(args.command) + 1 :]  # what follows the command
@@ -428,6 +440,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 141
+    except ModuleNotFoundError as err:  # an optional extra that is not installed
+        print(f"{command}: error: {missing_extra_message(err)}", file=sys.stderr)
+        return 2
     except DOMAIN_ERRORS as err:
         print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
         return 2

@@ -256,3 +256,71 @@ def test_terminal_play_full_game_and_replay(tmp_path: Path) -> None:
         f"{sys.executable} -m unolab.cli replay {record}", cwd=str(ROOT), encoding="utf-8"
     )
     assert "Replay of" in replayed and ("won with" in replayed or "max_turns" not in replayed)
+
+
+def test_version_and_bare_command(capsys: pytest.CaptureFixture[str]) -> None:
+    import uno_env
+    import unolab
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"uno-lab {unolab.__version__}"
+    assert unolab.__version__ == uno_env.__version__ != "0+unknown"
+    assert main([]) == 0  # a bare uno-lab prints the help, not an error
+    out = capsys.readouterr().out
+    assert out.startswith("usage: uno-lab") and "serve" in out
+
+
+def test_python_dash_m_unolab_runs_the_command() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "unolab", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("uno-lab ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "blocked", "extra"),
+    [
+        (["serve", "--port", "1"], ("uvicorn", "fastapi"), "web"),
+        (["bench", "engine", "--seconds", "0.01", "--repeats", "1"], ("rlcard",), "bench"),
+        (
+            [
+                "tournament",
+                "--name",
+                "t",
+                "--participants",
+                "random",
+                "mixbot",
+                "--backend",
+                "ray",
+                "--deal-sets",
+                "1",
+            ],
+            ("ray",),
+            "ray",
+        ),
+    ],
+    ids=["web", "bench", "ray"],
+)
+@pytest.mark.timeout(120)  # a block that failed would start the real command
+def test_a_missing_extra_names_its_install_command(
+    argv: list[str],
+    blocked: tuple[str, ...],
+    extra: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An extra that is not installed: one line with the pip command, never a traceback."""
+    monkeypatch.chdir(tmp_path)
+    for module in blocked:  # None in sys.modules: "import uvicorn" raises ModuleNotFoundError
+        for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+            monkeypatch.delitem(sys.modules, name)
+        monkeypatch.setitem(sys.modules, module, None)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip().count("\n") == 0, err
+    assert f"pip install 'uno-lab[{extra}]'" in err, err
