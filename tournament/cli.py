@@ -13,16 +13,19 @@ Running the same command again resumes the run (the games already on disk are ke
 ``--fresh`` starts over. Exit status: 0 when the tournament is complete or the SPRT decided;
 2 for bad arguments or any problem with the inputs (a bad config or override, an unknown
 participant, an agent file that does not load, a corrupt ``games.jsonl`` or ``config.json``,
-a run folder of another config, an output folder that cannot be created), reported as one
-line ``error: ...`` on stderr naming the file or value; 130 when interrupted (Ctrl-C: the
-games finished so far are kept, and rerunning the command resumes).
+a log holding another run's games, a run folder of another config or in use by another run,
+an output folder that cannot be created), reported as one line ``error: ...`` on stderr
+naming the file or value; 1 when the machine fails a write (a full disk: the line names the
+file, and rerunning the same command resumes); 130 when interrupted (Ctrl-C: the games
+finished so far are kept, and rerunning the command resumes).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -30,6 +33,8 @@ from rich.console import Console
 from tournament.config import TournamentConfig, apply_overrides, load_config
 from tournament.runner import run_tournament
 from uno_env.configuration import ConfigError, load_yaml_mapping
+from uno_env.files import FolderInUseError
+from uno_env.rules import Rules
 
 __all__ = ["build_parser", "config_from_args", "main"]
 
@@ -92,6 +97,8 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
         ConfigError: for any invalid key or value.
     """
     data: dict[str, Any] = load_yaml_mapping(args.config) if args.config else {}
+    if args.config:
+        _refuse_rules_file(args.config, data, named=args.name is not None)
     for key in (
         "name",
         "format",
@@ -121,12 +128,46 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     if args.allow_pickle:
         data["allow_pickle"] = True
     if "name" not in data:
+        if args.config:
+            raise ConfigError(f"{args.config} has no 'name': add one to it, or give --name NAME")
         raise ConfigError("give --config or --name")
     data = apply_overrides(data, args.set)
     return load_config(data)
 
 
-def _one_line(err: BaseException) -> str:
+_RULES_KEYS = frozenset({"preset", *(f.name for f in dataclasses.fields(Rules))})
+"""The keys of a rules file (``configs/rules/*.yaml``): a preset and the switches."""
+
+_TOURNAMENT_KEYS = frozenset(f.name for f in dataclasses.fields(TournamentConfig))
+
+
+def _refuse_rules_file(path: str, data: Mapping[str, Any], named: bool) -> None:
+    """Refuse a rules file given as the tournament config, saying what it is.
+
+    A file whose keys outside a tournament config's are all rules switches is a rules file,
+    and so is one without ``name`` whose keys are all rules keys (an empty one included,
+    such as ``configs/rules/official.yaml``) when ``--name`` does not name the run either.
+
+    Args:
+        path: The ``--config`` file.
+        data: Its keys and values.
+        named: ``--name`` was given.
+
+    Raises:
+        ConfigError: naming the file and the option that takes it.
+    """
+    keys = set(data)
+    stray = keys - _TOURNAMENT_KEYS
+    only_rules = "name" not in keys and not named and keys <= _RULES_KEYS
+    if only_rules or (stray and stray <= _RULES_KEYS):
+        raise ConfigError(
+            f"{path} is a rules file, not a tournament config: give it with --rules {path} "
+            "(with --name NAME --participants ..., or a tournament config from "
+            "configs/tournament/)"
+        )
+
+
+def _one_line(err: BaseException | str) -> str:
     """An exception's message on one line (YAML and OS errors span several)."""
     return " ".join(str(err).split()) or type(err).__name__
 
@@ -152,10 +193,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # the reader went away (e.g. `| head`): end quietly
         return 141
-    except (ValueError, OSError) as err:  # the lab's domain errors (ConfigError, a bad log)
+    except (ValueError, FolderInUseError) as err:  # bad input (ConfigError, a bad log)
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return 2
+    except OSError as err:  # the machine, not the input: a full disk, a failed write
+        print(f"error: {_system_error_line(err)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _system_error_line(err: OSError) -> str:
+    """An operating-system error as one line naming the file (the runner's own failures
+    carry the whole line as their ``strerror``)."""
+    reason = err.strerror or ""
+    if reason and err.filename is not None and str(err.filename) not in reason:
+        return _one_line(f"{err.filename}: {reason[:1].lower()}{reason[1:]}")
+    if reason and str(err).startswith("["):
+        return _one_line(reason)
+    return _one_line(err)
 
 
 if __name__ == "__main__":

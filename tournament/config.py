@@ -105,6 +105,12 @@ class ParticipantSpec:
     deterministic: bool = True
 
     def __post_init__(self) -> None:
+        for key in ("name", "path"):
+            value = getattr(self, key)
+            if isinstance(value, str) and "\0" in value:
+                raise ConfigError(
+                    f"participant {key} {value!r} contains a NUL character; remove it"
+                )
         if (self.bot is None) == (self.path is None):
             raise ConfigError(
                 f"participant {self.name or '?'}: give exactly one of 'bot' (one of "
@@ -227,6 +233,10 @@ class TournamentConfig:
     address: str | None = None
 
     def __post_init__(self) -> None:
+        if "\0" in self.name:
+            raise ConfigError(
+                f"name {self.name!r} contains a NUL character; give a plain folder name"
+            )
         if not self.name or any(c in self.name for c in "/\\") or self.name in (".", ".."):
             raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
         if not 2 <= self.num_players <= MAX_PLAYERS:
@@ -371,6 +381,20 @@ def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[s
     return out
 
 
+def _check_error_rates(sprt: Mapping[str, Any], where: str) -> None:
+    """The SPRT's error rates, each a number in (0, 0.5) (a NaN says so, not "not finite").
+
+    Raises:
+        ConfigError: naming the key, the value and the interval.
+    """
+    for key in ("alpha", "beta"):
+        value = sprt.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue  # not a number: the field's own check says so
+        if not 0.0 < value < 0.5:  # NaN included: it compares false
+            raise ConfigError(f"{where}.{key}: expected a number in (0, 0.5), got {value!r}")
+
+
 def load_config(
     source: str | Path | Mapping[str, Any], overrides: Sequence[str] = ()
 ) -> TournamentConfig:
@@ -391,4 +415,16 @@ def load_config(
     else:
         data, where = load_yaml_mapping(source), str(source)
     data = apply_overrides(data, overrides) if overrides else data
-    return from_mapping(TournamentConfig, normalise(data), where=where)
+    data = normalise(data)
+    # The optional sections are built here, so that a bad value in one is reported with its
+    # reason: checked as a member of "SprtConfig | None", it would only "not fit".
+    for key, section in (
+        ("sprt", SprtConfig),
+        ("candidate", ParticipantSpec),
+        ("incumbent", ParticipantSpec),
+    ):
+        if isinstance(data.get(key), Mapping):
+            if section is SprtConfig:
+                _check_error_rates(data[key], f"{where}.{key}")
+            data[key] = from_mapping(section, data[key], where=f"{where}.{key}")
+    return from_mapping(TournamentConfig, data, where=where)

@@ -8,9 +8,9 @@ each participant finished in each position).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
-import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,8 @@ from typing import Any
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.text import Text
+
+from tournament.storage import write_file
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
@@ -45,12 +47,6 @@ LEADERBOARD_COLUMNS = (
     "win_rate",
     "forfeits",
 )
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def clean_json(value: Any) -> Any:
@@ -218,15 +214,21 @@ def _footer(summary: dict[str, Any]) -> list[str]:
 
 
 def _write_csv(path: Path, summary: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=[*LEADERBOARD_COLUMNS, "positions"])
-        writer.writeheader()
-        for row in summary["leaderboard"]:
-            out = {k: row[k] for k in LEADERBOARD_COLUMNS}
-            out["positions"] = " ".join(str(p) for p in row["positions"])
-            writer.writerow(out)
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=[*LEADERBOARD_COLUMNS, "positions"])
+    writer.writeheader()
+    for row in summary["leaderboard"]:
+        out = {k: row[k] for k in LEADERBOARD_COLUMNS}
+        out["positions"] = " ".join(str(p) for p in row["positions"])
+        writer.writerow(out)
+    write_file(path, text.getvalue())
+
+
+def _save_figure(fig: Any, path: Path) -> None:
+    """Render a figure in memory, then write it atomically (a full disk leaves no torn PNG)."""
+    data = io.BytesIO()
+    fig.savefig(data, format="png", dpi=100)
+    write_file(path, data.getvalue())
 
 
 def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
@@ -251,8 +253,10 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     ax.set_xlabel("Elo (Bradley-Terry, mean 0), 95% bootstrap interval over deal sets")
     ax.set_title(summary["name"])
     fig.tight_layout()
-    fig.savefig(folder / "ratings.png", dpi=100)
-    plt.close(fig)
+    try:
+        _save_figure(fig, folder / "ratings.png")
+    finally:
+        plt.close(fig)
     written.append(folder / "ratings.png")
 
     pw = summary["pairwise"]
@@ -278,8 +282,10 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     fig.colorbar(image, ax=ax, label="row's score against column")
     ax.set_title("pairwise scores")
     fig.tight_layout()
-    fig.savefig(folder / "pairwise.png", dpi=100)
-    plt.close(fig)
+    try:
+        _save_figure(fig, folder / "pairwise.png")
+    finally:
+        plt.close(fig)
     written.append(folder / "pairwise.png")
 
     k = len(rows[0]["positions"]) if rows else 0
@@ -296,8 +302,10 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("finishing positions")
     fig.tight_layout()
-    fig.savefig(folder / "positions.png", dpi=100)
-    plt.close(fig)
+    try:
+        _save_figure(fig, folder / "positions.png")
+    finally:
+        plt.close(fig)
     written.append(folder / "positions.png")
     return written
 
@@ -312,13 +320,18 @@ def write_reports(
 ) -> list[Path]:
     """Write ``summary.json``, ``leaderboard.csv`` and the plots; print the leaderboard.
 
+    Each file is written atomically: a failure leaves the previous file whole.
+
     Returns:
         The files written.
+
+    Raises:
+        OSError: one line naming the file that cannot be written.
     """
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
     text = json.dumps(clean_json(summary), indent=2, allow_nan=False)
-    _atomic_write(path / "summary.json", text + "\n")
+    write_file(path / "summary.json", text + "\n")
     _write_csv(path / "leaderboard.csv", summary)
     written = [path / "summary.json", path / "leaderboard.csv"]
     if plots and summary["leaderboard"]:

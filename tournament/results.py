@@ -2,21 +2,35 @@
 
 One JSON object per line, one line per game. Lines are appended a chunk at a time with a
 single ``write``, then ``flush`` and ``os.fsync``, so a killed run (even ``kill -9``) leaves
-every chunk it reported complete on disk. At worst the last line is torn (a crash of the
-machine in the middle of a write): :meth:`ResultStore.load` drops that partial line, truncates
-the file back to its last complete line and reports the games that are there. A resumed run
-then plays only the units that are missing, so no finished game is lost or duplicated.
+every chunk it reported complete on disk. A write that fails (a full disk, an I/O error)
+truncates the file back to its length before the chunk and raises one line naming the file,
+so a chunk lands whole or not at all. Only a crash in the middle of the write (of the
+machine, or a ``kill -9`` that lands inside the write call) can leave part of a chunk: :meth:`ResultStore.load` drops a torn last line, and the runner
+drops a chunk found only in part (:meth:`ResultStore.repair` removes its lines) and plays it
+again whole. A resumed run then plays only the units that are missing, in the batches of an
+uninterrupted run, so no finished game is lost, duplicated or played differently.
+
+A log is refused (one line naming the file and the line) when a line is corrupt or when two
+lines give one game different results (two runs wrote into it); a line repeated exactly is
+counted and ignored.
 """
 
 from __future__ import annotations
 
+import array
+import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tournament.storage import MAX_LOG_BYTES, write_error, write_file
+from uno_env.configuration import ConfigError
+from uno_env.files import UnreadableFileError, read_regular_file
 
 __all__ = ["END_KINDS", "GameRecord", "ResultStore", "Unit"]
 
@@ -167,18 +181,22 @@ class ResultStore:
         self.dropped_tail = 0
         """Bytes of a torn last line found by the last :meth:`load`."""
         self.duplicates = 0
-        """Lines repeating a unit already read (kept: the first) in the last :meth:`load`."""
+        """Lines repeating a game already read, exactly (kept: the first) in the last
+        :meth:`load`."""
         self.line_of: dict[Unit, int] = {}
         """The line number (from 1) of each game read by the last :meth:`load`."""
         self._good_bytes = 0
+        self._line_units: list[Unit] = []
+        self._line_ends = array.array("q")
 
     def load(self, repair: bool = True) -> dict[Unit, GameRecord]:
         """Read every complete game, repairing a torn last line.
 
         A last line without its newline, or that is not complete JSON, is a write cut short
         by a crash: it is dropped, and (with ``repair``) the file is truncated to the end of
-        the previous line. A bad line anywhere else, or a last line that is complete JSON
-        but not a valid game, is corruption and raises; the file is left as it is.
+        the previous line. A bad line anywhere else, a last line that is complete JSON but
+        not a valid game, or a line that gives a game already read another result is
+        corruption and raises; the file is left as it is.
 
         Args:
             repair: Truncate a torn last line now; with ``False`` the file is left untouched
@@ -188,22 +206,22 @@ class ResultStore:
             The games by unit, in file order.
 
         Raises:
-            ValueError: naming the file and the first corrupt line (or the file when it cannot
-                be read, e.g. it is a folder), and what to do.
+            ConfigError: (a ValueError) naming the file and the first corrupt line, or the
+                file when it cannot be read (a folder, a FIFO, a device, larger than
+                :data:`~tournament.storage.MAX_LOG_BYTES`), and what to do.
         """
         self.dropped_tail = 0
         self.duplicates = 0
         self.line_of = {}
         self._good_bytes = 0
-        if not self.path.exists():
+        self._line_units = []
+        self._line_ends = array.array("q")
+        if not self.path.exists() and not self.path.is_symlink():
             return {}
         try:
-            raw = self.path.read_bytes()
-        except OSError as err:
-            raise ValueError(
-                f"{self.path} cannot be read ({err.strerror or err}); move it away, or rerun "
-                "with --fresh to start over"
-            ) from err
+            raw = read_regular_file(self.path, MAX_LOG_BYTES, "game log")
+        except UnreadableFileError as err:
+            raise ConfigError(f"{err}; move it away, or rerun with --fresh to start over") from None
         lines = raw.split(b"\n")
         tail = lines.pop()  # the bytes after the last newline: empty unless torn
         records: dict[Unit, GameRecord] = {}
@@ -215,30 +233,85 @@ class ResultStore:
                 if number == len(lines) and not tail and _incomplete_json(line):
                     tail = line  # a torn last line that happens to end at a newline
                     break
-                raise ValueError(
+                raise ConfigError(
                     f"{self.path}: line {number} is corrupt ({_one_line(err)}); fix or delete "
                     "that line, or rerun with --fresh to discard every game"
                 ) from err
             good_bytes += len(line) + 1
-            if record.unit in records:
+            unit = record.unit
+            self._line_units.append(unit)
+            self._line_ends.append(good_bytes)
+            first = records.get(unit)
+            if first is not None:
+                if first != record:
+                    raise ConfigError(
+                        f"{self.path}: line {number} gives game {unit} another result than "
+                        f"line {self.line_of[unit]} (two runs wrote into this log): restore "
+                        "the log from a copy, or rerun with --fresh to discard every game"
+                    )
                 self.duplicates += 1
                 continue
-            records[record.unit] = record
-            self.line_of[record.unit] = number
+            records[unit] = record
+            self.line_of[unit] = number
         self._good_bytes = good_bytes
         self.dropped_tail = len(raw) - good_bytes
         if repair:
             self.repair()
         return records
 
-    def repair(self) -> None:
-        """Truncate the torn last line found by :meth:`load` (nothing to do without one)."""
-        if not self.dropped_tail:
-            return
-        with self.path.open("r+b") as f:
-            f.truncate(self._good_bytes)
-            f.flush()
-            os.fsync(f.fileno())
+    def repair(self, drop: Set[Unit] = frozenset()) -> int:
+        """Truncate the torn last line found by :meth:`load`, and remove the lines of ``drop``.
+
+        Lines to drop at the end of the file (where a torn chunk is) are cut off by
+        truncating it; lines elsewhere are removed by rewriting the log atomically.
+
+        Args:
+            drop: Games whose lines go (the games of chunks found only in part).
+
+        Returns:
+            The number of lines removed (besides a torn last line).
+
+        Raises:
+            OSError: one line naming the log, when it cannot be truncated or rewritten.
+        """
+        gone = [i for i, unit in enumerate(self._line_units) if unit in drop] if drop else []
+        keep_bytes = self._good_bytes
+        if gone and len(gone) == len(self._line_units) - gone[0]:
+            keep_bytes = self._line_ends[gone[0] - 1] if gone[0] else 0
+            gone = []  # every line from the first dropped one on: a truncation removes them
+        if gone:
+            self._rewrite_without(set(gone))
+        elif keep_bytes < self._good_bytes or self.dropped_tail:
+            self._truncate(keep_bytes)
+        removed = sum(1 for unit in self._line_units if unit in drop) if drop else 0
+        # What load() found is used up: a second repair needs a second load.
+        self._line_units = []
+        self._line_ends = array.array("q")
+        self._good_bytes = self.path.stat().st_size if self.path.exists() else 0
+        return removed
+
+    def _truncate(self, size: int) -> None:
+        try:
+            with self.path.open("r+b") as f:
+                f.truncate(size)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as err:
+            raise write_error(err, self.path, "cannot repair the game log") from None
+
+    def _rewrite_without(self, lines: set[int]) -> None:
+        """Rewrite the log without the given lines (indices from 0) and without a torn tail."""
+        try:
+            raw = read_regular_file(self.path, MAX_LOG_BYTES, "game log")
+        except UnreadableFileError as err:
+            raise ConfigError(f"{err}; move it away, or rerun with --fresh") from None
+        kept = []
+        start = 0
+        for i, end in enumerate(self._line_ends):
+            if i not in lines:
+                kept.append(raw[start:end])
+            start = end
+        write_file(self.path, b"".join(kept))
 
     def append(self, records: Iterable[GameRecord]) -> int:
         """Append games durably: a single ``write`` of all their lines, then ``fsync``.
@@ -251,20 +324,66 @@ class ResultStore:
         return len(lines)
 
     def append_text(self, text: str) -> None:
-        """Append ready-made lines (each ending in a newline) durably: one ``write``, ``fsync``."""
+        """Append ready-made lines (each ending in a newline) durably: one ``write``, ``fsync``.
+
+        The chunk lands whole or not at all: if the write or the ``fsync`` fails (a full
+        disk), the file is truncated back to its length before it.
+
+        Raises:
+            OSError: one line naming the log and how to resume.
+        """
         if not text:
             return
         data = text.encode()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab", buffering=0) as f:  # unbuffered: one write() call
-            written = 0
-            while written < len(data):
-                written += f.write(data[written:]) or 0
-            os.fsync(f.fileno())
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as err:
+            raise write_error(err, self.path, "cannot open the game log") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ConfigError(
+                    f"{self.path} is not a regular file; move it away and rerun the same "
+                    "command to resume"
+                )
+            before = info.st_size  # the lock makes this run the only writer
+            whole = False
+            try:
+                _write_all(fd, data)
+                whole = True
+                os.fsync(fd)
+            except OSError as err:
+                # Take the chunk back (a full disk wrote part of it; a failed fsync may lose
+                # any of it): a resume must find it whole or absent.
+                _truncate_to(fd, before)
+                raise write_error(err, self.path, "cannot append games to") from None
+            except BaseException:
+                if not whole:  # Ctrl-C between two writes of one chunk
+                    _truncate_to(fd, before)
+                raise  # the chunk is all written: it stays, as after a kill -9
+        finally:
+            os.close(fd)
 
     def clear(self) -> None:
         """Delete the log (a fresh start)."""
         self.path.unlink(missing_ok=True)
+
+
+def _truncate_to(fd: int, size: int) -> None:
+    """Cut the file back to ``size`` bytes (shrinking a file needs no free space)."""
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (one ``write`` call unless the kernel takes less)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def _incomplete_json(line: bytes) -> bool:

@@ -4,9 +4,19 @@ The run folder ``<output_dir>/<name>/`` holds ``config.json`` (the config and it
 fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`tournament.results`),
 ``summary.json``, ``leaderboard.csv`` and the plots.
 
+One run at a time. The run holds the folder's lock (:class:`uno_env.files.FolderLock`, the
+file ``.lock``) from its start to its end; a second run started on the same folder is
+refused, naming the pid of the first. The operating system drops the lock when the process
+ends, however it ends, so a killed run never blocks its resume.
+
 Resuming. Starting a run whose folder already holds games resumes it: the games on disk are
 read (a torn last line is dropped), and only the missing ``(deal, seating, variant)`` units
-are played. The config must have the same fingerprint (``deal_sets`` may grow, to extend a
+are played. Every line must be a game of this run: its ``key`` must be the deal key of its
+deal under the config's seed, and two lines may not give one game different results;
+otherwise the run refuses to start, naming the file and the line. A chunk found only in
+part (a crash in the middle of its write) is dropped and played again whole, so a resume
+plays exactly the games of an uninterrupted run; a chunk that ends where an earlier run of
+fewer ``deal_sets`` ended is whole (``games.meta.json`` records those counts). The config must have the same fingerprint (``deal_sets`` may grow, to extend a
 run); otherwise the run refuses to start, naming the keys that differ, unless ``fresh`` is
 set, which discards the games. Two files vouch for the games: ``config.json`` and
 ``games.meta.json``, which records the fingerprint and the game-deciding keys of the config
@@ -25,7 +35,8 @@ recorded; one whose ``act`` fails forfeits the games it fails in (:mod:`uno_env.
 Determinism. Chunks are fixed by the config (``games_per_chunk``), every chunk builds fresh
 policies seeded from ``(seed, chunk, participant)``, and the summary is computed from the
 games sorted by unit, so the same config gives the same games and the same summary with any
-number of workers. A chunk is written with one durable append when it is complete.
+number of workers. A chunk is written with one durable append when it is complete; a failed
+append (a full disk) is taken back whole and ends the run with one line naming the file.
 
 Parallelism. With ``workers > 1`` chunks are played in a process pool (``fork`` where the
 platform has it, else ``spawn``); at most two chunks per worker are in flight, so a run
@@ -55,15 +66,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tournament.analysis import GameTable, deal_set_scores
-from tournament.config import NOT_FINGERPRINTED, TournamentConfig
+from tournament.config import MAX_DEAL_SETS, NOT_FINGERPRINTED, TournamentConfig
 from tournament.design import Schedule, build_schedule, deal_keys
 from tournament.participants import Entrant, PolicyFactory, entrants_for
 from tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
 from tournament.report import write_reports
 from tournament.results import END_KINDS, GameRecord, ResultStore, Unit
 from tournament.sprt import SprtResult, sequential_sprt
+from tournament.storage import read_record_text, write_file
 from tournament.summary import build_summary
 from uno_env.configuration import ConfigError
+from uno_env.files import FolderLock, shown
 from uno_env.play import TableResults, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
@@ -223,7 +236,7 @@ def _worker_chunk(chunk: int, units: list[Unit]) -> ChunkResult:
 
 
 class RunFolder:
-    """The files of one run.
+    """The files of one run, and the lock that keeps a second run out of them.
 
     Args:
         config: The tournament config (the folder is ``<output_dir>/<name>``).
@@ -235,9 +248,10 @@ class RunFolder:
         self.meta = self.path / "games.meta.json"
         self.config = self.path / "config.json"
         self.summary = self.path / "summary.json"
+        self.lock = FolderLock(self.path, "tournament run")
 
-    def prepare(self, config: TournamentConfig, fresh: bool) -> None:
-        """Create the folder; with ``fresh``, discard the games and results already there.
+    def create(self) -> None:
+        """Create the folder (and its parents) if it does not exist.
 
         Raises:
             ConfigError: if the folder cannot be created.
@@ -251,54 +265,113 @@ class RunFolder:
             ) from err
         if not self.path.is_dir():  # exist_ok accepts a link to a file on some platforms
             raise ConfigError(f"{self.path} is not a folder; choose another output_dir or name")
+
+    def hold(self) -> None:
+        """Create the folder and take its lock for this run (nothing when already held).
+
+        Raises:
+            FolderInUseError: another run holds it; the message names its pid.
+            ConfigError: if the folder or its lock file cannot be created.
+        """
+        if self.lock.held:
+            return
+        self.create()
+        try:
+            self.lock.acquire()
+        except OSError as err:
+            raise ConfigError(
+                f"cannot lock the run folder {self.path} ({err.strerror or err}): it must be "
+                "writable; choose another output_dir or name"
+            ) from None
+
+    def prepare(self, config: TournamentConfig, fresh: bool) -> None:
+        """Create the folder; with ``fresh``, discard the games and results already there.
+
+        Raises:
+            ConfigError: if the folder cannot be created.
+        """
+        self.create()
         if fresh:
             for path in (self.games, self.meta, self.summary, self.path / "leaderboard.csv"):
                 path.unlink(missing_ok=True)
 
-    def check(self, config: TournamentConfig, has_games: bool) -> None:
+    def check(self, config: TournamentConfig, has_games: bool) -> dict[str, Any] | None:
         """Refuse to resume games that another config played.
 
         ``config.json`` (when it exists) and ``games.meta.json`` (the log's own record) must
         both hold this config's fingerprint; a log with neither cannot be vouched for. Nothing
         is checked when there are no games yet.
 
+        Returns:
+            The log's record (``games.meta.json``), or ``None`` when there are no games or
+            no record.
+
         Raises:
             ConfigError: naming the file, the keys that differ and what to do.
         """
         if not has_games:
-            return
+            return None
         now = config.fingerprint()
+        records = {}
         for path in (self.config, self.meta):
-            stored = self._read(path)
+            stored = records[path] = self._read(path)
             if stored is not None and stored.get("fingerprint") != now:
                 raise ConfigError(
                     f"{self.games} holds games of another config ({path.name} differs: "
                     f"{_differences(stored, config)}): use another name, or rerun with "
                     "--fresh to discard those games"
                 )
-        if not self.meta.exists() and not self.config.exists():
+        if records[self.meta] is None and records[self.config] is None:
             raise ConfigError(
                 f"{self.games} holds games but neither {self.config.name} nor "
                 f"{self.meta.name} says which config played them (a log from before "
                 "fingerprints, or copied here): rerun with --fresh to discard them, or use "
                 "another name"
             )
+        return records[self.meta]
+
+    def deal_set_counts(self, meta: Mapping[str, Any] | None) -> set[int] | None:
+        """The deal-set counts (``Schedule.num_deal_sets``) of the runs that wrote the log.
+
+        Returns:
+            The counts, or ``None`` when the record does not say (a log from before they
+            were recorded).
+
+        Raises:
+            ConfigError: when the record holds something else under that key.
+        """
+        if meta is None or "deal_set_counts" not in meta:
+            return None
+        counts = meta["deal_set_counts"]
+        if not isinstance(counts, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts
+        ):
+            raise ConfigError(
+                f"{self.meta}: 'deal_set_counts' must be a list of positive integers, got "
+                f"{shown(counts)}: restore or delete the file, or rerun with --fresh to "
+                "discard the games"
+            )
+        return set(counts)
 
     def _read(self, path: Path) -> dict[str, Any] | None:
         """A JSON file of the folder, or ``None`` when missing.
 
         Raises:
-            ConfigError: naming the file when it cannot be read or is not what was written.
+            ConfigError: naming the file when it cannot be read (a folder, a FIFO, a device,
+                too large) or is not what was written.
         """
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return None
+        hint = (
+            f"it records which config played {self.games.name}; restore or delete it (the "
+            "other record then decides), or rerun with --fresh to discard the games"
+        )
+        text = read_record_text(path, "run record", hint)
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as err:
             raise ConfigError(
-                f"{path} cannot be read ({' '.join(str(err).split())}): it records which "
-                f"config played {self.games.name}; restore or delete it (the other record "
-                "then decides), or rerun with --fresh to discard the games"
+                f"{path} cannot be read ({' '.join(str(err).split())}): {hint}"
             ) from err
         if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
             raise ConfigError(
@@ -307,18 +380,28 @@ class RunFolder:
             )
         return data
 
-    def write(self, config: TournamentConfig) -> None:
-        """Record the config: ``games.meta.json`` (before any game) and ``config.json``."""
-        meta = {"fingerprint": config.fingerprint(), "games_config": game_fields(config)}
+    def write(self, config: TournamentConfig, counts: set[int]) -> None:
+        """Record the config: ``games.meta.json`` (before any game) and ``config.json``.
+
+        Args:
+            config: The config of this run.
+            counts: The deal-set counts of the runs that wrote the log, this one included.
+
+        Raises:
+            OSError: one line naming the file that cannot be written.
+        """
+        meta = {
+            "fingerprint": config.fingerprint(),
+            "games_config": game_fields(config),
+            "deal_set_counts": sorted(counts),
+        }
         config_data = {
             "fingerprint": config.fingerprint(),
             "config": config.to_dict(),
             "games_config": meta["games_config"],
         }
         for path, data in ((self.meta, meta), (self.config, config_data)):
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-            os.replace(tmp, path)
+            write_file(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 _NOT_FINGERPRINTED = ("deal_sets", *NOT_FINGERPRINTED)
@@ -492,26 +575,40 @@ def run_tournament(
         The summary (also written to ``summary.json``).
 
     Raises:
-        ConfigError: for a bad participant or a run folder of another config.
+        ConfigError: for a bad participant, a run folder of another config, or a log that
+            holds games of another run.
+        FolderInUseError: another run holds the run folder; the message names its pid.
+        OSError: a write failed (a full disk); the message names the file, and rerunning the
+            same command resumes.
         RayBackendError: (a ValueError) Ray is missing or its cluster cannot be reached.
     """
+    folder = RunFolder(config)
     run = functools.partial(
         _run,
+        folder=folder,
         fresh=fresh,
         progress=progress,
         console=console or Console(),
         plots=plots,
         print_table=print_table,
     )
-    if config.backend != "ray":
-        return run(config, None, overrides)
-    if overrides:
-        raise ConfigError(
-            f"overrides {sorted(overrides)} are policy factories given in code; the ray "
-            "backend sends agents to its workers as files or bot names: use the local backend"
-        )
-    with ray_cluster(config) as ray:
-        return run(config, ray, None)
+    try:
+        if folder.path.is_dir():
+            # A second run on this folder is refused now, before Ray or a pool starts.
+            folder.hold()
+        if config.backend != "ray":
+            return run(config, None, overrides)
+        if overrides:
+            raise ConfigError(
+                f"overrides {sorted(overrides)} are policy factories given in code; the ray "
+                "backend sends agents to its workers as files or bot names: use the local "
+                "backend"
+            )
+        # The driver holds the lock; the workers only play chunks and never touch the folder.
+        with ray_cluster(config) as ray:
+            return run(config, ray, None)
+    finally:
+        folder.lock.release()
 
 
 def _run(
@@ -519,6 +616,7 @@ def _run(
     ray: Any,
     overrides: Mapping[str, PolicyFactory] | None,
     *,
+    folder: RunFolder,
     fresh: bool,
     progress: bool,
     console: Console,
@@ -528,19 +626,31 @@ def _run(
     """:func:`run_tournament` on this machine's processes, or on Ray (``ray`` connected)."""
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
-    folder = RunFolder(config)
     entrants = entrants_for(config, overrides)
+    folder.hold()
     folder.prepare(config, fresh)
     store = ResultStore(folder.games)
     loaded = store.load(repair=False)  # the log stays as it is until every check passed
-    folder.check(config, has_games=bool(loaded))
+    meta = folder.check(config, has_games=bool(loaded))
     schedule = schedule_for(config, entrants)
     rules = config.game_rules()
     _check_records(schedule, loaded, store)
-    store.repair()
-    folder.write(config)
-    if store.dropped_tail:
-        console.print(f"[yellow]dropped a torn last line ({store.dropped_tail} bytes)")
+    counts = folder.deal_set_counts(meta) if loaded else set()
+    partial, whole_ends = _partial_chunks(schedule, loaded, counts)
+    drop = {unit for unit in loaded if schedule.chunk_of(unit[0]) in partial}
+    torn = store.dropped_tail
+    removed = store.repair(drop)
+    for unit in drop:
+        del loaded[unit]
+    # An older log does not say where its runs ended: the chunks it holds whole say it.
+    folder.write(config, (whole_ends if counts is None else counts) | {schedule.num_deal_sets})
+    if torn:
+        console.print(f"[yellow]dropped a torn last line ({torn} bytes)")
+    if removed:
+        console.print(
+            f"[yellow]dropped {removed} games of {len(partial)} chunk(s) written only in "
+            "part; they are played again whole"
+        )
     resumed = len(loaded)
     done: set[Unit] = set(loaded)
     tables = [GameTable.from_records(loaded.values(), schedule.names, schedule.num_players)]
@@ -671,6 +781,8 @@ def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: R
     """
     n_seatings = schedule.seatings.shape[0]
     names = set(schedule.names)
+    # No run of this config (its tables are fixed by the fingerprint) has more deal sets.
+    max_deals = MAX_DEAL_SETS * len(schedule.tables)
 
     def refuse(unit: Unit, problem: str) -> ConfigError:
         return ConfigError(
@@ -678,7 +790,9 @@ def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: R
             "or delete that line, or rerun with --fresh to discard every game"
         )
 
-    for unit, record in done.items():
+    deals = [min(unit[0], max_deals) for unit in done]
+    keys = deal_keys(schedule.seed, np.array(deals, dtype=np.uint64)).tolist() if deals else []
+    for (unit, record), key in zip(done.items(), keys, strict=True):
         deal, seating, variant = unit
         if len(record.seats) != schedule.num_players:
             raise refuse(
@@ -687,10 +801,64 @@ def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: R
         unknown = sorted(set(record.seats) - names)
         if unknown:
             raise refuse(unit, f"names unknown participant(s) {unknown}")
-        if not (0 <= seating < n_seatings and 0 <= variant < len(schedule.variants)):
+        if not (0 <= seating < n_seatings and 0 <= variant < len(schedule.variants)) or not (
+            deal < max_deals
+        ):
             raise refuse(unit, "is not part of this tournament")
+        if record.key != key:
+            raise ConfigError(
+                f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} was dealt "
+                f"with key {record.key}, but deal {deal} of seed {schedule.seed} has key {key}: "
+                "the log holds games of another run (another seed, or lines copied in); "
+                "restore this run's log, or rerun with --fresh to discard every game"
+            )
         if deal >= schedule.num_deal_sets:
             continue  # from a longer run of the same config: kept, not used
         expected = tuple(schedule.names[p] for p in schedule.lineup(deal, seating, variant))
         if record.seats != expected:
             raise refuse(unit, f"seats {list(record.seats)}, the schedule says {list(expected)}")
+
+
+def _partial_chunks(
+    schedule: Schedule, done: Mapping[Unit, GameRecord], counts: set[int] | None
+) -> tuple[set[int], set[int]]:
+    """The chunks the log holds only in part, which must be dropped and played again whole.
+
+    A chunk is written whole by one append, so what a log holds of a chunk is either all of
+    its deal sets, or the deal sets before the end of the run that wrote it (a run of fewer
+    ``deal_sets``, extended later): consecutive deal sets from the chunk's first, each with
+    all its games, up to a recorded count. Anything else is the start of a chunk whose write
+    a crash cut short; playing its missing games in a smaller batch would give other games
+    than an uninterrupted run.
+
+    Args:
+        schedule: This run's schedule.
+        done: The games on disk.
+        counts: The deal-set counts of the runs that wrote the log (``None``: not recorded;
+            any end at a whole deal set is then accepted).
+
+    Returns:
+        The chunks held in part, and the ends of the chunks held whole short of their end
+        (the counts of earlier runs, as far as the log shows them).
+    """
+    if not done:
+        return set(), set()
+    deals = np.fromiter((unit[0] for unit in done), dtype=np.int64, count=len(done))
+    present, games = np.unique(deals, return_counts=True)  # sorted; bounded by the check
+    per_chunk = schedule.deal_sets_per_chunk
+    chunks = present // per_chunk
+    bounds = np.flatnonzero(np.diff(chunks)) + 1
+    partial: set[int] = set()
+    ends: set[int] = set()
+    for sel in np.split(np.arange(present.size), bounds):
+        chunk = int(chunks[sel[0]])
+        first, size = chunk * per_chunk, sel.size
+        end = first + size
+        consecutive = int(present[sel[0]]) == first and int(present[sel[-1]]) == end - 1
+        complete = bool((games[sel] == schedule.games_per_deal_set).all())
+        short = size < per_chunk
+        if not (consecutive and complete) or (short and counts is not None and end not in counts):
+            partial.add(chunk)
+        elif short:
+            ends.add(end)
+    return partial, ends

@@ -3,9 +3,10 @@
 Every case is one bad input. Three kinds:
 
 * ``file``: a run folder (played once per module, then copied) is damaged (a corrupt
-  ``games.jsonl`` line, a corrupt or missing ``config.json``, a resume under another config)
-  and ``python -m tournament`` is run on it (``tournament.cli.main`` in process, or a real
-  process where the exit path itself is under test);
+  ``games.jsonl`` line, a corrupt or missing ``config.json``, a resume under another config,
+  games of another run copied in, a FIFO or a device in place of a file, the folder held
+  by another run) and ``python -m tournament`` is run on it (``tournament.cli.main`` in
+  process, or a real process where the exit path itself is under test);
 * ``cli``: a bad command line or input file (arguments, config, participant, agent file,
   override, output folder);
 * ``agent``: a faulty agent (``act`` raises, ``reset`` raises, its factory raises, it
@@ -19,7 +20,8 @@ the test checks that
 (c) neither stdout nor stderr holds a traceback, and the message is one line ``error: ...``;
 (d) nothing was changed or lost: every file of the scratch folder (``games.jsonl``,
     ``config.json``, ``games.meta.json``, the agent files) is byte for byte as before, and
-    the run still resumes afterwards once the damage is undone.
+    the run still resumes afterwards once the damage is undone. (The folder's ``.lock``
+    records the pid of the last run that held it, so it is left out of the comparison.)
 
 For faulty agents the tournament completes: every planned game is in ``games.jsonl`` once,
 the faulty agent's games are forfeits with the reason recorded, and the others are played.
@@ -34,7 +36,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,7 @@ from agents import make_agent
 from tournament.cli import main as cli_main
 from tournament.config import load_config
 from tournament.runner import run_tournament
+from uno_env.files import FolderLock
 
 RUN = "base"
 """The run name of the module's played run folder."""
@@ -64,6 +67,12 @@ BASE_ARGV = (
 )  # fmt: skip
 """The command line of the played run: 2 participants, 4 deal sets x 2 seatings = 8 games
 in 2 chunks, so ``games.jsonl`` has 8 lines."""
+
+SPRT_NAN_ARGV = (
+    "--name", "x", "--format", "gauntlet", "--candidate", "random",
+    "--participants", "mixbot", "--sprt", "nan", "20",
+)  # fmt: skip
+"""A gauntlet whose SPRT's ``elo0`` is NaN."""
 
 Mutation = Callable[[Path], None]
 """Damages a scratch folder holding the played run folder ``<tmp>/base``."""
@@ -169,6 +178,64 @@ def make_file(name: str, data: bytes) -> Mutation:
         path.write_bytes(data)
 
     return mutate
+
+
+def another_seeds_log(tmp: Path) -> None:
+    """Replace games.jsonl by the log of the same tournament played with seed 4."""
+    data = {
+        "name": RUN,
+        "participants": ["random", "greedy_points"],
+        "deal_sets": 4,
+        "games_per_chunk": 4,
+        "bootstrap": 0,
+        "seed": 4,
+        "output_dir": str(tmp / "other"),
+    }
+    run_tournament(load_config(data), progress=False, plots=False, print_table=False)
+    shutil.copyfile(tmp / "other" / RUN / "games.jsonl", _games(tmp))
+
+
+def append_changed_copy(number: int) -> Mutation:
+    """Append line ``number`` again with another result (more turns): a conflicting copy."""
+
+    def mutate(tmp: Path) -> None:
+        record = json.loads(_games(tmp).read_text().splitlines()[number - 1])
+        record["turns"] += 1
+        with _games(tmp).open("a") as f:
+            f.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+    return mutate
+
+
+def into_fifo(name: str) -> Mutation:
+    """Replace a file of the run folder by a FIFO (reading it would wait for a writer)."""
+
+    def mutate(tmp: Path) -> None:
+        (tmp / RUN / name).unlink()
+        os.mkfifo(tmp / RUN / name)
+
+    return mutate
+
+
+def into_link(name: str, target: str) -> Mutation:
+    """Replace a file of the run folder by a symbolic link (``/dev/zero`` never ends)."""
+
+    def mutate(tmp: Path) -> None:
+        (tmp / RUN / name).unlink()
+        (tmp / RUN / name).symlink_to(target)
+
+    return mutate
+
+
+_HELD: list[FolderLock] = []
+"""Locks held by a case's mutation for the length of the case (released after it)."""
+
+
+def held_by_another_run(tmp: Path) -> None:
+    """Hold the run folder's lock, as a run in progress does."""
+    lock = FolderLock(tmp / RUN, "tournament run")
+    lock.acquire()
+    _HELD.append(lock)
 
 
 def _set(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
@@ -289,6 +356,74 @@ CASES: list[Case] = [
         names=("line 8", "ranks"),
     ),
     Case("log_is_a_folder", "file", into_folder("games.jsonl"), names=("games.jsonl",)),
+    # games of another run, or two results for one game
+    Case(
+        "log_of_another_seed",
+        "file",
+        another_seeds_log,
+        names=("games.jsonl: line 1", "seed 3", "another run", "--fresh"),
+    ),
+    Case(
+        "log_one_foreign_line",
+        "file",
+        edit_line(5, _set("key", 12345)),
+        names=("line 5", "key 12345", "another run"),
+    ),
+    Case(
+        "log_one_foreign_line_process",
+        "file",
+        edit_line(2, _set("key", 2**64 - 1)),
+        names=("line 2", f"key {2**64 - 1}"),
+        process=True,
+    ),
+    Case(
+        "log_conflicting_copy_of_a_game",
+        "file",
+        append_changed_copy(2),
+        names=("games.jsonl: line 9", "another result than line 2", "--fresh"),
+    ),
+    # files that are not regular files: refused at once, never read
+    Case("log_is_a_fifo", "file", into_fifo("games.jsonl"), names=("games.jsonl", "regular")),
+    Case(
+        "log_is_dev_zero",
+        "file",
+        into_link("games.jsonl", "/dev/zero"),
+        names=("games.jsonl", "regular"),
+    ),
+    Case(
+        "config_json_is_a_fifo",
+        "file",
+        into_fifo("config.json"),
+        names=("config.json", "regular"),
+    ),
+    Case(
+        "meta_is_a_fifo_process",
+        "file",
+        into_fifo("games.meta.json"),
+        names=("games.meta.json", "regular"),
+        process=True,
+    ),
+    Case(
+        "meta_is_dev_zero",
+        "file",
+        into_link("games.meta.json", "/dev/zero"),
+        names=("games.meta.json", "regular"),
+    ),
+    # the folder held by a run in progress
+    Case(
+        "folder_in_use",
+        "file",
+        held_by_another_run,
+        names=(f"in use by another process (pid {os.getpid()})",),
+    ),
+    Case(
+        "folder_in_use_fresh_process",
+        "file",
+        held_by_another_run,
+        ("--fresh",),
+        names=(f"pid {os.getpid()}",),
+        process=True,
+    ),
     Case(
         "log_middle_line_garbage_process",
         "file",
@@ -445,6 +580,45 @@ CASES: list[Case] = [
     ),
     Case("players_not_a_number", "cli", None, ("--name", "x", "--players", "two"), ("two",)),
     Case(
+        "sprt_alpha_nan_in_the_config",
+        "cli",
+        make_file(
+            "sprt.yaml",
+            b"name: x\nformat: gauntlet\ncandidate: random\nparticipants: [mixbot]\n"
+            b"sprt: {alpha: .nan}\n",
+        ),
+        ("--config", "{tmp}/sprt.yaml"),
+        ("sprt.alpha: expected a number in (0, 0.5), got nan",),
+    ),
+    Case(
+        "sprt_nan_on_the_command_line",
+        "cli",
+        None,
+        SPRT_NAN_ARGV,
+        ("sprt.elo0", "nan"),
+    ),
+    Case(
+        "rules_file_as_the_config",
+        "cli",
+        None,
+        ("--config", str(ROOT / "configs" / "rules" / "official.yaml")),
+        ("official.yaml is a rules file, not a tournament config", "--rules"),
+    ),
+    Case(
+        "rules_file_with_switches_as_the_config",
+        "cli",
+        None,
+        ("--config", str(ROOT / "configs" / "rules" / "street.yaml"), "--name", "x"),
+        ("street.yaml is a rules file", "--rules"),
+    ),
+    Case(
+        "name_with_a_nul",
+        "cli",
+        make_file("nul.yaml", b'name: "t\\0x"\nparticipants: [random, mixbot]\n'),
+        ("--config", "{tmp}/nul.yaml"),
+        ("name", "contains a NUL character"),
+    ),
+    Case(
         "output_dir_is_a_file",
         "cli",
         make_file("a_file.txt", b"keep me\n"),
@@ -505,11 +679,20 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp
 
 
+@pytest.fixture(autouse=True)
+def _release_held() -> Iterator[None]:
+    yield
+    while _HELD:
+        _HELD.pop().release()
+
+
 def _snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every path under ``folder`` with its bytes (``None`` for folders)."""
+    """Every path under ``folder`` with its bytes (``None`` for folders, FIFOs and devices),
+    the run folders' ``.lock`` left out (it records the pid of the last run)."""
     return {
         str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
         for p in sorted(folder.rglob("*"))
+        if p.name != FolderLock.LOCK_NAME
     }
 
 
@@ -544,6 +727,7 @@ def _assert_refused(code: int, out: str, err: str, names: tuple[str, ...]) -> No
 # --- the tests -----------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(60)  # a FIFO or /dev/zero read would hang: refused at once instead
 @pytest.mark.parametrize("case", _ids("file"), ids=lambda c: c.id)
 def test_bad_run_folder_is_refused(
     case: Case, played: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
