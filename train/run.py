@@ -16,15 +16,25 @@ TensorBoard), and writes checkpoints:
 
 A run never silently replaces another: training into a folder that already holds a run is
 refused unless it resumes (``--resume``) or starts over (``--overwrite``, which first removes
-the old run's files). Ctrl-C saves ``latest.zip`` and says how to resume.
+the old run's files). A running run holds the folder's lock (``.lock``,
+:class:`uno_env.files.FolderLock`) until it ends, so a second run on the same folder is
+refused, naming the first one's pid. Ctrl-C saves ``latest.zip`` and says how to resume.
+
+Every file is written to a temporary name, flushed to disk and renamed over the old one
+(a group of files, such as the league or the exported agent, is written into a scratch
+folder first and then renamed file by file), so a full disk or a crash leaves each file
+whole: the old checkpoint or the new one. A failed write ends the run with one line naming
+the file and how to go on (``--resume`` continues from the last checkpoint written).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -51,6 +61,7 @@ from train.export import export_policy, git_commit, snapshot_policy
 from train.league import League
 from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.files import FolderInUseError, FolderLock, write_atomically
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 
@@ -60,6 +71,7 @@ __all__ = [
     "LabCallback",
     "RunExistsError",
     "RunResult",
+    "RunWriteError",
     "TrainingInterrupted",
     "evaluate_model",
     "freeze_policy",
@@ -80,9 +92,13 @@ _OWN_STEMS = frozenset({"best", "latest", "config", LEGACY_POLICY_NAME})
 _PARTIAL = ".partial"
 """Suffix of a file being written; renamed over the real name once complete."""
 
-_START_ERRORS = (ValueError, OSError)
+_STAGING = "staging" + _PARTIAL
+"""A scratch folder of the run: a group of files is written there, then renamed into the run."""
+
+_START_ERRORS = (ValueError, OSError, FolderInUseError)
 """What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
-(a bad value, a checkpoint that does not fit), FileNotFoundError, RunExistsError, ..."""
+(a bad value, a checkpoint that does not fit), FileNotFoundError, RunExistsError, the run
+folder in use by another run, ..."""
 
 
 EvaluationHook = Callable[[int, dict[str, EvalResult]], None]
@@ -204,11 +220,89 @@ def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[P
     return existing
 
 
-def _save_atomically(write: Any, path: Path) -> None:
-    """``write(tmp)`` then rename ``tmp`` over ``path``: a crash never leaves half a file."""
+class RunWriteError(OSError):
+    """A file of the run could not be written; the message (its ``strerror``) is one line
+    naming the file and how to go on."""
+
+
+def _write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError:
+    """A failed write as one line: the file, the reason, and how to go on.
+
+    The run can continue from ``latest.zip`` when one was written (each file is replaced
+    whole, so it is the last good checkpoint); without one it starts over.
+    """
+    if isinstance(err, RunWriteError):
+        return err
+    code = err.errno if isinstance(err, OSError) else None
+    reason = err.strerror if isinstance(err, OSError) else None
+    if code is None:  # safetensors reports "I/O error: No space left on device (os error 28)"
+        found = re.search(r"os error (\d+)", str(err))
+        code = int(found.group(1)) if found else errno.EIO
+        reason = os.strerror(code) if found else None
+    reason = reason or _one_line(err)
+    if (run_dir / "latest.zip").is_file():
+        hint = f"free space and continue from the last checkpoint with --resume {run_dir}"
+    else:
+        hint = f"free space and start the run again with --overwrite (no checkpoint in {run_dir})"
+    if code not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        hint = hint.replace("free space", "make the folder writable")
+    return RunWriteError(code, f"cannot write {path}: {reason[:1].lower()}{reason[1:]}; {hint}")
+
+
+def _sync(path: Path) -> None:
+    """Flush a written file to disk (before it is renamed over the old one)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> None:
+    """``write(tmp)``, flush, then rename ``tmp`` over ``path``: never half a file.
+
+    On a failure the temporary file is removed and ``path`` keeps what it held.
+
+    Raises:
+        RunWriteError: one line naming ``path`` (an OSError).
+    """
     partial = path.with_name(path.name + _PARTIAL)
-    write(partial)
-    os.replace(partial, path)
+    try:
+        write(partial)
+        _sync(partial)
+        os.replace(partial, path)
+    except (OSError, SafetensorError) as err:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise _write_failed(err, path, run_dir or path.parent) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
+
+
+def _save_group(write: Callable[[Path], Any], run_dir: Path) -> None:
+    """``write(folder)`` into a scratch folder of the run, then rename each file it wrote
+    into the run: a failure (a full disk) leaves every file of the run whole.
+
+    Raises:
+        RunWriteError: one line naming the file (an OSError).
+    """
+    staging = run_dir / _STAGING
+    try:
+        _remove([staging])
+        staging.mkdir()
+        write(staging)
+        for path in sorted(staging.iterdir()):
+            _sync(path)
+        for path in sorted(staging.iterdir()):
+            os.replace(path, run_dir / path.name)
+    except (OSError, SafetensorError) as err:
+        name = getattr(err, "filename", None)
+        where = run_dir / Path(name).name if name else staging
+        raise _write_failed(err, where, run_dir) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 @contextmanager
@@ -361,7 +455,7 @@ class LabCallback(BaseCallback):
         """Write ``latest.zip`` / ``latest.json`` and the league: all ``--resume`` needs."""
         steps = int(self.model.num_timesteps)
         save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
-        self.league.save(self.config.run_dir)
+        _save_group(self.league.save, self.config.run_dir)
         return self.config.run_dir / "latest.zip"
 
 
@@ -388,7 +482,10 @@ def save_checkpoint(
     """Write ``<tag>.zip`` (SB3, for resuming), ``<tag>.json`` and, for ``best``, the export.
 
     The export of ``best`` is named after the run (:func:`policy_path`) and copied to
-    ``best_policy.*``, the name older scripts read.
+    ``best_policy.*``, the name older scripts read. Every file is replaced whole.
+
+    Raises:
+        RunWriteError: (an OSError) one line naming the file that could not be written.
     """
     run_dir = config.run_dir
     _save_atomically(model.save, run_dir / f"{tag}.zip")
@@ -403,15 +500,25 @@ def save_checkpoint(
         "git_commit": git_commit(),
         "config": config.to_dict(),
     }
-    _save_atomically(lambda p: p.write_text(json.dumps(meta, indent=2)), run_dir / f"{tag}.json")
+    record = run_dir / f"{tag}.json"
+    try:
+        write_atomically(record, json.dumps(meta, indent=2))
+    except OSError as err:
+        raise _write_failed(err, record, run_dir) from None
     if tag == "best":
         extra = {"steps": steps, "evaluations": evaluations, "seed": config.seed}
         stem = policy_path(config)
-        weights = export_policy(model, stem, config.name, config.algorithm, rules, extra)
-        if stem.name != LEGACY_POLICY_NAME:
-            legacy = run_dir / LEGACY_POLICY_NAME
-            shutil.copyfile(weights, legacy.with_suffix(".safetensors"))
-            shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
+
+        def export(folder: Path) -> None:
+            weights = export_policy(
+                model, folder / stem.name, config.name, config.algorithm, rules, extra
+            )
+            if stem.name != LEGACY_POLICY_NAME:
+                legacy = folder / LEGACY_POLICY_NAME
+                shutil.copyfile(weights, legacy.with_suffix(".safetensors"))
+                shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
+
+        _save_group(export, run_dir)
 
 
 def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
@@ -510,9 +617,56 @@ def _best_score(run_dir: Path, first_bot: str) -> float:
         ) from err
 
 
+class _RunLock:
+    """The run folder's lock, taken as late as possible and undone on a failed start.
+
+    Taking it creates the folder (and ``.lock``) when missing; a start that fails after
+    that removes what it created, so a refused run leaves the disk as it found it.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.lock = FolderLock(run_dir, "training run")
+        self.created: list[Path] = []
+        self.made_lock_file = False
+
+    def take(self) -> None:
+        """Create the folder if needed and hold its lock (nothing when held already).
+
+        Raises:
+            FolderInUseError: another run holds it; the message names its pid.
+            OSError: the folder or its lock file cannot be created.
+        """
+        if self.lock.held:
+            return
+        missing = []
+        for folder in (self.run_dir, *self.run_dir.parents):
+            if folder.exists() or folder.is_symlink():
+                break
+            missing.append(folder)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.created = missing  # deepest first: the order to remove them in
+        self.made_lock_file = not (self.run_dir / FolderLock.LOCK_NAME).exists()
+        self.lock.acquire()
+
+    def release(self, undo: bool = False) -> None:
+        """Drop the lock; with ``undo``, remove the lock file and folders it created."""
+        if undo and self.lock.held and self.made_lock_file:
+            with contextlib.suppress(OSError):
+                (self.run_dir / FolderLock.LOCK_NAME).unlink()
+        self.lock.release()
+        if undo:
+            for folder in self.created:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty (something else is there): keep it and above
+                    break
+            self.created = []
+
+
 @dataclass
 class _Session:
-    """A started run: everything :func:`_learn` needs."""
+    """A started run: everything :func:`_learn` needs (it holds the run folder's lock)."""
 
     config: TrainConfig
     rules: Rules
@@ -521,6 +675,7 @@ class _Session:
     league: League
     callback: LabCallback
     resume: bool
+    lock: _RunLock
 
 
 def _start(
@@ -533,23 +688,35 @@ def _start(
 ) -> _Session:
     """Check the run folder, build the env, league and model; write nothing before it works.
 
-    An old run is removed (``overwrite``) only once the new one has been built.
+    The run folder's lock is taken before the model is built or loaded and held until
+    :func:`_learn` ends (a run that holds it already is named at once). An old run is
+    removed (``overwrite``) only once the new one has been built.
+
+    Raises:
+        FolderInUseError: another run holds the folder; the message names its pid.
     """
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
     run_dir = config.run_dir
-    stale = _check_run_dir(config, resume, overwrite)
-    league = League(config.opponents, rules, seed=config.seed)
-    env = VecMonitor(
-        UnoVecEnv(
-            config.num_envs,
-            rules,
-            opponents=league.pool,
-            seed=config.seed,
-            learner_seat=config.seat,
-        )
-    )
+    lock = _RunLock(run_dir)
+    env = None
     try:
+        if (run_dir / FolderLock.LOCK_NAME).is_file():
+            lock.take()  # a run that is still going is named before anything else
+        _check_run_dir(config, resume, overwrite)
+        league = League(config.opponents, rules, seed=config.seed)
+        env = VecMonitor(
+            UnoVecEnv(
+                config.num_envs,
+                rules,
+                opponents=league.pool,
+                seed=config.seed,
+                learner_seat=config.seat,
+            )
+        )
+        lock.take()
+        # Again, now that no other run can start here: one may have begun meanwhile.
+        stale = _check_run_dir(config, resume, overwrite)
         best_score = -1.0
         if resume:
             model = _load_resume_checkpoint(run_dir / "latest.zip", config.algorithm, env)
@@ -560,15 +727,16 @@ def _start(
             if config.init_from is not None:
                 initialise_from(model, config.init_from, rules)
         _remove(stale)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.yaml").write_text(config.to_yaml())
+        _save_atomically(lambda p: p.write_text(config.to_yaml()), run_dir / "config.yaml")
     except BaseException:
-        env.close()
+        if env is not None:
+            env.close()
+        lock.release(undo=True)
         raise
     callback = LabCallback(
         config, rules, league, best_score, progress_bar, log, on_evaluation=on_evaluation
     )
-    return _Session(config, rules, env, model, league, callback, resume)
+    return _Session(config, rules, env, model, league, callback, resume, lock)
 
 
 def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResult:
@@ -608,10 +776,11 @@ def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResu
                 checkpoint: Path | None = callback.save_latest()
                 reason = ""
             except OSError as err:
-                checkpoint, reason = None, str(err)
+                checkpoint, reason = None, err.strerror or _one_line(err)
         raise TrainingInterrupted(config.run_dir, steps, checkpoint, reason) from interrupt
     finally:
         session.env.close()
+        session.lock.release()
     stem = policy_path(config)
     exported = [p.with_suffix(".safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))]
     return RunResult(
@@ -652,13 +821,16 @@ def train(
             ``overwrite`` is set.
         FileNotFoundError: to resume a run without ``latest.zip``, or a missing ``init_from``.
         ValueError: for a config the envs refuse or an ``init_from`` that does not fit.
+        FolderInUseError: another run holds ``config.run_dir``; the message names its pid.
+        RunWriteError: (an OSError) a checkpoint could not be written (a full disk); the
+            message names the file and says how to continue.
         TrainingInterrupted: on Ctrl-C, once ``latest.zip`` is saved.
     """
     session = _start(config, resume, overwrite, progress_bar, log, on_evaluation)
     return _learn(session, progress_bar, log)
 
 
-def _one_line(err: BaseException) -> str:
+def _one_line(err: BaseException | str) -> str:
     """An exception's message on one line (YAML and numpy messages span several)."""
     return " ".join(str(err).split()) or type(err).__name__
 
@@ -794,6 +966,13 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     _stop_on_sigterm()
     try:
         result = _learn(session, progress, sys.stderr)
+    except OSError as err:  # the machine, not the input: a full disk, a failed write
+        if not isinstance(err, RunWriteError):
+            err = _write_failed(
+                err, getattr(err, "filename", None) or config.run_dir, config.run_dir
+            )
+        print(f"{parser.prog}: error: {_one_line(err.strerror or err)}", file=sys.stderr)
+        raise SystemExit(1) from None
     except TrainingInterrupted as stop:
         if stop.checkpoint is None:
             print(

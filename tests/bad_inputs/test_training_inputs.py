@@ -1,4 +1,4 @@
-"""Bad inputs to training runs (issue 12): each must end in one clear line, nothing lost.
+"""Bad inputs to training runs: each must end in one clear line, nothing lost.
 
 Every case runs ``python -m train.ppo`` / ``train.dqn`` / ``train.export`` in-process
 (``main(argv)``, a few through a real subprocess for the exit path) on a folder prepared
@@ -9,20 +9,31 @@ by its ``setup``, and checks that
 * no "Traceback" is printed;
 * every file of the folder is still there with the same bytes, and nothing was added (a
   refused run writes nothing: no ``tb/ppo_2`` next to ``tb/ppo_1``).
+
+Two faults of the machine rather than the input follow the catalogue: a run folder held by
+another run (refused, naming its pid), and a checkpoint that cannot be written (a full disk:
+one line naming the file, exit status 1, and ``--resume`` continues from the last good
+checkpoint).
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from stable_baselines3.common.base_class import BaseAlgorithm
 from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
 from train import dqn, export, ppo
+from uno_env.files import FolderLock
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
@@ -80,6 +91,28 @@ def _both(*setups: Callable[[Path], None]) -> Callable[[Path], None]:
 def _run_config(relative: str) -> Callable[[Path], None]:
     """A run folder holding only the tiny PPO config."""
     return write_file(relative, PPO_TINY.read_bytes())
+
+
+_HELD: list[FolderLock] = []
+"""Locks held by a case's set-up for the length of the case (released after it)."""
+
+
+def _held(relative: str) -> Callable[[Path], None]:
+    """Hold the lock of ``<folder>/<relative>`` as a run in progress would."""
+
+    def setup(folder: Path) -> None:
+        lock = FolderLock(folder / relative, "training run")
+        lock.acquire()
+        _HELD.append(lock)
+
+    return setup
+
+
+@pytest.fixture(autouse=True)
+def _release_held() -> Iterator[None]:
+    yield
+    while _HELD:
+        _HELD.pop().release()
 
 
 CORRUPT_ZIP = b"PK\x03\x04 this is not really a zip archive" + bytes(range(256))
@@ -201,6 +234,21 @@ CASES: list[Case] = [
         args("--config", str(PPO_TINY), "--no-progress", "--set", "runs_dir={folder}/afile"),
         "afile",
         write_file("afile", b"not a folder"),
+    ),
+    # ------------------------------------------------------- a run folder held by a run
+    Case(
+        "resume_a_run_in_progress",
+        "ppo",
+        args("--resume", "{folder}/runs/ppo_tiny", "--no-progress"),
+        f"in use by another process (pid {os.getpid()})",
+        _both(_earlier_run("ppo_tiny", PPO_TINY), _held("runs/ppo_tiny")),
+    ),
+    Case(
+        "overwrite_a_run_in_progress",
+        "dqn",
+        train_args(DQN_TINY),
+        f"in use by another process (pid {os.getpid()})",
+        _both(_earlier_run("dqn_tiny", DQN_TINY), _held("runs/dqn_tiny")),
     ),
     # ----------------------------------------------------------------------- init_from
     Case(
@@ -359,3 +407,68 @@ def test_bad_training_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFi
     assert lines and "error:" in lines[-1], err
     assert case.names in err, err
     assert snapshot(tmp_path) == before, "files changed, appeared or were lost"
+
+
+# --- a checkpoint that cannot be written ------------------------------------------------------
+
+_QUICK = (
+    "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=64", "total_steps=128", "eval.every=64",
+    "eval.games=10", "opponents.snapshot_every=64",
+)  # fmt: skip
+"""A run of two rollouts of 64 steps, each followed by an evaluation and a checkpoint."""
+
+
+_SAVE = BaseAlgorithm.save
+"""SB3's own ``save`` (the tests replace it)."""
+
+
+def _disk_full_at(steps: int) -> Callable[..., Any]:
+    """``BaseAlgorithm.save`` on a disk that fills when ``latest.zip`` of ``steps`` is written:
+    part of the file is written, then the write fails as a full disk does."""
+    real = _SAVE
+
+    def save(self: BaseAlgorithm, path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name.startswith("latest.zip") and self.num_timesteps >= steps:
+            Path(path).write_bytes(b"PK\x03\x04 the first kilobytes of a checkpoint")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(self, path, *args, **kwargs)
+
+    return save
+
+
+def test_a_checkpoint_that_cannot_be_written_ends_in_one_line_and_the_run_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["--config", str(PPO_TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
+    for item in _QUICK:
+        argv += ["--set", item]
+    run_dir = tmp_path / "ppo_tiny"
+
+    # The disk fills at the first checkpoint: nothing to resume from, so start over.
+    monkeypatch.setattr(BaseAlgorithm, "save", _disk_full_at(64))
+    code, out, err = run_entry("train.ppo", ppo.main, argv, capsys)
+    assert code == 1, (code, err)
+    assert "Traceback" not in out + err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m train.ppo: error: cannot write ")
+    assert f"{run_dir / 'latest.zip'}: no space left on device" in last
+    assert "--overwrite" in last
+    assert not (run_dir / "latest.zip").exists()
+    assert not list(run_dir.glob("*.partial")), "no temporary file is left behind"
+
+    # Started over, the disk fills at the second checkpoint: the first one is intact.
+    monkeypatch.setattr(BaseAlgorithm, "save", _disk_full_at(128))
+    code, out, err = run_entry("train.ppo", ppo.main, [*argv, "--overwrite"], capsys)
+    assert code == 1, (code, err)
+    last = err.strip().splitlines()[-1]
+    assert f"{run_dir / 'latest.zip'}: no space left on device" in last
+    assert f"--resume {run_dir}" in last and "Traceback" not in out + err
+    assert json.loads((run_dir / "latest.json").read_text())["steps"] == 64
+    assert not list(run_dir.glob("*.partial"))
+
+    # Space again: the run continues from the checkpoint of step 64 to its end.
+    monkeypatch.undo()
+    resumed = ppo.main(["--resume", str(run_dir), "--no-progress"])
+    assert resumed.steps == 128
+    assert json.loads((run_dir / "latest.json").read_text())["steps"] == 128
+    assert "resuming ppo" in capsys.readouterr().err

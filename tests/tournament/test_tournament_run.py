@@ -4,7 +4,12 @@
 * Resume after ``kill -9``: a real CLI subprocess is killed mid-run; restarting it loses no
   finished game, duplicates none, and ends with exactly the games of an uninterrupted run.
 * The game log: a torn last line is dropped and the file repaired; corruption elsewhere
-  raises.
+  raises; lines of another run (another seed's log, one foreign line, a second result for
+  one game) are refused and the files left as they were.
+* A full disk: a failed append is taken back whole and ends the run in one line; the resume
+  (as the resume of a log holding part of a chunk) plays exactly the games of an
+  uninterrupted run.
+* One run per folder: a second run on a held folder is refused, naming the holder's pid.
 * A run folder of another config is refused (``--fresh`` starts over); ``deal_sets`` may grow.
 * The SPRT stops an A/B run by itself, and a resumed run does not play on.
 * Outputs: summary.json, leaderboard.csv, PNG plots, the terminal table; config errors.
@@ -13,6 +18,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -26,11 +32,13 @@ import pytest
 from support import ROOT
 from support.agents import write_tiny_agent
 
+from tournament import results
 from tournament.cli import main as cli_main
 from tournament.config import load_config
 from tournament.results import GameRecord, ResultStore
 from tournament.runner import run_tournament
 from uno_env.configuration import ConfigError
+from uno_env.files import FolderInUseError, FolderLock
 
 
 def _config(tmp: Path, **changes: Any) -> dict[str, Any]:
@@ -134,7 +142,7 @@ def test_resume_after_kill_minus_nine(tmp_path: Path) -> None:
     assert proc.poll() is None, "the run ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    before = log.read_text().splitlines()
+    before = _whole_chunks(log.read_text().splitlines(keepends=True), 60)
     assert 0 < len(before) < total, "killed in the middle"
     assert workers, "the run used worker processes"
     deadline = time.monotonic() + 10
@@ -144,7 +152,7 @@ def test_resume_after_kill_minus_nine(tmp_path: Path) -> None:
     # Restart: it resumes, and the result is exactly an uninterrupted run's.
     done = subprocess.run([*args, str(tmp_path / "run")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    after = log.read_text().splitlines()
+    after = log.read_text().splitlines(keepends=True)
     units = [tuple(json.loads(x)[k] for k in ("deal", "seating", "variant")) for x in after]
     assert len(units) == len(set(units)) == total, "no game lost, none duplicated"
     assert after[: len(before)] == before, "finished games are kept as they were"
@@ -166,8 +174,22 @@ def test_resume_after_kill_minus_nine(tmp_path: Path) -> None:
         plots=False,
         print_table=False,
     )
-    assert sorted(after) == _sorted_lines(tmp_path / "ref" / "killed" / "games.jsonl")
+    assert sorted(x.rstrip("\n") for x in after) == _sorted_lines(
+        tmp_path / "ref" / "killed" / "games.jsonl"
+    )
     assert _without_run(reference) == _without_run(summary)
+
+
+def _whole_chunks(lines: list[str], per_chunk: int) -> list[str]:
+    """The lines of the chunks a log holds whole (a kill inside a write may leave part of
+    one, with a torn last line: the resume drops those and plays that chunk again)."""
+    lines = [x for x in lines if x.endswith("\n")]
+    deals_per_chunk = per_chunk // 2  # two seatings per deal set
+    count: dict[int, int] = {}
+    for line in lines:
+        chunk = json.loads(line)["deal"] // deals_per_chunk
+        count[chunk] = count.get(chunk, 0) + 1
+    return [x for x in lines if count[json.loads(x)["deal"] // deals_per_chunk] == per_chunk]
 
 
 def _record(deal: int) -> GameRecord:
@@ -418,3 +440,145 @@ def test_a_torn_last_line_is_repaired_only_after_the_checks(tmp_path: Path) -> N
     assert log.read_bytes() == torn, "a refused run leaves the log as it was"
     resumed = _run(_config(tmp_path, deal_sets=4))
     assert resumed["run"]["games_resumed"] == 24 and log.read_text().endswith("}\n")
+
+
+# --- games of another run ---------------------------------------------------------------------
+
+
+def _other_seeds_log(tmp: Path) -> list[str]:
+    _run(_config(tmp / "other", deal_sets=4, seed=12))
+    return (tmp / "other" / "t" / "games.jsonl").read_text().splitlines(keepends=True)
+
+
+def test_games_of_another_run_are_refused_and_the_files_left_as_they_were(
+    tmp_path: Path,
+) -> None:
+    _run(_config(tmp_path, deal_sets=4))
+    folder = tmp_path / "t"
+    own = (folder / "games.jsonl").read_text().splitlines(keepends=True)
+    foreign = _other_seeds_log(tmp_path)
+    changed = json.loads(own[1])
+    changed["turns"] += 1
+    second_result = json.dumps(changed, separators=(",", ":")) + "\n"
+    for lines, named in (
+        (foreign, "line 1"),  # the whole log of another seed
+        ([*own[:5], foreign[5], *own[6:]], "line 6"),  # one line of it
+        ([*own, second_result], f"line {len(own) + 1} gives game"),  # two results for one game
+    ):
+        (folder / "games.jsonl").write_text("".join(lines))
+        before = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != ".lock"}
+        with pytest.raises(ConfigError, match="another r") as err:
+            _run(_config(tmp_path, deal_sets=4))
+        assert named in str(err.value) and "--fresh" in str(err.value)
+        assert "\n" not in str(err.value)
+        after = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != ".lock"}
+        assert after == before, "a refused run changes nothing"
+    # An exact copy of a line is the same game: it is counted and ignored.
+    (folder / "games.jsonl").write_text("".join([*own, own[3]]))
+    again = _run(_config(tmp_path, deal_sets=4))
+    assert again["run"]["games_resumed"] == len(own) and again["run"]["games_played"] == 0
+
+
+# --- a full disk, a chunk written in part -------------------------------------------------------
+
+
+def _disk_full_after(appends: int, kept: int) -> Any:
+    """``results._write_all`` on a disk that fills during append number ``appends``: the
+    first ``kept`` bytes of that chunk are written, then the write fails."""
+    real = results._write_all
+    calls: list[int] = []
+
+    def write_all(fd: int, data: bytes) -> None:
+        calls.append(1)
+        if len(calls) < appends:
+            real(fd, data)
+            return
+        os.write(fd, data[:kept])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    return write_all
+
+
+def test_a_full_disk_keeps_whole_chunks_and_the_resume_plays_an_uninterrupted_runs_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = _run(_config(tmp_path / "ref", deal_sets=20, games_per_chunk=30))
+    expected = _sorted_lines(tmp_path / "ref" / "t" / "games.jsonl")
+    log = tmp_path / "run" / "t" / "games.jsonl"
+
+    monkeypatch.setattr(results, "_write_all", _disk_full_after(3, 2500))
+    with pytest.raises(OSError, match="no space left on device") as err:
+        _run(_config(tmp_path / "run", deal_sets=20, games_per_chunk=30))
+    assert str(log) in str(err.value) and "rerun the same command" in str(err.value)
+    lines = log.read_text().splitlines(keepends=True)
+    assert len(lines) == 2 * 30 and lines[-1].endswith("\n"), "two whole chunks, no part"
+
+    # Through the command line: one line, exit status 1, nothing more on disk.
+    monkeypatch.setattr(results, "_write_all", _disk_full_after(1, 100))
+    argv = ["--name", "t", "--participants", "random", "greedy_points", "mixbot"]
+    argv += ["--deal-sets", "20", "--games-per-chunk", "30", "--bootstrap", "50", "--seed", "11"]
+    argv += ["--no-progress", "--no-plots", "--output-dir", str(tmp_path / "run")]
+    assert cli_main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.out + captured.err
+    assert captured.err.startswith("error: no space left on device: cannot append games to ")
+    assert log.read_text().splitlines(keepends=True) == lines
+
+    monkeypatch.undo()
+    resumed = _run(_config(tmp_path / "run", deal_sets=20, games_per_chunk=30))
+    assert resumed["run"]["games_resumed"] == 60
+    assert _sorted_lines(log) == expected
+    assert _without_run(resumed) == _without_run(reference)
+
+
+def test_a_chunk_written_in_part_is_played_again_whole(tmp_path: Path) -> None:
+    """What a crash inside a write leaves: part of a chunk (at the end of the log, with a
+    torn line, or anywhere in it): it is dropped and played in its own batch again."""
+    reference = _run(_config(tmp_path, deal_sets=20, games_per_chunk=30))
+    folder = tmp_path / "t"
+    full = (folder / "games.jsonl").read_text().splitlines(keepends=True)
+    expected = sorted(x.rstrip("\n") for x in full)
+    for lines in (
+        [*full[:30], *full[30:47], full[47][:40]],  # part of the second chunk, a torn line
+        [*full[:20], *full[30:60]],  # part of the first chunk, then the second whole
+        [*full[:30], *full[30:44]],  # cut at a deal set's end: still part of the chunk
+    ):
+        (folder / "games.jsonl").write_text("".join(lines))
+        resumed = _run(_config(tmp_path, deal_sets=20, games_per_chunk=30))
+        assert resumed["run"]["games_resumed"] == 30
+        assert sorted(x.rstrip("\n") for x in (folder / "games.jsonl").open()) == expected
+        assert _without_run(resumed) == _without_run(reference)
+
+
+def test_a_grown_run_keeps_the_short_chunk_of_the_shorter_run(tmp_path: Path) -> None:
+    """A chunk that ends where a shorter run ended is whole: growing the run keeps it."""
+    _run(_config(tmp_path, deal_sets=6))  # 18 deal sets: chunks of 15, the second has 3
+    log = (tmp_path / "t" / "games.jsonl").read_text()
+    meta = json.loads((tmp_path / "t" / "games.meta.json").read_text())
+    assert meta["deal_set_counts"] == [18]
+    grown = _run(_config(tmp_path, deal_sets=8))
+    assert grown["run"]["games_resumed"] == 36 and grown["run"]["games_played"] == 12
+    assert (tmp_path / "t" / "games.jsonl").read_text().startswith(log)
+    meta = json.loads((tmp_path / "t" / "games.meta.json").read_text())
+    assert meta["deal_set_counts"] == [18, 24]
+
+
+# --- one run per folder ---------------------------------------------------------------------
+
+
+def test_a_second_run_on_a_held_folder_is_refused_naming_the_pid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(_config(tmp_path, deal_sets=4))
+    folder = tmp_path / "t"
+    log = (folder / "games.jsonl").read_bytes()
+    with FolderLock(folder, "tournament run"):
+        with pytest.raises(FolderInUseError, match=f"pid {os.getpid()}"):
+            _run(_config(tmp_path, deal_sets=8))
+        argv = ["--name", "t", "--participants", "random", "greedy_points", "mixbot"]
+        argv += ["--seed", "11", "--fresh", "--no-progress", "--output-dir", str(tmp_path)]
+        assert cli_main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"in use by another process (pid {os.getpid()})" in err
+        assert (folder / "games.jsonl").read_bytes() == log, "--fresh discarded nothing"
+    assert _run(_config(tmp_path, deal_sets=8))["run"]["games_played"] == 24
