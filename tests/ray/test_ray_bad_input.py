@@ -2,7 +2,9 @@
 
 * an address that cannot be reached (tournament, strength, sweep), refused within 30 s;
 * a sweep key the training config does not have; an empty search space; a bad range;
-* Ray missing: the command says how to install it.
+* Ray missing: the command says how to install it;
+* a tournament run folder held by another run: refused before Ray is asked for, naming the
+  holder's pid (the driver holds the folder; the workers never touch it).
 
 No Ray is started in this module.
 """
@@ -10,6 +12,7 @@ No Ray is started in this module.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,6 +26,7 @@ from support.optional import require
 from agents.strength import main as strength_main
 from tournament.cli import main as tournament_main
 from train.sweep import main as sweep_main
+from uno_env.files import FolderLock
 
 UNREACHABLE = "127.0.0.1:9"
 """The discard port: nothing listens there."""
@@ -107,3 +111,19 @@ def test_a_sweep_folder_of_another_config_is_refused(
     assert sweep_main(["--config", str(_sweep_file(tmp_path))]) == 2
     err = capsys.readouterr().err
     assert "another config" in err and "sweep.search_space" in err and "--fresh" in err
+
+
+def test_a_held_run_folder_is_refused_before_ray_is_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # asking for Ray would say "pip install"
+    (tmp_path / "held").mkdir()
+    args = ["--name", "held", "--participants", "random", "mixbot", "--deal-sets", "2"]
+    args += ["--output-dir", str(tmp_path), "--backend", "ray", "--address", UNREACHABLE]
+    with FolderLock(tmp_path / "held", "tournament run"):
+        start = time.monotonic()
+        assert tournament_main(args) == 2
+        assert time.monotonic() - start < 30
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"in use by another process (pid {os.getpid()})" in err
+    assert [p.name for p in (tmp_path / "held").iterdir()] == [".lock"]
