@@ -41,6 +41,7 @@ from agents.agent_files import (
     shown,
     tensor_header,
 )
+from agents.shipped import shipped_agent_path
 from uno_env.cards import NUM_ACTIONS
 from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
@@ -449,7 +450,8 @@ def load_policy(
     layers the metadata describes. The weights must be finite.
 
     Args:
-        path: The ``.safetensors`` file (or its ``.json``, or the path without suffix).
+        path: The ``.safetensors`` file (or its ``.json``, or the path without suffix), or
+            a shipped agent's name (``"ppo_official_2p"``, see :mod:`agents.shipped`).
         rules: If given, the policy must have been trained under exactly these rules.
         deterministic: Argmax (default) or sampling.
         seed: Seed of the sampling.
@@ -460,6 +462,9 @@ def load_policy(
             (the message names the file and what to do).
         CheckpointMismatchError: if the rules or observation version differ.
     """
+    shipped = shipped_agent_path(str(path))
+    if shipped is not None and not Path(path).exists():  # a shipped agent by name
+        path = shipped
     weights, meta_path = agent_paths(path)
     meta = PolicyMetadata.from_json(
         read_bounded(meta_path, MAX_METADATA_BYTES), where=str(meta_path)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import AGENT_NAMES, make_agent
+from agents.shipped import shipped_agent_names, shipped_agent_path
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
 
@@ -59,8 +60,9 @@ _AGENT_FORMS = (
 
 def _unknown(spec: str) -> ValueError:
     return ValueError(
-        f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}) or the path of an "
-        "exported agent (a .safetensors file with its .json metadata beside it)"
+        f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}), a shipped "
+        f"agent ({', '.join(shipped_agent_names())}) or the path of an exported agent (a "
+        ".safetensors file with its .json metadata beside it)"
     )
 
 
@@ -97,8 +99,8 @@ def policy_factory(
     than when the first game starts; the policies built share its network.
 
     Args:
-        spec: A name of :data:`agents.AGENT_NAMES` (bots and search agents), or the path of
-            an exported agent.
+        spec: A name of :data:`agents.AGENT_NAMES` (bots and search agents), a shipped
+            agent's name (``ppo_official_2p``) or the path of an exported agent.
         rules: The rules the agent will play (Rules, a preset name, a YAML path or a
             mapping); an exported agent must have been trained under them. Unused for bots.
 
@@ -117,6 +119,9 @@ def policy_factory(
         )
     if rules is not None and not isinstance(rules, Rules):
         rules = load_rules(rules)  # a preset name, a YAML path or a mapping
+    shipped = shipped_agent_path(text) if not is_agent_file(text) else None
+    if shipped is not None:  # a shipped agent by name; a file of that name comes first
+        text = str(shipped)
     if text in AGENT_NAMES:
 
         def build_bot(seed: Seed) -> Policy:
@@ -133,7 +138,7 @@ def policy_factory(
                 seed = int(seed.integers(2**62))
             return TorchPolicy(loaded.net, loaded.meta, seed=seed)
 
-        return PolicyFactory(Path(text).stem, build_learned)
+        return PolicyFactory(Path(text).stem if shipped is None else str(spec), build_learned)
     raise _not_an_agent(text)
 
 

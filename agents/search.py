@@ -46,6 +46,7 @@ import numpy.typing as npt
 from agents.plain_bots import PLAIN_BOTS
 from agents.rollout import FAST_ROLLOUT, play_out
 from agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
+from agents.shipped import SHIPPED_DIR
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -401,7 +402,6 @@ def strong_pimc(seed: Seed = None) -> PimcAgent:
 
 GUIDED_ROLLOUTS = 1024
 """Rollouts per action of ``pimc_guided`` (about 13 ms per decision at 2 players)."""
-_PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 
 
 @dataclass(frozen=True)
@@ -418,8 +418,8 @@ class GuidedPrior:
 
 
 GUIDED_PRIORS: dict[int, GuidedPrior] = {
-    2: GuidedPrior(_PRETRAINED / "ppo_official_2p_exit.safetensors", PRIOR_WEIGHT),
-    4: GuidedPrior(_PRETRAINED / "ppo_official_4p.safetensors", 0.1),
+    2: GuidedPrior(SHIPPED_DIR / "ppo_official_2p_exit.safetensors", PRIOR_WEIGHT),
+    4: GuidedPrior(SHIPPED_DIR / "ppo_official_4p.safetensors", 0.1),
 }
 """The prior of ``pimc_guided`` by table size (the shipped network of that size); at a table
 size without one it searches unguided."""
@@ -452,6 +452,14 @@ def guided_pimc(seed: Seed = None) -> PimcAgent:
     its choice guided by the shipped network of the table size (:data:`GUIDED_PRIORS`: the
     clone of the search at 2 players, weight :data:`PRIOR_WEIGHT`; the PPO agent at 4,
     weight 0.1; unguided at a table size or under rules without one)."""
+    for guide in GUIDED_PRIORS.values():
+        # Refused now, not when the first game reaches a decision.
+        for needed in (guide.path, guide.path.with_suffix(".json")):
+            if not needed.is_file():
+                raise FileNotFoundError(
+                    f"pimc_guided: its guide {needed} is missing (the installation is "
+                    "incomplete: reinstall uno-lab)"
+                )
     agent = _GuidedPimc(seed=seed, rollouts=GUIDED_ROLLOUTS)
     agent.name = "pimc_guided"
     return agent

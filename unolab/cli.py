@@ -202,6 +202,7 @@ def _cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     from agents import resolve_policy
     from agents.resolve import is_agent_file
+    from agents.shipped import shipped_agent_path
     from uno_env.cards import MAX_PLAYERS
     from uno_env.rules import load_rules
     from unolab.play import agent_mismatch_hint, check_record_path, play_session, random_seed
@@ -232,7 +233,7 @@ def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
         try:
             policies.append(resolve_policy(spec, rules, seed=seed + i))
         except ValueError as err:
-            if not is_agent_file(spec):
+            if not is_agent_file(spec) and shipped_agent_path(spec) is None:
                 raise
             from agents.learned import CheckpointMismatchError
 

@@ -199,11 +199,11 @@ def save_record(path: Path, data: Mapping[str, Any], say: SayFn) -> None:
 
 
 def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
-    """The shipped agents (``agents/pretrained/*.json``) trained under exactly ``rules``."""
+    """The shipped agents (see :mod:`agents.shipped`) trained under exactly ``rules``."""
     if folder is None:
-        import agents  # a lower layer: only its data folder is read
+        from agents.shipped import SHIPPED_DIR
 
-        folder = Path(agents.__file__).resolve().parent / "pretrained"
+        folder = SHIPPED_DIR
     wanted = rules.game_rules()
     found = []
     for meta_path in sorted(folder.glob("*.json")):
@@ -220,11 +220,14 @@ def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
 def agent_mismatch_hint(spec: str | Path, rules: Rules) -> str:
     """What to do when an exported agent was trained for another table.
 
-    Names the table size the agent was trained for, and the shipped agents
-    (``agents/pretrained/``) whose rules fit the requested ones.
+    Names the table size the agent was trained for, and the shipped agents whose rules fit
+    the requested ones.
     """
+    from agents.shipped import shipped_agent_path
+
+    path = shipped_agent_path(str(spec)) or Path(spec)
     try:
-        meta_text = read_regular_text(Path(spec).with_suffix(".json"), _MAX_META_BYTES, "metadata")
+        meta_text = read_regular_text(path.with_suffix(".json"), _MAX_META_BYTES, "metadata")
         meta = json.loads(meta_text)
         trained: int | None = int(meta["rules"]["num_players"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -234,11 +237,10 @@ def agent_mismatch_hint(spec: str | Path, rules: Rules) -> str:
         hint = f"{spec} was trained for {trained} players: play it with --players {trained}. "
     fits = fitting_agents(rules)
     if fits:
-        cwd = Path.cwd()
-        shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in fits]
-        return hint + f"Shipped agents for {rules.num_players} players: {', '.join(shown)}"
+        names = ", ".join(p.stem for p in fits)
+        return hint + f"Shipped agents for {rules.num_players} players: {names}"
     return hint + (
-        f"No shipped agent (agents/pretrained/) fits these rules with {rules.num_players} "
+        f"No shipped agent fits these rules with {rules.num_players} "
         "players: play against bots (mixbot, card_ranking, ...) instead"
     )
 
