@@ -50,6 +50,7 @@ __all__ = [
     "TrainConfig",
     "apply_overrides",
     "check_net_arch",
+    "config_for",
     "load_config",
 ]
 
@@ -505,4 +506,37 @@ def load_config(
         data = {**data, "learner_seat": str(seat)}
     config = from_mapping(TrainConfig, data, where=where)
     _check_init_from(config, where)
+    return config
+
+
+def config_for(
+    source: TrainConfig | str | Path | Mapping[str, Any],
+    algorithm: str,
+    overrides: Sequence[str] = (),
+) -> TrainConfig:
+    """A training config of ``algorithm`` from a config object, a YAML file or a mapping.
+
+    A mapping without ``algorithm`` takes ``algorithm``; a source of another algorithm is
+    refused (a PPO config is not silently trained with DQN).
+
+    Args:
+        source: The config, the path of a YAML config, or a mapping of its keys.
+        algorithm: ``ppo`` or ``dqn``.
+        overrides: ``key=value`` items applied on top (as ``--set``).
+
+    Raises:
+        ConfigError: naming the file or key, for an invalid config or another algorithm.
+    """
+    if isinstance(source, TrainConfig):
+        config = load_config(None, overrides, base=source.to_dict()) if overrides else source
+    elif isinstance(source, Mapping):
+        config = load_config(None, overrides, base={"algorithm": algorithm, **source})
+    else:
+        config = load_config(source, overrides)
+    if config.algorithm != algorithm:
+        raise ConfigError(
+            f"{source if isinstance(source, (str, Path)) else 'config'}: algorithm "
+            f"{config.algorithm!r}, not {algorithm!r}; train it with "
+            f"uno-lab train {config.algorithm}"
+        )
     return config

@@ -43,7 +43,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -85,6 +85,7 @@ __all__ = [
     "imitate",
     "main",
     "run_files",
+    "train",
     "validation_split",
 ]
 
@@ -639,6 +640,41 @@ def imitate(
 # ----------------------------------------------------------------------------------------
 # Command line
 # ----------------------------------------------------------------------------------------
+
+
+def train(
+    config: ImitateConfig | str | Path | Mapping[str, Any],
+    overrides: Sequence[str] = (),
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+    log: TextIO | None = sys.stderr,
+) -> ImitationResult:
+    """Clone teachers from a script or a notebook, as ``uno-lab train imitate --config FILE``.
+
+    Args:
+        config: An :class:`~train.imitate_config.ImitateConfig`, the path of a YAML config
+            or a mapping of its keys.
+        overrides: ``key=value`` items applied on top, as ``--set`` (``decisions=2000``).
+        overwrite: Replace the files of an earlier run of the same name.
+        progress: Show progress bars.
+        log: Where to say what runs now (None: silent).
+
+    Returns:
+        The run's folder, the clone's weights and the report.
+
+    Raises:
+        ConfigError: for an invalid config.
+        FileExistsError: if the run folder holds a run and ``overwrite`` is not set.
+    """
+    if isinstance(config, ImitateConfig):
+        if overrides:
+            config = load_imitate_config(None, overrides, base=config.to_dict())
+    elif isinstance(config, Mapping):
+        config = load_imitate_config(None, overrides, base=config)
+    else:
+        config = load_imitate_config(config, overrides)
+    return imitate(config, overwrite=overwrite, progress=progress, log=log)
 
 
 def _fail(err: BaseException, prog: str) -> NoReturn:
