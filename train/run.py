@@ -281,9 +281,15 @@ def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> Non
         raise
 
 
-def _save_group(write: Callable[[Path], Any], run_dir: Path) -> None:
+def _save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
     """``write(folder)`` into a scratch folder of the run, then rename each file it wrote
     into the run: a failure (a full disk) leaves every file of the run whole.
+
+    Args:
+        write: Writes the files into the folder it is given.
+        run_dir: The run's folder.
+        files: The files written, as a message names them when the error does not
+            (``"league_slot*.safetensors"``).
 
     Raises:
         RunWriteError: one line naming the file (an OSError).
@@ -299,7 +305,7 @@ def _save_group(write: Callable[[Path], Any], run_dir: Path) -> None:
             os.replace(path, run_dir / path.name)
     except (OSError, SafetensorError) as err:
         name = getattr(err, "filename", None)
-        where = run_dir / Path(name).name if name else staging
+        where = run_dir / (Path(name).name if name else files)
         raise _write_failed(err, where, run_dir) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -455,7 +461,7 @@ class LabCallback(BaseCallback):
         """Write ``latest.zip`` / ``latest.json`` and the league: all ``--resume`` needs."""
         steps = int(self.model.num_timesteps)
         save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
-        _save_group(self.league.save, self.config.run_dir)
+        _save_group(self.league.save, self.config.run_dir, "league_slot*.safetensors")
         return self.config.run_dir / "latest.zip"
 
 
@@ -518,7 +524,7 @@ def save_checkpoint(
                 shutil.copyfile(weights, legacy.with_suffix(".safetensors"))
                 shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
 
-        _save_group(export, run_dir)
+        _save_group(export, run_dir, f"{stem.name}.safetensors")
 
 
 def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:

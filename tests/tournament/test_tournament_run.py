@@ -396,7 +396,7 @@ def test_log_lines_are_the_json_of_their_records() -> None:
 def test_a_deleted_config_json_does_not_let_another_config_reuse_the_games(
     tmp_path: Path,
 ) -> None:
-    """The issue's case: delete config.json, rerun with other rules or seed -> refused."""
+    """Delete config.json, rerun with other rules or seed -> refused: games.meta.json decides."""
     first = _run(_config(tmp_path, deal_sets=6))
     folder = tmp_path / "t"
     log = (folder / "games.jsonl").read_bytes()
