@@ -30,7 +30,7 @@ from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 
-__all__ = ["EvalResult", "GameResults", "evaluate_vs", "play_games"]
+__all__ = ["EvalResult", "GameResults", "check_policy", "evaluate_vs", "play_games"]
 
 DEFAULT_BATCH_SIZE = 4096
 
@@ -206,6 +206,23 @@ def _opponent_builder(opponent_factory: str | OpponentFactory) -> OpponentFactor
     return build
 
 
+def check_policy(policy: object, what: str) -> None:
+    """Refuse what is not a lab policy in one line; an SB3 model is told its adapter.
+
+    Raises:
+        TypeError: naming ``what`` and, for an SB3 model, the adapter to wrap it with.
+    """
+    if isinstance(policy, Policy):
+        return
+    kind = type(policy).__name__
+    if hasattr(policy, "policy") and hasattr(policy, "predict"):  # a Stable-Baselines3 model
+        raise TypeError(
+            f"{what} is a {kind} model, not a policy: wrap it with "
+            f"train.export.as_policy(model, rules) (a frozen copy of its network)"
+        )
+    raise TypeError(f"{what} must be a policy (act(observations, masks) and a name), got a {kind}")
+
+
 def evaluate_vs(
     rules: Rules,
     candidate: Policy,
@@ -235,6 +252,7 @@ def evaluate_vs(
     Returns:
         The candidate's wins, win rate and Wilson 95% interval.
     """
+    check_policy(candidate, "candidate")
     n_players = rules.num_players
     build = _opponent_builder(opponent_factory)
     # Per rotation: one seed per opponent seat, and one (the last) for the game keys.

@@ -28,7 +28,7 @@ import yaml
 from torch import nn
 
 from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
-from train.algorithms import load_checkpoint, load_policy_layers, policy_layers
+from train.algorithms import ALGORITHMS, load_checkpoint, load_policy_layers, policy_layers
 from train.config import load_config
 from uno_env.cards import NUM_ACTIONS
 from uno_env.configuration import ConfigError
@@ -36,6 +36,7 @@ from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
 __all__ = [
+    "as_policy",
     "export_checkpoint",
     "export_policy",
     "git_commit",
@@ -97,6 +98,30 @@ def snapshot_policy(model: Any, name: str, algorithm: str, rules: Rules) -> Torc
         linear.weight.data.copy_(weight)
         linear.bias.data.copy_(bias)
     return TorchPolicy(net, meta)
+
+
+def as_policy(model: Any, rules: Rules, name: str | None = None) -> TorchPolicy:
+    """A trained SB3 model (MaskablePPO or MaskedDQN) as a lab policy, for evaluations.
+
+    The one-line adapter between SB3 and the lab: ``evaluate_vs(rules, as_policy(model,
+    rules), "random", 1000)``, or a tournament participant. It is a frozen copy: later
+    training does not change it.
+
+    Args:
+        model: The SB3 model.
+        rules: The rules it was trained under.
+        name: Its name in results (default: the algorithm, ``ppo`` or ``dqn``).
+
+    Raises:
+        TypeError: for a model of an algorithm the lab does not train.
+    """
+    for algorithm, spec in ALGORITHMS.items():
+        if isinstance(model, spec.model_class):
+            return snapshot_policy(model, name or algorithm, algorithm, rules)
+    raise TypeError(
+        f"as_policy takes a {' or '.join(a.model_class.__name__ for a in ALGORITHMS.values())} "
+        f"model, got a {type(model).__name__}"
+    )
 
 
 def export_checkpoint(

@@ -55,3 +55,19 @@ def test_imitate_train_returns_the_clone(tmp_path: Path) -> None:
     result = imitate.train(ROOT / "configs/imitate/tiny.yaml", overrides, progress=False, log=None)
     assert result.policy.is_file()
     assert load_policy(result.policy).meta.name == "imitate_tiny"
+
+
+def test_an_sb3_model_is_rated_through_its_one_line_adapter(tmp_path: Path) -> None:
+    from agents.arena import evaluate_vs
+    from train.algorithms import load_checkpoint
+    from train.export import as_policy
+    from uno_env import load_rules
+
+    overrides = ["total_steps=256", f"runs_dir={tmp_path}", "eval.every=256", "eval.games=8"]
+    result = ppo.train(TINY["ppo"], overrides, progress_bar=False, log=None)
+    rules = load_rules("official", num_players=2)
+    model = load_checkpoint(result.run_dir / "latest.zip", "ppo")
+    with pytest.raises(TypeError, match=r"as_policy\(model, rules\)"):
+        evaluate_vs(rules, model, "random", 10, progress=False)
+    rated = evaluate_vs(rules, as_policy(model, rules), "random", 10, progress=False)
+    assert rated.games == 10 and rated.candidate == "ppo"
