@@ -11,10 +11,11 @@ or from Python::
 
 Modules: ``config`` (the YAML schema), ``participants`` (bots and agents), ``design``
 (tables, seatings, deal sets, chunks), ``play`` (batched play with forfeits), ``results``
-(the crash-safe game log), ``analysis`` (scores and tables), ``ratings`` (Bradley-Terry Elo
-with bootstrap intervals, openskill), ``sprt`` (sequential tests), ``variance`` (the gain of
-duplicate deals), ``summary``, ``report`` (JSON, CSV, plots, the terminal table), ``runner``
-(resume, workers, early stop), ``cli`` and ``bench``. See ``docs/tournaments.md``.
+(the crash-safe game log), ``storage`` (the run folder's bounded reads and atomic writes),
+``analysis`` (scores and tables), ``ratings`` (Bradley-Terry Elo with bootstrap intervals,
+openskill), ``sprt`` (sequential tests), ``variance`` (the gain of duplicate deals),
+``summary``, ``report`` (JSON, CSV, plots, the terminal table), ``runner`` (the folder's
+lock, resume, workers, early stop), ``cli`` and ``bench``. See ``docs/tournaments.md``.
 """
 
 from tournament.config import ParticipantSpec, SprtConfig, TournamentConfig, load_config
