@@ -20,6 +20,7 @@ from agents import make_agent, resolve_opponents
 from uno_env import ConfigError, IllegalActionError, UnoGame, core, load_rules
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.envs.opponents import OpponentPool, TablesStoppedError
+from uno_env.envs.pettingzoo_env import raw_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import encode
 from uno_env.play import PolicyError
@@ -99,6 +100,17 @@ def _encode_seat(seat: int) -> Callable[[], object]:
     return run
 
 
+def _aec_reset(options: dict[str, Any]) -> Callable[[], object]:
+    def run() -> object:
+        return raw_env(num_players=2).reset(seed=0, options=options)
+
+    return run
+
+
+def _core_init(*args: Any, **kwargs: Any) -> Callable[[], object]:
+    return lambda: core.init(load_rules("official", num_players=2), *args, **kwargs)
+
+
 def _game_step(action: str) -> Callable[[], object]:
     return lambda: UnoGame("official", seed=0, num_players=2).step(action)
 
@@ -149,6 +161,29 @@ CASES: list[Case] = [
     Case("vec_actions_wrong_size", _vec_step(np.zeros(3, dtype=np.int64)), ValueError, "(3,)"),
     Case("vec_actions_illegal", _vec_step(np.full(4, 79)), IllegalActionError, "79"),
     Case("reset_learner_seat", _gym_reset({"learner_seat": 9}), ValueError, "9"),
+    Case("reset_learner_seat_bool", _gym_reset({"learner_seat": True}), ValueError, "got True"),
+    Case("reset_learner_seat_list", _gym_reset({"learner_seat": [0, 1]}), ValueError, "[0, 1]"),
+    Case("learner_seat_bool", _gym(num_players=2, learner_seat=True), ValueError, "got True"),
+    Case("learner_seat_list", _gym(num_players=2, learner_seat=[0, 1]), ValueError, "[0, 1]"),
+    Case("vec_learner_seat_bool", _vec(2, learner_seat=False), ValueError, "got False"),
+    Case("vec_bool_envs", _vec(True), ValueError, "got True"),
+    Case("core_init_bool_batch", _core_init(True), ValueError, "got True"),
+    # Game keys are integers in [0, 2**64): no wrapping of -1, no overflow at 2**64.
+    *(
+        Case(f"{where}_key_{label}", run(key), ValueError, f"[0, 2**64), got {key!r}")
+        for label, key in [
+            ("negative", -1),
+            ("too_large", 2**64),
+            ("bool", True),
+            ("float", 1.5),
+            ("text", "7"),
+        ]
+        for where, run in [
+            ("gym", lambda k: _gym_reset({"key": k})),
+            ("aec", lambda k: _aec_reset({"key": k})),
+            ("core_init", lambda k: _core_init(keys=[3, k])),
+        ]
+    ),
     Case("encode_seat", _encode_seat(7), ValueError, "7"),
     Case("game_unknown_card", _game_step("X9"), ValueError, "X9"),
     Case("game_illegal_card", _game_step("W+4:Q"), ValueError, "W+4:Q"),

@@ -31,11 +31,43 @@ from uno_env.jit import jit
 from uno_env.rng import derive_keys, game_word, keyed_permutation, keyed_randint
 from uno_env.rules import Rules
 
-__all__ = ["init", "next_hand", "reset_games"]
+__all__ = ["game_keys", "init", "next_hand", "reset_games"]
 
 _STRIDE = np.uint64(STREAM_STRIDE)
 _STARTER_STREAM = np.uint64(TURN_STREAM_OFFSET - 1)
 """RLCard's random colour of a Wild starter: the stream before the first turn's."""
+
+
+def game_keys(keys: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """Game keys as uint64, of the shape given, refusing anything but integers in [0, 2**64).
+
+    A plain cast would wrap -1 into 2**64-1, overflow at 2**64 and take True or 1.5 as keys.
+
+    Raises:
+        ValueError: naming the first value that is not such an integer.
+    """
+    arr = np.asarray(keys)
+    if isinstance(keys, (np.ndarray, np.integer)):  # numpy integers: checked as a whole
+        if arr.dtype.kind == "u":
+            return arr.astype(np.uint64)
+        if arr.dtype.kind == "i" and not (arr < 0).any():
+            return arr.astype(np.uint64)
+    # The values as given (numpy would turn [3, True] into ints, [3, "7"] into strings).
+    values = np.asarray(keys, dtype=object).ravel().tolist()
+    if arr.dtype != object and not isinstance(keys, np.ndarray):
+        arr = np.asarray(keys, dtype=object)
+    if arr.dtype == object and all(_is_key(value) for value in values):
+        return np.array([int(value) for value in values], dtype=np.uint64).reshape(arr.shape)
+    bad = next((value for value in values if not _is_key(value)), keys)
+    raise ValueError(f"key must be an integer in [0, 2**64), got {bad!r}")
+
+
+def _is_key(value: object) -> bool:
+    return (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, bool)
+        and 0 <= int(value) < 2**64
+    )
 
 
 def init(
@@ -67,11 +99,15 @@ def init(
         ValueError: for a bad batch size, key array, dealer seat or deck.
     """
     if keys is None:
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        if (
+            not isinstance(batch_size, (int, np.integer))
+            or isinstance(batch_size, (bool, np.bool_))
+            or batch_size < 1
+        ):
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         key_arr = derive_keys(seed, int(batch_size))
     else:
-        key_arr = np.atleast_1d(np.asarray(keys)).astype(np.uint64)
+        key_arr = np.atleast_1d(game_keys(keys))
         if key_arr.ndim != 1:
             raise ValueError(f"keys must have shape (B,), got {key_arr.shape}")
     n_games = key_arr.shape[0]
@@ -269,10 +305,11 @@ def reset_games(
             object over them (for owners of the state, such as an env), saving the copy.
 
     Raises:
-        ValueError: if the number of keys does not match the number of games.
+        ValueError: if the number of keys does not match the number of games, or a key is
+            not an integer in [0, 2**64).
     """
     idx = np.arange(state.batch_size)[games]
-    key_arr = np.atleast_1d(np.asarray(keys)).astype(np.uint64)
+    key_arr = np.atleast_1d(game_keys(keys))
     if key_arr.shape != idx.shape:
         raise ValueError(f"need one key per reset game: {idx.size} games, {key_arr.size} keys")
     new = state.view() if in_place else state.copy()

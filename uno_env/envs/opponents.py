@@ -33,19 +33,25 @@ learner's action was already played by then and the table waits on the opponent'
 the tables stop: every later call (``step``, ``observations``, ``action_masks``, ``state``)
 raises :class:`TablesStoppedError` with the original error until :meth:`LearnerTables.reset`
 deals new hands. They never continue silently from a half-played round.
+
+The same holds for an interruption (Ctrl-C, ``SystemExit``) anywhere between the learner's
+action and the learner's next decision, or in the middle of a reset: the interrupted call
+re-raises it, and every later call raises :class:`TablesStoppedError`, asking for a reset,
+instead of playing the learner's next action for an opponent's seat.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
+from uno_env.core.setup import game_keys
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
 from uno_env.observation import encode
@@ -123,7 +129,17 @@ OpponentsSpec = object | Sequence[object] | OpponentPool | None
 
 
 class TablesStoppedError(RuntimeError):
-    """The tables stopped after an opponent's error; only ``reset()`` deals them again."""
+    """The tables stopped after an opponent's error or an interruption; only ``reset()``
+    deals them again."""
+
+
+_MIDWAY = "interrupted in the middle of a round"
+"""Why the tables are stopped while a round is being played (cleared when it completes)."""
+
+
+def _is_int(value: object) -> bool:
+    """An integer, not a bool (``True`` is an int to Python, never a size or a seat here)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 class _CallablePolicy:
@@ -219,11 +235,12 @@ class LearnerTables:
         autoreset: bool = True,
         seed: int | None = None,
     ) -> None:
-        if not isinstance(num_games, (int, np.integer)) or num_games < 1:
+        if not _is_int(num_games) or num_games < 1:
             raise ValueError(f"the number of games must be a positive int, got {num_games!r}")
         n_players = rules.num_players
-        if learner_seat != "random" and not (
-            isinstance(learner_seat, (int, np.integer)) and 0 <= learner_seat < n_players
+        if not (
+            (isinstance(learner_seat, str) and learner_seat == "random")
+            or (_is_int(learner_seat) and 0 <= learner_seat < n_players)
         ):
             raise ValueError(
                 f"learner_seat must be 'random' or a seat in 0..{n_players - 1}, "
@@ -233,7 +250,7 @@ class LearnerTables:
         self.num_games = int(num_games)
         self.autoreset = autoreset
         self.reward_fn = resolve_reward(reward)
-        self._fixed_seat = None if learner_seat == "random" else int(learner_seat)
+        self._fixed_seat = None if isinstance(learner_seat, str) else int(learner_seat)
         self._pool: OpponentPool | None = None
         specs: list[object]
         if opponents is None:
@@ -298,22 +315,37 @@ class LearnerTables:
         return self._base is not None
 
     def _live_state(self) -> UnoState:
+        """The state, for a public call: refused while the tables are stopped."""
         if self._stopped is not None:
             raise TablesStoppedError(
-                f"the env stopped after an opponent's error and must be reset before any other "
-                f"call (the error: {self._stopped})"
+                f"the env was {self._stopped}; call reset() before any other call (a "
+                "half-played round cannot go on: the next action would be played for the "
+                "wrong seat)"
             )
+        return self._own_state()
+
+    def _own_state(self) -> UnoState:
+        """The state, for the tables' own use in the middle of a round."""
         if self._state is None:
             raise RuntimeError("the games have not been dealt yet: call reset() first")
         return self._state
 
     def _advance_or_stop(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
-        """:meth:`_advance`, stopping the tables if an opponent fails half-way through."""
+        """:meth:`_advance`, then let the tables go on; anything that stops it half-way
+        (an opponent's error, Ctrl-C) leaves them stopped until :meth:`reset`.
+
+        The caller set ``_stopped`` to :data:`_MIDWAY` before changing the state, so an
+        interruption that arrives before this method's ``try`` stops the tables too.
+        """
         try:
             self._advance(fresh, result)
         except Exception as err:
-            self._stopped = f"{type(err).__name__}: {err}"
+            self._stopped = f"stopped after an opponent's error ({type(err).__name__}: {err})"
             raise
+        except BaseException as err:  # KeyboardInterrupt, SystemExit, GeneratorExit
+            self._stopped = f"interrupted ({type(err).__name__}) in the middle of a round"
+            raise
+        self._stopped = None
 
     # ------------------------------------------------------------------ seeding and resets
 
@@ -345,38 +377,80 @@ class LearnerTables:
         """
         if self._base is None:
             self.seed(None)
+        games = self._slots
+        key_arr, seat_arr = self._check_hands(games, keys, learner_seats)
         for policy in self.policies:
             reset = getattr(policy, "reset", None)
             if callable(reset):
                 reset()
-        games = self._slots
-        self._assign_hands(games, keys, learner_seats)
-        self._stopped = None
+        self._stopped = _MIDWAY  # until the opponents have played up to the learner
+        self._assign_hands(games, key_arr, seat_arr)
         self._state = core.init(self.rules, keys=self._keys)
         self._advance_or_stop(np.ones(self.num_games, dtype=bool), None)
         return self.observations()
 
+    def _check_hands(
+        self,
+        games: npt.NDArray[np.int64],
+        keys: npt.ArrayLike | None,
+        learner_seats: npt.ArrayLike | None,
+    ) -> tuple[npt.NDArray[np.uint64] | None, npt.NDArray[np.int64] | None]:
+        """Explicit keys and learner seats for ``games``, checked before anything changes.
+
+        Each may be one value for every game or one per game.
+
+        Raises:
+            ValueError: for a key that is not an integer in [0, 2**64), a seat that is not
+                a seat of the game (a bool is not a seat), or the wrong number of either.
+        """
+        key_arr = seat_arr = None
+        if keys is not None:
+            key_arr = self._per_game(game_keys(keys), games, "key", keys)
+        if learner_seats is not None:
+            n_players = self.rules.num_players
+            arr = np.asarray(learner_seats)
+            values = arr.ravel().tolist()
+            if (
+                arr.dtype == object
+                or arr.dtype.kind not in "iu"
+                or not all(0 <= seat < n_players for seat in values)
+            ):
+                raise ValueError(
+                    f"learner_seat must be a seat in 0..{n_players - 1} (one for every game or "
+                    f"one per game), got {learner_seats!r}"
+                )
+            seat_arr = self._per_game(arr.astype(np.int64), games, "learner_seat", learner_seats)
+        return key_arr, seat_arr
+
+    @staticmethod
+    def _per_game(
+        arr: npt.NDArray[Any], games: npt.NDArray[np.int64], what: str, given: object
+    ) -> npt.NDArray[Any]:
+        if arr.size == 1:
+            return np.full(games.shape, arr.reshape(()), dtype=arr.dtype)
+        if arr.shape != games.shape:
+            raise ValueError(
+                f"{what} must be one value or one per game ({games.size}), got {given!r}"
+            )
+        return arr
+
     def _assign_hands(
         self,
         games: npt.NDArray[np.int64],
-        keys: npt.ArrayLike | None = None,
-        learner_seats: npt.ArrayLike | None = None,
+        keys: npt.NDArray[np.uint64] | None = None,
+        learner_seats: npt.NDArray[np.int64] | None = None,
     ) -> None:
-        """Draw the next episode of ``games`` from the schedule: keys, learner seats, pool."""
+        """Draw the next episode of ``games`` from the schedule: keys, learner seats, pool.
+
+        Explicit ``keys`` and ``learner_seats`` (one per game) come from :meth:`_check_hands`.
+        """
         assert self._base is not None
         n_players = self.rules.num_players
         words = episode_words(self._base, games, self._episode[games], n_players + 1)
         self._episode[games] += 1
-        if keys is None:
-            self._keys[games] = words[:, 0]
-        else:
-            key_arr = np.broadcast_to(np.asarray(keys), games.shape)
-            self._keys[games] = key_arr.astype(np.uint64)
+        self._keys[games] = words[:, 0] if keys is None else keys
         if learner_seats is not None:
-            seats = np.broadcast_to(np.asarray(learner_seats), games.shape).astype(np.int64)
-            if ((seats < 0) | (seats >= n_players)).any():
-                raise ValueError(f"learner seats must be in 0..{n_players - 1}, got {seats}")
-            self._learner[games] = seats
+            self._learner[games] = learner_seats
         elif self._fixed_seat is not None:
             self._learner[games] = self._fixed_seat
         else:
@@ -387,7 +461,7 @@ class LearnerTables:
     def _redeal(self, games: npt.NDArray[np.int64]) -> None:
         self._assign_hands(games)
         self._state = core.reset_games(
-            self.rules, self._live_state(), games, self._keys[games], in_place=True
+            self.rules, self._own_state(), games, self._keys[games], in_place=True
         )
 
     # ------------------------------------------------------------------ stepping
@@ -414,17 +488,22 @@ class LearnerTables:
         Raises:
             IllegalActionError: if a learner action is illegal (the state is untouched).
             PolicyError: if an opponent fails; the tables then stop until :meth:`reset`.
-            TablesStoppedError: if an opponent failed earlier and :meth:`reset` was not called.
+            TablesStoppedError: if an opponent failed earlier, or a step or reset was
+                interrupted (Ctrl-C), and :meth:`reset` was not called since.
             RuntimeError: if a game is over and waits for :meth:`reset` (no autoreset).
         """
         state = self._live_state()
         if not self.autoreset and not state.live.all():
             raise RuntimeError("the hand is over: call reset() before stepping again")
+        self._stopped = _MIDWAY  # until the opponents have played up to the learner
         try:
             # The tables own their state (``state`` hands out copies): step it in place.
             self._state = core.step(self.rules, state, actions, in_place=True)
-        except IllegalActionError as err:
-            raise IllegalActionError(f"learner action refused: {err}") from None
+        except Exception as err:
+            self._stopped = None  # refused before anything changed
+            if isinstance(err, IllegalActionError):
+                raise IllegalActionError(f"learner action refused: {err}") from None
+            raise
         n = self.num_games
         result = LearnerStep(
             observations=np.zeros((0, 0), dtype=np.float32),
@@ -447,7 +526,7 @@ class LearnerTables:
         so a hand of theirs that ends is replaced silently instead of being reported.
         """
         self._obs = None
-        state = self._live_state()
+        state = self._own_state()
         n_players = self.rules.num_players
         reported = np.zeros(self.num_games, dtype=bool)
         redeals = np.zeros(self.num_games, dtype=np.int64)
@@ -477,7 +556,7 @@ class LearnerTables:
                     self._redeal(again)
                     fresh[again] = True
                     reported[again] = False
-                    state = self._live_state()
+                    state = self._own_state()
                     over = state.phase == core.OVER
                     need = ~over & (state.current != self._learner)
             if not need.any():

@@ -93,6 +93,7 @@ from pettingzoo.utils import wrappers
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
+from uno_env.core.setup import game_keys
 from uno_env.envs import (
     RewardFn,
     action_space,
@@ -233,6 +234,20 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         self._game: UnoState | None = None
         self.game_key = np.uint64(0)
 
+    # ------------------------------------------------------------------ copies
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The whole env, the hand in play included (``copy.deepcopy`` and ``pickle``).
+
+        EzPickle's state holds only the constructor's arguments: a copy would be a new env
+        that was never reset, without the hand, its agents or its rewards.
+        """
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore the env from :meth:`__getstate__` (a deep copy owns its arrays)."""
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------ spaces
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -266,12 +281,20 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         Args:
             seed: Restart the key schedule from this seed (hand e after it is episode e).
             options: ``{"key": game_key}`` deals that hand; other keys are ignored.
+
+        Raises:
+            ValueError: for a key that is not an integer in [0, 2**64) (nothing changes).
         """
+        key = None
+        if options is not None and "key" in options:
+            key = game_keys(options["key"])
+            if key.size != 1:
+                raise ValueError(f"key must be an integer in [0, 2**64), got {options['key']!r}")
         if seed is not None or self._base is None:
             self._base = base_key(seed)
             self._episode = 0
-        if options is not None and "key" in options:
-            self.game_key = np.uint64(options["key"])
+        if key is not None:
+            self.game_key = np.uint64(key.reshape(()))
         else:
             words = episode_words(
                 self._base, np.zeros(1, dtype=np.int64), np.array([self._episode]), 1
