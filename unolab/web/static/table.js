@@ -29,8 +29,17 @@ async function api(method, path, body) {
       init.headers["Content-Type"] = "application/json";
     }
     const response = await fetch(path, init);
-    const data = await response.json();
-    if (!response.ok) throw new Error(data.detail || response.statusText);
+    // Every answer of the server is JSON; a proxy in between may still answer otherwise,
+    // so the text is read first and an answer that is not JSON is shown by its status.
+    const text = await response.text();
+    let data = null;
+    try { data = JSON.parse(text); } catch (_) { data = null; }
+    if (!response.ok) {
+      const detail = data && typeof data.detail === "string" ? data.detail : "";
+      throw new Error(detail || `${response.status} ${response.statusText || "error"}`.trim());
+    }
+    if (data === null) throw new Error(`the server's answer to ${path} is not JSON`);
+    if (data.save_error) $("#error").textContent = data.save_error;
     return data;
   } catch (err) {
     $("#error").textContent = err.message;
