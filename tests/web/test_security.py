@@ -340,3 +340,38 @@ def test_an_unexpected_failure_is_a_json_500_without_details(
     assert answer.status_code == 500
     _one_line_without(answer.json()["detail"], str(tmp_path), "Traceback")
     assert answer.headers["Cache-Control"] == "no-store"
+
+
+def test_a_handed_over_run_replays_from_its_own_folder(tmp_path: Path, agents_dir: Path) -> None:
+    """A run folder copied from elsewhere: its agent and rules file inside it, a stored
+    allow_pickle and an output_dir of another machine, all harmless."""
+    from tournament.config import load_config
+    from tournament.runner import run_tournament
+
+    config = {
+        "name": "shared",
+        "participants": ["random", str(agents_dir / "tiny.safetensors")],
+        "deal_sets": 2,
+        "games_per_chunk": 4,
+        "bootstrap": 10,
+        "seed": 3,
+        "output_dir": str(tmp_path / "made"),
+    }
+    run_tournament(load_config(config), progress=False, plots=False, print_table=False)
+    run = tmp_path / "runs" / "shared"
+    shutil.copytree(tmp_path / "made" / "shared", run)
+    for suffix in (".safetensors", ".json"):
+        shutil.copy(agents_dir / f"tiny{suffix}", run / f"tiny{suffix}")
+    (run / "house.yaml").write_text("preset: official\n")
+    stored = json.loads((run / "config.json").read_text())
+    stored["config"].update(
+        participants=["random", {"path": "tiny.safetensors"}],
+        rules="house.yaml",
+        allow_pickle=True,
+        output_dir="/home/someone/else",
+    )
+    (run / "config.json").write_text(json.dumps(stored))
+    with TestClient(create_app(make_config(tmp_path))) as client:  # no --agents-dir
+        answer = _replay(client, "shared")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["matches_log"]

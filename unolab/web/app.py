@@ -157,8 +157,8 @@ class Guard:
         if host is None or not self.config.accepts(host, self.trusted):
             detail = (
                 f"this server does not answer to the host {raw_host[:80]!r}; open it by "
-                "the address it was started on (e.g. http://127.0.0.1:8000/), or start it "
-                "with --allowed-host NAME"
+                f"the address it was started on (e.g. http://127.0.0.1:{self.config.port}/), "
+                "or start it with --allowed-host NAME"
             )
             await _answer(send_with_headers, 400, detail)
             return

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents import AGENT_NAMES
 from tournament.config import TournamentConfig, load_config, normalise
 from tournament.design import deal_keys
 from tournament.participants import entrants_for
@@ -240,10 +241,12 @@ class RunFinder:
             return entry  # not an agent file: the config check says so
         found = self._agent_file(path, folder)
         if found is None:
+            bot_hint = "" if path.suffix else f" (nor is it a bot: {', '.join(AGENT_NAMES)})"
             raise Invalid(
                 f"run {run_id}: participant {name!r}: its agent {path.name!r} is not in the "
-                "run folder, the shipped agents or --agents-dir; copy its .safetensors and "
-                ".json into the run folder (or serve with --agents-dir naming their folder)"
+                f"run folder, the shipped agents or --agents-dir{bot_hint}; copy its "
+                ".safetensors and .json into the run folder (or serve with --agents-dir "
+                "naming their folder)"
             )
         # The name stays the one the games were logged under, even if links lead elsewhere.
         return {**entry, "name": name, "path": str(found)}
@@ -326,7 +329,7 @@ class RunFinder:
         for root, label in sorted(pairs, key=lambda p: -len(str(p[0]))):
             if str(root) not in (".", "/"):
                 message = message.replace(str(root), label)
-        return one_line(_ABSOLUTE.sub("", message))
+        return one_line(_ABSOLUTE.sub("", message), 600)
 
 
 def _parse_log(raw: bytes, where: str) -> list[GameRecord]:
