@@ -45,8 +45,38 @@ _BENCHMARKS = {
 }
 
 
+def _with_config(argv: Sequence[str], kind: str | None) -> list[str]:
+    """``argv`` with its ``--config`` value resolved: a file, or a shipped config's file."""
+    from unolab.shipped_configs import resolve_config
+
+    out = list(argv)
+    for i, word in enumerate(out):
+        if word == "--config" and i + 1 < len(out):
+            out[i + 1] = resolve_config(out[i + 1], kind)
+            break
+        if word.startswith("--config="):
+            out[i] = "--config=" + resolve_config(word.partition("=")[2], kind)
+            break
+    return out
+
+
 def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
-    algorithm, argv, source = _split_train_argv(args.command_argv)
+    from unolab.shipped_configs import DEFAULT_TRAIN_CONFIGS, shipped_configs
+
+    words = list(args.command_argv)
+    algorithm, _, source = _split_train_argv(words)
+    if source is not None and source[0] == "--config":
+        words = _with_config(words, algorithm if algorithm in _ALGORITHMS else None)
+    elif source is None and algorithm in _ALGORITHMS and not args.help:
+        # No config: the shipped default of the algorithm, so a first run needs no YAML.
+        default = DEFAULT_TRAIN_CONFIGS[algorithm]
+        print(
+            f"uno-lab train {algorithm}: no --config given, using the shipped config "
+            f"{default} (uno-lab config show {default} prints it)",
+            file=sys.stderr,
+        )
+        words = [*words, "--config", str(shipped_configs()[default])]
+    algorithm, argv, source = _split_train_argv(words)
     parser: argparse.ArgumentParser = args.subparser
     if algorithm is None:
         if source is None:
@@ -143,14 +173,39 @@ def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
     # them, with its own one-line errors (exit 2) and Ctrl-C (130).
     from tournament.cli import main as tournament_main
 
-    return tournament_main(args.command_argv)
+    return tournament_main(_with_config(args.command_argv, "tournament"))
 
 
 def _cmd_sweep(args: argparse.Namespace, rest: list[str]) -> int:
     # train.sweep parses its own options (--help shows them) and says how to install Ray.
     from train import sweep
 
-    return sweep.main(args.command_argv, prog="uno-lab sweep")
+    return sweep.main(_with_config(args.command_argv, "sweep"), prog="uno-lab sweep")
+
+
+def _cmd_config(args: argparse.Namespace, rest: list[str]) -> int:
+    from unolab.shipped_configs import config_description, resolve_config, shipped_configs
+
+    if args.action == "list":
+        configs = shipped_configs()
+        width = max((len(name) for name in configs), default=0)
+        for name, path in configs.items():
+            print(f"{name:<{width}}  {config_description(path)}")
+        print("\n(uno-lab config show NAME prints one; --config NAME uses it)")
+        return 0
+    if args.name is None:
+        raise ValueError(
+            "give the config to show: uno-lab config show NAME (see uno-lab config list)"
+        )
+    path = Path(resolve_config(args.name, None, note=None))
+    if not path.is_file():
+        raise ValueError(
+            f"unknown config {args.name!r}: uno-lab config list shows the shipped ones"
+        )
+    from uno_env.files import read_regular_text
+
+    print(read_regular_text(path, 1 << 20, "config"), end="")
+    return 0
 
 
 def _cmd_serve(args: argparse.Namespace, rest: list[str]) -> int:
@@ -306,6 +361,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=real_tournament.epilog,
     )
     tournament.set_defaults(func=_cmd_tournament, passthrough=False)
+
+    config = sub.add_parser(
+        "config",
+        help="list the shipped configs, or print one to copy",
+        description="The configs that ship with uno-lab. Any --config takes their names "
+        "(uno-lab train ppo --config quick, uno-lab tournament --config bots_round_robin).",
+    )
+    config.add_argument("action", choices=("list", "show"), help="list them, or show one")
+    config.add_argument("name", nargs="?", help="the config to show (e.g. ppo/quick)")
+    config.set_defaults(func=_cmd_config, passthrough=False)
 
     sweep = sub.add_parser(
         "sweep",
