@@ -16,8 +16,9 @@ files is the job of their callers. This module is the one resolver they share:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from agents.registry import AGENT_NAMES, make_agent
 from agents.shipped import shipped_agent_names, shipped_agent_path
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
+
+if TYPE_CHECKING:
+    from agents.learned import MLPNet, PolicyMetadata
 
 __all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_policy"]
 
@@ -123,23 +127,39 @@ def policy_factory(
     if shipped is not None:  # a shipped agent by name; a file of that name comes first
         text = str(shipped)
     if text in AGENT_NAMES:
-
-        def build_bot(seed: Seed) -> Policy:
-            return make_agent(text, seed)
-
-        return PolicyFactory(text, build_bot)
+        return PolicyFactory(text, _BuildBot(text))
     if is_agent_file(text):
-        from agents.learned import TorchPolicy, load_policy  # torch only for learned agents
+        from agents.learned import load_policy  # torch only for learned agents
 
         loaded = load_policy(text, rules=rules)
-
-        def build_learned(seed: Seed) -> Policy:
-            if isinstance(seed, np.random.Generator):
-                seed = int(seed.integers(2**62))
-            return TorchPolicy(loaded.net, loaded.meta, seed=seed)
-
-        return PolicyFactory(Path(text).stem if shipped is None else str(spec), build_learned)
+        name = Path(text).stem if shipped is None else str(spec)
+        return PolicyFactory(name, _BuildLearned(loaded.net, loaded.meta))
     raise _not_an_agent(text)
+
+
+@dataclass(frozen=True)
+class _BuildBot:
+    """Builds a named bot (a class, not a closure, so the envs holding it can be pickled)."""
+
+    name: str
+
+    def __call__(self, seed: Seed) -> Policy:
+        return make_agent(self.name, seed)
+
+
+@dataclass(frozen=True)
+class _BuildLearned:
+    """Builds policies sharing one loaded network (picklable, as :class:`_BuildBot`)."""
+
+    net: MLPNet
+    meta: PolicyMetadata
+
+    def __call__(self, seed: Seed) -> Policy:
+        from agents.learned import TorchPolicy
+
+        if isinstance(seed, np.random.Generator):
+            seed = int(seed.integers(2**62))
+        return TorchPolicy(self.net, self.meta, seed=seed)
 
 
 def resolve_policy(

@@ -30,9 +30,9 @@ from typing import Any
 
 from rich.console import Console
 
-from tournament.config import TournamentConfig, apply_overrides, load_config
+from tournament.config import TournamentConfig, load_config
 from tournament.runner import run_tournament
-from uno_env.configuration import ConfigError, load_yaml_mapping
+from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mapping
 from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
 
@@ -131,7 +131,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
         if args.config:
             raise ConfigError(f"{args.config} has no 'name': add one to it, or give --name NAME")
         raise ConfigError("give --config or --name")
-    data = apply_overrides(data, args.set)
+    data = apply_overrides(data, args.set, example="sprt.elo1=10")
     return load_config(data)
 
 

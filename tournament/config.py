@@ -16,7 +16,6 @@ Example (``configs/tournament/bots_round_robin.yaml``)::
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import hashlib
 import json
@@ -30,6 +29,7 @@ from agents.ray_backend import check_address
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import (
     ConfigError,
+    apply_overrides,
     check_folder,
     check_int,
     check_seed,
@@ -48,7 +48,6 @@ __all__ = [
     "ParticipantSpec",
     "SprtConfig",
     "TournamentConfig",
-    "apply_overrides",
     "load_config",
 ]
 
@@ -348,39 +347,6 @@ def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _parse_value(text: str) -> Any:
-    """A ``--set`` value: YAML syntax (numbers, booleans, lists, mappings), else a string."""
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
-        return text
-
-
-def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    """Apply ``key=value`` overrides (dotted keys reach nested mappings, e.g. ``sprt.elo1=10``).
-
-    Raises:
-        ConfigError: for an item without ``=``.
-    """
-    out: dict[str, Any] = copy.deepcopy(dict(data))
-    for item in overrides:
-        key, sep, raw = item.partition("=")
-        parts = key.split(".")
-        if not sep or not all(parts):
-            raise ConfigError(f"--set expects key=value (e.g. sprt.elo1=10), got {item!r}")
-        node = out
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = {}
-                node[part] = child
-            node = child
-        node[parts[-1]] = _parse_value(raw)
-    return out
-
-
 def _check_error_rates(sprt: Mapping[str, Any], where: str) -> None:
     """The SPRT's error rates, each a number in (0, 0.5) (a NaN says so, not "not finite").
 
@@ -414,7 +380,7 @@ def load_config(
         data, where = dict(source), "tournament"
     else:
         data, where = load_yaml_mapping(source), str(source)
-    data = apply_overrides(data, overrides) if overrides else data
+    data = apply_overrides(data, overrides, example="sprt.elo1=10") if overrides else data
     data = normalise(data)
     # The optional sections are built here, so that a bad value in one is reported with its
     # reason: checked as a member of "SprtConfig | None", it would only "not fit".

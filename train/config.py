@@ -8,7 +8,6 @@ the allowed keys or values.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import os
@@ -22,6 +21,7 @@ import yaml
 from agents import BOT_NAMES
 from uno_env.configuration import (
     ConfigError,
+    apply_overrides,
     check_float,
     check_folder,
     check_int,
@@ -29,7 +29,6 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
-from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
 __all__ = [
@@ -48,7 +47,6 @@ __all__ = [
     "OpponentMix",
     "PPOParams",
     "TrainConfig",
-    "apply_overrides",
     "check_net_arch",
     "config_for",
     "load_config",
@@ -446,41 +444,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def apply_overrides(data: Mapping[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    """Apply ``key=value`` overrides (dotted keys for nested fields; values parsed as YAML).
-
-    Raises:
-        ConfigError: for an override without ``=``.
-    """
-    out = copy.deepcopy(dict(data))
-    for item in overrides:
-        key, sep, raw = item.partition("=")
-        parts = key.strip().split(".")
-        if not sep or not all(parts):
-            raise ConfigError(
-                f"--set expects key=value (e.g. ppo.learning_rate=1e-4), got {shown(item)}"
-            )
-        node = out
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(f"--set {key}: {part!r} is not a section")
-            node = child
-        try:
-            node[parts[-1]] = yaml.safe_load(raw)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            at = f" at column {mark.column + 1}" if mark is not None else ""
-            problem = getattr(err, "problem", None) or " ".join(str(err).split())
-            raise ConfigError(
-                f"--set {item!r}: the value is not valid YAML{at}: {problem} (quote a string, "
-                "e.g. key='text')"
-            ) from None
-        except (RecursionError, ValueError, TypeError, OverflowError) as err:
-            raise ConfigError(f"--set {item!r}: the value cannot be read: {err}") from None
-    return out
-
-
 def load_config(
     path: str | Path | None = None,
     overrides: Sequence[str] = (),
@@ -500,7 +463,7 @@ def load_config(
     """
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
-    data = apply_overrides(data, overrides)
+    data = apply_overrides(data, overrides, example="ppo.learning_rate=1e-4")
     seat = data.get("learner_seat")
     if isinstance(seat, int) and not isinstance(seat, bool):  # `learner_seat: 1` in YAML
         data = {**data, "learner_seat": str(seat)}

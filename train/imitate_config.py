@@ -26,11 +26,11 @@ from train.config import (
     MAX_NUM_ENVS,
     MAX_TORCH_THREADS,
     MAX_WEIGHT,
-    apply_overrides,
     check_net_arch,
 )
 from uno_env.configuration import (
     ConfigError,
+    apply_overrides,
     check_float,
     check_folder,
     check_int,
@@ -290,7 +290,7 @@ def load_imitate_config(
     """
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
-    data = apply_overrides(data, overrides)
+    data = apply_overrides(data, overrides, example="samples=1000")
     if "algorithm" in data and "teachers" not in data:  # a PPO or DQN config given by mistake
         raise ConfigError(
             f"{where} is a training config (algorithm: {data['algorithm']}), not an imitation "

@@ -8,6 +8,7 @@ name the allowed values), numbers are range-checked by :func:`check_int` and
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import types
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_CONFIG_VALUES",
     "SEED_LIMIT",
     "ConfigError",
+    "apply_overrides",
     "check_float",
     "check_folder",
     "check_int",
@@ -426,3 +428,56 @@ def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
             f"{type(data).__name__} ({shown(data)})"
         )
     return data
+
+
+def apply_overrides(
+    data: Mapping[str, Any], overrides: typing.Sequence[str], example: str = "seed=3"
+) -> dict[str, Any]:
+    """A copy of ``data`` with ``key=value`` overrides applied (the ``--set`` of the commands).
+
+    Dotted keys reach nested sections (``ppo.learning_rate=1e-4``) and create missing ones.
+    Values are read as YAML, so ``true``, ``3``, ``[a, b]`` and ``{x: 1}`` keep their types.
+    A ``rules`` section given as a preset name or file (``rules: street``) counts as
+    ``{preset: street}``, so ``rules.jump_in=false`` changes one switch of that preset.
+
+    Args:
+        data: The config as read from its file (not changed).
+        overrides: ``key=value`` items, applied in order.
+        example: An override of the command's own, shown when an item is malformed.
+
+    Raises:
+        ConfigError: for an item without ``=`` or with an empty key part, a key that reaches
+            into a value that is not a section, or a value that is not valid YAML.
+    """
+    out = copy.deepcopy(dict(data))
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or not all(parts):
+            raise ConfigError(f"--set expects key=value (e.g. {example}), got {shown(item)}")
+        node = out
+        for depth, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            elif part == "rules" and depth == 0 and isinstance(child, (str, Path)):
+                child = node[part] = {"preset": str(child)}
+            elif not isinstance(child, dict):
+                where = ".".join(parts[: depth + 1])
+                raise ConfigError(
+                    f"--set {shown(key)}: {where} is {shown(child)}, not a section with keys"
+                )
+            node = child
+        try:
+            node[parts[-1]] = yaml.safe_load(raw)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            at = f" at column {mark.column + 1}" if mark is not None else ""
+            problem = getattr(err, "problem", None) or " ".join(str(err).split())
+            raise ConfigError(
+                f"--set {shown(item)}: the value is not valid YAML{at}: {problem} (quote a "
+                "string, e.g. key='text')"
+            ) from None
+        except (RecursionError, ValueError, TypeError, OverflowError) as err:
+            raise ConfigError(f"--set {shown(item)}: the value cannot be read: {err}") from None
+    return out

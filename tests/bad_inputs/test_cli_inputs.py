@@ -59,7 +59,6 @@ PPO_CONFIG = "{root}/configs/ppo/quick.yaml"
 
 CASES: list[Case] = [
     # uno-lab itself
-    Case("no_command", (), ("COMMAND",)),
     Case("unknown_command", ("nope",), ("'nope'",)),
     Case("unknown_top_level_option", ("--fast", "rules"), ("--fast",)),
     # uno-lab bench engine: every numeric option
@@ -173,7 +172,6 @@ CASES: list[Case] = [
         ("train", "ppo", "--config", "{tmp}/missing.yaml"),
         ("{tmp}/missing.yaml",),
     ),
-    Case("train_no_config", ("train", "ppo"), ("--config",)),
     Case(
         "train_config_without_an_algorithm",
         ("train", "--config", "{root}/configs/rules/official.yaml"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import errno
+import io
 import json
 import os
 import subprocess
@@ -81,6 +82,8 @@ class Case:
         creates: Files the case may create in the folder.
         subprocess: Run ``python -m unolab.cli`` for real (stdin closed), not in-process.
         shell: A shell pipeline instead (for ``| head``), run in the folder.
+        disk_full: Standard output fails with "no space left on device" at every write
+            (in-process; ``/dev/full`` is not there on every machine).
     """
 
     id: str
@@ -92,6 +95,7 @@ class Case:
     creates: tuple[str, ...] = ()
     subprocess: bool = False
     shell: str | None = None
+    disk_full: bool = False
     where: str = "err"
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -317,7 +321,7 @@ CASES: list[Case] = [
         replay_of(lambda t: _link(t / "game.json", "/dev/zero")),
         ("game.json", "regular file"),
     ),
-    Case("play-record-dev-full", play("--record", "/dev/full"), ("/dev/full", "regular file")),
+    Case("play-record-dev-null", play("--record", "/dev/null"), ("/dev/null", "regular file")),
     Case(
         "play-record-fifo",
         lambda t: ["play", "--record", _fifo(t / "pipe.json")],
@@ -355,14 +359,14 @@ CASES: list[Case] = [
         lambda t: ["rules"],
         ("uno-lab rules: error:", "no space left on device"),
         codes=(1,),
-        shell="{cmd} > /dev/full",
+        disk_full=True,
     ),
     Case(
         "replay-into-a-full-disk",
         replay_of(lambda t: record(t, hands=finished_hands(2))),
         ("uno-lab replay: error:", "no space left on device"),
         codes=(1,),
-        shell="{cmd} > /dev/full",
+        disk_full=True,
     ),
     # ---- real processes ------------------------------------------------------------------
     Case(
@@ -389,6 +393,16 @@ CASES: list[Case] = [
         where="out",
     ),
 ]
+
+
+class _FullDisk(io.TextIOBase):
+    """A standard output on a full disk: every write fails as ``/dev/full``'s does."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 def _fifo(path: Path) -> str:
@@ -459,6 +473,8 @@ def test_bad_input(
             return answer
 
         monkeypatch.setattr(builtins, "input", fake_input)
+        if case.disk_full:
+            monkeypatch.setattr(sys, "stdout", _FullDisk())
         try:
             code = main(argv)
         except SystemExit as exit_:  # argparse's own errors

@@ -11,6 +11,7 @@ import pytest
 from support import ROOT
 
 from unolab.cli import main
+from unolab.shipped_configs import CONFIGS_DIR as SHIPPED
 
 
 @pytest.mark.parametrize("command", ["train", "tournament", "play", "bench", "rules", "replay"])
@@ -84,7 +85,15 @@ def test_domain_errors_become_one_line(
 # uno-lab train's words -> the training command and the options it gets (None: the words
 # after "train", unchanged).
 TRAIN_DISPATCH: list[tuple[list[str], str, list[str] | None]] = [
-    (["train", "ppo", "--config", "C"], "ppo", ["--config", "C"]),
+    (
+        ["train", "ppo", "--config", "configs/ppo/tiny.yaml"],
+        "ppo",
+        ["--config", "configs/ppo/tiny.yaml"],
+    ),
+    # A shipped config's name, with or without its kind, and no config at all: the default.
+    (["train", "ppo", "--config", "tiny"], "ppo", ["--config", str(SHIPPED / "ppo/tiny.yaml")]),
+    (["train", "--config", "dqn/tiny"], "dqn", ["--config", str(SHIPPED / "dqn/tiny.yaml")]),
+    (["train", "ppo"], "ppo", ["--config", str(SHIPPED / "ppo/quick.yaml")]),
     # The algorithm left out: the config's own (algorithm: ppo / dqn; teachers: imitate).
     (["train", "--config", "configs/ppo/tiny.yaml"], "ppo", ["--config", "configs/ppo/tiny.yaml"]),
     (["train", "--config=configs/dqn/tiny.yaml", "--no-progress"], "dqn", None),

@@ -253,7 +253,7 @@ def test_a_table_size_mismatch_says_what_fits(capsys: pytest.CaptureFixture[str]
     assert main(["play", "--players", "4", "--opponents", agent, "--seed", "1"]) == 2
     err = capsys.readouterr().err
     assert "trained for 2 players: play it with --players 2" in err
-    assert "ppo_official_4p.safetensors" in err
+    assert "ppo_official_4p" in err
 
 
 # ---- a real terminal ---------------------------------------------------------------------

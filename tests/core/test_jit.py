@@ -304,9 +304,11 @@ def test_games_play_on_a_damaged_cache(
     warm, games = warm_cache
     root = tmp_path / "cache"
     shutil.copytree(warm, root)
+    # This checkout's entries (a cache may also hold those of other copies of the same source).
+    folder = jit._Locator.get_suitable_cache_subpath(jit.__file__)
     damaged = []
     for pattern in _DAMAGED_ENTRIES:
-        (path,) = root.glob(f"*/*/{pattern}")
+        (path,) = root.glob(f"*/{folder}/{pattern}")
         _damage(path, kind)
         damaged.append(path)
 

@@ -106,3 +106,21 @@ def test_a_pickled_vec_env_plays_on_the_same_games(opponents: object) -> None:
         for a, b in zip(ours[:3], theirs[:3], strict=True):
             np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(twin.tables.state.hands, vec.tables.state.hands)
+
+
+@pytest.mark.parametrize("names", [["mixbot"], "ppo_official_2p"], ids=["bot", "learned"])
+def test_a_vec_env_with_resolved_opponents_pickles(names: object) -> None:
+    """Opponents resolved from names (bots, a shipped network) travel with the env."""
+    from agents.resolve import resolve_opponents
+    from uno_env.rules import load_rules
+
+    rules = load_rules("official", num_players=2)
+    vec = UnoVecEnv(4, rules, opponents=resolve_opponents(names, rules), seed=3)  # type: ignore[arg-type]
+    vec.reset()
+    twin = pickle.loads(pickle.dumps(vec))
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in vec.action_masks()])
+        ours, theirs = vec.step(actions), twin.step(actions)
+        for a, b in zip(ours[:3], theirs[:3], strict=True):
+            np.testing.assert_array_equal(a, b)

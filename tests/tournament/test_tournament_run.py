@@ -291,6 +291,35 @@ def test_cli_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert all(GameRecord.from_json(line).to_json() == line for line in lines)
 
 
+def test_set_changes_one_switch_of_the_rules_preset(tmp_path: Path) -> None:
+    """``--rules street --set rules.jump_in=false`` plays street without jump-in."""
+    import dataclasses
+
+    from tournament.cli import build_parser, config_from_args
+    from uno_env import load_rules
+
+    args = build_parser().parse_args(
+        [
+            "--name",
+            "x",
+            "--participants",
+            "random",
+            "mixbot",
+            "--rules",
+            "street",
+            "--set",
+            "rules.jump_in=false",
+            "--output-dir",
+            str(tmp_path),
+        ]
+    )
+    rules = config_from_args(args).game_rules()
+    street = load_rules("street", num_players=rules.num_players)
+    assert rules.jump_in is False and street.jump_in is True
+    # (a tournament deals each seat its own draw stream)
+    assert dataclasses.replace(rules, jump_in=True, seat_draw_streams=False) == street
+
+
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv, message in (
         (["--name", "x", "--participants", "random", "nobot"], "not a bot name either"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -14,12 +15,13 @@ from support import ROOT
 
 from agents.learned import CheckpointMismatchError, load_policy
 from train import algorithms, ppo
-from train.config import TrainConfig, apply_overrides, load_config
+from train.config import TrainConfig, load_config
 from train.export import export_checkpoint, export_policy, policy_layers
 from train.export import main as export_main
 from train.league import League
 from train.run import LabCallback, RunExistsError, evaluate_model, initialise_from, train
 from uno_env import ConfigError, core, load_rules
+from uno_env.configuration import apply_overrides
 from uno_env.observation import encode
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -37,6 +39,18 @@ def test_set_overrides_nested_fields_and_parse_values() -> None:
     assert config.ppo.learning_rate == pytest.approx(1e-4)
     assert config.eval.bots == ("random", "mixbot")
     assert apply_overrides({"a": {"b": 1}}, ["a.c=true"]) == {"a": {"b": 1, "c": True}}
+
+
+def test_set_changes_one_switch_of_a_named_preset() -> None:
+    """``rules: street`` with ``--set rules.jump_in=false``: street, without jump-in."""
+    data = apply_overrides({"rules": "street"}, ["rules.jump_in=false"])
+    assert data == {"rules": {"preset": "street", "jump_in": False}}
+    street = load_rules("street")
+    changed = load_rules(data["rules"])
+    assert changed.jump_in is False and street.jump_in is True
+    assert dataclasses.replace(changed, jump_in=True) == street
+    with pytest.raises(ConfigError, match="seed is 3, not a section"):
+        apply_overrides({"seed": 3}, ["seed.x=1"])
 
 
 @pytest.mark.parametrize(
