@@ -40,10 +40,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -72,6 +71,7 @@ from train.imitation_data import (
     teacher_factory,
 )
 from uno_env import cards as C
+from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 
@@ -468,12 +468,6 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text)
-    os.replace(partial, path)
-
-
 def _metadata(config: ImitateConfig, rules: Rules, extra: dict[str, Any]) -> PolicyMetadata:
     """The clone's metadata: algorithm ``imitation``, its network, the rules, ``extra``."""
     return PolicyMetadata(
@@ -543,7 +537,23 @@ def imitate(
 
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
-    _check_run_dir(config, overwrite)
+    _check_run_dir(config, overwrite)  # before any work; checked again under the lock
+    lock = RunFolderLock(config.run_dir, "imitation run")
+    lock.take()  # one run per folder: a second one is refused, naming this one's pid
+    try:
+        _check_run_dir(config, overwrite)
+        result = _imitate(config, rules, progress, say)
+    except BaseException:
+        lock.release(undo=not run_files(config))  # a refused start leaves nothing behind
+        raise
+    lock.release()
+    return result
+
+
+def _imitate(
+    config: ImitateConfig, rules: Rules, progress: bool, say: Callable[[str], None]
+) -> ImitationResult:
+    """:func:`imitate`'s work, with the run folder held."""
     for teacher in config.teachers:  # an agent file that does not fit fails now, named
         teacher_factory(teacher, rules, config.teacher_budget)
     if config.behaviour is not None and config.samples:
@@ -632,8 +642,8 @@ def imitate(
     report["strength"] = _strength(config, rules, clone, progress)
     weights = _export(config, rules, net, report)
     report["policy"] = str(weights)
-    _write_atomically(config.run_dir / REPORT_NAME, json.dumps(report, indent=2))
-    _write_atomically(config.run_dir / "config.yaml", config.to_yaml())
+    write_atomically(config.run_dir / REPORT_NAME, json.dumps(report, indent=2))
+    write_atomically(config.run_dir / "config.yaml", config.to_yaml())
     return ImitationResult(config.run_dir, weights, report)
 
 
@@ -728,7 +738,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
         kept = f"; kept in {config.run_dir}: {', '.join(written)}" if written and config else ""
         print(f"interrupted{kept or ': nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None
-    except (ValueError, OSError) as err:
+    except (ValueError, OSError, FolderInUseError) as err:
         _fail(err, parser.prog)
     print(format_report(result.report))
     print(

@@ -61,7 +61,7 @@ from train.export import export_policy, git_commit, snapshot_policy
 from train.league import League
 from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.files import FolderInUseError, FolderLock, write_atomically
+from uno_env.files import FolderInUseError, FolderLock, RunFolderLock, write_atomically
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 
@@ -623,53 +623,6 @@ def _best_score(run_dir: Path, first_bot: str) -> float:
         ) from err
 
 
-class _RunLock:
-    """The run folder's lock, taken as late as possible and undone on a failed start.
-
-    Taking it creates the folder (and ``.lock``) when missing; a start that fails after
-    that removes what it created, so a refused run leaves the disk as it found it.
-    """
-
-    def __init__(self, run_dir: Path) -> None:
-        self.run_dir = run_dir
-        self.lock = FolderLock(run_dir, "training run")
-        self.created: list[Path] = []
-        self.made_lock_file = False
-
-    def take(self) -> None:
-        """Create the folder if needed and hold its lock (nothing when held already).
-
-        Raises:
-            FolderInUseError: another run holds it; the message names its pid.
-            OSError: the folder or its lock file cannot be created.
-        """
-        if self.lock.held:
-            return
-        missing = []
-        for folder in (self.run_dir, *self.run_dir.parents):
-            if folder.exists() or folder.is_symlink():
-                break
-            missing.append(folder)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.created = missing  # deepest first: the order to remove them in
-        self.made_lock_file = not (self.run_dir / FolderLock.LOCK_NAME).exists()
-        self.lock.acquire()
-
-    def release(self, undo: bool = False) -> None:
-        """Drop the lock; with ``undo``, remove the lock file and folders it created."""
-        if undo and self.lock.held and self.made_lock_file:
-            with contextlib.suppress(OSError):
-                (self.run_dir / FolderLock.LOCK_NAME).unlink()
-        self.lock.release()
-        if undo:
-            for folder in self.created:
-                try:
-                    folder.rmdir()
-                except OSError:  # not empty (something else is there): keep it and above
-                    break
-            self.created = []
-
-
 @dataclass
 class _Session:
     """A started run: everything :func:`_learn` needs (it holds the run folder's lock)."""
@@ -681,7 +634,7 @@ class _Session:
     league: League
     callback: LabCallback
     resume: bool
-    lock: _RunLock
+    lock: RunFolderLock
 
 
 def _start(
@@ -704,7 +657,7 @@ def _start(
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
     run_dir = config.run_dir
-    lock = _RunLock(run_dir)
+    lock = RunFolderLock(run_dir, "training run")
     env = None
     try:
         if (run_dir / FolderLock.LOCK_NAME).is_file():

@@ -28,6 +28,7 @@ from typing import Any
 __all__ = [
     "FolderInUseError",
     "FolderLock",
+    "RunFolderLock",
     "UnreadableFileError",
     "read_regular_file",
     "read_regular_text",
@@ -149,6 +150,16 @@ def read_regular_text(path: str | Path, limit: int, what: str = "file") -> str:
         ) from None
 
 
+def _mode_for(target: Path) -> int:
+    """The permission bits ``target`` has, or those a new file gets under the umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        mask = os.umask(0)  # reading the umask means setting it; it is put back at once
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def write_atomically(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` so that it holds either the old content or the new, whole.
 
@@ -167,6 +178,9 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes a private (0600) file: give it the mode the file has, or the one a
+        # plain open() would give it, so that shared results stay readable by others.
+        os.fchmod(fd, _mode_for(target))
         with os.fdopen(fd, "wb") as out:
             out.write(raw)
             out.flush()
@@ -254,3 +268,54 @@ class FolderLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+class RunFolderLock:
+    """A run folder's lock, taken as late as possible and undone on a failed start.
+
+    Taking it creates the folder (and ``.lock``) when missing; a start that fails after
+    that removes what it created, so a refused run leaves the disk as it found it.
+
+    Args:
+        run_dir: The run's folder (it need not exist yet).
+        what: What the folder is, for the message (``"training run"``).
+    """
+
+    def __init__(self, run_dir: Path, what: str) -> None:
+        self.run_dir = run_dir
+        self.lock = FolderLock(run_dir, what)
+        self.created: list[Path] = []
+        self.made_lock_file = False
+
+    def take(self) -> None:
+        """Create the folder if needed and hold its lock (nothing when held already).
+
+        Raises:
+            FolderInUseError: another run holds it; the message names its pid.
+            OSError: the folder or its lock file cannot be created.
+        """
+        if self.lock.held:
+            return
+        missing = []
+        for folder in (self.run_dir, *self.run_dir.parents):
+            if folder.exists() or folder.is_symlink():
+                break
+            missing.append(folder)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.created = missing  # deepest first: the order to remove them in
+        self.made_lock_file = not (self.run_dir / FolderLock.LOCK_NAME).exists()
+        self.lock.acquire()
+
+    def release(self, undo: bool = False) -> None:
+        """Drop the lock; with ``undo``, remove the lock file and folders it created."""
+        if undo and self.lock.held and self.made_lock_file:
+            with contextlib.suppress(OSError):
+                (self.run_dir / FolderLock.LOCK_NAME).unlink()
+        self.lock.release()
+        if undo:
+            for folder in self.created:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty (something else is there): keep it and above
+                    break
+            self.created = []

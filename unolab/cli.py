@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from uno_env.files import FolderInUseError
 from unolab import __version__
 from unolab.extras import missing_extra_message
 
@@ -32,6 +33,7 @@ DOMAIN_ERRORS: tuple[type[Exception], ...] = (
     NotADirectoryError,
     FileExistsError,
     PermissionError,
+    FolderInUseError,  # another run holds the folder: the message names its pid
 )
 """What a user's input can cause below :func:`main`: one line ``error: ...``, exit 2."""
 

@@ -377,6 +377,18 @@ CASES: list[Case] = [
         process=True,
     ),
     Case(
+        "log_deal_past_64_bits",
+        "file",
+        edit_line(3, _set("deal", 2**63)),
+        names=("line 3", "9223372036854775808", "not part of this tournament"),
+    ),
+    Case(
+        "log_key_of_a_thousand_digits",
+        "file",
+        edit_line(4, _set("key", 10**1000)),
+        names=("line 4", "key"),
+    ),
+    Case(
         "log_conflicting_copy_of_a_game",
         "file",
         append_changed_copy(2),

@@ -32,15 +32,17 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
-from train import dqn, export, ppo
+from train import dqn, export, imitate, ppo
 from uno_env.files import FolderLock
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
+IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 ENTRIES: dict[str, Callable[[list[str]], object]] = {
     "ppo": ppo.main,
     "dqn": dqn.main,
     "export": export.main,
+    "imitate": imitate.main,
 }
 
 
@@ -50,7 +52,7 @@ class Case:
 
     Attributes:
         id: The case's name.
-        entry: ``ppo``, ``dqn`` or ``export``: the command run.
+        entry: ``ppo``, ``dqn``, ``export`` or ``imitate``: the command run.
         argv: The command line, given the case's folder.
         names: What the error message must contain (the file, key or value at fault).
         setup: Prepares the folder (an earlier run, a corrupt file...).
@@ -101,6 +103,7 @@ def _held(relative: str) -> Callable[[Path], None]:
     """Hold the lock of ``<folder>/<relative>`` as a run in progress would."""
 
     def setup(folder: Path) -> None:
+        (folder / relative).mkdir(parents=True, exist_ok=True)
         lock = FolderLock(folder / relative, "training run")
         lock.acquire()
         _HELD.append(lock)
@@ -249,6 +252,13 @@ CASES: list[Case] = [
         train_args(DQN_TINY),
         f"in use by another process (pid {os.getpid()})",
         _both(_earlier_run("dqn_tiny", DQN_TINY), _held("runs/dqn_tiny")),
+    ),
+    Case(
+        "imitate_into_a_run_in_progress",
+        "imitate",
+        args("--config", str(IMITATE_TINY), "--overwrite", "--set", "runs_dir={folder}/runs"),
+        f"in use by another process (pid {os.getpid()})",
+        _held("runs/imitate_tiny"),
     ),
     # ----------------------------------------------------------------------- init_from
     Case(
