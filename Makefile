@@ -44,7 +44,7 @@ pytest: $(STAMP) browser
 test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(PY) -m benchmarks.core
+	$(PY) -m unolab.benchmarks.core
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

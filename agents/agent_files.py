@@ -3,7 +3,7 @@
 An exported agent is a ``.safetensors`` file (plain tensors) with a ``.json`` metadata file
 beside it. This module finds the two files, reads them with size limits, parses JSON safely
 (encoding, syntax, nesting) and reads the safetensors header without loading any tensor, so
-that :func:`agents.learned.load_policy` can check everything against the metadata first.
+that :func:`unolab.agents.learned.load_policy` can check everything against the metadata first.
 Anything wrong raises one :class:`AgentFileError` naming the file and what to do.
 """
 
@@ -48,7 +48,7 @@ MAX_LAYER_WIDTH = 65_536
 FLOAT_DTYPE_BYTES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
 """Safetensors dtypes a weight may have (copied into the float32 network), and their sizes."""
 
-EXPORT_HINT = "re-export the agent (python -m train.export CHECKPOINT OUT writes both files)"
+EXPORT_HINT = "re-export the agent (python -m unolab.train.export CHECKPOINT OUT writes both files)"
 
 
 class AgentFileError(ValueError):
@@ -126,7 +126,7 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
         if not p.is_file():
             raise FileNotFoundError(
                 f"exported policy file {str(p)!r} does not exist: an exported agent is a "
-                ".safetensors file with its .json metadata beside it (python -m train.export "
+                ".safetensors file with its .json metadata beside it (python -m unolab.train.export "
                 "CHECKPOINT OUT writes both)"
             )
     return weights, meta_path

@@ -23,12 +23,12 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
-from agents.registry import make_agent
-from agents.stats import wilson_interval
 from uno_env.play import END_TRUNCATED, play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
+from unolab.agents.registry import make_agent
+from unolab.agents.stats import wilson_interval
 
 __all__ = ["EvalResult", "GameResults", "check_policy", "evaluate_vs", "play_games"]
 
@@ -218,7 +218,7 @@ def check_policy(policy: object, what: str) -> None:
     if hasattr(policy, "policy") and hasattr(policy, "predict"):  # a Stable-Baselines3 model
         raise TypeError(
             f"{what} is a {kind} model, not a policy: wrap it with "
-            f"train.export.as_policy(model, rules) (a frozen copy of its network)"
+            f"unolab.train.export.as_policy(model, rules) (a frozen copy of its network)"
         )
     raise TypeError(f"{what} must be a policy (act(observations, masks) and a name), got a {kind}")
 
@@ -242,7 +242,7 @@ def evaluate_vs(
     Args:
         rules: The rules of every game (``rules.num_players`` seats).
         candidate: The policy rated.
-        opponent_factory: A bot name for :func:`agents.make_agent`, or a callable that
+        opponent_factory: A bot name for :func:`unolab.agents.make_agent`, or a callable that
             builds one opponent from an integer seed (seeds are derived from ``seed``).
         num_games: Hands in all.
         seed: Seed of the game keys and of the opponents.

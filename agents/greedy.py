@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents._common import (
+from uno_env import cards as C
+from unolab.agents._common import (
     ACTION_FACE_OF_PLAY,
     BoolArray,
     HeuristicBot,
@@ -13,7 +14,6 @@ from agents._common import (
     lexicographic,
     rank_of_actions_colour,
 )
-from uno_env import cards as C
 
 __all__ = ["GreedyPointsBot"]
 
@@ -28,7 +28,7 @@ class GreedyPointsBot(HeuristicBot):
     the hand (it keeps that colour current), then to the lowest action id (so a Wild goes
     before a Wild Draw Four). A wild names the most common colour in the hand. It draws only
     when it cannot play and always plays a playable drawn card. Declaring, catching,
-    challenging and the starter colour are the shared rules of :mod:`agents._common`.
+    challenging and the starter colour are the shared rules of :mod:`unolab.agents._common`.
     """
 
     name = "greedy_points"

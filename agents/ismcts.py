@@ -1,13 +1,13 @@
 """``ismcts``: information-set Monte Carlo tree search from the acting seat's view.
 
-:class:`~agents.search.PimcAgent` scores each candidate by the hands that follow when every
+:class:`~unolab.agents.search.PimcAgent` scores each candidate by the hands that follow when every
 seat then plays the rollout heuristic: one step of improvement over that heuristic. This
 agent searches the acting seat's *later* decisions too, with one tree over its information
 sets (single-observer ISMCTS, Cowling, Powley and Whitehouse 2012), shared by all the
 determinizations of the decision:
 
 * **Determinizations.** Iteration i plays determinization i of
-  :func:`agents.search.sample_deals` (the same inference as ``pimc``: the lack facts from
+  :func:`unolab.agents.search.sample_deals` (the same inference as ``pimc``: the lack facts from
   the draws, the choices weighed), drawn in proportion to their weights, so each iteration
   is a deal from the search's posterior.
 * **The tree.** A node is the sequence of public actions since the decision (the searching
@@ -16,7 +16,7 @@ determinizations of the decision:
   nodes the seat chooses by UCB1 among the actions legal in the iteration's deal, with
   *availability* counts in place of the parent's visits (an action that is legal in few
   deals is not over-explored); the other seats play the compiled ``fast`` heuristic of
-  :mod:`agents.rollout`, the same opponent model as ``pimc``'s rollouts.
+  :mod:`unolab.agents.rollout`, the same opponent model as ``pimc``'s rollouts.
 * **Expansion and rollout.** One new edge of the seat's own per iteration, then the
   ``fast`` heuristic plays every seat to the end of the hand, as in ``pimc``. The reward is
   the seat's win (1) or loss (0) (a truncated hand counts as the share of its reward).
@@ -27,7 +27,7 @@ determinizations of the decision:
 Everything runs in one compiled call per decision (the core's rules, the tree and the
 rollouts), so an iteration costs about one ``pimc`` rollout. It is deterministic for a seed
 and reads the state only through :func:`~uno_env.core.determinize` (via
-:func:`~agents.search.sample_deals`): two states of one information set get the same
+:func:`~unolab.agents.search.sample_deals`): two states of one information set get the same
 decisions. docs/search.md ("Information-set search") gives its strength beside ``pimc``.
 """
 
@@ -39,9 +39,6 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from agents.rollout import fast_action
-from agents.search import check_lack_facts, sample_deals
-from agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -52,6 +49,9 @@ from uno_env.core.step import apply_one
 from uno_env.jit import Kernel, jit
 from uno_env.policy import Seed
 from uno_env.rules import Rules
+from unolab.agents.rollout import fast_action
+from unolab.agents.search import check_lack_facts, sample_deals
+from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
 
 __all__ = ["DEFAULT_ITERATIONS", "EXPLORATION", "MAX_ITERATIONS", "IsmctsAgent"]
 
@@ -111,9 +111,9 @@ class IsmctsAgent(StateSearchAgent):
             search, in 1..:data:`MAX_ITERATIONS`.
         exploration: UCB1's constant (> 0), rewards scaled to [0, 1].
         lack_facts: The public facts the determinizations keep (as ``pimc``'s,
-            :data:`agents.search.LACK_FACTS`).
+            :data:`unolab.agents.search.LACK_FACTS`).
         weigh_choices: Draw the determinizations in proportion to how likely they make the
-            other seats' last choices (:func:`agents.search.choice_weights`).
+            other seats' last choices (:func:`unolab.agents.search.choice_weights`).
 
     Raises:
         ValueError: for a budget out of range or an exploration constant <= 0 (naming
@@ -147,7 +147,7 @@ class IsmctsAgent(StateSearchAgent):
         root action's mean reward for the acting seat in hand-reward units (+1 a win,
         -1/(N-1) a loss), NaN for the actions not tried (illegal, pruned, or a decision
         with one candidate), as ``pimc``'s: expert iteration can imitate them
-        (``train.imitate``, ``value_targets``)."""
+        (``unolab.train.imitate``, ``value_targets``)."""
 
     def act_from_state(
         self,

@@ -27,7 +27,11 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 from torch import nn
 
-from agents.agent_files import (
+from uno_env.cards import NUM_ACTIONS
+from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
+from uno_env.observation import OBS_DIM, OBS_VERSION
+from uno_env.rules import Rules
+from unolab.agents.agent_files import (
     EXPORT_HINT,
     MAX_AGENT_FILE_BYTES,
     MAX_HIDDEN_LAYERS,
@@ -41,11 +45,7 @@ from agents.agent_files import (
     shown,
     tensor_header,
 )
-from agents.shipped import shipped_agent_path
-from uno_env.cards import NUM_ACTIONS
-from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
-from uno_env.observation import OBS_DIM, OBS_VERSION
-from uno_env.rules import Rules
+from unolab.agents.shipped import shipped_agent_path
 
 __all__ = [
     "MAX_AGENT_FILE_BYTES",
@@ -451,7 +451,7 @@ def load_policy(
 
     Args:
         path: The ``.safetensors`` file (or its ``.json``, or the path without suffix), or
-            a shipped agent's name (``"ppo_official_2p"``, see :mod:`agents.shipped`).
+            a shipped agent's name (``"ppo_official_2p"``, see :mod:`unolab.agents.shipped`).
         rules: If given, the policy must have been trained under exactly these rules.
         deterministic: Argmax (default) or sampling.
         seed: Seed of the sampling.

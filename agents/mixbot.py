@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents._common import (
+from uno_env import cards as C
+from unolab.agents._common import (
     ACTION_COLOUR_OF_PLAY,
     ACTION_FACE_OF_PLAY,
     DEFAULT_CHALLENGE_MIN_CARDS,
@@ -18,7 +19,6 @@ from agents._common import (
     rank_of_actions_colour,
     unseen_matching,
 )
-from uno_env import cards as C
 
 __all__ = ["ATTACK_RANK", "MixBot"]
 
@@ -63,7 +63,7 @@ class MixBot(HeuristicBot):
     Four while it has more than ``wd4_hold`` (4), except that it attacks with a Wild Draw
     Four when the next player holds one card. A held card is not played: the bot draws
     instead, and keeps a held card it has just drawn. Declaring, catching, challenging and
-    the starter colour are the shared rules of :mod:`agents._common`.
+    the starter colour are the shared rules of :mod:`unolab.agents._common`.
     """
 
     name = "mixbot"
@@ -79,7 +79,7 @@ class MixBot(HeuristicBot):
 
         Args:
             seed: Unused (the bot is deterministic).
-            challenge_min_cards: See :data:`agents._common.DEFAULT_CHALLENGE_MIN_CARDS`.
+            challenge_min_cards: See :data:`unolab.agents._common.DEFAULT_CHALLENGE_MIN_CARDS`.
             wild_hold: Play a Wild only with at most this many coloured cards in hand.
             wd4_hold: Play a Wild Draw Four only with at most this many coloured cards in
                 hand (or to attack).

@@ -1,6 +1,6 @@
-"""The bots that act on observations, by name (the table :mod:`agents.registry` extends).
+"""The bots that act on observations, by name (the table :mod:`unolab.agents.registry` extends).
 
-Kept apart from the registry so that the search agent (:mod:`agents.search`), which the
+Kept apart from the registry so that the search agent (:mod:`unolab.agents.search`), which the
 registry lists too, can build its rollout bots by name without an import cycle.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agents.greedy import GreedyPointsBot
-from agents.mixbot import MixBot
-from agents.ranking import CardRankingBot
 from uno_env.policy import Policy, RandomActionBot, RandomAnyBot, RandomBot, Seed
+from unolab.agents.greedy import GreedyPointsBot
+from unolab.agents.mixbot import MixBot
+from unolab.agents.ranking import CardRankingBot
 
 __all__ = ["PLAIN_BOTS"]
 
@@ -23,4 +23,4 @@ PLAIN_BOTS: dict[str, Callable[[Seed], Policy]] = {
     CardRankingBot.name: CardRankingBot,
     MixBot.name: MixBot,
 }
-"""Bot name -> builder from a seed, in the order of :data:`agents.BOT_NAMES`."""
+"""Bot name -> builder from a seed, in the order of :data:`unolab.agents.BOT_NAMES`."""

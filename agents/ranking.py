@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents._common import (
+from uno_env import cards as C
+from unolab.agents._common import (
     ACTION_FACE_OF_PLAY,
     BoolArray,
     HeuristicBot,
@@ -13,7 +14,6 @@ from agents._common import (
     lexicographic,
     rank_of_actions_colour,
 )
-from uno_env import cards as C
 
 __all__ = ["KIND_RANK", "CardRankingBot"]
 
@@ -41,7 +41,7 @@ class CardRankingBot(HeuristicBot):
     Within a kind it plays the higher number (more points), then the card of the colour most
     common in the hand. A wild names the most common colour in the hand. It draws only when
     it cannot play and always plays a playable drawn card; the other decisions are the shared
-    rules of :mod:`agents._common`.
+    rules of :mod:`unolab.agents._common`.
     """
 
     name = "card_ranking"

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agents.agent_files import agent_paths
+from unolab.agents.agent_files import agent_paths
 
 __all__ = [
     "BACKENDS",

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agents.ismcts import IsmctsAgent
-from agents.plain_bots import PLAIN_BOTS
-from agents.search import PimcAgent, guided_pimc, strong_pimc
 from uno_env.policy import Policy, Seed
+from unolab.agents.ismcts import IsmctsAgent
+from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.search import PimcAgent, guided_pimc, strong_pimc
 
 __all__ = ["AGENT_NAMES", "BOT_NAMES", "SEARCH_NAMES", "make_agent"]
 

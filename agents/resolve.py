@@ -8,7 +8,7 @@ files is the job of their callers. This module is the one resolver they share:
   policies on demand (the envs seed it from their own seed, tournaments per chunk);
 * :func:`resolve_opponents`: the ``opponents`` argument of the learner envs from names.
 
-    >>> from agents import resolve_opponents
+    >>> from unolab.agents import resolve_opponents
     >>> from uno_env.envs.gym_env import UnoGymEnv
     >>> env = UnoGymEnv(num_players=3, opponents=resolve_opponents(["mixbot", "random"]))
 """
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents.registry import AGENT_NAMES, make_agent
-from agents.shipped import shipped_agent_names, shipped_agent_path
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
+from unolab.agents.registry import AGENT_NAMES, make_agent
+from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
 if TYPE_CHECKING:
-    from agents.learned import MLPNet, PolicyMetadata
+    from unolab.agents.learned import MLPNet, PolicyMetadata
 
 __all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_policy"]
 
@@ -50,7 +50,7 @@ def is_agent_file(spec: str | Path) -> bool:
     """Whether ``spec`` names an exported agent (``.safetensors`` with its ``.json``).
 
     ``spec`` may be either file or the path without suffix, as for
-    :func:`agents.learned.load_policy`.
+    :func:`unolab.agents.learned.load_policy`.
     """
     weights, meta = _agent_file(spec, ".safetensors"), _agent_file(spec, ".json")
     return weights is not None and weights.is_file() and meta is not None and meta.is_file()
@@ -58,7 +58,7 @@ def is_agent_file(spec: str | Path) -> bool:
 
 _AGENT_FORMS = (
     "an exported agent is a .safetensors file with its .json metadata beside it "
-    "(python -m train.export CHECKPOINT OUT writes both)"
+    "(python -m unolab.train.export CHECKPOINT OUT writes both)"
 )
 
 
@@ -78,7 +78,7 @@ def _not_an_agent(spec: str) -> ValueError:
     if path.suffix == ".zip":
         return ValueError(
             f"agent {spec!r} is an SB3 checkpoint, which runs code when loaded: export it "
-            "(python -m train.export CHECKPOINT OUT) and give the .safetensors file, or play "
+            "(python -m unolab.train.export CHECKPOINT OUT) and give the .safetensors file, or play "
             "it in a tournament with allow_pickle"
         )
     looks_like_path = path.suffix in (".safetensors", ".json") or any(
@@ -103,7 +103,7 @@ def policy_factory(
     than when the first game starts; the policies built share its network.
 
     Args:
-        spec: A name of :data:`agents.AGENT_NAMES` (bots and search agents), a shipped
+        spec: A name of :data:`unolab.agents.AGENT_NAMES` (bots and search agents), a shipped
             agent's name (``ppo_official_2p``) or the path of an exported agent.
         rules: The rules the agent will play (Rules, a preset name, a YAML path or a
             mapping); an exported agent must have been trained under them. Unused for bots.
@@ -111,8 +111,8 @@ def policy_factory(
     Raises:
         ValueError: naming ``spec`` when it is neither a bot name nor an existing exported
             agent (the bots and the expected file forms are listed).
-        agents.learned.AgentFileError: (a ValueError) if the agent's files are malformed.
-        agents.learned.CheckpointMismatchError: (a ValueError) if it was trained under other
+        unolab.agents.learned.AgentFileError: (a ValueError) if the agent's files are malformed.
+        unolab.agents.learned.CheckpointMismatchError: (a ValueError) if it was trained under other
             rules or another observation encoding.
     """
     text = str(spec)
@@ -129,7 +129,7 @@ def policy_factory(
     if text in AGENT_NAMES:
         return PolicyFactory(text, _BuildBot(text))
     if is_agent_file(text):
-        from agents.learned import load_policy  # torch only for learned agents
+        from unolab.agents.learned import load_policy  # torch only for learned agents
 
         loaded = load_policy(text, rules=rules)
         name = Path(text).stem if shipped is None else str(spec)
@@ -155,7 +155,7 @@ class _BuildLearned:
     meta: PolicyMetadata
 
     def __call__(self, seed: Seed) -> Policy:
-        from agents.learned import TorchPolicy
+        from unolab.agents.learned import TorchPolicy
 
         if isinstance(seed, np.random.Generator):
             seed = int(seed.integers(2**62))

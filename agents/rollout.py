@@ -249,7 +249,7 @@ def _fast_action(r: RuleParams, s: StateArrays, g: int, mask: np.ndarray) -> int
 
 fast_action = _fast_action
 """The fast heuristic's compiled decision in one game, ``(r, s, g, mask) -> action``: for
-other compiled searches (:mod:`agents.ismcts` plays the other seats with it)."""
+other compiled searches (:mod:`unolab.agents.ismcts` plays the other seats with it)."""
 
 _PLAY_OUT = Kernel(_play_out_all)
 _FAST_ACTIONS = Kernel(_fast_actions_all)

@@ -7,7 +7,7 @@ the end of the hand with a rollout policy. The action with the best mean reward 
 
 * **One batch.** All rollouts of a decision (candidates x K), and of every table the agent
   is asked about at once, are one core batch, played out by one compiled call with the
-  default rollout policy (:data:`agents.rollout.FAST_ROLLOUT`), or round by round with any
+  default rollout policy (:data:`unolab.agents.rollout.FAST_ROLLOUT`), or round by round with any
   bot or learned policy.
 * **Common random numbers.** Every candidate is tried on the same K determinizations with
   the same random keys, so the differences between candidates are not drowned in the
@@ -18,7 +18,7 @@ the end of the hand with a rollout policy. The action with the best mean reward 
 * **Inference.** The determinizations respect what each seat showed when it drew unable to
   play (``lack_facts``), and each is weighed by how likely it makes every other seat's last
   choice of a card (:func:`choice_weights`): the estimates are likelihood-weighted means.
-  :func:`sample_deals` puts the two together (``python -m benchmarks.inference`` scores
+  :func:`sample_deals` puts the two together (``python -m unolab.benchmarks.inference`` scores
   what they know against the real hands).
 * **Pruning.** Declaring UNO and catching are taken at once (as by every bot), and by default
   a voluntary draw is not considered when a card plays (noisy estimates otherwise pick it).
@@ -43,10 +43,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from agents.plain_bots import PLAIN_BOTS
-from agents.rollout import FAST_ROLLOUT, play_out
-from agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
-from agents.shipped import SHIPPED_DIR
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
@@ -54,9 +50,13 @@ from uno_env.core.tables import FACE_MATCH
 from uno_env.observation import encode
 from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules
+from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.rollout import FAST_ROLLOUT, play_out
+from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
+from unolab.agents.shipped import SHIPPED_DIR
 
 if TYPE_CHECKING:
-    from agents.learned import TorchPolicy
+    from unolab.agents.learned import TorchPolicy
 
 __all__ = [
     "GUIDED_PRIORS",
@@ -195,7 +195,7 @@ class PimcAgent(StateSearchAgent):
         """The estimates behind the last :meth:`act_from_state` call, (B, NUM_ACTIONS): each
         searched candidate's mean rollout reward for the acting seat, NaN for the actions
         not searched (illegal, pruned, or a decision with one candidate). Expert iteration
-        can imitate them as well as the chosen action (``train.imitate``, ``value_targets``).
+        can imitate them as well as the chosen action (``unolab.train.imitate``, ``value_targets``).
         """
 
     # ------------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ class PimcAgent(StateSearchAgent):
         if self.prior_spec is None:
             return None
         if self._prior is None or self._prior_rules is not rules:
-            from agents.learned import load_policy  # torch only for a guided search
+            from unolab.agents.learned import load_policy  # torch only for a guided search
 
             self._prior = load_policy(self.prior_spec, rules=rules, seed=0)
             self._prior_rules = rules
@@ -433,7 +433,7 @@ class _GuidedPimc(PimcAgent):
 
     def _prior_for(self, rules: Rules) -> TorchPolicy | None:
         if rules is not self._guided_rules:  # chosen once per rules, not per decision
-            from agents.learned import CheckpointMismatchError
+            from unolab.agents.learned import CheckpointMismatchError
 
             self._guided_rules = rules
             guide = GUIDED_PRIORS.get(rules.num_players)
@@ -476,8 +476,8 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
 
     Raises:
         ValueError: naming ``spec`` when it is none of these, or when it is a search agent.
-        agents.learned.AgentFileError: (a ValueError) for a malformed agent file.
-        agents.learned.CheckpointMismatchError: (a ValueError) for an agent trained under
+        unolab.agents.learned.AgentFileError: (a ValueError) for a malformed agent file.
+        unolab.agents.learned.CheckpointMismatchError: (a ValueError) for an agent trained under
             other rules or another table size.
         FileNotFoundError: for an agent file that does not exist.
     """
@@ -493,7 +493,7 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         )
     path = Path(text)
     if path.suffix in (".safetensors", ".json") or "/" in text or "\\" in text or path.is_file():
-        from agents.learned import load_policy  # torch only for learned rollouts
+        from unolab.agents.learned import load_policy  # torch only for learned rollouts
 
         return load_policy(text, rules=rules, seed=seed)
     raise ValueError(
@@ -517,7 +517,7 @@ def sample_deals(
     The one place where the search's inference about the hidden cards is put together:
     :func:`uno_env.core.determinize` under the public facts ``lack_facts`` names, then
     :func:`choice_weights` (or equal weights). :class:`PimcAgent` searches on them, and
-    ``python -m benchmarks.inference`` measures how much they know.
+    ``python -m unolab.benchmarks.inference`` measures how much they know.
 
     Args:
         rules: The rules of the games.

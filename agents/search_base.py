@@ -1,6 +1,6 @@
 """What the search agents share: they act on the game state, not on observations.
 
-:class:`~agents.search.PimcAgent` and :class:`~agents.ismcts.IsmctsAgent` search from the
+:class:`~unolab.agents.search.PimcAgent` and :class:`~unolab.agents.ismcts.IsmctsAgent` search from the
 state (through :func:`uno_env.core.determinize`, which re-deals everything the acting seat
 cannot see), so :func:`uno_env.play.choose_actions` calls their ``act_from_state`` instead
 of ``act``. :class:`StateSearchAgent` holds that protocol and the checks of a call, and

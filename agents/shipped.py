@@ -3,7 +3,7 @@
 Each shipped agent is an exported policy (``.safetensors`` weights with their ``.json``
 metadata) in the package's ``pretrained`` folder, installed with the package, so a name such
 as ``ppo_official_2p`` works wherever an agent is asked for: the command line, tournaments,
-the browser table, :func:`agents.learned.load_policy` and :func:`agents.resolve_policy`.
+the browser table, :func:`unolab.agents.learned.load_policy` and :func:`unolab.agents.resolve_policy`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Measure bots and exported agents against ``random``: ``python -m agents.strength``.
+"""Measure bots and exported agents against ``random``: ``python -m unolab.agents.strength``.
 
 Each candidate plays 10,000 hands per pairing under the official rules, in one seat with the
 opponent bot in every other seat (``random`` by default, the random player of the UNO
-papers), its seat rotated evenly over the table (:func:`agents.arena.evaluate_vs`). The
+papers), its seat rotated evenly over the table (:func:`unolab.agents.arena.evaluate_vs`). The
 candidates are the bots (``--bots``, every bot by default) and exported agents
 (``--agents PATH ...``; then only the bots named with ``--bots`` are rated too). An agent is
 rated only at the table size it was trained for. ``--opponents`` names other opponent bots:
@@ -33,13 +33,13 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from agents import AGENT_NAMES, BOT_NAMES, make_agent
-from agents.arena import DEFAULT_BATCH_SIZE, EvalResult, evaluate_vs
-from agents.ray_backend import BACKENDS, AgentFiles, RayBackendError, connect
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
+from unolab.agents import AGENT_NAMES, BOT_NAMES, make_agent
+from unolab.agents.arena import DEFAULT_BATCH_SIZE, EvalResult, evaluate_vs
+from unolab.agents.ray_backend import BACKENDS, AgentFiles, RayBackendError, connect
 
 __all__ = [
     "DEFAULT_OUT",
@@ -69,7 +69,7 @@ def _load_agent(path: str, rules: Rules) -> Policy:
         ValueError: (``AgentFileError``, ``CheckpointMismatchError``) naming the file, or
             FileNotFoundError.
     """
-    from agents.learned import load_policy  # torch only when an agent is rated
+    from unolab.agents.learned import load_policy  # torch only when an agent is rated
 
     return load_policy(path, rules=rules)
 
@@ -81,7 +81,7 @@ def agent_table_sizes(path: str, players: Sequence[int], preset: str = "official
         ValueError: naming ``path`` when it fits none of them (with the reason for the last),
             or when the file is missing or malformed.
     """
-    from agents.learned import CheckpointMismatchError
+    from unolab.agents.learned import CheckpointMismatchError
 
     fits, reason = [], ""
     for n_players in players:
@@ -181,7 +181,7 @@ def measure(
     """Rate each bot and each exported agent against each opponent at each table size.
 
     Args:
-        bots: Bot names (see :data:`agents.BOT_NAMES`), or the search agent ``pimc``.
+        bots: Bot names (see :data:`unolab.agents.BOT_NAMES`), or the search agent ``pimc``.
         players: Table sizes.
         num_games: Hands per pairing.
         seed: Seed of every pairing (each pairing deals the same hands).
@@ -192,7 +192,7 @@ def measure(
             for (see :func:`agent_table_sizes`), with its deterministic (argmax) policy.
         opponents: The opponent bots, one in every other seat (``random`` by default).
         backend: ``local`` (one pairing after the other, here) or ``ray`` (every pairing a
-            Ray task, see :mod:`agents.ray_backend`); the results are the same.
+            Ray task, see :mod:`unolab.agents.ray_backend`); the results are the same.
         address: The Ray cluster (``auto`` or ``HOST:PORT``; None starts a local Ray).
         threads: Torch threads of the learned agents on each Ray worker.
 
@@ -316,7 +316,7 @@ def _check_out(parser: argparse.ArgumentParser, out: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's options; bad values are refused by argparse (one line, exit 2)."""
-    parser = argparse.ArgumentParser(prog="python -m agents.strength", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m unolab.agents.strength", description=__doc__)
     parser.add_argument(
         "--out",
         type=Path,

@@ -1,12 +1,12 @@
 """The lab's benchmarks, each measured side by side with a peer in the same run.
 
-* :mod:`benchmarks.core`: random legal play of the batched core at several batch sizes,
+* :mod:`unolab.benchmarks.core`: random legal play of the batched core at several batch sizes,
   against RLCard's bare ``env.step`` loop (``uno-lab bench engine``, ``make bench``);
-* :mod:`benchmarks.envs`: the PettingZoo AEC env against RLCard, the SB3 VecEnv, and
+* :mod:`unolab.benchmarks.envs`: the PettingZoo AEC env against RLCard, the SB3 VecEnv, and
   MaskablePPO on the VecEnv against a zero-cost env (``uno-lab bench envs``);
-* :mod:`benchmarks.tournament`: tournament games per second against RLCard
+* :mod:`unolab.benchmarks.tournament`: tournament games per second against RLCard
   (``uno-lab bench tournament``);
-* :mod:`benchmarks.rlcard` and :mod:`benchmarks.rlcard_compat`: the RLCard 1.2.0 peer and
+* :mod:`unolab.benchmarks.rlcard` and :mod:`unolab.benchmarks.rlcard_compat`: the RLCard 1.2.0 peer and
   the shim that runs it on current NumPy.
 
 They sit above every layer of the lab (they may import all of it) and below the CLI. None of

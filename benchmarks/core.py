@@ -1,6 +1,6 @@
 """Engine throughput benchmark: uno-lab's batched core against RLCard's UNO env, in one run.
 
-Run ``python -m benchmarks.core`` (or ``make bench``). It measures random-legal-play throughput
+Run ``python -m unolab.benchmarks.core`` (or ``make bench``). It measures random-legal-play throughput
 (legal mask + random choice + step, finished games auto-reset) at several batch sizes, and
 RLCard 1.2.0's bare ``env.step`` loop with random legal actions, then prints a table and a
 JSON line with the ratios. Each figure is the median of several timed repeats; timings on a
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
 from uno_env import core
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
+from unolab.benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
 
 __all__ = ["BenchResult", "build_parser", "engine_steps_per_second", "main"]
 
@@ -71,13 +71,13 @@ def engine_steps_per_second(rules: Rules, batch_size: int, seconds: float, seed:
 
 def _rlcard_rate(seconds: float, seed: int) -> float | None:
     try:
-        from benchmarks.rlcard import rlcard_steps_per_second
+        from unolab.benchmarks.rlcard import rlcard_steps_per_second
     except ImportError:  # the bench extra (rlcard) is not installed
         return None
     return rlcard_steps_per_second(seconds=seconds, seed=seed)
 
 
-def build_parser(prog: str = "python -m benchmarks.core") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m unolab.benchmarks.core") -> argparse.ArgumentParser:
     """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
 
     Args:
@@ -110,7 +110,7 @@ def build_parser(prog: str = "python -m benchmarks.core") -> argparse.ArgumentPa
 
 
 def main(
-    argv: Sequence[str] | None = None, *, prog: str = "python -m benchmarks.core"
+    argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.core"
 ) -> dict[str, float]:
     """Run the benchmark, print a table and a JSON line, and return the figures.
 

@@ -1,11 +1,11 @@
 """Environment throughput: the AEC env, the VecEnv and MaskablePPO training, in one run.
 
-Run ``python -m benchmarks.envs``. It measures, side by side on the same machine:
+Run ``python -m unolab.benchmarks.envs``. It measures, side by side on the same machine:
 
 * **AEC turns/s**: ``uno_env.env()`` (with PettingZoo's wrappers) under random masked play
   (``agent_iter`` / ``last`` / a uniformly random legal action / ``step``; a new hand with
   ``reset`` when one ends), against RLCard 1.2.0's bare ``env.step`` loop
-  (:func:`benchmarks.rlcard.rlcard_steps_per_second`);
+  (:func:`unolab.benchmarks.rlcard.rlcard_steps_per_second`);
 * **VecEnv learner-steps/s** of :class:`~uno_env.envs.vec_env.UnoVecEnv` at several sizes,
   with a uniformly random legal learner and the default ``random`` opponents (each step
   includes the opponents' replies and the autoresets);
@@ -33,13 +33,13 @@ import numpy.typing as npt
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
 from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
+from unolab.benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
 
 __all__ = [
     "ZeroCostVecEnv",
@@ -186,7 +186,7 @@ def _median_row(label: str, rates: Sequence[float]) -> tuple[str, float, str]:
     return label, statistics.median(rates), ", ".join(f"{r:,.0f}" for r in rates)
 
 
-def build_parser(prog: str = "python -m benchmarks.envs") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.ArgumentParser:
     """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
 
     Args:
@@ -238,7 +238,7 @@ def build_parser(prog: str = "python -m benchmarks.envs") -> argparse.ArgumentPa
 
 
 def main(
-    argv: Sequence[str] | None = None, *, prog: str = "python -m benchmarks.envs"
+    argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.envs"
 ) -> dict[str, float]:
     """Run the benchmark, print a table and a JSON line, and return the figures.
 
@@ -261,7 +261,7 @@ def main(
     rlcard: Callable[..., float] | None = None
     if not args.no_rlcard:
         try:
-            from benchmarks.rlcard import rlcard_steps_per_second
+            from unolab.benchmarks.rlcard import rlcard_steps_per_second
 
             rlcard = rlcard_steps_per_second
         except ImportError:

@@ -1,9 +1,9 @@
 """How much the search's determinizations know about the hidden hands.
 
-``python -m benchmarks.inference`` plays games between bots (``--bot`` at every seat) and
+``python -m unolab.benchmarks.inference`` plays games between bots (``--bot`` at every seat) and
 stops at positions along the way (a seat about to play a card). At each it samples K
 determinizations from the acting seat's view, as the search does
-(:func:`agents.search.sample_deals`), once per inference variant: the public facts
+(:func:`unolab.agents.search.sample_deals`), once per inference variant: the public facts
 (``lack_facts``: none, the facts counted from the draws, and those with "no wild") with and
 without the choice weights. For every other seat and every card face it compares the
 weighted share of deals that give the seat that face with whether the seat really holds it,
@@ -33,15 +33,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.plain_bots import PLAIN_BOTS
-from agents.registry import make_agent
-from agents.search import sample_deals
-from benchmarks.options import int_in_range
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core.state import PLAY
 from uno_env.play import choose_actions
 from uno_env.rules import Rules, load_rules
+from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.registry import make_agent
+from unolab.agents.search import sample_deals
+from unolab.benchmarks.options import int_in_range
 
 __all__ = [
     "VARIANTS",
@@ -120,8 +120,8 @@ def hand_shares(
         rules: The rules of the games.
         state: B live games; the acting seat of each is the observer.
         keys: (B, K) keys of the determinizations.
-        lack_facts: As :func:`agents.search.sample_deals`.
-        weigh_choices: As :func:`agents.search.sample_deals`.
+        lack_facts: As :func:`unolab.agents.search.sample_deals`.
+        weigh_choices: As :func:`unolab.agents.search.sample_deals`.
 
     Returns:
         (B, N - 1, 54) weighted shares of the deals that give the seat the face, and the
@@ -183,7 +183,7 @@ def inference_scores(
     return scores
 
 
-def build_parser(prog: str = "python -m benchmarks.inference") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m unolab.benchmarks.inference") -> argparse.ArgumentParser:
     """The command line of the inference benchmark."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int_in_range(2, 10), default=4)
@@ -198,7 +198,9 @@ def build_parser(prog: str = "python -m benchmarks.inference") -> argparse.Argum
     return parser
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m benchmarks.inference") -> int:
+def main(
+    argv: Sequence[str] | None = None, prog: str = "python -m unolab.benchmarks.inference"
+) -> int:
     """Run the benchmark; print the table (and write JSON with ``--out``)."""
     args = build_parser(prog).parse_args(argv)
     rules = load_rules("official", num_players=args.players)

@@ -12,7 +12,7 @@ Timing scheme (both functions): one untimed warm-up, then three timed repeats of
 ``seconds / 3`` each; the result is the **median** of the three rates, which is robust to a
 single repeat being disturbed by other processes on the machine.
 
-Run ``python -m benchmarks.rlcard [--seconds S] [--seed N]`` to print both figures.
+Run ``python -m unolab.benchmarks.rlcard [--seconds S] [--seed N]`` to print both figures.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.options import non_negative_int, positive_seconds
-from benchmarks.rlcard_compat import (
+from unolab.benchmarks.options import non_negative_int, positive_seconds
+from unolab.benchmarks.rlcard_compat import (
     legal_action_ids,
     make_rlcard_uno,
     rlcard_random_agent_cls,
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
         argv: Command-line arguments (defaults to ``sys.argv[1:]``).
     """
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.rlcard",
+        prog="python -m unolab.benchmarks.rlcard",
         description=__doc__.splitlines()[0] if __doc__ else None,
     )
     parser.add_argument(

@@ -1,15 +1,15 @@
 """The search agents: ``pimc``'s rollout speed beside the plain core, and strength by budget.
 
-``python -m benchmarks.search speed`` measures, in one run, the plain core's random-play
-throughput (:func:`benchmarks.core.engine_steps_per_second`) and the game steps per second
+``python -m unolab.benchmarks.search speed`` measures, in one run, the plain core's random-play
+throughput (:func:`unolab.benchmarks.core.engine_steps_per_second`) and the game steps per second
 that ``pimc`` plays in its rollouts while searching (determinizing, stepping the candidate
 actions and playing out with the compiled fast rollout, everything of a decision counted),
 one decision at a time (B = 1, as at a table) and for 64 tables at once.
 
-``python -m benchmarks.search strength`` plays a search agent (``--agent``: ``pimc``, its
+``python -m unolab.benchmarks.search strength`` plays a search agent (``--agent``: ``pimc``, its
 budgets rollouts per candidate action, or ``ismcts``, iterations per decision) at several
 budgets against opponent bots: official rules, seats alternated, Wilson 95% intervals
-(:func:`agents.arena.evaluate_vs`), and times single decisions (B = 1) for the median
+(:func:`unolab.agents.arena.evaluate_vs`), and times single decisions (B = 1) for the median
 milliseconds per searched decision. Both print a table and write JSON with ``--out``.
 """
 
@@ -27,16 +27,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.arena import evaluate_vs
-from agents.ismcts import MAX_ITERATIONS, IsmctsAgent
-from agents.plain_bots import PLAIN_BOTS
-from agents.search import PimcAgent
-from agents.search_base import StateSearchAgent
-from benchmarks.core import engine_steps_per_second
-from benchmarks.options import int_in_range, positive_seconds
 from uno_env import core
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
+from unolab.agents.arena import evaluate_vs
+from unolab.agents.ismcts import MAX_ITERATIONS, IsmctsAgent
+from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.search import PimcAgent
+from unolab.agents.search_base import StateSearchAgent
+from unolab.benchmarks.core import engine_steps_per_second
+from unolab.benchmarks.options import int_in_range, positive_seconds
 
 __all__ = ["build_parser", "decision_states", "main", "search_speed", "strength_table"]
 
@@ -175,7 +175,7 @@ def strength_table(
     return rows
 
 
-def build_parser(prog: str = "python -m benchmarks.search") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m unolab.benchmarks.search") -> argparse.ArgumentParser:
     """The command line of the search benchmark."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -205,7 +205,9 @@ def build_parser(prog: str = "python -m benchmarks.search") -> argparse.Argument
     return parser
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m benchmarks.search") -> int:
+def main(
+    argv: Sequence[str] | None = None, prog: str = "python -m unolab.benchmarks.search"
+) -> int:
     """Run the benchmark; print the figures (and write them with ``--out``)."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)

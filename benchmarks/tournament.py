@@ -1,9 +1,9 @@
 """Benchmark: tournament games per second against RLCard's ``rlcard.utils.tournament``.
 
-``python -m benchmarks.tournament [--games N] [--workers W] [--chunk C] [--seconds S] [--out F]``
+``python -m unolab.benchmarks.tournament [--games N] [--workers W] [--chunk C] [--seconds S] [--out F]``
 measures, in one run:
 
-* our tournament, bots only: a real round robin (:func:`tournament.runner.run_tournament`:
+* our tournament, bots only: a real round robin (:func:`unolab.tournament.runner.run_tournament`:
   duplicate deal sets, per-seat draw streams, ``games.jsonl`` written crash-safely) of
   ``random`` bots (the players of RLCard's figure), 2 players and 4 players. The figure is
   the games played over the wall time of the play phase (the policies, the play, the
@@ -18,7 +18,7 @@ measures, in one run:
   throughput as a ratio to the local one's (target 0.8x on the 2-core machine);
 * RLCard 1.2.0: complete 2-player games of its UNO env through ``rlcard.utils.tournament``
   with its ``RandomAgent`` players, single process (RLCard's tournament has no parallel
-  mode): :func:`benchmarks.rlcard.rlcard_games_per_second` (wall clock, median of three).
+  mode): :func:`unolab.benchmarks.rlcard.rlcard_games_per_second` (wall clock, median of three).
 
 Each figure also comes as games per CPU second (all processes), which a machine shared with
 other jobs disturbs much less than the wall clock: with W idle cores our wall figure is
@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from agents import make_agent
-from agents.ray_backend import connect, require_ray
-from benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
-from tournament.config import load_config
-from tournament.participants import PolicyFactory
-from tournament.runner import run_tournament
 from uno_env.policy import Policy
+from unolab.agents import make_agent
+from unolab.agents.ray_backend import connect, require_ray
+from unolab.benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
+from unolab.tournament.config import load_config
+from unolab.tournament.participants import PolicyFactory
+from unolab.tournament.runner import run_tournament
 
 __all__ = [
     "bench_ray",
@@ -191,13 +191,13 @@ def bench_ray(games: int, workers: int, games_per_chunk: int, repeats: int = 3) 
 def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
     """RLCard's 2-player tournament with random agents, timed by CPU and wall clock.
 
-    The same set-up as :func:`benchmarks.rlcard.rlcard_games_per_second` (one env, two
+    The same set-up as :func:`unolab.benchmarks.rlcard.rlcard_games_per_second` (one env, two
     ``RandomAgent`` players, the global ``np.random`` state seeded and restored), played in
     batches of 20 games for about ``seconds`` of CPU time after a warm-up.
     """
     from rlcard.utils import tournament
 
-    from benchmarks.rlcard_compat import make_rlcard_uno, rlcard_random_agent_cls
+    from unolab.benchmarks.rlcard_compat import make_rlcard_uno, rlcard_random_agent_cls
 
     agent_cls = rlcard_random_agent_cls()
     env = make_rlcard_uno(num_players=2, seed=seed)
@@ -216,7 +216,7 @@ def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str
     return {"games": games, "games_per_cpu_s": games / cpu, "games_per_s": games / wall}
 
 
-def build_parser(prog: str = "python -m benchmarks.tournament") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m unolab.benchmarks.tournament") -> argparse.ArgumentParser:
     """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
 
     Args:
@@ -271,7 +271,7 @@ def _check_out(parser: argparse.ArgumentParser, out: Path | None) -> None:
 
 
 def main(
-    argv: Sequence[str] | None = None, *, prog: str = "python -m benchmarks.tournament"
+    argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.tournament"
 ) -> dict[str, Any]:
     """Run the benchmark, print the figures and optionally write them as JSON.
 
@@ -291,7 +291,7 @@ def main(
         except ValueError as err:
             parser.error(f"argument --ray: {err}")
 
-    from benchmarks.rlcard import rlcard_games_per_second
+    from unolab.benchmarks.rlcard import rlcard_games_per_second
 
     results: dict[str, Any] = {
         "machine": {

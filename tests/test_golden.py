@@ -33,22 +33,22 @@ def _digest(*arrays: npt.ArrayLike) -> str:
 
 def _opponents(names: list[str], seed: int) -> list[Any]:
     """Opponent policies for the learner envs, built from bot names."""
-    from agents import make_agent
+    from unolab.agents import make_agent
 
     return [make_agent(name, seed + i) for i, name in enumerate(names)]
 
 
 def _named_opponents(names: list[str]) -> Any:
     """Opponents given by bot name, resolved (and then seeded by the env) by ``agents``."""
-    from agents import resolve_opponents  # before the refactor the envs took the names
+    from unolab.agents import resolve_opponents  # before the refactor the envs took the names
 
     return resolve_opponents(names)
 
 
 def _arena_cases() -> dict[str, Any]:
-    from agents import make_agent
-    from agents.arena import evaluate_vs, play_games
     from uno_env import load_rules
+    from unolab.agents import make_agent
+    from unolab.agents.arena import evaluate_vs, play_games
 
     out: dict[str, Any] = {}
     for preset, players, names, batch in (
@@ -72,8 +72,8 @@ def _arena_cases() -> dict[str, Any]:
 
 
 def _tournament_cases(tmp: Path) -> dict[str, Any]:
-    from tournament.config import load_config
-    from tournament.runner import run_tournament
+    from unolab.tournament.config import load_config
+    from unolab.tournament.runner import run_tournament
 
     out: dict[str, Any] = {}
     for name, extra in (

@@ -1,8 +1,10 @@
 """The import contract: layers only look down, and no package imports itself in a circle.
 
-The layers, bottom to top: ``uno_env`` < ``agents`` < ``train`` < ``tournament`` <
-``benchmarks`` < ``unolab``. A module may import its own layer and those below it, never one
-above. Every import counts, at module level, inside a function (a function-level import of
+The layers, bottom to top: ``uno_env`` < ``unolab.agents`` < ``unolab.train`` <
+``unolab.tournament`` < ``unolab.benchmarks`` < ``unolab`` (the commands and the web table).
+The middle four live in the repository's top-level folders and install under ``unolab``; no
+module imports them by their folder's name. A module may import its own layer and those
+below it, never one above. Every import counts, at module level, inside a function (a function-level import of
 a higher layer is still a dependency on it) or for type checking only. Within each package
 the graph of runtime imports (``if TYPE_CHECKING:`` blocks left out) must have no cycle.
 """
@@ -17,17 +19,39 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
-LAYERS = ("uno_env", "agents", "train", "tournament", "benchmarks", "unolab")
+LAYERS = (
+    "uno_env",
+    "unolab.agents",
+    "unolab.train",
+    "unolab.tournament",
+    "unolab.benchmarks",
+    "unolab",
+)
+FOLDERS = {"unolab.agents": "agents", "unolab.train": "train"} | {
+    "unolab.tournament": "tournament",
+    "unolab.benchmarks": "benchmarks",
+}
+"""Where each installed layer's code is in the repository (``unolab/<layer>`` links to it)."""
+
+
+def layer_of(module: str) -> str:
+    """The layer a lab module belongs to: the longest layer name it starts with."""
+    return max(
+        (layer for layer in LAYERS if module == layer or module.startswith(layer + ".")), key=len
+    )
 
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for package in LAYERS:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
+    for layer in LAYERS:
+        folder = ROOT / FOLDERS.get(layer, layer)
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if layer == "unolab" and parts[0] in {f.split(".")[1] for f in FOLDERS}:
+                continue  # a link to a layer of its own
             if parts[-1] == "__init__":
                 parts = parts[:-1]
-            out[".".join(parts)] = path
+            out[".".join([layer, *parts])] = path
     return out
 
 
@@ -81,8 +105,21 @@ RUNTIME_EDGES = _edges(runtime_only=True)
 
 
 def test_the_contract_sees_every_layer() -> None:
-    assert {name.split(".")[0] for name in MODULES} == set(LAYERS)
+    assert {layer_of(name) for name in MODULES} == set(LAYERS)
     assert len(EDGES) > 100
+    for layer, folder in FOLDERS.items():  # the installed name is the repository's folder
+        assert (ROOT / "unolab" / layer.split(".")[1]).resolve() == (ROOT / folder).resolve()
+
+
+def test_no_module_imports_a_layer_by_its_folders_name() -> None:
+    """``from agents import ...`` would work in a checkout only, and load a second copy."""
+    wrong = [
+        f"{MODULES[name].relative_to(ROOT)}:{line} imports {target}"
+        for name, path in MODULES.items()
+        for target, line in _imports(name, path)
+        if target.split(".")[0] in set(FOLDERS.values())
+    ]
+    assert not wrong, "import the layers as unolab.<layer>:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("layer", LAYERS[:-1])
@@ -91,14 +128,14 @@ def test_a_layer_imports_no_layer_above_it(layer: str) -> None:
     wrong = [
         f"{MODULES[src].relative_to(ROOT)}:{line} imports {dst}"
         for src, dst, line in EDGES
-        if src.split(".")[0] == layer and dst.split(".")[0] in above
+        if layer_of(src) == layer and layer_of(dst) in above
     ]
     assert not wrong, "layers only look down:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("package", LAYERS)
 def test_no_import_cycle_inside_a_package(package: str) -> None:
-    graph: dict[str, set[str]] = {m: set() for m in MODULES if m.split(".")[0] == package}
+    graph: dict[str, set[str]] = {m: set() for m in MODULES if layer_of(m) == package}
     for src, dst, _ in RUNTIME_EDGES:
         if src in graph and dst in graph:
             graph[src].add(dst)
@@ -111,13 +148,14 @@ def test_no_import_cycle_inside_a_package(package: str) -> None:
 def test_the_contract_would_catch_a_violation(tmp_path: Path) -> None:
     """The checker itself: an upward import and a cycle are found in a made-up module."""
     source = (
-        "from typing import TYPE_CHECKING\nfrom train.config import TrainConfig\n"
-        "if TYPE_CHECKING:\n    from agents import Policy\n"
+        "from typing import TYPE_CHECKING\nfrom unolab.train.config import TrainConfig\n"
+        "if TYPE_CHECKING:\n    from unolab.agents import Policy\n"
         "def f():\n    import unolab.cli\n"
     )
     path = tmp_path / "bad.py"
     path.write_text(source)
     found = {target for target, _ in _imports("uno_env.bad", path)}
-    assert {"train.config", "unolab.cli", "agents"} <= found
+    assert {"unolab.train.config", "unolab.cli", "unolab.agents"} <= found
+    assert {layer_of(t) for t in found if t in MODULES} >= {"unolab.train", "unolab"}
     runtime = {target for target, _ in _imports("uno_env.bad", path, runtime_only=True)}
-    assert "agents" not in runtime and "unolab.cli" in runtime
+    assert "unolab.agents" not in runtime and "unolab.cli" in runtime

@@ -6,7 +6,7 @@ Run one from a YAML file (``configs/tournament/``) or from flags::
 
 or from Python::
 
-    from tournament import load_config, run_tournament
+    from unolab.tournament import load_config, run_tournament
     summary = run_tournament(load_config("configs/tournament/bots_round_robin.yaml"))
 
 Modules: ``config`` (the YAML schema), ``participants`` (bots and agents), ``design``
@@ -18,7 +18,7 @@ openskill), ``sprt`` (sequential tests), ``variance`` (the gain of duplicate dea
 lock, resume, workers, early stop), ``cli`` and ``bench``. See ``docs/tournaments.md``.
 """
 
-from tournament.config import ParticipantSpec, SprtConfig, TournamentConfig, load_config
-from tournament.runner import run_tournament
+from unolab.tournament.config import ParticipantSpec, SprtConfig, TournamentConfig, load_config
+from unolab.tournament.runner import run_tournament
 
 __all__ = ["ParticipantSpec", "SprtConfig", "TournamentConfig", "load_config", "run_tournament"]

@@ -1,7 +1,7 @@
-"""``python -m tournament``: see :mod:`tournament.cli`."""
+"""``python -m tournament``: see :mod:`unolab.tournament.cli`."""
 
 import sys
 
-from tournament.cli import main
+from unolab.tournament.cli import main
 
 sys.exit(main())

@@ -15,8 +15,8 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from agents.stats import wilson_interval
-from tournament.results import END_KINDS, GameRecord
+from unolab.agents.stats import wilson_interval
+from unolab.tournament.results import END_KINDS, GameRecord
 
 __all__ = [
     "GameTable",
@@ -35,7 +35,7 @@ _wilson = cast(Any, wilson_interval)
 def score_interval(score: float, n: int) -> tuple[float, float]:
     """Wilson 95% interval of a score proportion with half points for draws.
 
-    :func:`agents.stats.wilson_interval` applied to ``score`` successes out of ``n`` (its
+    :func:`unolab.agents.stats.wilson_interval` applied to ``score`` successes out of ``n`` (its
     formula only uses the proportion, so half-point totals are fine).
     """
     low, high = _wilson(score, n)
@@ -67,7 +67,7 @@ class GameTable:
         seats: Participant id in each seat, (G, k).
         ranks: Finishing position of each seat, (G, k).
         turns: Decisions, (G,).
-        end: Index into :data:`tournament.results.END_KINDS`, (G,).
+        end: Index into :data:`unolab.tournament.results.END_KINDS`, (G,).
         forfeit_seat: Forfeiting seat or -1, (G,).
         reasons: Forfeit reason of each game ("" if none), (G,) object.
     """

@@ -30,11 +30,11 @@ from typing import Any
 
 from rich.console import Console
 
-from tournament.config import TournamentConfig, load_config
-from tournament.runner import run_tournament
 from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mapping
 from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
+from unolab.tournament.config import TournamentConfig, load_config
+from unolab.tournament.runner import run_tournament
 
 __all__ = ["build_parser", "config_from_args", "main"]
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agents import AGENT_NAMES
-from agents.ray_backend import check_address
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import (
     ConfigError,
@@ -37,6 +35,8 @@ from uno_env.configuration import (
     load_yaml_mapping,
 )
 from uno_env.rules import Rules, load_rules
+from unolab.agents import AGENT_NAMES
+from unolab.agents.ray_backend import check_address
 
 __all__ = [
     "MAX_BOOTSTRAP",
@@ -92,7 +92,7 @@ class ParticipantSpec:
 
     Attributes:
         name: The name on the leaderboard (default: the bot name, or the file stem).
-        bot: A name of :data:`agents.AGENT_NAMES` (a bot or a search agent such as ``pimc``).
+        bot: A name of :data:`unolab.agents.AGENT_NAMES` (a bot or a search agent such as ``pimc``).
         path: An exported agent (``.safetensors`` + ``.json``, loaded without pickle) or an
             SB3 ``.zip`` checkpoint (needs ``allow_pickle``: loading it runs code).
         deterministic: Learned agents play the argmax (True) or sample (False).

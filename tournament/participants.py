@@ -7,8 +7,8 @@ same config always gives the same games.
 
 Kinds of participant:
 
-* a bot by name (:func:`agents.make_agent`);
-* an exported agent, ``.safetensors`` + ``.json`` (:func:`agents.learned.load_policy`):
+* a bot by name (:func:`unolab.agents.make_agent`);
+* an exported agent, ``.safetensors`` + ``.json`` (:func:`unolab.agents.learned.load_policy`):
   plain tensors and a JSON description, nothing is unpickled;
 * an SB3 ``.zip`` checkpoint (MaskablePPO or the lab's DQN), only with ``allow_pickle``:
   SB3 zips are read with cloudpickle, which runs code from the file.
@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents import BOT_NAMES, make_agent
-from tournament.config import ParticipantSpec, TournamentConfig
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents import BOT_NAMES, make_agent
+from unolab.tournament.config import ParticipantSpec, TournamentConfig
 
 __all__ = [
     "Entrant",
@@ -75,8 +75,8 @@ _SB3_CACHE: dict[tuple[str, int, Rules], Policy] = {}
 def _load_sb3(p: Path, rules: Rules) -> Policy:
     # torch and SB3 are imported only when an SB3 zip is played (the tournament imports
     # neither otherwise).
-    from train.algorithms import ALGORITHMS, load_checkpoint
-    from train.export import snapshot_policy
+    from unolab.train.algorithms import ALGORITHMS, load_checkpoint
+    from unolab.train.export import snapshot_policy
 
     errors = []
     for algorithm in ALGORITHMS.values():  # MaskablePPO first, then DQN
@@ -104,7 +104,7 @@ class SpecFactory:
             limit_torch_threads()
             policy = load_sb3_policy(str(spec.path), self.rules)
         else:
-            from agents.learned import load_policy  # torch is imported only when needed
+            from unolab.agents.learned import load_policy  # torch is imported only when needed
 
             limit_torch_threads()
             policy = load_policy(

@@ -2,7 +2,7 @@
 intervals over whole deal sets, and openskill's online ratings.
 
 **Maximum likelihood (Bradley-Terry, Elo scale).** Every game is split into the comparisons
-between its pairs of seats (:mod:`tournament.analysis`: 1 to the seat ahead, half each on a
+between its pairs of seats (:mod:`unolab.tournament.analysis`: 1 to the seat ahead, half each on a
 tie). The strengths ``theta`` maximise ``sum W_ij log sigmoid(theta_i - theta_j)`` plus a weak
 Gaussian prior (standard deviation 1000 Elo) that keeps a participant that won every
 comparison finite; Newton's method converges in a few steps (the objective is concave).
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tournament.analysis import GameTable, pairwise_counts
+from unolab.tournament.analysis import GameTable, pairwise_counts
 
 __all__ = [
     "ELO_PER_NAT",

@@ -1,10 +1,10 @@
-"""The ``ray`` backend of :func:`tournament.runner.run_tournament`: chunks as Ray tasks.
+"""The ``ray`` backend of :func:`unolab.tournament.runner.run_tournament`: chunks as Ray tasks.
 
 Each chunk (a fixed shard of deal sets, ``games_per_chunk`` games) is one Ray task running
-:func:`tournament.runner.play_chunk`, the function the local backend runs, so the same
+:func:`unolab.tournament.runner.play_chunk`, the function the local backend runs, so the same
 config gives the same games on either backend. The rules, the schedule and the entrants go
 to the object store once. Entrants travel as data: bots by name, exported agents as the
-bytes of their files (:class:`agents.ray_backend.AgentFiles`), written once per machine and
+bytes of their files (:class:`unolab.agents.ray_backend.AgentFiles`), written once per machine and
 loaded there by the ordinary loader; SB3 ``.zip`` files travel the same way, only with
 ``allow_pickle``. A policy factory given in code (``overrides``) cannot travel and is refused.
 
@@ -25,14 +25,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
-from tournament.config import ParticipantSpec, TournamentConfig
-from tournament.design import Schedule
-from tournament.participants import Entrant, SpecFactory
-from tournament.results import Unit
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
+from unolab.tournament.config import ParticipantSpec, TournamentConfig
+from unolab.tournament.design import Schedule
+from unolab.tournament.participants import Entrant, SpecFactory
+from unolab.tournament.results import Unit
 
 __all__ = ["TASK_RETRIES", "ray_cluster", "run_chunks_on_ray", "shipped_entrants"]
 
@@ -70,7 +70,7 @@ def shipped_entrants(entrants: Sequence[Entrant]) -> list[Entrant]:
             raise ConfigError(
                 f"participant {entrant.name!r} is a policy factory given in code; the ray "
                 "backend sends agents to its workers as files or bot names: export it "
-                "(python -m train.export) or use the local backend"
+                "(python -m unolab.train.export) or use the local backend"
             )
         if factory.spec.path is not None:
             files = AgentFiles.read(factory.spec.path)
@@ -87,7 +87,7 @@ def ray_cluster(config: TournamentConfig) -> Iterator[Any]:
 
 
 PlayChunk = Callable[[Rules, Schedule, Sequence[Entrant], int, list[Unit]], Any]
-""":func:`tournament.runner.play_chunk` (passed in: the runner imports this module)."""
+""":func:`unolab.tournament.runner.play_chunk` (passed in: the runner imports this module)."""
 
 
 def _play_task(
@@ -118,7 +118,7 @@ def run_chunks_on_ray(
 
     Args:
         ray: The ``ray`` module, connected.
-        play: Plays one chunk (:func:`tournament.runner.play_chunk`).
+        play: Plays one chunk (:func:`unolab.tournament.runner.play_chunk`).
         rules: The rules of every game.
         schedule: The tournament's schedule.
         entrants: The participants, as :func:`shipped_entrants` made them travel.

@@ -19,7 +19,7 @@ from rich.console import Console, Group
 from rich.markup import escape
 from rich.text import Text
 
-from tournament.storage import write_file
+from unolab.tournament.storage import write_file
 
 __all__ = [
     "LEADERBOARD_COLUMNS",

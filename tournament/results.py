@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tournament.storage import MAX_LOG_BYTES, write_error, write_file
 from uno_env.configuration import ConfigError
 from uno_env.files import UnreadableFileError, read_regular_file
+from unolab.tournament.storage import MAX_LOG_BYTES, write_error, write_file
 
 __all__ = ["END_KINDS", "GameRecord", "ResultStore", "Unit"]
 
@@ -208,7 +208,7 @@ class ResultStore:
         Raises:
             ConfigError: (a ValueError) naming the file and the first corrupt line, or the
                 file when it cannot be read (a folder, a FIFO, a device, larger than
-                :data:`~tournament.storage.MAX_LOG_BYTES`), and what to do.
+                :data:`~unolab.tournament.storage.MAX_LOG_BYTES`), and what to do.
         """
         self.dropped_tail = 0
         self.duplicates = 0

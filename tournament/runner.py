@@ -1,7 +1,7 @@
 """Run a tournament: schedule, resume, play chunks (in parallel), stop early, summarise.
 
 The run folder ``<output_dir>/<name>/`` holds ``config.json`` (the config and its
-fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`tournament.results`),
+fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`unolab.tournament.results`),
 ``summary.json``, ``leaderboard.csv`` and the plots.
 
 One run at a time. The run holds the folder's lock (:class:`uno_env.files.FolderLock`, the
@@ -65,21 +65,21 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from tournament.analysis import GameTable, deal_set_scores
-from tournament.config import MAX_DEAL_SETS, NOT_FINGERPRINTED, TournamentConfig
-from tournament.design import Schedule, build_schedule, deal_keys
-from tournament.participants import Entrant, PolicyFactory, entrants_for
-from tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
-from tournament.report import write_reports
-from tournament.results import END_KINDS, GameRecord, ResultStore, Unit
-from tournament.sprt import SprtResult, sequential_sprt
-from tournament.storage import read_record_text, write_file
-from tournament.summary import build_summary
 from uno_env.configuration import ConfigError
 from uno_env.files import FolderLock, shown
 from uno_env.play import TableResults, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
+from unolab.tournament.analysis import GameTable, deal_set_scores
+from unolab.tournament.config import MAX_DEAL_SETS, NOT_FINGERPRINTED, TournamentConfig
+from unolab.tournament.design import Schedule, build_schedule, deal_keys
+from unolab.tournament.participants import Entrant, PolicyFactory, entrants_for
+from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
+from unolab.tournament.report import write_reports
+from unolab.tournament.results import END_KINDS, GameRecord, ResultStore, Unit
+from unolab.tournament.sprt import SprtResult, sequential_sprt
+from unolab.tournament.storage import read_record_text, write_file
+from unolab.tournament.summary import build_summary
 
 __all__ = [
     "ChunkResult",
@@ -558,7 +558,7 @@ def run_tournament(
 ) -> dict[str, Any]:
     """Play (or resume) a tournament and write its results.
 
-    With ``config.backend == "ray"`` the chunks are Ray tasks (:mod:`tournament.ray_runner`)
+    With ``config.backend == "ray"`` the chunks are Ray tasks (:mod:`unolab.tournament.ray_runner`)
     on the cluster of ``config.address``; the games and the summary are the same.
 
     Args:

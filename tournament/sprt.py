@@ -1,6 +1,6 @@
 """Sequential probability ratio tests: stop as soon as the data decide "is B better than A".
 
-The observations are deal-set scores in ``[0, 1]`` (see :mod:`tournament.analysis`): a
+The observations are deal-set scores in ``[0, 1]`` (see :mod:`unolab.tournament.analysis`): a
 deal set replays one deal under every seating, so it plays the role of the game pair of
 chess testing (whose pentanomial model fastchess and fishtest use). Their distribution is
 unknown and far from binomial, so the test is the *generalised* SPRT (GSPRT) of a normal

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tournament.analysis import (
+from unolab.tournament.analysis import (
     GameTable,
     deal_set_scores,
     endings,
@@ -22,11 +22,11 @@ from tournament.analysis import (
     participant_stats,
     seat_advantage,
 )
-from tournament.config import TournamentConfig
-from tournament.design import Schedule
-from tournament.ratings import bootstrap_elo, openskill_ratings
-from tournament.sprt import SprtResult, score_to_elo
-from tournament.variance import ab_variance, variance_reduction
+from unolab.tournament.config import TournamentConfig
+from unolab.tournament.design import Schedule
+from unolab.tournament.ratings import bootstrap_elo, openskill_ratings
+from unolab.tournament.sprt import SprtResult, score_to_elo
+from unolab.tournament.variance import ab_variance, variance_reduction
 
 __all__ = ["build_summary"]
 

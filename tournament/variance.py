@@ -1,6 +1,6 @@
 """How much duplicate deal sets reduce variance, measured on the tournament's own games.
 
-For a participant at a table, let ``x[d, j]`` be its game score (:mod:`tournament.analysis`)
+For a participant at a table, let ``x[d, j]`` be its game score (:mod:`unolab.tournament.analysis`)
 in deal set ``d`` under seating ``j`` (S seatings). Two estimators of its strength use S
 games each:
 
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tournament.analysis import GameTable
+from unolab.tournament.analysis import GameTable
 
 __all__ = ["ab_variance", "variance_reduction"]
 

@@ -3,7 +3,7 @@
 For each algorithm of a config (``algorithm: ppo`` or ``algorithm: dqn``) an
 :class:`Algorithm` names
 
-* the SB3 model class (sb3-contrib's ``MaskablePPO``, or :class:`~train.masked_dqn.MaskedDQN`);
+* the SB3 model class (sb3-contrib's ``MaskablePPO``, or :class:`~unolab.train.masked_dqn.MaskedDQN`);
 * how a checkpoint ``.zip`` loads (:func:`load_checkpoint`, with the ``custom_objects`` the
   class needs);
 * how a fresh model is built for a training run from its config (:func:`make_model`);
@@ -11,10 +11,10 @@ For each algorithm of a config (``algorithm: ppo`` or ``algorithm: dqn``) an
   :func:`load_policy_layers`).
 
 Every user of SB3 checkpoints goes through this module: the training run
-(:mod:`train.run`), the export (:mod:`train.export`), the league's snapshots (through the
-export) and the tournament's ``--allow-pickle`` participants. Layers: :mod:`train.config`
-and :mod:`train.masked_dqn` below it; export, league, run and the ``python -m train.ppo`` /
-``train.dqn`` entry points above it.
+(:mod:`unolab.train.run`), the export (:mod:`unolab.train.export`), the league's snapshots (through the
+export) and the tournament's ``--allow-pickle`` participants. Layers: :mod:`unolab.train.config`
+and :mod:`unolab.train.masked_dqn` below it; export, league, run and the ``python -m unolab.train.ppo`` /
+``unolab.train.dqn`` entry points above it.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
-from train.config import TrainConfig
-from train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN, MaskedReplayBuffer
 from uno_env.observation import OBS_LAYOUT
+from unolab.train.config import TrainConfig
+from unolab.train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN, MaskedReplayBuffer
 
 __all__ = [
     "ALGORITHMS",
@@ -137,7 +137,7 @@ def hand_size_potential(observations: np.ndarray, per_card: float) -> np.ndarray
     """The DQN shaping potential: ``per_card`` × (the others' mean hand size - one's own).
 
     Read off the observation's ``hand_sizes`` (card counts, the observer first) and
-    ``num_players`` fields; see :class:`~train.masked_dqn.MaskedReplayBuffer` for how the
+    ``num_players`` fields; see :class:`~unolab.train.masked_dqn.MaskedReplayBuffer` for how the
     potential shapes the returns without changing the greedy policy they lead to.
 
     Args:
@@ -193,7 +193,7 @@ def _dqn_owns(model: Any) -> bool:
 def _dqn_acting_modules(model: Any) -> list[nn.Module]:
     """The Q-network (relu); a dueling head as one folded linear layer.
 
-    The folded layer (:class:`~train.masked_dqn.FoldedDuelingLinear`) computes
+    The folded layer (:class:`~unolab.train.masked_dqn.FoldedDuelingLinear`) computes
     ``V + A - mean(A)`` exactly; :func:`load_policy_layers` writes it back into the head
     through its ``unfold``.
     """

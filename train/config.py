@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 import yaml
 
-from agents import BOT_NAMES
 from uno_env.configuration import (
     ConfigError,
     apply_overrides,
@@ -30,6 +29,7 @@ from uno_env.configuration import (
     load_yaml_mapping,
 )
 from uno_env.rules import Rules, load_rules
+from unolab.agents import BOT_NAMES
 
 __all__ = [
     "INIT_SUFFIXES",

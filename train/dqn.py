@@ -1,17 +1,17 @@
-"""Masked DQN on the batched UNO VecEnv: ``python -m train.dqn --config configs/dqn/<name>.yaml``.
+"""Masked DQN on the batched UNO VecEnv: ``python -m unolab.train.dqn --config configs/dqn/<name>.yaml``.
 
 The command line of the masked DQN. The algorithm, :class:`MaskedDQN` (SB3's DQN acting and
 bootstrapping over legal actions only) and its :class:`MaskedReplayBuffer`, lives in
-:mod:`train.masked_dqn` and is re-exported here; how it is built from a config and loaded
-from a checkpoint is the registry's (:mod:`train.algorithms`); everything else (league,
-evaluation, checkpoints, resume, export) is the shared run in :mod:`train.run`.
+:mod:`unolab.train.masked_dqn` and is re-exported here; how it is built from a config and loaded
+from a checkpoint is the registry's (:mod:`unolab.train.algorithms`); everything else (league,
+evaluation, checkpoints, resume, export) is the shared run in :mod:`unolab.train.run`.
 
 SB3 private API: :class:`MaskedDQN` overrides SB3's *private* methods
 ``OffPolicyAlgorithm._sample_action`` and ``OffPolicyAlgorithm._store_transition`` (and
 relies on private helpers and state: ``_update_learning_rate``,
 ``ReplayBuffer._normalize_obs`` / ``_normalize_reward``, ``_last_obs``,
 ``_last_original_obs``, ``_vec_normalize_env``, ``_current_progress_remaining``,
-``_n_updates``; see :mod:`train.masked_dqn`). They may change in any SB3 release:
+``_n_updates``; see :mod:`unolab.train.masked_dqn`). They may change in any SB3 release:
 pyproject.toml pins ``stable-baselines3`` and ``sb3-contrib`` below their next major
 version (``<3``), and an upgrade must re-run ``tests/test_dqn.py``.
 """
@@ -25,10 +25,10 @@ from typing import Any, TextIO
 
 from stable_baselines3.common.vec_env import VecEnv
 
-from train import run
-from train.algorithms import ALGORITHMS
-from train.config import TrainConfig, config_for
-from train.masked_dqn import (
+from unolab.train import run
+from unolab.train.algorithms import ALGORITHMS
+from unolab.train.config import TrainConfig, config_for
+from unolab.train.masked_dqn import (
     DuelingDQNPolicy,
     DuelingHead,
     MaskedDQN,
@@ -84,7 +84,7 @@ def train(
     exported policy in ``config.run_dir``.
 
     Args:
-        config: A :class:`~train.config.TrainConfig`, the path of a YAML config or a
+        config: A :class:`~unolab.train.config.TrainConfig`, the path of a YAML config or a
             mapping of its keys (``algorithm`` may be left out).
         overrides: ``key=value`` items applied on top, as ``--set`` (``total_steps=4096``).
         resume: Continue the run in ``config.run_dir`` from its ``latest.zip``.
@@ -101,7 +101,7 @@ def train(
             ``overwrite`` is set.
 
     Example:
-        >>> from train.dqn import train
+        >>> from unolab.train.dqn import train
         >>> result = train("configs/dqn/tiny.yaml", ["total_steps=2048"])  # doctest: +SKIP
     """
     return run.train(

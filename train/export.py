@@ -3,14 +3,14 @@
 Training exports each run's best checkpoint by itself (``runs/<name>/<name>.*``, also as
 ``runs/<name>/best_policy.*``). Any other checkpoint of a run exports with::
 
-    python -m train.export runs/<name>/latest.zip agents/pretrained/<agent>
+    python -m unolab.train.export runs/<name>/latest.zip agents/pretrained/<agent>
 
 An existing output is replaced only with ``--overwrite``.
 
 The rules and the algorithm are read from the run's ``config.yaml``, next to the checkpoint.
 
 Which layers form an algorithm's acting network, and how its checkpoint loads, is the
-registry's knowledge (:mod:`train.algorithms`); :func:`policy_layers` and
+registry's knowledge (:mod:`unolab.train.algorithms`); :func:`policy_layers` and
 :func:`load_policy_layers` are re-exported from there.
 """
 
@@ -27,13 +27,13 @@ from typing import Any
 import yaml
 from torch import nn
 
-from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
-from train.algorithms import ALGORITHMS, load_checkpoint, load_policy_layers, policy_layers
-from train.config import load_config
 from uno_env.cards import NUM_ACTIONS
 from uno_env.configuration import ConfigError
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
+from unolab.agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
+from unolab.train.algorithms import ALGORITHMS, load_checkpoint, load_policy_layers, policy_layers
+from unolab.train.config import load_config
 
 __all__ = [
     "as_policy",
@@ -181,12 +181,12 @@ def export_checkpoint(
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    """Command line: ``python -m train.export CHECKPOINT OUT [--name NAME] [--overwrite]``.
+    """Command line: ``python -m unolab.train.export CHECKPOINT OUT [--name NAME] [--overwrite]``.
 
     Bad input ends with one line ``error: ...`` on stderr and exit status 2.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m train.export",
+        prog="python -m unolab.train.export",
         description="Export a checkpoint of a training run as safetensors + JSON (no pickle).",
     )
     parser.add_argument("checkpoint", help="runs/<name>/latest.zip or best.zip")

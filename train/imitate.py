@@ -1,10 +1,10 @@
-"""Warm starts by imitation: ``python -m train.imitate --config configs/imitate/<name>.yaml``.
+"""Warm starts by imitation: ``python -m unolab.train.imitate --config configs/imitate/<name>.yaml``.
 
 An imitation run clones a teacher (any bot, an exported agent, or a weighted mix of them)
 into a network of the PPO policy's architecture, so that a PPO run can start from a player
 that is already strong instead of a random one (``init_from``). Read it top to bottom:
 
-1. :func:`~train.imitation_data.generate_demonstrations` plays thousands of games side by
+1. :func:`~unolab.train.imitation_data.generate_demonstrations` plays thousands of games side by
    side with the teachers and records (observation, legal mask, teacher action) at each of
    their decisions;
 2. :func:`fit_clone` trains an MLP (``net_arch``, tanh: MaskablePPO's policy network) on
@@ -14,7 +14,7 @@ that is already strong instead of a random one (``init_from``). Read it top to b
    teacher's action, overall and per kind of decision (play, draw, wild colour,
    challenge, ...);
 4. the clone and each teacher play ``eval_games`` hands against each ``eval_bots`` bot on
-   the same deals (:func:`agents.arena.evaluate_vs`, Wilson intervals);
+   the same deals (:func:`unolab.agents.arena.evaluate_vs`, Wilson intervals);
 5. everything is written to ``runs/<name>/``: the clone as a pickle-free policy
    (``<name>.safetensors`` + ``<name>.json``, algorithm ``imitation``, the teachers and the
    accuracy in its ``extra``), ``imitation_report.json`` (the table printed at the end) and
@@ -28,7 +28,7 @@ logits.
 
 A refused run writes nothing. The clone is written as soon as it is fitted (then again with
 its measured strength), and with ``keep_demonstrations: true`` the recording as soon as it
-is made (``demonstrations.npz``, :mod:`train.demonstration_files`): an interrupted run loses
+is made (``demonstrations.npz``, :mod:`unolab.train.demonstration_files`): an interrupted run loses
 neither an hour of search nor a fitted clone. Later runs train on kept recordings with
 ``include`` (``samples: 0`` records nothing new), and with ``value_targets`` imitate a search
 teacher's estimates instead of its one noisy pick. An existing run is replaced only with
@@ -53,27 +53,27 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from agents.arena import EvalResult, evaluate_vs
-from agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
-from train.demonstration_files import (
+from uno_env import cards as C
+from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
+from uno_env.observation import OBS_DIM, OBS_VERSION
+from uno_env.rules import Rules
+from unolab.agents.arena import EvalResult, evaluate_vs
+from unolab.agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
+from unolab.train.demonstration_files import (
     DEMONSTRATIONS_FILE,
     concat_demonstrations,
     load_demonstrations,
     save_demonstrations,
 )
-from train.export import git_commit
-from train.imitate_config import ImitateConfig, load_imitate_config
-from train.imitation_data import (
+from unolab.train.export import git_commit
+from unolab.train.imitate_config import ImitateConfig, load_imitate_config
+from unolab.train.imitation_data import (
     DECISION_KINDS,
     Demonstrations,
     decision_kinds,
     generate_demonstrations,
     teacher_factory,
 )
-from uno_env import cards as C
-from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
-from uno_env.observation import OBS_DIM, OBS_VERSION
-from uno_env.rules import Rules
 
 __all__ = [
     "ALGORITHM",
@@ -425,7 +425,7 @@ def _percent(value: float | None) -> str:
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """The report as a short plain-text table (what ``python -m train.imitate`` prints)."""
+    """The report as a short plain-text table (what ``python -m unolab.train.imitate`` prints)."""
     data, acc = report["data"], report["accuracy"]
     lines = [
         f"clone of {report['teachers_label']}: {data['decisions']:,} decisions from "
@@ -663,7 +663,7 @@ def train(
     """Clone teachers from a script or a notebook, as ``uno-lab train imitate --config FILE``.
 
     Args:
-        config: An :class:`~train.imitate_config.ImitateConfig`, the path of a YAML config
+        config: An :class:`~unolab.train.imitate_config.ImitateConfig`, the path of a YAML config
             or a mapping of its keys.
         overrides: ``key=value`` items applied on top, as ``--set`` (``decisions=2000``).
         overwrite: Replace the files of an earlier run of the same name.
@@ -694,9 +694,9 @@ def _fail(err: BaseException, prog: str) -> NoReturn:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    """The options of ``python -m train.imitate`` (and ``uno-lab train imitate``)."""
+    """The options of ``python -m unolab.train.imitate`` (and ``uno-lab train imitate``)."""
     parser = argparse.ArgumentParser(
-        prog=prog or "python -m train.imitate",
+        prog=prog or "python -m unolab.train.imitate",
         description="Clone a bot (or a weighted mix of bots) into a network that a PPO run can "
         "start from (init_from: runs/<name>/<name>.safetensors).",
     )
@@ -719,7 +719,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> ImitationResult:
-    """Command line: ``python -m train.imitate --config FILE [--set KEY=VALUE] [--overwrite]``.
+    """Command line: ``python -m unolab.train.imitate --config FILE [--set KEY=VALUE] [--overwrite]``.
 
     Bad input ends with one line ``<prog>: error: ...`` on stderr and exit status 2, having
     written nothing; Ctrl-C exits 130, naming what was written before it (a kept recording,

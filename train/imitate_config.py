@@ -1,8 +1,8 @@
-"""The config of an imitation run (``python -m train.imitate``): a frozen dataclass with bounds.
+"""The config of an imitation run (``python -m unolab.train.imitate``): a frozen dataclass with bounds.
 
 An imitation run clones one teacher, or a weighted mix of teachers, into a network of the
 PPO policy's architecture: it plays games of its own with the teachers, records their
-decisions and fits the network to them (:mod:`train.imitate`). Every key is validated when
+decisions and fits the network to them (:mod:`unolab.train.imitate`). Every key is validated when
 the YAML is loaded: an unknown key, an unknown teacher, a size out of range or a NaN weight
 raises :class:`~uno_env.ConfigError` naming the file, the key and the value.
 """
@@ -17,17 +17,6 @@ from typing import Any, Literal
 
 import yaml
 
-from agents import AGENT_NAMES, BOT_NAMES
-from agents.search import MAX_ROLLOUTS
-from train.config import (
-    MAX_BATCH_SIZE,
-    MAX_EVAL_GAMES,
-    MAX_NAME_BYTES,
-    MAX_NUM_ENVS,
-    MAX_TORCH_THREADS,
-    MAX_WEIGHT,
-    check_net_arch,
-)
 from uno_env.configuration import (
     ConfigError,
     apply_overrides,
@@ -40,6 +29,17 @@ from uno_env.configuration import (
 )
 from uno_env.observation import OBS_DIM
 from uno_env.rules import Rules, load_rules
+from unolab.agents import AGENT_NAMES, BOT_NAMES
+from unolab.agents.search import MAX_ROLLOUTS
+from unolab.train.config import (
+    MAX_BATCH_SIZE,
+    MAX_EVAL_GAMES,
+    MAX_NAME_BYTES,
+    MAX_NUM_ENVS,
+    MAX_TORCH_THREADS,
+    MAX_WEIGHT,
+    check_net_arch,
+)
 
 __all__ = [
     "MAX_IMITATION_EPOCHS",
@@ -91,8 +91,8 @@ class ImitateConfig:
             exported agent ``.safetensors`` -> relative weight. Each teacher seat of each
             game is held by one teacher drawn with these weights.
         teacher_budget: Rollouts per candidate action of a search teacher (``pimc``), 1 to
-            :data:`agents.search.MAX_ROLLOUTS`, or iterations per decision of ``ismcts``
-            (at most :data:`agents.ismcts.MAX_ITERATIONS`); ``None`` (the default): the
+            :data:`unolab.agents.search.MAX_ROLLOUTS`, or iterations per decision of ``ismcts``
+            (at most :data:`unolab.agents.ismcts.MAX_ITERATIONS`); ``None`` (the default): the
             agent's own default. Ignored by the other teachers.
         opponents: ``None`` (the default): every seat is a teacher seat. A mix of bots:
             one seat per game (drawn at random) is a teacher seat, the others are held by

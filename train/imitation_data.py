@@ -23,8 +23,6 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
-from agents.registry import SEARCH_NAMES, make_agent
-from agents.resolve import policy_factory
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
@@ -33,6 +31,8 @@ from uno_env.play import choose_actions
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
+from unolab.agents.registry import SEARCH_NAMES, make_agent
+from unolab.agents.resolve import policy_factory
 
 __all__ = [
     "DECISION_KINDS",
@@ -118,7 +118,7 @@ def decision_kinds(
 
 
 def teacher_factory(name: str, rules: Rules, budget: int | None = None) -> PolicyFactory:
-    """The factory of a teacher: a name of :data:`agents.AGENT_NAMES` or an exported agent.
+    """The factory of a teacher: a name of :data:`unolab.agents.AGENT_NAMES` or an exported agent.
 
     Args:
         name: A bot or search agent name (``pimc``), or the path of an exported agent.
@@ -128,12 +128,12 @@ def teacher_factory(name: str, rules: Rules, budget: int | None = None) -> Polic
             default. Ignored by the other teachers.
 
     Raises:
-        ValueError: as :func:`agents.resolve.policy_factory`, or for a budget out of range.
+        ValueError: as :func:`unolab.agents.resolve.policy_factory`, or for a budget out of range.
     """
     if name not in SEARCH_NAMES or budget is None:
         return policy_factory(name, rules)
-    from agents.ismcts import IsmctsAgent  # the search agents only when a teacher searches
-    from agents.search import PimcAgent
+    from unolab.agents.ismcts import IsmctsAgent  # the search agents only when a teacher searches
+    from unolab.agents.search import PimcAgent
 
     if name == IsmctsAgent.name:
         IsmctsAgent(seed=0, iterations=budget)  # a bad budget fails now, named

@@ -9,13 +9,13 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from agents import make_agent
-from agents.learned import TorchPolicy, load_policy, save_policy
-from train.config import OpponentMix
-from train.export import snapshot_policy
 from uno_env.envs.opponents import OpponentPool
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents import make_agent
+from unolab.agents.learned import TorchPolicy, load_policy, save_policy
+from unolab.train.config import OpponentMix
+from unolab.train.export import snapshot_policy
 
 __all__ = ["League", "SnapshotSlot"]
 

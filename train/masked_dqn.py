@@ -1,8 +1,8 @@
 """Masked DQN: Stable-Baselines3's DQN acting and bootstrapping over legal actions only.
 
 The algorithm itself, with no knowledge of the lab's configs or runs: the training run
-builds and loads it through :mod:`train.algorithms` and the command line is
-``python -m train.dqn --config configs/dqn/<name>.yaml`` (:mod:`train.dqn`).
+builds and loads it through :mod:`unolab.train.algorithms` and the command line is
+``python -m unolab.train.dqn --config configs/dqn/<name>.yaml`` (:mod:`unolab.train.dqn`).
 
 :class:`MaskedDQN` is Stable-Baselines3's DQN with the legal-action masks of
 ``UnoVecEnv.action_masks()`` applied in both places where DQN takes a max or draws an action:

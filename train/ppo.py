@@ -1,9 +1,9 @@
-"""MaskablePPO on the batched UNO VecEnv: ``python -m train.ppo --config configs/ppo/<name>.yaml``.
+"""MaskablePPO on the batched UNO VecEnv: ``python -m unolab.train.ppo --config configs/ppo/<name>.yaml``.
 
 The model is sb3-contrib's MaskablePPO with an MLP policy; the env gives it the legal-action
 masks (``UnoVecEnv.action_masks``). How it is built from a config and loaded from a
-checkpoint is the registry's (:mod:`train.algorithms`); everything else (league,
-evaluation, checkpoints, resume) is the shared run in :mod:`train.run`. This module is the
+checkpoint is the registry's (:mod:`unolab.train.algorithms`); everything else (league,
+evaluation, checkpoints, resume) is the shared run in :mod:`unolab.train.run`. This module is the
 command line.
 """
 
@@ -17,9 +17,9 @@ from typing import Any, TextIO
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecEnv
 
-from train import run
-from train.algorithms import ALGORITHMS
-from train.config import TrainConfig, config_for
+from unolab.train import run
+from unolab.train.algorithms import ALGORITHMS
+from unolab.train.config import TrainConfig, config_for
 
 __all__ = ["load_model", "main", "make_model", "train"]
 
@@ -51,7 +51,7 @@ def train(
     exported policy in ``config.run_dir``.
 
     Args:
-        config: A :class:`~train.config.TrainConfig`, the path of a YAML config or a
+        config: A :class:`~unolab.train.config.TrainConfig`, the path of a YAML config or a
             mapping of its keys (``algorithm`` may be left out).
         overrides: ``key=value`` items applied on top, as ``--set`` (``total_steps=4096``).
         resume: Continue the run in ``config.run_dir`` from its ``latest.zip``.
@@ -68,7 +68,7 @@ def train(
             ``overwrite`` is set.
 
     Example:
-        >>> from train.ppo import train
+        >>> from unolab.train.ppo import train
         >>> result = train("configs/ppo/tiny.yaml", ["total_steps=2048"])  # doctest: +SKIP
     """
     return run.train(

@@ -2,7 +2,7 @@
 
 Read it top to bottom: :func:`train` builds the batched env and the league, creates (or
 resumes) the model of the config's algorithm (through the registry,
-:mod:`train.algorithms`), and calls SB3's ``learn`` with :class:`LabCallback`, which freezes
+:mod:`unolab.train.algorithms`), and calls SB3's ``learn`` with :class:`LabCallback`, which freezes
 snapshots into the league, evaluates against bots (win rates with Wilson intervals in
 TensorBoard), and writes checkpoints:
 
@@ -52,18 +52,18 @@ from safetensors import SafetensorError
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
-from agents.arena import EvalResult, evaluate_vs
-from agents.learned import CheckpointMismatchError, load_policy
-from train import algorithms
-from train.algorithms import algorithm_for_model, load_policy_layers
-from train.config import TrainConfig, load_config
-from train.export import export_policy, git_commit, snapshot_policy
-from train.league import League
 from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.files import FolderInUseError, FolderLock, RunFolderLock, write_atomically
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
+from unolab.agents.arena import EvalResult, evaluate_vs
+from unolab.agents.learned import CheckpointMismatchError, load_policy
+from unolab.train import algorithms
+from unolab.train.algorithms import algorithm_for_model, load_policy_layers
+from unolab.train.config import TrainConfig, load_config
+from unolab.train.export import export_policy, git_commit, snapshot_policy
+from unolab.train.league import League
 
 __all__ = [
     "LEGACY_POLICY_NAME",
@@ -468,7 +468,7 @@ class LabCallback(BaseCallback):
 def freeze_policy(model: Any, frozen: bool) -> None:
     """Stop (or restart) the training of a model's acting network, the value side untouched.
 
-    The acting network is the algorithm's (:attr:`train.algorithms.Algorithm.acting_modules`):
+    The acting network is the algorithm's (:attr:`unolab.train.algorithms.Algorithm.acting_modules`):
     for PPO the policy branch and the action head, so only the value network learns while it
     is frozen (``ppo.value_warmup_steps``).
     """
@@ -542,7 +542,7 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
         FileNotFoundError: if ``path`` does not exist.
         ValueError: if the file is unreadable (naming it), if the weights do not fit the
             model (another algorithm or architecture), or
-            (:class:`~agents.learned.CheckpointMismatchError`) an exported policy was
+            (:class:`~unolab.agents.learned.CheckpointMismatchError`) an exported policy was
             trained under other rules or another observation version.
     """
     path = Path(path)
@@ -561,7 +561,7 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
                 raise  # it names the file already
             raise ValueError(
                 f"init_from: {path} is not a readable exported policy ({err}); export it "
-                "again with python -m train.export"
+                "again with python -m unolab.train.export"
             ) from err
         _, activation = algorithms.policy_layers(model)
         if policy.meta.activation != activation:
@@ -762,7 +762,7 @@ def train(
 ) -> RunResult:
     """Train ``config`` (or resume it from ``config.run_dir``) and return what it produced.
 
-    The model is ``config.algorithm``'s of :data:`train.algorithms.ALGORITHMS`.
+    The model is ``config.algorithm``'s of :data:`unolab.train.algorithms.ALGORITHMS`.
 
     Args:
         config: The run.
@@ -773,7 +773,7 @@ def train(
             once the new run has been built.
         log: Where to report the start and each evaluation (None: silent).
         on_evaluation: Called after each evaluation with the steps and the results per
-            bot (``train.sweep`` reports them to Ray Tune).
+            bot (``unolab.train.sweep`` reports them to Ray Tune).
 
     Raises:
         RunExistsError: if ``config.run_dir`` holds a run and neither ``resume`` nor

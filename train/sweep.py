@@ -1,7 +1,7 @@
 """Hyper-parameter sweeps on Ray Tune: ``uno-lab sweep --config configs/sweep/<name>.yaml``.
 
-Each trial is a normal training run (:func:`train.run.train`) of the sweep's training config
-with the trial's values (:mod:`train.sweep_config`), on one CPU and one torch thread, with
+Each trial is a normal training run (:func:`unolab.train.run.train`) of the sweep's training config
+with the trial's values (:mod:`unolab.train.sweep_config`), on one CPU and one torch thread, with
 its own run folder, TensorBoard logs and exported policy. After each periodic evaluation the
 trial reports its win rate against the metric bot (with the Wilson interval) to Tune, whose
 ASHA scheduler stops the trials that fall behind.
@@ -45,10 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.arena import EvalResult
-from agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
-from train.config import TrainConfig
-from train.sweep_config import (
+from uno_env.configuration import ConfigError
+from unolab.agents.arena import EvalResult
+from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
+from unolab.train.config import TrainConfig
+from unolab.train.sweep_config import (
     Dimension,
     SweepConfig,
     grid_size,
@@ -56,7 +57,6 @@ from train.sweep_config import (
     longest_run,
     trial_overrides,
 )
-from uno_env.configuration import ConfigError
 
 __all__ = ["TrialSetup", "build_parser", "main", "run_sweep", "write_results"]
 
@@ -103,8 +103,8 @@ def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
     """
     from ray import tune
 
-    from train.config import load_config
-    from train.run import train
+    from unolab.train.config import load_config
+    from unolab.train.run import train
 
     start = time.perf_counter()
     trial = tune.get_context().get_trial_name()
@@ -375,7 +375,7 @@ def _num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def build_parser(prog: str = "python -m train.sweep") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m unolab.train.sweep") -> argparse.ArgumentParser:
     """The command's options."""
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -413,7 +413,7 @@ def _load(args: argparse.Namespace) -> tuple[SweepConfig, TrainConfig, list[Dime
     return sweep, base, dimensions
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m train.sweep") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m unolab.train.sweep") -> int:
     """Run the command; return the exit status (0, 2 for bad input, 130 interrupted)."""
     parser = build_parser(prog)
     try:

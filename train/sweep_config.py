@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from train.config import MAX_STEPS, TrainConfig
-from train.config import load_config as load_train_config
 from uno_env.configuration import (
     ConfigError,
     check_folder,
@@ -43,6 +41,8 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
+from unolab.train.config import MAX_STEPS, TrainConfig
+from unolab.train.config import load_config as load_train_config
 
 __all__ = [
     "KINDS",

@@ -1,7 +1,7 @@
 """The one batched play loop: policies act at many tables, stepped together through the core.
 
 Every caller that lets policies play goes through this module: evaluations
-(:func:`agents.arena.play_games`), tournaments (:mod:`tournament.runner`) and the opponent
+(:func:`unolab.agents.arena.play_games`), tournaments (:mod:`unolab.tournament.runner`) and the opponent
 seats inside the learner envs (:mod:`uno_env.envs.opponents`).
 
 * :func:`choose_actions` is one round: every live game gets one decision from the policy
@@ -17,7 +17,7 @@ shape (rows, 0); when no policy of a round reads observations they are not encod
 (encoding is about 40% of the time of a game between fast bots).
 
 Search agents. A policy with the class attribute ``needs_state = True`` (such as
-``agents.search.PimcAgent``) is called as ``act_from_state(rules, games, seats, masks)``
+``unolab.agents.search.PimcAgent``) is called as ``act_from_state(rules, games, seats, masks)``
 instead of ``act``: ``games`` holds the rows where it acts (read-only: the table's own
 state when it acts in every row) and ``seats`` their acting seats. Such a policy must read
 only what the acting seat knows, by determinizing first (:func:`uno_env.core.determinize`).

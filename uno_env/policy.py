@@ -8,7 +8,7 @@ re-exports it and supplies the bots.
 
 A :class:`PolicyFactory` is a policy not built yet: a name and a function from a seed to a
 fresh policy. The learner envs accept factories as opponents and build them from the env's
-seed, so a seeded env replays exactly (``agents.resolve_opponents`` turns bot names into
+seed, so a seeded env replays exactly (``unolab.agents.resolve_opponents`` turns bot names into
 factories). A policy object handed to an env is used as it is and never reseeded.
 
 The random baselines live here too: the envs need a default opponent, and the engine's

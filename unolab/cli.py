@@ -39,11 +39,11 @@ DOMAIN_ERRORS: tuple[type[Exception], ...] = (
 
 _ALGORITHMS = ("ppo", "dqn", "imitate")
 _BENCHMARKS = {
-    "engine": "benchmarks.core",
-    "envs": "benchmarks.envs",
-    "tournament": "benchmarks.tournament",
-    "search": "benchmarks.search",
-    "inference": "benchmarks.inference",
+    "engine": "unolab.benchmarks.core",
+    "envs": "unolab.benchmarks.envs",
+    "tournament": "unolab.benchmarks.tournament",
+    "search": "unolab.benchmarks.search",
+    "inference": "unolab.benchmarks.inference",
 }
 
 
@@ -95,12 +95,12 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
     if args.help:
         argv = [*argv, "--help"]
     if algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
-        from train import imitate
+        from unolab.train import imitate
 
         imitate.main(argv, prog="uno-lab train imitate")
         return 0
-    # train.run parses its own options; --help goes to it and shows the real ones.
-    from train import run
+    # unolab.train.run parses its own options; --help goes to it and shows the real ones.
+    from unolab.train import run
 
     run.main(algorithm, argv, prog=f"uno-lab train {algorithm}")
     return 0
@@ -149,8 +149,8 @@ def _algorithm_of(option: str, value: str) -> str:
     A training config names it (``algorithm: ppo`` or ``dqn``); an imitation config has
     ``teachers``; ``--resume RUN_DIR`` reads the run's own ``config.yaml``.
     """
-    from train.run import resumed_config_path
     from uno_env.configuration import ConfigError, load_yaml_mapping
+    from unolab.train.run import resumed_config_path
 
     path = resumed_config_path(Path(value)) if option == "--resume" else Path(value)
     mapping = load_yaml_mapping(path)  # one line naming the file when it cannot be read
@@ -171,16 +171,16 @@ def _algorithm_of(option: str, value: str) -> str:
 
 
 def _cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
-    # build_parser() checked the options with tournament.cli's own parser; its main() runs
+    # build_parser() checked the options with unolab.tournament.cli's own parser; its main() runs
     # them, with its own one-line errors (exit 2) and Ctrl-C (130).
-    from tournament.cli import main as tournament_main
+    from unolab.tournament.cli import main as tournament_main
 
     return tournament_main(_with_config(args.command_argv, "tournament"))
 
 
 def _cmd_sweep(args: argparse.Namespace, rest: list[str]) -> int:
-    # train.sweep parses its own options (--help shows them) and says how to install Ray.
-    from train import sweep
+    # unolab.train.sweep parses its own options (--help shows them) and says how to install Ray.
+    from unolab.train import sweep
 
     return sweep.main(_with_config(args.command_argv, "sweep"), prog="uno-lab sweep")
 
@@ -199,7 +199,7 @@ def _cmd_config(args: argparse.Namespace, rest: list[str]) -> int:
         raise ValueError(
             "give the config to show: uno-lab config show NAME (see uno-lab config list)"
         )
-    path = Path(resolve_config(args.name, None, note=None))
+    path = Path(resolve_config(args.name, None, quiet=True))
     if not path.is_file():
         raise ValueError(
             f"unknown config {args.name!r}: uno-lab config list shows the shipped ones"
@@ -257,11 +257,11 @@ def _cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
-    from agents import resolve_policy
-    from agents.resolve import is_agent_file
-    from agents.shipped import shipped_agent_path
     from uno_env.cards import MAX_PLAYERS
     from uno_env.rules import load_rules
+    from unolab.agents import resolve_policy
+    from unolab.agents.resolve import is_agent_file
+    from unolab.agents.shipped import shipped_agent_path
     from unolab.play import agent_mismatch_hint, check_record_path, play_session, random_seed
 
     if not 2 <= args.players <= MAX_PLAYERS:
@@ -292,7 +292,7 @@ def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
         except ValueError as err:
             if not is_agent_file(spec) and shipped_agent_path(spec) is None:
                 raise
-            from agents.learned import CheckpointMismatchError
+            from unolab.agents.learned import CheckpointMismatchError
 
             if not isinstance(err, CheckpointMismatchError):
                 raise
@@ -350,8 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.set_defaults(func=_cmd_train, passthrough=True, subparser=train)
 
-    # Built from tournament.cli's own parser, so --help shows its real options.
-    from tournament.cli import build_parser as tournament_parser
+    # Built from unolab.tournament.cli's own parser, so --help shows its real options.
+    from unolab.tournament.cli import build_parser as tournament_parser
 
     real_tournament = tournament_parser()
     tournament = sub.add_parser(

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import torch
 
-from agents import BOT_NAMES
-from train import ppo
+from unolab.agents import BOT_NAMES
+from unolab.agents.shipped import SHIPPED_DIR
+from unolab.shipped_configs import shipped_configs
+from unolab.train import ppo
 
 __all__ = ["main"]
 
-ROOT = Path(__file__).resolve().parents[1]
-PRETRAINED = ROOT / "agents" / "pretrained" / "ppo_official_2p.safetensors"
+PRETRAINED = SHIPPED_DIR / "ppo_official_2p.safetensors"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("== 1/3 Training a PPO agent (configs/ppo/quick.yaml) ==", flush=True)
     train_args = [
         "--config",
-        str(ROOT / "configs/ppo/quick.yaml"),
+        str(shipped_configs()["ppo/quick"]),
         "--set",
         f"runs_dir={args.runs_dir}",
         "--overwrite",  # the main job starts its run over each time it is run
@@ -52,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     trained = result.policy or result.run_dir / "best_policy.safetensors"
 
     print("\n== 2/3 Tournament: the new agent, the shipped agent and every bot ==", flush=True)
-    from tournament import cli as tournament_cli
+    from unolab.tournament import cli as tournament_cli
 
     participants = [str(trained)]
     if PRETRAINED.is_file():
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n== 3/3 Where everything is ==")
     print(f"TensorBoard logs: tensorboard --logdir {result.run_dir / 'tb'}")
     print(f"Checkpoints:      {result.run_dir} (best.zip, latest.zip)")
-    print(f"The new agent:    {trained} (+ .json; load it with agents.learned.load_policy)")
+    print(f"The new agent:    {trained} (+ .json; load it with unolab.agents.learned.load_policy)")
     print(f"Tournament:       {output_dir / 'main_job'} (leaderboard.csv, summary.json, *.png)")
     return status
 

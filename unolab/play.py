@@ -199,9 +199,9 @@ def save_record(path: Path, data: Mapping[str, Any], say: SayFn) -> None:
 
 
 def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
-    """The shipped agents (see :mod:`agents.shipped`) trained under exactly ``rules``."""
+    """The shipped agents (see :mod:`unolab.agents.shipped`) trained under exactly ``rules``."""
     if folder is None:
-        from agents.shipped import SHIPPED_DIR
+        from unolab.agents.shipped import SHIPPED_DIR
 
         folder = SHIPPED_DIR
     wanted = rules.game_rules()
@@ -223,7 +223,7 @@ def agent_mismatch_hint(spec: str | Path, rules: Rules) -> str:
     Names the table size the agent was trained for, and the shipped agents whose rules fit
     the requested ones.
     """
-    from agents.shipped import shipped_agent_path
+    from unolab.agents.shipped import shipped_agent_path
 
     path = shipped_agent_path(str(spec)) or Path(spec)
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
 
 __all__ = [
     "CONFIGS_DIR",
@@ -53,13 +52,14 @@ def config_description(path: Path) -> str:
     return ""
 
 
-def resolve_config(spec: str, kind: str | None = None, note: TextIO | None = sys.stderr) -> str:
+def resolve_config(spec: str, kind: str | None = None, *, quiet: bool = False) -> str:
     """The file a ``--config`` value names: an existing file, or a shipped config's.
 
     Args:
         spec: What was typed: a path, ``ppo/quick`` or, with ``kind``, ``quick``.
         kind: The folder of configs the command reads (``ppo``, ``tournament``), if known.
-        note: Where to say that a file was taken over a shipped config of the same name.
+        quiet: Do not say (on stderr) that a file was taken over a shipped config of the
+            same name.
 
     Returns:
         The path to read.
@@ -81,10 +81,10 @@ def resolve_config(spec: str, kind: str | None = None, note: TextIO | None = sys
     except (OSError, ValueError):  # a name too long for the file system, a NUL
         is_file = False
     if is_file:
-        if shipped is not None and note is not None:
+        if shipped is not None and not quiet:
             print(
                 f"note: reading the file {spec}, not the shipped config of that name",
-                file=note,
+                file=sys.stderr,
             )
         return spec
     if shipped is not None:

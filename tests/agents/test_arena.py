@@ -1,4 +1,4 @@
-"""Tests of the arena (``agents.arena``), the Wilson interval and the strength script.
+"""Tests of the arena (``unolab.agents.arena``), the Wilson interval and the strength script.
 
 * ``play_games``: reproducible from its seed; with deterministic bots each game's result
   does not depend on the batch size (so shrinking the batch as games end keeps every result
@@ -8,7 +8,7 @@
 * ``evaluate_vs``: the candidate's seat is rotated evenly over the table and it plays from
   every seat; opponents by name or factory; reproducible.
 * ``wilson_interval``: known values and scipy's implementation; edge cases.
-* ``python -m agents.strength``: a tiny run writes the JSON and prints the table.
+* ``python -m unolab.agents.strength``: a tiny run writes the JSON and prints the table.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents import MixBot, RandomBot, make_agent
-from agents.arena import GameResults, evaluate_vs, play_games
-from agents.stats import wilson_interval
-from agents.strength import main as strength_main
 from uno_env import cards as C
 from uno_env.core import IllegalActionError
 from uno_env.observation import OBS_LAYOUT
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents import MixBot, RandomBot, make_agent
+from unolab.agents.arena import GameResults, evaluate_vs, play_games
+from unolab.agents.stats import wilson_interval
+from unolab.agents.strength import main as strength_main
 
 
 def _same(a: GameResults, b: GameResults) -> bool:

@@ -27,7 +27,14 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents import (
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core.state import PHASE_NAMES
+from uno_env.observation import OBS_DIM, OBS_LAYOUT, encode
+from uno_env.policy import RandomActionBot
+from uno_env.rules import Rules
+from uno_env.sampling import uniform_legal_actions
+from unolab.agents import (
     BOT_NAMES,
     CardRankingBot,
     GreedyPointsBot,
@@ -37,14 +44,7 @@ from agents import (
     RandomBot,
     make_agent,
 )
-from agents.arena import evaluate_vs
-from uno_env import cards as C
-from uno_env import core
-from uno_env.core.state import PHASE_NAMES
-from uno_env.observation import OBS_DIM, OBS_LAYOUT, encode
-from uno_env.policy import RandomActionBot
-from uno_env.rules import Rules
-from uno_env.sampling import uniform_legal_actions
+from unolab.agents.arena import evaluate_vs
 
 HEURISTICS = ("greedy_points", "card_ranking", "mixbot")
 PLAY, AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR = 0, 1, 2, 3

@@ -1,5 +1,5 @@
-"""The search's inference (``agents.search.sample_deals``) and its benchmark
-(``benchmarks.inference``): the scores are right, and the public facts inform."""
+"""The search's inference (``unolab.agents.search.sample_deals``) and its benchmark
+(``unolab.benchmarks.inference``): the scores are right, and the public facts inform."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import benchmarks.inference as bench
-from agents.search import PimcAgent, sample_deals
-from benchmarks.search import decision_states
+import unolab.benchmarks.inference as bench
 from uno_env import load_rules
 from uno_env.core.state import PLAY
+from unolab.agents.search import PimcAgent, sample_deals
+from unolab.benchmarks.search import decision_states
 
 RULES4 = load_rules("official", num_players=4)
 

@@ -7,14 +7,14 @@ import pytest
 from support.scenarios import stack
 from support.search import decision_states
 
-from agents import make_agent
-from agents.arena import evaluate_vs
-from agents.ismcts import DEFAULT_ITERATIONS, IsmctsAgent, _Tree
-from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
-from agents.search_base import root_candidates
 from uno_env import UnoGame, core, load_rules
 from uno_env import cards as C
 from uno_env.policy import Policy
+from unolab.agents import make_agent
+from unolab.agents.arena import evaluate_vs
+from unolab.agents.ismcts import DEFAULT_ITERATIONS, IsmctsAgent, _Tree
+from unolab.agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
+from unolab.agents.search_base import root_candidates
 
 RULES2 = load_rules("official", num_players=2)
 

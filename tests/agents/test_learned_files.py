@@ -10,14 +10,14 @@ import pytest
 from support import ROOT
 from support.agents import write_tiny_agent
 
-from agents import resolve_opponents, resolve_policy
-from agents.learned import TorchPolicy, load_policy
 from uno_env import core, load_rules
 from uno_env.cards import NUM_ACTIONS
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.observation import OBS_DIM, encode
 from uno_env.policy import PolicyFactory
 from uno_env.rules import Rules
+from unolab.agents import resolve_opponents, resolve_policy
+from unolab.agents.learned import TorchPolicy, load_policy
 
 PRETRAINED_2P = ROOT / "agents" / "pretrained" / "ppo_official_2p.safetensors"
 RULES_2P = load_rules("official", num_players=2)

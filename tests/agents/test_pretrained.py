@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from support import ROOT
 
-from agents.learned import CheckpointMismatchError, load_policy
 from uno_env import core, load_rules
 from uno_env.observation import encode
+from unolab.agents.learned import CheckpointMismatchError, load_policy
 
 PRETRAINED = ROOT / "agents" / "pretrained"
 

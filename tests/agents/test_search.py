@@ -10,12 +10,6 @@ import pytest
 from support.scenarios import stack
 from support.search import decision_states, hidden_twin
 
-from agents import make_agent
-from agents.arena import evaluate_vs
-from agents.ismcts import IsmctsAgent
-from agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
-from agents.rollout import FAST_ROLLOUT, fast_actions, play_out
-from agents.search import STRONG_ROLLOUTS, PimcAgent, choice_weights
 from uno_env import UnoGame, core, load_rules
 from uno_env import cards as C
 from uno_env.envs.gym_env import UnoGymEnv
@@ -23,6 +17,12 @@ from uno_env.play import choose_actions, play_tables
 from uno_env.policy import Policy
 from uno_env.sampling import uniform_legal_actions
 from uno_env.testing import check_invariants
+from unolab.agents import make_agent
+from unolab.agents.arena import evaluate_vs
+from unolab.agents.ismcts import IsmctsAgent
+from unolab.agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
+from unolab.agents.rollout import FAST_ROLLOUT, fast_actions, play_out
+from unolab.agents.search import STRONG_ROLLOUTS, PimcAgent, choice_weights
 
 RULES2 = load_rules("official", num_players=2)
 RULES2_HAND2 = load_rules("official", num_players=2, hand_size=2)
@@ -109,9 +109,9 @@ def test_the_estimates_behind_each_decision(early_stop: bool) -> None:
 
 def test_a_prior_breaks_near_ties_its_way() -> None:
     """prior: the chosen action maximises estimate + weight x log prior probability."""
-    from agents.learned import load_policy
-    from agents.search import GUIDED_PRIORS, guided_pimc
     from uno_env.observation import encode
+    from unolab.agents.learned import load_policy
+    from unolab.agents.search import GUIDED_PRIORS, guided_pimc
 
     state = decision_states(RULES2, 40, seed=12)
     seats = state.current.astype(np.int64)
@@ -197,8 +197,8 @@ def test_the_lack_facts_change_what_the_search_samples() -> None:
 
 
 def test_a_prior_of_another_table_size_is_refused() -> None:
-    from agents.learned import CheckpointMismatchError
-    from agents.search import GUIDED_PRIORS
+    from unolab.agents.learned import CheckpointMismatchError
+    from unolab.agents.search import GUIDED_PRIORS
 
     with pytest.raises(CheckpointMismatchError, match="num_players"):
         PimcAgent(seed=0, prior=GUIDED_PRIORS[2].path, rules=load_rules("official", num_players=3))
@@ -324,7 +324,7 @@ def test_early_stopping_keeps_the_budget_and_plays_legally() -> None:
 
 
 def test_search_speed_benchmark_runs() -> None:
-    from benchmarks.search import main, search_speed
+    from unolab.benchmarks.search import main, search_speed
 
     speed = search_speed(RULES2, rollouts=4, seconds=0.05, seed=0)
     assert set(speed) == {"search_b1", "search_b64", "core_b1", "core_b4096"}
@@ -342,7 +342,7 @@ def test_search_strength_benchmark_takes_either_agent(
 ) -> None:
     import json
 
-    from benchmarks.search import main
+    from unolab.benchmarks.search import main
 
     out = tmp_path / "strength.json"
     args = ["strength", "--agent", agent, "--budgets", "4", "--hands", "8", "--timing-hands", "1"]
@@ -356,11 +356,11 @@ def test_search_strength_benchmark_takes_either_agent(
 
 def test_pimc_by_name_in_a_tournament_and_the_terminal_game(tmp_path: Path) -> None:
     """The resolver, a tournament config and the terminal game all take `pimc` by name."""
-    from agents import resolve_policy
-    from tournament.config import load_config as load_tournament
-    from tournament.runner import run_tournament
     from uno_env import load_rules
+    from unolab.agents import resolve_policy
     from unolab.play import play_session
+    from unolab.tournament.config import load_config as load_tournament
+    from unolab.tournament.runner import run_tournament
 
     rules = load_rules("official", num_players=2)
     assert resolve_policy("pimc", rules, seed=1).name == "pimc"

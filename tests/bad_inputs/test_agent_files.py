@@ -2,9 +2,9 @@
 
 Each case damages one file of a small, valid exported agent (its ``.safetensors`` weights or
 its ``.json`` metadata), or names something that is not an agent, then loads it through
-one public entry point: :func:`agents.learned.load_policy`, the resolver
-(:func:`agents.resolve_policy`, :func:`agents.resolve_opponents`), a tournament's
-:func:`tournament.participants.entrants_for`, or the ``uno-lab play`` command (in-process,
+one public entry point: :func:`unolab.agents.learned.load_policy`, the resolver
+(:func:`unolab.agents.resolve_policy`, :func:`unolab.agents.resolve_opponents`), a tournament's
+:func:`unolab.tournament.participants.entrants_for`, or the ``uno-lab play`` command (in-process,
 and once as a real process). For every case:
 
 (a) the error is a domain exception (``AgentFileError``, ``CheckpointMismatchError``,
@@ -37,20 +37,20 @@ from safetensors import SafetensorError
 from safetensors.torch import save_file
 from support import ROOT
 
-from agents import resolve_opponents, resolve_policy
-from agents.learned import (
+from uno_env import ConfigError, core
+from uno_env.cards import NUM_ACTIONS
+from uno_env.observation import OBS_DIM, OBS_VERSION, encode
+from uno_env.rules import Rules
+from unolab.agents import resolve_opponents, resolve_policy
+from unolab.agents.learned import (
     AgentFileError,
     CheckpointMismatchError,
     PolicyMetadata,
     load_policy,
     save_policy,
 )
-from tournament.config import load_config
-from tournament.participants import entrants_for
-from uno_env import ConfigError, core
-from uno_env.cards import NUM_ACTIONS
-from uno_env.observation import OBS_DIM, OBS_VERSION, encode
-from uno_env.rules import Rules
+from unolab.tournament.config import load_config
+from unolab.tournament.participants import entrants_for
 
 RULES = Rules(num_players=2)
 HIDDEN = 8

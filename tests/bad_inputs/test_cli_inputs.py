@@ -1,8 +1,8 @@
 """Bad input to the command lines: one clear line, exit 2, no traceback, nothing lost.
 
 Each case runs one command line with one bad input: ``uno-lab`` (``unolab.cli.main``, in
-process), ``python -m agents.strength``, ``python -m benchmarks.core`` and
-``python -m benchmarks.rlcard`` (their ``main``), or a real ``uno-lab`` process where the
+process), ``python -m unolab.agents.strength``, ``python -m unolab.benchmarks.core`` and
+``python -m unolab.benchmarks.rlcard`` (their ``main``), or a real ``uno-lab`` process where the
 exit path itself is under test. For every case the test checks that
 
 (a) it exits with status 2 (argparse's ``SystemExit(2)`` or ``main``'s return value), never
@@ -30,10 +30,10 @@ from typing import Any
 import pytest
 from support import ROOT
 
-from agents import strength
-from benchmarks import core as bench_core
-from benchmarks import rlcard as bench_rlcard
 from unolab import cli
+from unolab.agents import strength
+from unolab.benchmarks import core as bench_core
+from unolab.benchmarks import rlcard as bench_rlcard
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ CASES: list[Case] = [
         ("train", "ppo", "--config", PPO_CONFIG, "--set", "total_steps=lots"),
         ("total_steps", "'lots'"),
     ),
-    # python -m agents.strength
+    # python -m unolab.agents.strength
     Case("strength_games_zero", ("--games", "0"), ("--games", "'0'"), run="strength"),
     Case("strength_games_text", ("--games", "ten"), ("'ten'",), run="strength"),
     Case("strength_players_one", ("--players", "1"), ("--players", "'1'"), run="strength"),
@@ -217,7 +217,7 @@ CASES: list[Case] = [
         ("a_file.txt",),
         run="strength",
     ),
-    # python -m benchmarks.core / benchmarks.rlcard
+    # python -m unolab.benchmarks.core / unolab.benchmarks.rlcard
     Case("bench_core_module_repeats_zero", ("--repeats", "0"), ("--repeats",), run="bench-core"),
     Case(
         "bench_rlcard_module_seconds_zero", ("--seconds", "0"), ("--seconds",), run="bench-rlcard"

@@ -1,13 +1,13 @@
 """Bad configs: rules, training and tournament YAML, and ``--set`` overrides (issue 12).
 
 Each case of :data:`CASES` writes one bad config to a temporary folder and loads it through
-the public loader (:func:`uno_env.rules.load_rules`, :func:`train.config.load_config`,
-:func:`tournament.config.load_config`). It must raise :class:`~uno_env.ConfigError` (a
+the public loader (:func:`uno_env.rules.load_rules`, :func:`unolab.train.config.load_config`,
+:func:`unolab.tournament.config.load_config`). It must raise :class:`~uno_env.ConfigError` (a
 ``ValueError``) in one line naming the file, the key or the value, leave every file in the
 folder as it was, and leave the loader working for the next, valid config.
 
 Each case of :data:`CLI_CASES` runs a real command line in-process (``uno-lab``,
-``python -m tournament``, ``python -m train.ppo``) on a bad config: exit status 2, the file
+``python -m tournament``, ``python -m unolab.train.ppo``) on a bad config: exit status 2, the file
 or key named on stderr, no traceback, nothing written. One of them runs as a subprocess, for
 the real exit path.
 """
@@ -26,8 +26,8 @@ import pytest
 import yaml
 from support import ROOT
 
-import tournament.config
-import train.config
+import unolab.tournament.config
+import unolab.train.config
 from uno_env import ConfigError
 from uno_env.rules import Rules, load_rules
 
@@ -346,8 +346,8 @@ def _load(loader: str, path: Path, overrides: tuple[str, ...] = ()) -> object:
     if loader == "rules":
         return load_rules(path)
     if loader == "train":
-        return train.config.load_config(path, overrides)
-    return tournament.config.load_config(path, overrides)
+        return unolab.train.config.load_config(path, overrides)
+    return unolab.tournament.config.load_config(path, overrides)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes | None]:
@@ -398,14 +398,14 @@ def test_shipped_configs_still_load() -> None:
         assert isinstance(load_rules(path), Rules)
     for folder in ("ppo", "dqn"):
         for path in sorted((ROOT / "configs" / folder).glob("*.yaml")):
-            assert train.config.load_config(path).algorithm == folder
+            assert unolab.train.config.load_config(path).algorithm == folder
     for path in sorted((ROOT / "configs" / "tournament").glob("*.yaml")):
-        assert tournament.config.load_config(path).name
+        assert unolab.tournament.config.load_config(path).name
 
 
 def test_init_from_under_runs_dir_is_checked_when_training_starts(tmp_path: Path) -> None:
     # A stage-2 config names the output of stage 1, which does not exist yet.
-    config = train.config.load_config(
+    config = unolab.train.config.load_config(
         None,
         [f"runs_dir={tmp_path}", f"init_from={tmp_path}/stage1/latest.zip"],
         base=BASE["train"],
@@ -423,13 +423,13 @@ def _run_unolab(argv: list[str]) -> int:
 
 
 def _run_tournament(argv: list[str]) -> int:
-    from tournament.cli import main
+    from unolab.tournament.cli import main
 
     return main(argv)
 
 
 def _run_train(argv: list[str]) -> int:
-    from train.ppo import main
+    from unolab.train.ppo import main
 
     main(argv)
     return 0

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents import make_agent, resolve_opponents
 from uno_env import ConfigError, IllegalActionError, UnoGame, core, load_rules
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.envs.opponents import OpponentPool, TablesStoppedError
@@ -24,6 +23,7 @@ from uno_env.envs.pettingzoo_env import raw_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import encode
 from uno_env.play import PolicyError
+from unolab.agents import make_agent, resolve_opponents
 
 
 class _Faulty:

@@ -1,6 +1,6 @@
 """Bad inputs to imitation runs and to runs that start from a clone (issue 13).
 
-Every case runs ``python -m train.imitate`` (or ``train.ppo`` / ``train.dqn`` starting from
+Every case runs ``python -m unolab.train.imitate`` (or ``unolab.train.ppo`` / ``unolab.train.dqn`` starting from
 a clone with ``init_from``, or ``uno-lab train imitate``) in-process on a folder prepared by
 its ``setup`` (a few through a real subprocess, for the exit path), and checks that
 
@@ -21,14 +21,14 @@ import torch
 from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
-from agents.learned import PolicyMetadata, save_policy
-from train import dqn, imitate, ppo
-from train.demonstration_files import save_demonstrations
-from train.imitation_data import generate_demonstrations
 from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import load_rules
 from unolab import cli
+from unolab.agents.learned import PolicyMetadata, save_policy
+from unolab.train import dqn, imitate, ppo
+from unolab.train.demonstration_files import save_demonstrations
+from unolab.train.imitation_data import generate_demonstrations
 
 TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -47,9 +47,9 @@ ENTRIES: dict[str, Callable[[list[str]], object]] = {
     "uno-lab": _uno_lab,
 }
 MODULES = {
-    "imitate": "train.imitate",
-    "ppo": "train.ppo",
-    "dqn": "train.dqn",
+    "imitate": "unolab.train.imitate",
+    "ppo": "unolab.train.ppo",
+    "dqn": "unolab.train.dqn",
     "uno-lab": "unolab.cli",
 }
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import make_agent
-from agents.ismcts import IsmctsAgent
-from agents.search import PimcAgent
 from uno_env import core, load_rules
 from uno_env.core import UnoState
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
+from unolab.agents import make_agent
+from unolab.agents.ismcts import IsmctsAgent
+from unolab.agents.search import PimcAgent
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "agents" / "pretrained"
 RULES2 = load_rules("official", num_players=2)

@@ -5,7 +5,7 @@ Every case is one bad input. Three kinds:
 * ``file``: a run folder (played once per module, then copied) is damaged (a corrupt
   ``games.jsonl`` line, a corrupt or missing ``config.json``, a resume under another config,
   games of another run copied in, a FIFO or a device in place of a file, the folder held
-  by another run) and ``python -m tournament`` is run on it (``tournament.cli.main`` in
+  by another run) and ``python -m tournament`` is run on it (``unolab.tournament.cli.main`` in
   process, or a real process where the exit path itself is under test);
 * ``cli``: a bad command line or input file (arguments, config, participant, agent file,
   override, output folder);
@@ -46,11 +46,11 @@ import numpy.typing as npt
 import pytest
 from support import ROOT
 
-from agents import make_agent
-from tournament.cli import main as cli_main
-from tournament.config import load_config
-from tournament.runner import run_tournament
 from uno_env.files import FolderLock
+from unolab.agents import make_agent
+from unolab.tournament.cli import main as cli_main
+from unolab.tournament.config import load_config
+from unolab.tournament.runner import run_tournament
 
 RUN = "base"
 """The run name of the module's played run folder."""
@@ -848,7 +848,7 @@ def test_interrupted_run_keeps_its_games_and_resumes(
         out, err = proc.communicate(timeout=120)
         code = proc.returncode
     else:
-        from tournament import runner
+        from unolab.tournament import runner
 
         real = runner.play_chunk
         calls: list[int] = []

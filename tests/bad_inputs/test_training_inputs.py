@@ -1,6 +1,6 @@
 """Bad inputs to training runs: each must end in one clear line, nothing lost.
 
-Every case runs ``python -m train.ppo`` / ``train.dqn`` / ``train.export`` in-process
+Every case runs ``python -m unolab.train.ppo`` / ``unolab.train.dqn`` / ``unolab.train.export`` in-process
 (``main(argv)``, a few through a real subprocess for the exit path) on a folder prepared
 by its ``setup``, and checks that
 
@@ -32,8 +32,8 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
-from train import dqn, export, imitate, ppo
 from uno_env.files import FolderLock
+from unolab.train import dqn, export, imitate, ppo
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
@@ -199,7 +199,7 @@ CASES: list[Case] = [
         "dqn_config_given_to_ppo",
         "ppo",
         args("--config", str(DQN_TINY), "--no-progress"),
-        "python -m train.dqn",
+        "python -m unolab.train.dqn",
     ),
     # ------------------------------------------------------------------- --set overrides
     Case("set_unknown_key", "ppo", train_args(PPO_TINY, "ppo.learnig_rate=1"), "learnig_rate"),
@@ -456,11 +456,11 @@ def test_a_checkpoint_that_cannot_be_written_ends_in_one_line_and_the_run_resume
 
     # The disk fills at the first checkpoint: nothing to resume from, so start over.
     monkeypatch.setattr(BaseAlgorithm, "save", _disk_full_at(64))
-    code, out, err = run_entry("train.ppo", ppo.main, argv, capsys)
+    code, out, err = run_entry("unolab.train.ppo", ppo.main, argv, capsys)
     assert code == 1, (code, err)
     assert "Traceback" not in out + err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("python -m train.ppo: error: cannot write ")
+    assert last.startswith("python -m unolab.train.ppo: error: cannot write ")
     assert f"{run_dir / 'latest.zip'}: no space left on device" in last
     assert "--overwrite" in last
     assert not (run_dir / "latest.zip").exists()
@@ -468,7 +468,7 @@ def test_a_checkpoint_that_cannot_be_written_ends_in_one_line_and_the_run_resume
 
     # Started over, the disk fills at the second checkpoint: the first one is intact.
     monkeypatch.setattr(BaseAlgorithm, "save", _disk_full_at(128))
-    code, out, err = run_entry("train.ppo", ppo.main, [*argv, "--overwrite"], capsys)
+    code, out, err = run_entry("unolab.train.ppo", ppo.main, [*argv, "--overwrite"], capsys)
     assert code == 1, (code, err)
     last = err.strip().splitlines()[-1]
     assert f"{run_dir / 'latest.zip'}: no space left on device" in last

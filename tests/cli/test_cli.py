@@ -113,12 +113,14 @@ def test_train_runs_the_configs_algorithm(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``uno-lab train --config FILE`` needs no algorithm: the config names it."""
-    import train.imitate
-    import train.run
+    import unolab.train.imitate
+    import unolab.train.run
 
     calls: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(train.run, "main", lambda alg, argv, prog: calls.append((alg, argv)))
-    monkeypatch.setattr(train.imitate, "main", lambda argv, prog: calls.append(("imitate", argv)))
+    monkeypatch.setattr(unolab.train.run, "main", lambda alg, argv, prog: calls.append((alg, argv)))
+    monkeypatch.setattr(
+        unolab.train.imitate, "main", lambda argv, prog: calls.append(("imitate", argv))
+    )
     monkeypatch.chdir(ROOT)
     assert main(words) == 0
     assert [call[0] for call in calls] == [algorithm]
@@ -129,13 +131,13 @@ def test_train_runs_the_configs_algorithm(
 def test_train_resume_reads_the_runs_algorithm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import train.run
+    import unolab.train.run
 
     run_dir = tmp_path / "a_run"
     run_dir.mkdir()
     (run_dir / "config.yaml").write_text("name: a_run\nalgorithm: dqn\n")
     calls: list[str] = []
-    monkeypatch.setattr(train.run, "main", lambda alg, argv, prog: calls.append(alg))
+    monkeypatch.setattr(unolab.train.run, "main", lambda alg, argv, prog: calls.append(alg))
     assert main(["train", "--resume", str(run_dir)]) == 0
     assert calls == ["dqn"]
 
@@ -196,7 +198,7 @@ def test_closed_pipe_ends_quietly() -> None:
 
 
 def test_strength_writes_outside_the_docs_by_default() -> None:
-    from agents import strength
+    from unolab.agents import strength
 
     assert Path("runs/strength/bot_strength.json") == strength.DEFAULT_OUT
     help_text = strength.build_parser().format_help()
@@ -333,3 +335,51 @@ def test_a_missing_extra_names_its_install_command(
     assert code == 2, err
     assert err.strip().count("\n") == 0, err
     assert f"pip install 'uno-lab[{extra}]'" in err, err
+
+
+def test_config_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "list"]) == 0
+    listed = capsys.readouterr().out
+    for name in (
+        "ppo/quick",
+        "ppo/tiny",
+        "dqn/tiny",
+        "imitate/tiny",
+        "tournament/bots_round_robin",
+    ):
+        assert name in listed
+    assert main(["config", "show", "ppo/quick"]) == 0
+    assert capsys.readouterr().out == (SHIPPED / "ppo/quick.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["config", "show", "ppo/nope"], ["unknown config 'ppo/nope'", "ppo/quick"]),
+        (["train", "ppo", "--config", "nope"], ["unknown config 'nope'", "ppo/quick", "ppo/tiny"]),
+        (["tournament", "--config", "nope"], ["tournament/bots_round_robin"]),
+        (["train", "--config", "tiny"], ["'tiny' names several shipped configs", "ppo/tiny"]),
+    ],
+)
+def test_an_unknown_config_name_lists_the_shipped_ones(
+    argv: list[str], says: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    for fragment in says:
+        assert fragment in err
+
+
+def test_a_file_named_like_a_shipped_config_is_read_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import unolab.train.run
+
+    (tmp_path / "quick").write_text((SHIPPED / "ppo/tiny.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    calls: list[list[str]] = []
+    monkeypatch.setattr(unolab.train.run, "main", lambda alg, argv, prog: calls.append(argv))
+    assert main(["train", "ppo", "--config", "quick"]) == 0
+    assert calls == [["--config", "quick"]]
+    assert "reading the file quick, not the shipped config of that name" in capsys.readouterr().err

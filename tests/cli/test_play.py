@@ -17,10 +17,10 @@ import pexpect
 import pytest
 from support import ROOT
 
-from agents import resolve_policy
 from uno_env import UnoGame, load_rules
 from uno_env import cards as C
 from uno_env.rules import Rules
+from unolab.agents import resolve_policy
 from unolab.cli import main
 from unolab.narrate import Table, describe_deal, describe_situation, describe_step
 from unolab.play import check_record_path, fitting_agents, play_session, replay

@@ -435,8 +435,8 @@ def test_lack_facts_are_true_for_players_who_draw_only_when_stuck(
     """The papers' random player and ``mixbot`` draw only when no card plays (``mixbot``
     may hold a wild while it draws): at every step of their games, every seat's real hand
     satisfies the facts recorded about it, so determinization never excludes the truth."""
-    from agents.registry import make_agent
     from uno_env.play import choose_actions
+    from unolab.agents.registry import make_agent
 
     rules = load_rules("official", num_players=num_players)
     state = core.init(rules, 64, seed=17)
@@ -456,8 +456,8 @@ def test_lack_facts_are_true_for_players_who_draw_only_when_stuck(
 def test_the_wild_fact_is_false_for_mixbot() -> None:
     """``mixbot`` holds wilds back and draws (docs/bots.md): the wild fact is evidence about
     players who draw only when stuck, which is why determinization leaves it out by default."""
-    from agents.registry import make_agent
     from uno_env.play import choose_actions
+    from unolab.agents.registry import make_agent
 
     rules = load_rules("official", num_players=2)
     state = core.init(rules, 64, seed=17)
@@ -521,8 +521,8 @@ def test_a_seat_found_bluffing_is_dealt_the_colour_it_was_shown_to_hold() -> Non
     was judged against (``shown_holds``): true of the real hand at every step of games
     between random players, and kept by every determinization; without the history many
     deals break it."""
-    from agents.registry import make_agent
     from uno_env.play import choose_actions
+    from unolab.agents.registry import make_agent
 
     rules = load_rules("official", num_players=4)
     state = core.init(rules, 300, seed=4)

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from benchmarks.rlcard_compat import legal_action_ids, make_rlcard_uno
 from uno_env import core
 from uno_env.rules import PRESETS
 from uno_env.sampling import uniform_legal_actions
+from unolab.benchmarks.rlcard_compat import legal_action_ids, make_rlcard_uno
 
 GAMES = 20_000
 

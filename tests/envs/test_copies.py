@@ -111,8 +111,8 @@ def test_a_pickled_vec_env_plays_on_the_same_games(opponents: object) -> None:
 @pytest.mark.parametrize("names", [["mixbot"], "ppo_official_2p"], ids=["bot", "learned"])
 def test_a_vec_env_with_resolved_opponents_pickles(names: object) -> None:
     """Opponents resolved from names (bots, a shipped network) travel with the env."""
-    from agents.resolve import resolve_opponents
     from uno_env.rules import load_rules
+    from unolab.agents.resolve import resolve_opponents
 
     rules = load_rules("official", num_players=2)
     vec = UnoVecEnv(4, rules, opponents=resolve_opponents(names, rules), seed=3)  # type: ignore[arg-type]

@@ -11,7 +11,6 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import uno_env
-from agents import resolve_opponents
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError
@@ -19,6 +18,7 @@ from uno_env.envs.gym_env import UnoGymEnv, register_envs
 from uno_env.envs.opponents import OpponentPool
 from uno_env.observation import OBS_DIM
 from uno_env.rules import PRESETS
+from unolab.agents import resolve_opponents
 
 
 def random_action(mask: np.ndarray, rng: np.random.Generator) -> int:

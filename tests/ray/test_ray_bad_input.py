@@ -23,10 +23,10 @@ import yaml
 from support import ROOT
 from support.optional import require
 
-from agents.strength import main as strength_main
-from tournament.cli import main as tournament_main
-from train.sweep import main as sweep_main
 from uno_env.files import FolderLock
+from unolab.agents.strength import main as strength_main
+from unolab.tournament.cli import main as tournament_main
+from unolab.train.sweep import main as sweep_main
 
 UNREACHABLE = "127.0.0.1:9"
 """The discard port: nothing listens there."""

@@ -6,7 +6,7 @@
   twice.
 * A driver killed with ``kill -9`` (a subprocess joined to this Ray by ``--address``): the
   rerun plays only the missing chunks.
-* ``agents.strength`` on Ray gives the local results.
+* ``unolab.agents.strength`` on Ray gives the local results.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import pytest
 from support import ROOT
 from support.agents import write_tiny_agent
 
-from agents.strength import measure
-from tournament.config import load_config
-from tournament.runner import run_tournament
 from uno_env.configuration import ConfigError
+from unolab.agents.strength import measure
+from unolab.tournament.config import load_config
+from unolab.tournament.runner import run_tournament
 
 
 def _config(tmp: Path, name: str, **changes: Any) -> dict[str, Any]:
@@ -82,7 +82,7 @@ def test_ray_backend_plays_the_local_games(ray_cluster: ModuleType, tmp_path: Pa
 
 
 def test_overrides_cannot_travel_to_ray(ray_cluster: ModuleType, tmp_path: Path) -> None:
-    from agents import make_agent
+    from unolab.agents import make_agent
 
     config = load_config(_config(tmp_path, "o", backend="ray"))
     with pytest.raises(ConfigError, match="files or bot names"):

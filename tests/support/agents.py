@@ -20,10 +20,10 @@ def write_tiny_agent(
     first. Biases are zeros unless ``random_biases``."""
     import torch
 
-    from agents.learned import PolicyMetadata, save_policy
     from uno_env.cards import NUM_ACTIONS
     from uno_env.observation import OBS_DIM, OBS_VERSION
     from uno_env.rules import Rules
+    from unolab.agents.learned import PolicyMetadata, save_policy
 
     torch.manual_seed(seed)
     hidden = 8

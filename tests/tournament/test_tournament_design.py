@@ -1,4 +1,4 @@
-"""Tests of the tournament design (``tournament.design``).
+"""Tests of the tournament design (``unolab.tournament.design``).
 
 * Seatings: every design row is a permutation; every table position sits in every seat
   equally often (k = 2..10); the Williams design balances ordered neighbours.
@@ -17,7 +17,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tournament.design import (
+from uno_env.configuration import ConfigError
+from unolab.tournament.design import (
     balanced_tables,
     build_schedule,
     deal_keys,
@@ -25,7 +26,6 @@ from tournament.design import (
     seatings,
     williams_design,
 )
-from uno_env.configuration import ConfigError
 
 DESIGNS = [("pair", 2)] + [
     (design, k) for design in ("rotations", "williams") for k in range(2, 11)

@@ -1,4 +1,4 @@
-"""Tests of batched tournament play with forfeits (``tournament.play``).
+"""Tests of batched tournament play with forfeits (``unolab.tournament.play``).
 
 * Each game's result does not depend on the other games of its batch (deterministic bots),
   so the row bookkeeping survives the batch shrinking as games end.
@@ -18,15 +18,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from agents import make_agent
-from tournament.config import load_config
-from tournament.design import deal_keys
-from tournament.runner import run_tournament
 from uno_env import cards as C
 from uno_env.observation import OBS_LAYOUT
 from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, PolicyError, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents import make_agent
+from unolab.tournament.config import load_config
+from unolab.tournament.design import deal_keys
+from unolab.tournament.runner import run_tournament
 
 
 class BigHandCrash:

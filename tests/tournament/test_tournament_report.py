@@ -1,4 +1,4 @@
-"""Tests of the printed leaderboard (``tournament.report``): it fits 80 columns.
+"""Tests of the printed leaderboard (``unolab.tournament.report``): it fits 80 columns.
 
 Long participant names are never cut (``ppo_off…``) and the intervals never wrap: the wide
 layout is used when every row fits, else each name gets a line of its own. A rich terminal
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from tournament.report import leaderboard_lines, print_leaderboard
+from unolab.tournament.report import leaderboard_lines, print_leaderboard
 
 LONG = "ppo_official_2p_finetuned_best_policy"
 SHORT = ("random", "mixbot", "best_policy", "ppo_official_2p")

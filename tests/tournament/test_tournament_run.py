@@ -1,4 +1,4 @@
-"""Tests of running tournaments (``tournament.runner``, ``tournament.results``, the CLI).
+"""Tests of running tournaments (``unolab.tournament.runner``, ``unolab.tournament.results``, the CLI).
 
 * Determinism: the same config gives the same games and summary with 1 or 2 workers.
 * Resume after ``kill -9``: a real CLI subprocess is killed mid-run; restarting it loses no
@@ -32,13 +32,13 @@ import pytest
 from support import ROOT
 from support.agents import write_tiny_agent
 
-from tournament import results
-from tournament.cli import main as cli_main
-from tournament.config import load_config
-from tournament.results import GameRecord, ResultStore
-from tournament.runner import run_tournament
 from uno_env.configuration import ConfigError
 from uno_env.files import FolderInUseError, FolderLock
+from unolab.tournament import results
+from unolab.tournament.cli import main as cli_main
+from unolab.tournament.config import load_config
+from unolab.tournament.results import GameRecord, ResultStore
+from unolab.tournament.runner import run_tournament
 
 
 def _config(tmp: Path, **changes: Any) -> dict[str, Any]:
@@ -295,8 +295,8 @@ def test_set_changes_one_switch_of_the_rules_preset(tmp_path: Path) -> None:
     """``--rules street --set rules.jump_in=false`` plays street without jump-in."""
     import dataclasses
 
-    from tournament.cli import build_parser, config_from_args
     from uno_env import load_rules
+    from unolab.tournament.cli import build_parser, config_from_args
 
     args = build_parser().parse_args(
         [
@@ -371,7 +371,7 @@ def test_exported_agents_play_by_path(tmp_path: Path) -> None:
 
 
 def test_bench_smoke() -> None:
-    from benchmarks.tournament import bench_tournament, rlcard_cpu_games_per_second
+    from unolab.benchmarks.tournament import bench_tournament, rlcard_cpu_games_per_second
 
     for mask_only in (False, True):
         result = bench_tournament(2, 200, 1, ("random",), games_per_chunk=100, mask_only=mask_only)
@@ -385,9 +385,9 @@ def test_log_lines_are_the_json_of_their_records() -> None:
     """The hand-written games.jsonl lines equal json.dumps of the record, odd names included."""
     import numpy as np
 
-    from tournament import runner
-    from tournament.results import END_KINDS
     from uno_env.play import TableResults
+    from unolab.tournament import runner
+    from unolab.tournament.results import END_KINDS
 
     units = [(0, 1, 0), (3, 0, 1)]
     res = TableResults(

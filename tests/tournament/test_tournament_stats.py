@@ -18,17 +18,17 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from tournament.analysis import GameTable, pairwise_counts, score_interval
-from tournament.ratings import bootstrap_elo, fit_bradley_terry, openskill_ratings
-from tournament.results import GameRecord
-from tournament.sprt import (
+from unolab.tournament.analysis import GameTable, pairwise_counts, score_interval
+from unolab.tournament.ratings import bootstrap_elo, fit_bradley_terry, openskill_ratings
+from unolab.tournament.results import GameRecord
+from unolab.tournament.sprt import (
     elo_to_score,
     llr_path,
     score_to_elo,
     sequential_sprt,
     sprt_bounds,
 )
-from tournament.variance import variance_reduction
+from unolab.tournament.variance import variance_reduction
 
 
 def _record(deal: int, seating: int, seats: Sequence[str], ranks: Sequence[int]) -> GameRecord:

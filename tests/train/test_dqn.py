@@ -17,10 +17,14 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 from torch import nn
 
-from agents.learned import load_policy
-from train.algorithms import hand_size_potential, load_policy_layers, policy_layers
-from train.config import load_config
-from train.dqn import (
+from uno_env.cards import NUM_ACTIONS
+from uno_env.configuration import ConfigError
+from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.observation import OBS_DIM, OBS_LAYOUT
+from unolab.agents.learned import load_policy
+from unolab.train.algorithms import hand_size_potential, load_policy_layers, policy_layers
+from unolab.train.config import load_config
+from unolab.train.dqn import (
     DuelingDQNPolicy,
     DuelingHead,
     MaskedDQN,
@@ -32,11 +36,7 @@ from train.dqn import (
     masked_target,
     uniform_legal,
 )
-from train.export import export_policy
-from uno_env.cards import NUM_ACTIONS
-from uno_env.configuration import ConfigError
-from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.observation import OBS_DIM, OBS_LAYOUT
+from unolab.train.export import export_policy
 
 torch.set_num_threads(1)
 

@@ -10,27 +10,6 @@ import pytest
 import torch
 from support import ROOT
 
-from agents import make_agent, resolve_opponents
-from agents.ismcts import IsmctsAgent
-from agents.learned import MLPNet, load_policy
-from agents.search import PimcAgent
-from train import algorithms, imitate
-from train.config import PPOParams, load_config
-from train.demonstration_files import (
-    DemonstrationFileError,
-    concat_demonstrations,
-    load_demonstrations,
-    save_demonstrations,
-)
-from train.export import snapshot_policy
-from train.imitate_config import ImitateConfig, load_imitate_config
-from train.imitation_data import (
-    DECISION_KINDS,
-    decision_kinds,
-    generate_demonstrations,
-    teacher_factory,
-)
-from train.run import initialise_from
 from uno_env import cards as C
 from uno_env.configuration import ConfigError
 from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
@@ -38,6 +17,27 @@ from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM
 from uno_env.rules import load_rules
 from unolab import cli
+from unolab.agents import make_agent, resolve_opponents
+from unolab.agents.ismcts import IsmctsAgent
+from unolab.agents.learned import MLPNet, load_policy
+from unolab.agents.search import PimcAgent
+from unolab.train import algorithms, imitate
+from unolab.train.config import PPOParams, load_config
+from unolab.train.demonstration_files import (
+    DemonstrationFileError,
+    concat_demonstrations,
+    load_demonstrations,
+    save_demonstrations,
+)
+from unolab.train.export import snapshot_policy
+from unolab.train.imitate_config import ImitateConfig, load_imitate_config
+from unolab.train.imitation_data import (
+    DECISION_KINDS,
+    decision_kinds,
+    generate_demonstrations,
+    teacher_factory,
+)
+from unolab.train.run import initialise_from
 
 TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -238,7 +238,7 @@ def test_ppo_starts_from_the_clone(tiny_run: imitate.ImitationResult, tmp_path: 
 
 
 def test_a_ppo_run_trains_from_the_clone(tiny_run: imitate.ImitationResult, tmp_path: Path) -> None:
-    from train import ppo
+    from unolab.train import ppo
 
     result = ppo.main(
         [

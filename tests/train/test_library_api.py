@@ -1,5 +1,5 @@
-"""Training from a script or a notebook: ``train.ppo.train``, ``train.dqn.train`` and
-``train.imitate.train`` take a config object, a YAML file or a mapping, and return the run."""
+"""Training from a script or a notebook: ``unolab.train.ppo.train``, ``unolab.train.dqn.train`` and
+``unolab.train.imitate.train`` take a config object, a YAML file or a mapping, and return the run."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 import yaml
 from support import ROOT
 
-from agents.learned import load_policy
-from train import dqn, imitate, ppo
-from train.config import load_config
 from uno_env import ConfigError
+from unolab.agents.learned import load_policy
+from unolab.train import dqn, imitate, ppo
+from unolab.train.config import load_config
 
 TINY = {
     "ppo": ROOT / "configs/ppo/tiny.yaml",
@@ -58,10 +58,10 @@ def test_imitate_train_returns_the_clone(tmp_path: Path) -> None:
 
 
 def test_an_sb3_model_is_rated_through_its_one_line_adapter(tmp_path: Path) -> None:
-    from agents.arena import evaluate_vs
-    from train.algorithms import load_checkpoint
-    from train.export import as_policy
     from uno_env import load_rules
+    from unolab.agents.arena import evaluate_vs
+    from unolab.train.algorithms import load_checkpoint
+    from unolab.train.export import as_policy
 
     overrides = ["total_steps=256", f"runs_dir={tmp_path}", "eval.every=256", "eval.games=8"]
     result = ppo.train(TINY["ppo"], overrides, progress_bar=False, log=None)

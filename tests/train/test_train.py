@@ -13,16 +13,16 @@ import pytest
 import torch
 from support import ROOT
 
-from agents.learned import CheckpointMismatchError, load_policy
-from train import algorithms, ppo
-from train.config import TrainConfig, load_config
-from train.export import export_checkpoint, export_policy, policy_layers
-from train.export import main as export_main
-from train.league import League
-from train.run import LabCallback, RunExistsError, evaluate_model, initialise_from, train
 from uno_env import ConfigError, core, load_rules
 from uno_env.configuration import apply_overrides
 from uno_env.observation import encode
+from unolab.agents.learned import CheckpointMismatchError, load_policy
+from unolab.train import algorithms, ppo
+from unolab.train.config import TrainConfig, load_config
+from unolab.train.export import export_checkpoint, export_policy, policy_layers
+from unolab.train.export import main as export_main
+from unolab.train.league import League
+from unolab.train.run import LabCallback, RunExistsError, evaluate_model, initialise_from, train
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 

@@ -10,10 +10,10 @@ import pytest
 from conftest import make_config, play_to_end
 from fastapi.testclient import TestClient
 
-from tournament.config import load_config
-from tournament.runner import run_tournament
 from uno_env.rules import Rules
 from unolab.play import play_session
+from unolab.tournament.config import load_config
+from unolab.tournament.runner import run_tournament
 from unolab.web.app import create_app
 
 
@@ -101,7 +101,7 @@ def test_a_learned_agent_shows_its_probabilities_in_replay(client: TestClient) -
 
 
 def test_an_uploaded_terminal_record_replays(client: TestClient, tmp_path: Path) -> None:
-    from agents import make_agent
+    from unolab.agents import make_agent
 
     answers = iter(["1"] * 400)
     record = tmp_path / "game.json"

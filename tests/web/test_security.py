@@ -345,8 +345,8 @@ def test_an_unexpected_failure_is_a_json_500_without_details(
 def test_a_handed_over_run_replays_from_its_own_folder(tmp_path: Path, agents_dir: Path) -> None:
     """A run folder copied from elsewhere: its agent and rules file inside it, a stored
     allow_pickle and an output_dir of another machine, all harmless."""
-    from tournament.config import load_config
-    from tournament.runner import run_tournament
+    from unolab.tournament.config import load_config
+    from unolab.tournament.runner import run_tournament
 
     config = {
         "name": "shared",

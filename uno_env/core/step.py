@@ -161,7 +161,7 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
     """One game's decision (docs/engine.md, "A step"), compiled: no check of the action.
 
     The per-game step of :func:`step`, public for compiled callers that choose legal actions
-    themselves (the search's rollouts, :mod:`agents.rollout`); ``act`` must be legal.
+    themselves (the search's rollouts, :mod:`unolab.agents.rollout`); ``act`` must be legal.
 
     The action records in the plan who must draw how many cards; the draw follows, then
     the outcomes that depend on the drawn cards (a voluntary draw, RLCard's automatic play)

@@ -45,7 +45,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         opponents: One policy for every opponent seat, a list with one per opponent seat (in
             seat order after the learner), or an
             :class:`~uno_env.envs.opponents.OpponentPool`; a policy may be a bot name of
-            :func:`agents.make_agent`. ``None``: the ``"random"`` bot.
+            :func:`unolab.agents.make_agent`. ``None``: the ``"random"`` bot.
         learner_seat: A fixed seat, or ``"random"`` (drawn for each hand from the seed).
         reward: ``"win_loss"`` (default), ``"points"``, or a reward function (see
             :data:`uno_env.envs.REWARD_SCHEMES`).

@@ -10,7 +10,7 @@ come from :func:`uno_env.observation.encode`, always from the learner's seat.
 Opponents are batched policies (:class:`uno_env.policy.Policy` objects or plain callables
 ``(observations, masks) -> actions``), or :class:`~uno_env.policy.PolicyFactory` objects,
 which the tables build and seed from the env's seed, so a seeded env replays exactly
-(``agents.resolve_opponents`` turns bot names into factories). A policy object is used as it
+(``unolab.agents.resolve_opponents`` turns bot names into factories). A policy object is used as it
 is and never reseeded. They are given as
 
 * one policy for every opponent seat,
@@ -161,13 +161,13 @@ def as_policy(policy: object) -> Policy:
     """Return a policy object for a policy or a plain callable.
 
     Raises:
-        TypeError: for a bot name (resolve it with ``agents.resolve_opponents``) or anything
+        TypeError: for a bot name (resolve it with ``unolab.agents.resolve_opponents``) or anything
             without an ``act`` method that is not callable.
     """
     if isinstance(policy, str):
         raise TypeError(
             f"opponent {policy!r} is a name: the envs take policies; build it with "
-            f"agents.resolve_opponents([{policy!r}]) or agents.make_agent({policy!r}, seed)"
+            f"unolab.agents.resolve_opponents([{policy!r}]) or unolab.agents.make_agent({policy!r}, seed)"
         )
     act = getattr(policy, "act", None)
     if callable(act):

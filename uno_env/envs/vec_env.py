@@ -42,7 +42,7 @@ class UnoVecEnv(VecEnv):
         opponents: One policy for every opponent seat, a list with one per opponent seat (in
             seat order after the learner), or an
             :class:`~uno_env.envs.opponents.OpponentPool`; a policy may be a bot name of
-            :func:`agents.make_agent`. ``None``: the ``"random"`` bot.
+            :func:`unolab.agents.make_agent`. ``None``: the ``"random"`` bot.
         seed: Seed of the key schedule (``None``: fresh entropy). ``seed()`` changes it for
             the next ``reset()``.
         learner_seat: A fixed seat, or ``"random"`` (drawn for each hand from the seed).

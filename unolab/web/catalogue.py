@@ -19,23 +19,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents import AGENT_NAMES, SEARCH_NAMES
-from agents.resolve import policy_factory
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents import AGENT_NAMES, SEARCH_NAMES
+from unolab.agents.resolve import policy_factory
+from unolab.agents.shipped import SHIPPED_DIR
 
-__all__ = ["AgentEntry", "Catalogue", "UnknownAgentError", "shipped_folder"]
+__all__ = ["AgentEntry", "Catalogue", "UnknownAgentError"]
 
 
 class UnknownAgentError(ValueError):
     """An agent id that the server does not offer."""
-
-
-def shipped_folder() -> Path:
-    """The folder of the shipped agents (``agents/pretrained``)."""
-    import agents  # a lower layer: only its data folder is read
-
-    return Path(agents.__file__).resolve().parent / "pretrained"
 
 
 @dataclass(frozen=True)
@@ -88,7 +82,7 @@ class Catalogue:
             AgentEntry(name, "search" if name in SEARCH_NAMES else "bot", name)
             for name in AGENT_NAMES
         ]
-        entries += _learned_entries(shipped_dir or shipped_folder(), "shipped")
+        entries += _learned_entries(shipped_dir or SHIPPED_DIR, "shipped")
         if agents_dir is not None:
             entries += _learned_entries(Path(agents_dir), "folder")
         self.entries: dict[str, AgentEntry] = {e.id: e for e in entries}

@@ -2,8 +2,8 @@
 
 A tournament's ``games.jsonl`` holds each game's deal key and seating, not its moves. To
 replay game *n*, the chunk that played it is played again exactly as
-:func:`tournament.runner.play_chunk` played it: the same entrants, each policy built from
-:func:`tournament.runner.policy_seed` of the chunk, all the chunk's games in one batch
+:func:`unolab.tournament.runner.play_chunk` played it: the same entrants, each policy built from
+:func:`unolab.tournament.runner.policy_seed` of the chunk, all the chunk's games in one batch
 (randomised agents draw from one stream per batch), the dealer in the last seat. The moves
 of game *n* are recorded on the way, and its result is compared with the logged one.
 """
@@ -19,17 +19,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents import AGENT_NAMES
-from tournament.config import TournamentConfig, load_config, normalise
-from tournament.design import deal_keys
-from tournament.participants import entrants_for
-from tournament.results import GameRecord, Unit
-from tournament.runner import policy_seed, schedule_for
 from uno_env import cards as C
 from uno_env import core
 from uno_env.play import choose_actions
 from uno_env.policy import Policy
 from uno_env.rules import PRESETS, Rules
+from unolab.agents import AGENT_NAMES
+from unolab.tournament.config import TournamentConfig, load_config, normalise
+from unolab.tournament.design import deal_keys
+from unolab.tournament.participants import entrants_for
+from unolab.tournament.results import GameRecord, Unit
+from unolab.tournament.runner import policy_seed, schedule_for
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames
 from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
@@ -77,9 +77,9 @@ class RunFinder:
         self, folder: Path, agents_dir: Path | None = None, shipped_dir: Path | None = None
     ) -> None:
         if shipped_dir is None:
-            from unolab.web.catalogue import shipped_folder
+            from unolab.agents.shipped import SHIPPED_DIR
 
-            shipped_dir = shipped_folder()
+            shipped_dir = SHIPPED_DIR
         self.folder = Path(folder)
         self.agent_roots = [Path(shipped_dir)] + ([Path(agents_dir)] if agents_dir else [])
         self._labels = [(Path(shipped_dir), "agents/pretrained")]
@@ -234,7 +234,7 @@ class RunFinder:
             raise Invalid(
                 f"run {run_id}: participant {name!r} is an SB3 .zip checkpoint, which loads "
                 "with pickle (running code from the file); a replay never unpickles: export "
-                "it to .safetensors (python -m train.export) and name that file in the "
+                "it to .safetensors (python -m unolab.train.export) and name that file in the "
                 "run's config.json"
             )
         if path.suffix and path.suffix not in _AGENT_SUFFIXES:
