@@ -42,10 +42,18 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
-from uno_env.core.mask import fill_mask
-from uno_env.core.params import RuleParams, Scratch, StateArrays, arrays_of, rule_params, scratch
-from uno_env.core.state import NO_SEAT, OVER
-from uno_env.core.step import apply_one
+from uno_env.core.kernel import (
+    NO_SEAT,
+    OVER,
+    RuleParams,
+    Scratch,
+    StateArrays,
+    apply_one,
+    arrays_of,
+    fill_mask,
+    rule_params,
+    scratch,
+)
 from uno_env.jit import Kernel, jit
 from uno_env.policy import Seed
 from uno_env.rules import Rules

@@ -27,24 +27,22 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.core.mask import fill_mask
-from uno_env.core.params import (
-    RuleParams,
-    Scratch,
-    StateArrays,
-    arrays_of,
-    rule_params,
-    scratch,
-)
-from uno_env.core.seats import seat_ahead
-from uno_env.core.state import (
+from uno_env.core.kernel import (
     AFTER_DRAW,
     CHALLENGE_PHASE,
     NO_SEAT,
     OVER,
+    RuleParams,
+    Scratch,
+    StateArrays,
     UnoState,
+    apply_one,
+    arrays_of,
+    fill_mask,
+    rule_params,
+    scratch,
+    seat_ahead,
 )
-from uno_env.core.step import apply_one
 from uno_env.jit import Kernel, jit
 from uno_env.play import choose_actions
 from uno_env.policy import Policy
@@ -86,7 +84,7 @@ def play_out(rules: Rules, state: UnoState, policy: Policy | str = FAST_ROLLOUT)
             raise ValueError(f"unknown compiled rollout {policy!r}; the one there is is 'fast'")
         mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)
         _PLAY_OUT(rule_params(rules), arrays_of(state), scratch(), mask)
-        object.__setattr__(state, "_mask_cache", None)
+        state.clear_mask_cache()
         return state
     return _play_out_python(rules, state, policy)
 
@@ -125,7 +123,7 @@ def _play_out_python(rules: Rules, state: UnoState, policy: Policy) -> UnoState:
             keep = np.flatnonzero(live)
             sub, rows, live = sub.select(keep), rows[keep], live[keep]
     _write_rows(final, sub, np.arange(sub.batch_size), rows)
-    object.__setattr__(final, "_mask_cache", None)
+    final.clear_mask_cache()
     return final
 
 

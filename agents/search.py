@@ -46,7 +46,7 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
-from uno_env.core.tables import FACE_MATCH
+from uno_env.core.kernel import FACE_MATCH
 from uno_env.observation import encode
 from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.core.state import PLAY
+from uno_env.core import PLAY
 from uno_env.play import choose_actions
 from uno_env.rules import Rules, load_rules
 from unolab.agents.plain_bots import PLAIN_BOTS

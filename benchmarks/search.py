@@ -58,7 +58,7 @@ def decision_states(rules: Rules, count: int, seed: int) -> core.UnoState:
         state = state.select(np.arange(count))
         for name, arr in after.array_fields().items():
             getattr(state, name)[keep] = arr[keep]
-        object.__setattr__(state, "_mask_cache", None)
+        state.clear_mask_cache()
     return state
 
 

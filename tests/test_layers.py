@@ -159,3 +159,15 @@ def test_the_contract_would_catch_a_violation(tmp_path: Path) -> None:
     assert {layer_of(t) for t in found if t in MODULES} >= {"unolab.train", "unolab"}
     runtime = {target for target, _ in _imports("uno_env.bad", path, runtime_only=True)}
     assert "unolab.agents" not in runtime and "unolab.cli" in runtime
+
+
+def test_code_outside_the_engine_reaches_the_core_through_its_kernel_api() -> None:
+    """Outside ``uno_env``, ``uno_env.core`` and ``uno_env.core.kernel`` only: the rest of
+    the core is internal, and compiled callers see only the declared kernel API."""
+    allowed = {"uno_env.core", "uno_env.core.kernel"}
+    wrong = [
+        f"{MODULES[src].relative_to(ROOT)}:{line} imports {dst}"
+        for src, dst, line in EDGES
+        if layer_of(src) != "uno_env" and dst.startswith("uno_env.core") and dst not in allowed
+    ]
+    assert not wrong, "use uno_env.core or uno_env.core.kernel:\n" + "\n".join(wrong)

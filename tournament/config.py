@@ -34,7 +34,7 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
-from uno_env.rules import Rules, load_rules
+from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.ray_backend import check_address
 
@@ -216,7 +216,7 @@ class TournamentConfig:
     candidate: ParticipantSpec | None = None
     incumbent: ParticipantSpec | None = None
     rules: str | dict[str, Any] = "official"
-    num_players: int = 2
+    num_players: int = DEFAULT_NUM_PLAYERS
     deal_sets: int = 100
     max_tables: int = 0
     design: Literal["auto", "pair", "rotations", "williams"] = "auto"

@@ -28,7 +28,7 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
-from uno_env.rules import Rules, load_rules
+from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import BOT_NAMES
 
 __all__ = [
@@ -317,7 +317,7 @@ class TrainConfig:
     name: str
     algorithm: Literal["ppo", "dqn"]
     rules: str = "official"
-    num_players: int = 2
+    num_players: int = DEFAULT_NUM_PLAYERS
     total_steps: int = 1_000_000
     num_envs: int = 256
     seed: int = 0

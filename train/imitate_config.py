@@ -28,7 +28,7 @@ from uno_env.configuration import (
     load_yaml_mapping,
 )
 from uno_env.observation import OBS_DIM
-from uno_env.rules import Rules, load_rules
+from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES
 from unolab.agents.search import MAX_ROLLOUTS
 from unolab.train.config import (
@@ -142,7 +142,7 @@ class ImitateConfig:
 
     name: str
     rules: str = "official"
-    num_players: int = 2
+    num_players: int = DEFAULT_NUM_PLAYERS
     teachers: dict[str, float] = field(default_factory=lambda: {"mixbot": 1.0})
     opponents: dict[str, float] | None = None
     teacher_budget: int | None = None

@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
+from uno_env.core import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.observation import OBS_DIM, encode
 from uno_env.play import choose_actions
 from uno_env.policy import Policy, PolicyFactory, Seed

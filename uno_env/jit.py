@@ -27,7 +27,11 @@ Three choices keep the compiled code fast and honest:
   are read from the source with :mod:`ast` (nothing is imported), so a new compiled module,
   or a new module of constants that compiled code uses, is covered as soon as it is imported;
   modules the compiled code cannot reach (the envs, the game wrapper) are left out, so
-  editing them keeps the cache. Only this package is scanned: compiled code belongs here.
+  editing them keeps the cache. Compiled code of another package (the searches of
+  ``unolab.agents``, which call the core through :mod:`uno_env.core.kernel`) is cached in a
+  folder of its own inside that directory, named by a hash of every source it can reach,
+  its own package's and this one's (:func:`_caller_digest`): editing a search's helper in
+  another file gives fresh machine code too.
 
 * **A damaged cache is dropped, never fatal.** The functions are compiled without numba's
   own cache and given a stricter one (:class:`_CheckedCache`): every index and data file
@@ -50,6 +54,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import importlib.machinery
 import io
 import os
 import pickle
@@ -88,19 +93,32 @@ def _module_file(package: Path, dotted: str) -> Path | None:
     return None
 
 
-def _imports(package: Path, file: Path) -> set[Path]:
-    """The package's files that ``file`` imports, anywhere in it (functions included)."""
+def _imports(
+    package: Path, file: Path, here: list[str] | None = None, resolve: Any = None
+) -> set[Path]:
+    """The files that ``file`` imports, anywhere in it (functions included).
+
+    Args:
+        package: The folder of this package (for the default ``here`` and ``resolve``).
+        file: The source to read.
+        here: The dotted name of ``file``'s own package, for relative imports (by default
+            worked out from ``file``'s place in ``package``).
+        resolve: Maps a dotted module name to its file, or None for a module not followed
+            (by default: modules of this package only).
+    """
+    find = resolve or (lambda dotted: _module_file(package, dotted))
     try:
         tree = ast.parse(file.read_bytes(), filename=str(file))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, OSError):
         return set()  # a file that cannot be imported compiles nothing
     # The file's own package: "uno_env.core" for core/effects.py and core/__init__.py.
-    here = [_NAME, *file.relative_to(package).parts[:-1]]
+    if here is None:
+        here = [_NAME, *file.relative_to(package).parts[:-1]]
     found: set[Path] = set()
     for node in ast.walk(tree):
         targets: list[Path | None] = []
         if isinstance(node, ast.Import):
-            targets = [_module_file(package, alias.name) for alias in node.names]
+            targets = [find(alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: from the file's package (.) or above (..)
                 base = ".".join([*here[: len(here) - node.level + 1], *filter(None, [node.module])])
@@ -108,9 +126,7 @@ def _imports(package: Path, file: Path) -> set[Path]:
                 base = node.module or ""
             for alias in node.names:
                 # "from a import b" takes module a.b if there is one, else a name of a.
-                targets.append(
-                    _module_file(package, f"{base}.{alias.name}") or _module_file(package, base)
-                )
+                targets.append(find(f"{base}.{alias.name}") or find(base))
         found.update(target for target in targets if target is not None)
     return found
 
@@ -152,8 +168,85 @@ def _source_digest(package: Path = _PACKAGE) -> str:
     return digest.hexdigest()[:16]
 
 
+def _package_folders(top: str) -> list[Path]:
+    """The folders of top-level package ``top``, found without importing it."""
+    module = sys.modules.get(top)
+    paths = list(getattr(module, "__path__", None) or [])
+    if not paths:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+        paths = list(spec.submodule_search_locations or []) if spec is not None else []
+    return [Path(p) for p in paths]
+
+
+class _Finder:
+    """Finds the source files of modules in the given top-level packages, and remembers
+    the dotted package of each file it found (for that file's relative imports)."""
+
+    def __init__(self, tops: set[str]) -> None:
+        self.folders = {top: _package_folders(top) for top in tops}
+        self.package_of: dict[Path, list[str]] = {}
+
+    def __call__(self, dotted: str) -> Path | None:
+        parts = dotted.split(".")
+        for folder in self.folders.get(parts[0], ()):
+            base = folder.joinpath(*parts[1:])
+            if len(parts) > 1 and base.with_suffix(".py").is_file():
+                self.package_of.setdefault(base.with_suffix(".py"), parts[:-1])
+                return base.with_suffix(".py")
+            if (base / "__init__.py").is_file():
+                self.package_of.setdefault(base / "__init__.py", parts)
+                return base / "__init__.py"
+        return None
+
+
+def _caller_sources(py_file: str, module: str) -> dict[Path, str]:
+    """Every source that compiled code in ``py_file`` (module ``module``) can reach: the files
+    of its own top-level package and of this one that it imports, transitively, each with
+    its dotted package name."""
+    path = Path(py_file)
+    find = _Finder({module.partition(".")[0], _NAME})
+    parts = module.split(".")
+    find.package_of[path] = parts if path.name == "__init__.py" else parts[:-1]
+    seen: set[Path] = set()
+    todo = [path]
+    while todo:
+        file = todo.pop()
+        if file not in seen:
+            seen.add(file)
+            todo += _imports(_PACKAGE, file, here=find.package_of.get(file, []), resolve=find)
+    return {file: ".".join(find.package_of.get(file, [])) for file in sorted(seen)}
+
+
+_CALLER_DIGESTS: dict[str, str | None] = {}
+
+
+def _caller_digest(py_file: str, module: str) -> str | None:
+    """For compiled code outside this package: a hash of every source it can reach.
+
+    numba checks only a function's own file, but a search compiled in ``unolab.agents``
+    also compiles in helpers from its other files and from the core. Its cache is keyed by
+    all of them (:func:`_caller_sources`), so an edit to any of them gives fresh machine
+    code. None for this package's own files, which the name of :data:`CACHE_DIR` covers.
+    """
+    if py_file not in _CALLER_DIGESTS:
+        digest = None
+        if module and not Path(py_file).resolve().is_relative_to(_PACKAGE):
+            hasher = hashlib.sha256(numba.__version__.encode())
+            for file, package in _caller_sources(py_file, module).items():
+                hasher.update(f"{package}/{file.name}".encode())
+                hasher.update(file.read_bytes())
+            digest = hasher.hexdigest()[:16]
+        _CALLER_DIGESTS[py_file] = digest
+    return _CALLER_DIGESTS[py_file]
+
+
 _DIGEST_NAME = re.compile(r"[0-9a-f]{16}")
 """The name of a cache directory (see :func:`_source_digest`): the only entries pruned."""
+
+_CALLER_PREFIX = "caller-"
+_CALLER_NAME = re.compile(r"caller-[0-9a-f]{16}")
+"""The folders, inside a cache directory, of compiled code outside this package."""
+_CALLER_CACHES_KEPT = 16
 
 
 def _remove(path: str) -> None:
@@ -165,7 +258,9 @@ def _remove(path: str) -> None:
             os.unlink(path)
 
 
-def _prune(base: str, keep: str) -> None:
+def _prune(
+    base: str, keep: str, pattern: re.Pattern[str] | None = None, kept: int = _CACHES_KEPT
+) -> None:
     """Keep the few most recently used caches under ``base`` (one per version of the sources).
 
     Only entries named like a cache are touched (the folder may be shared with other files),
@@ -178,10 +273,10 @@ def _prune(base: str, keep: str) -> None:
     entries: list[tuple[float, str]] = []
     for name in names:
         path = os.path.join(base, name)
-        if _DIGEST_NAME.fullmatch(name) and path != keep:
+        if (pattern or _DIGEST_NAME).fullmatch(name) and path != keep:
             with contextlib.suppress(OSError):
                 entries.append((os.lstat(path).st_mtime, path))
-    for _, stale in sorted(entries, reverse=True)[_CACHES_KEPT - 1 :]:
+    for _, stale in sorted(entries, reverse=True)[kept - 1 :]:
         _remove(stale)
 
 
@@ -337,7 +432,11 @@ class _Locator(caching.UserProvidedCacheLocator):
     def __init__(self, py_func: Callable[..., Any], py_file: str) -> None:
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = os.path.join(CACHE_DIR, self.get_suitable_cache_subpath(py_file))
+        folder = CACHE_DIR
+        caller = _caller_digest(py_file, getattr(py_func, "__module__", "") or "")
+        if caller is not None:  # compiled code of another package: keyed by what it reaches
+            folder = os.path.join(CACHE_DIR, f"{_CALLER_PREFIX}{caller}")
+        self._cache_path = os.path.join(folder, self.get_suitable_cache_subpath(py_file))
 
     @classmethod
     def from_function(cls, py_func: Callable[..., Any], py_file: str) -> _Locator | None:
@@ -351,6 +450,11 @@ class _Locator(caching.UserProvidedCacheLocator):
         if os.path.lexists(path) and not os.path.isdir(path):
             _remove(path)  # a stray file where the folder belongs
         super().ensure_cache_path()
+        caller = os.path.dirname(path)
+        if os.path.basename(caller).startswith(_CALLER_PREFIX):
+            with contextlib.suppress(OSError):
+                os.utime(caller)
+            _prune(CACHE_DIR, keep=caller, pattern=_CALLER_NAME, kept=_CALLER_CACHES_KEPT)
 
 
 class _CacheImpl(caching.CompileResultCacheImpl):

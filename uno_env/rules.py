@@ -21,6 +21,7 @@ from uno_env.configuration import ConfigError, check_int, from_mapping, load_yam
 from uno_env.files import shown
 
 __all__ = [
+    "DEFAULT_NUM_PLAYERS",
     "PRESETS",
     "Rules",
     "allowed_values",
@@ -28,6 +29,10 @@ __all__ = [
     "rules_table",
     "switch_descriptions",
 ]
+
+DEFAULT_NUM_PLAYERS = 2
+"""The table size when none is given, everywhere: the rules, the envs, training, tournaments,
+``uno-lab play`` and the browser table (the size of the shipped agents' table)."""
 
 MAX_TURNS_LIMIT = 2**19
 """``max_turns`` must stay below this: per-turn random streams are numbered by turn."""
@@ -95,7 +100,7 @@ class Rules:
             distribution of the game is unchanged.
     """
 
-    num_players: int = 4
+    num_players: int = DEFAULT_NUM_PLAYERS
     hand_size: int = 7
     draw_rule: Literal["one", "until_playable"] = "one"
     draw_cap: int = 10

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from uno_env.files import FolderInUseError
+from uno_env.rules import DEFAULT_NUM_PLAYERS
 from unolab import __version__
 from unolab.extras import missing_extra_message
 
@@ -389,7 +390,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Type 'help' at the prompt for the notation; 'q' or Ctrl-D stops (--record still saves).",
     )
     play.add_argument("--rules", default="official", help="preset name or YAML file")
-    play.add_argument("--players", type=int, default=2, help="seats at the table (2-10)")
+    play.add_argument(
+        "--players", type=int, default=DEFAULT_NUM_PLAYERS, help="seats at the table (2-10)"
+    )
     play.add_argument(
         "--opponents",
         nargs="+",

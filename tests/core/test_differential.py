@@ -518,8 +518,8 @@ def house(
     **fields: object,
 ) -> Case:
     """A house-rules case: the ``preset`` with ``fields`` changed, ``match_hands`` hands per
-    match, expected to reach the ``expect`` branches."""
-    rules = PRESETS[preset].replace(**fields)
+    match, expected to reach the ``expect`` branches (4 players unless ``fields`` say)."""
+    rules = PRESETS[preset].replace(**({"num_players": 4} | fields))
     return Case(label, rules, policy, games, hands=match_hands, expect=expect)
 
 

@@ -1021,7 +1021,6 @@ PRESET_FIELDS: dict[str, dict[str, Any]] = {
     },
     "seven_zero": {"seven_zero": True},
     "rlcard": {
-        "num_players": 2,
         "voluntary_draw": False,
         "after_draw": "rlcard",
         "wd4_last_resort": True,

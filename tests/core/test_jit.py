@@ -22,7 +22,7 @@ from uno_env.sampling import uniform_legal_actions
 
 
 def test_a_state_built_by_hand_is_checked() -> None:
-    state = core.init(Rules(), 3, seed=0)
+    state = core.init(Rules(num_players=4), 3, seed=0)
     with pytest.raises(ValueError, match=r"UnoState.hands must be int8 of shape \(3, 4, 54\)"):
         state.with_fields(hands=state.hands.astype(np.int16))
     with pytest.raises(ValueError, match=r"UnoState\.deck must be int8 of shape"):
@@ -367,3 +367,66 @@ def test_a_stray_file_where_a_source_folder_cache_belongs(
     locator = jit._Locator.from_function(uniform_legal_actions, source)
     assert locator is not None and locator.get_cache_path() == str(folder)
     assert folder.is_dir()
+
+
+_HELPER = "from uno_env.jit import jit\n\n\n@jit\ndef bonus(x):\n    return x + {step}\n"
+_KERNEL = (
+    "from uno_env.jit import jit\n\nfrom kernelpkg.helper import bonus\n\n\n"
+    "@jit\ndef total(x):\n    return bonus(x) * 10\n"
+)
+
+
+def test_an_edit_to_a_compiled_helper_in_another_file_gives_fresh_machine_code(
+    tmp_path: Path,
+) -> None:
+    """numba checks only a function's own file; the lab's cache key sees the helper's too."""
+    package = tmp_path / "src" / "kernelpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "kernel.py").write_text(_KERNEL)
+    env = {**os.environ, "UNO_LAB_CACHE_DIR": str(tmp_path / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "src"), env.get("PYTHONPATH", "")])
+
+    def run() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", "from kernelpkg.kernel import total; print(total(1))"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout.strip()
+
+    (package / "helper.py").write_text(_HELPER.format(step=1))
+    assert run() == "20"
+    assert run() == "20"  # from the cache
+    cached = list((tmp_path / "cache").glob("*/caller-*/*/kernel.total-*.nbc"))
+    assert len(cached) == 1, "the kernel's machine code is cached"
+    (package / "helper.py").write_text(_HELPER.format(step=2))
+    assert run() == "30"
+
+
+def test_every_compiled_module_is_under_a_cache_key() -> None:
+    """A module that compiles code is either in the engine's digest or keyed by all it
+    reaches, and that includes every lab module it imports."""
+    digest_sources = set(jit._compiled_sources())
+    root = Path(jit.__file__).resolve().parents[1]
+    compiled = [
+        path
+        for folder in ("uno_env", "agents", "train", "tournament", "benchmarks", "unolab")
+        for path in (root / folder).rglob("*.py")
+        if "uno_env.jit" in path.read_text() and path.name != "jit.py"
+    ]
+    outside = [p for p in compiled if not p.resolve().is_relative_to(root / "uno_env")]
+    assert {p.name for p in outside} >= {"rollout.py", "ismcts.py"}
+    for path in compiled:
+        if path in outside:
+            module = "unolab." + ".".join(path.relative_to(root).with_suffix("").parts)
+            reached = {file.resolve() for file in jit._caller_sources(str(path), module)}
+            assert jit._caller_digest(str(path), module) is not None
+            assert (root / "uno_env" / "core" / "kernel.py") in reached
+            if path.name == "ismcts.py":
+                assert (root / "agents" / "rollout.py") in reached
+        else:
+            assert path.resolve() in digest_sources, path

@@ -39,6 +39,7 @@ from uno_env.core.scoring import (
 from uno_env.core.setup import init, next_hand, reset_games
 from uno_env.core.state import (
     AFTER_DRAW,
+    ARRAY_FIELDS,
     CHALLENGE_PHASE,
     CHOOSE_COLOUR,
     JUMP_IN,
@@ -55,6 +56,7 @@ from uno_env.core.step import step
 
 __all__ = [
     "AFTER_DRAW",
+    "ARRAY_FIELDS",
     "CHALLENGE_PHASE",
     "CHOOSE_COLOUR",
     "JUMP_IN",

@@ -234,6 +234,14 @@ class UnoState:
         """
         return UnoState._trusted({name: self.__dict__[name] for name in ARRAY_FIELDS})
 
+    def clear_mask_cache(self) -> None:
+        """Forget the cached legal-action mask, after the arrays were changed in place.
+
+        The core caches a state's mask; compiled callers that step games in place through
+        :mod:`uno_env.core.kernel` call this before handing the state back to the Python API.
+        """
+        self.__dict__["_mask_cache"] = None
+
     def with_fields(self, **arrays: np.ndarray) -> UnoState:
         """Return a state with some arrays replaced (checked like a new state)."""
         return UnoState(**{**self.array_fields(), **arrays})

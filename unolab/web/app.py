@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from starlette.datastructures import MutableHeaders
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.rules import PRESETS, Rules
+from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
 from unolab.play import random_seed
 from unolab.web.batching import AgentBatcher
 from unolab.web.catalogue import Catalogue, UnknownAgentError
@@ -91,7 +91,7 @@ class NewGame(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     preset: Literal["official", "street", "seven_zero", "rlcard"] = "official"
-    num_players: StrictInt = Field(2, ge=2, le=MAX_PLAYERS)
+    num_players: StrictInt = Field(DEFAULT_NUM_PLAYERS, ge=2, le=MAX_PLAYERS)
     opponents: list[StrictStr] = Field(
         default_factory=lambda: ["mixbot"], max_length=MAX_PLAYERS - 1
     )

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from uno_env.core import UnoState
-from uno_env.core.state import ARRAY_FIELDS
+from uno_env.core import ARRAY_FIELDS, UnoState
 from uno_env.play import choose_actions
 from uno_env.policy import Policy
 from uno_env.rules import Rules
