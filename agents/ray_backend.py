@@ -22,7 +22,6 @@ installed, not the agent files.
 from __future__ import annotations
 
 import hashlib
-import os
 import socket
 import tempfile
 import threading
@@ -33,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from uno_env.files import write_atomically
 from unolab.agents.agent_files import agent_paths
 
 __all__ = [
@@ -236,7 +236,5 @@ class AgentFiles:
         folder.mkdir(parents=True, exist_ok=True)
         for name, data in self.files:
             # Written aside and renamed: several workers of one machine may race here.
-            partial = folder / f".{name}.{os.getpid()}.partial"
-            partial.write_bytes(data)
-            os.replace(partial, folder / name)
+            write_atomically(folder / name, data)
         return main

@@ -2,7 +2,7 @@
 
 Run one from a YAML file (``configs/tournament/``) or from flags::
 
-    python -m tournament --config configs/tournament/bots_round_robin.yaml
+    python -m unolab.tournament --config configs/tournament/bots_round_robin.yaml
 
 or from Python::
 

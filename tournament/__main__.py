@@ -1,4 +1,4 @@
-"""``python -m tournament``: see :mod:`unolab.tournament.cli`."""
+"""``python -m unolab.tournament``: see :mod:`unolab.tournament.cli`."""
 
 import sys
 

@@ -1,12 +1,12 @@
-"""Command line: ``python -m tournament --config configs/tournament/<x>.yaml [flags]``.
+"""Command line: ``python -m unolab.tournament --config configs/tournament/<x>.yaml [flags]``.
 
 Flags override the YAML file (or describe the whole tournament without one)::
 
-    python -m tournament --config configs/tournament/bots_round_robin.yaml --workers 2
-    python -m tournament --config configs/tournament/bots_round_robin.yaml --backend ray \\
+    python -m unolab.tournament --config configs/tournament/bots_round_robin.yaml --workers 2
+    python -m unolab.tournament --config configs/tournament/bots_round_robin.yaml --backend ray \\
         --address auto
-    python -m tournament --name quick --participants random mixbot --deal-sets 50
-    python -m tournament --name gate --format ab --candidate runs/x/x.safetensors \\
+    python -m unolab.tournament --name quick --participants random mixbot --deal-sets 50
+    python -m unolab.tournament --name gate --format ab --candidate runs/x/x.safetensors \\
         --incumbent mixbot --participants random greedy_points --sprt 0 20
 
 Running the same command again resumes the run (the games already on disk are kept);
@@ -42,7 +42,7 @@ __all__ = ["build_parser", "config_from_args", "main"]
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser."""
     p = argparse.ArgumentParser(
-        prog="python -m tournament",
+        prog="python -m unolab.tournament",
         description="Fair, rated, reproducible, crash-safe UNO tournaments.",
     )
     p.add_argument("--config", help="YAML file under configs/tournament/")

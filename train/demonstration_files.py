@@ -17,7 +17,6 @@ sides.
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from uno_env.files import save_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.train.imitation_data import Demonstrations
@@ -72,10 +72,12 @@ def save_demonstrations(path: str | Path, demos: Demonstrations, rules: Rules) -
     if demos.values is not None:
         arrays["values"] = demos.values
     arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    partial = target.with_name(target.name + ".partial")
-    with partial.open("wb") as handle:
-        np.savez_compressed(handle, **arrays)
-    os.replace(partial, target)
+
+    def write(tmp: Path) -> None:
+        with tmp.open("wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+    save_atomically(target, write)
     return target
 
 

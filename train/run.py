@@ -54,7 +54,14 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.files import FolderInUseError, FolderLock, RunFolderLock, write_atomically
+from uno_env.files import (
+    PARTIAL_SUFFIX,
+    FolderInUseError,
+    FolderLock,
+    RunFolderLock,
+    save_atomically,
+    write_atomically,
+)
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
@@ -89,7 +96,7 @@ LEGACY_POLICY_NAME = "best_policy"
 _OWN_STEMS = frozenset({"best", "latest", "config", LEGACY_POLICY_NAME})
 """File stems of a run folder that an agent named after the run must not take."""
 
-_PARTIAL = ".partial"
+_PARTIAL = PARTIAL_SUFFIX
 """Suffix of a file being written; renamed over the real name once complete."""
 
 _STAGING = "staging" + _PARTIAL
@@ -266,19 +273,10 @@ def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> Non
     Raises:
         RunWriteError: one line naming ``path`` (an OSError).
     """
-    partial = path.with_name(path.name + _PARTIAL)
     try:
-        write(partial)
-        _sync(partial)
-        os.replace(partial, path)
+        save_atomically(path, write)
     except (OSError, SafetensorError) as err:
-        with contextlib.suppress(OSError):
-            partial.unlink()
         raise _write_failed(err, path, run_dir or path.parent) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise
 
 
 def _save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
@@ -848,15 +846,15 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
     if config.algorithm != algorithm:
         raise ConfigError(
             f"{path} is a {config.algorithm} config; train it with uno-lab train "
-            f"{config.algorithm} (or python -m train.{config.algorithm})"
+            f"{config.algorithm} (or python -m unolab.train.{config.algorithm})"
         )
     return config
 
 
 def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentParser:
-    """The options of a training command (``python -m train.<algorithm>``, ``uno-lab train``)."""
+    """The options of a training command (``python -m unolab.train.<algorithm>``, ``uno-lab train``)."""
     parser = argparse.ArgumentParser(
-        prog=prog or f"python -m train.{algorithm}",
+        prog=prog or f"python -m unolab.train.{algorithm}",
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
     parser.add_argument("--config", type=Path, help="YAML config (e.g. configs/ppo/quick.yaml)")
@@ -896,7 +894,7 @@ def _stop_on_sigterm() -> None:
 
 
 def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
-    """Command line of ``python -m train.<algorithm>`` (an algorithm of the registry).
+    """Command line of ``python -m unolab.train.<algorithm>`` (an algorithm of the registry).
 
     Bad input (a config error, a missing file, a run that exists) ends with one line
     ``<prog>: error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves
@@ -905,7 +903,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     Args:
         algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
         argv: The arguments (default: ``sys.argv[1:]``).
-        prog: The command's name in messages (default: ``python -m train.<algorithm>``).
+        prog: The command's name in messages (default: ``python -m unolab.train.<algorithm>``).
     """
     parser = build_parser(algorithm, prog)
     args = parser.parse_args(argv)

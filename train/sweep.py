@@ -36,7 +36,6 @@ import argparse
 import csv
 import dataclasses
 import json
-import os
 import shutil
 import sys
 import time
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.configuration import ConfigError
+from uno_env.files import write_atomically
 from unolab.agents.arena import EvalResult
 from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
 from unolab.train.config import TrainConfig
@@ -121,9 +121,7 @@ def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
         # Written before each report: Tune may stop the trial at any report (ASHA, or the
         # last one at max_t), and the sweep's overhead is its wall time beyond these.
         data = {"params": params, "seconds": time.perf_counter() - start, "steps": steps}
-        partial = config.run_dir / (TRIAL_RECORD + ".partial")
-        partial.write_text(json.dumps({**data, "resumed": resume}))
-        os.replace(partial, config.run_dir / TRIAL_RECORD)
+        write_atomically(config.run_dir / TRIAL_RECORD, json.dumps({**data, "resumed": resume}))
 
     def report(steps: int, results: dict[str, EvalResult]) -> None:
         score = results[setup.metric_bot]

@@ -7,12 +7,11 @@ The rules live in :mod:`uno_env.core` (pure functions over batched state arrays)
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-import gymnasium as _gymnasium
-
 from uno_env import cards, core
 from uno_env.cards import action_name, card_name, parse_action, parse_card
 from uno_env.configuration import ConfigError
 from uno_env.core import IllegalActionError, UnoState
+from uno_env.envs.registration import register_envs
 from uno_env.game import UnoGame
 from uno_env.rules import PRESETS, Rules, load_rules
 
@@ -44,8 +43,7 @@ __all__ = [
 ]
 
 # ``gymnasium.make("uno_env/Uno-v0", ...)``: the env module is imported only by make().
-if "uno_env/Uno-v0" not in _gymnasium.registry:
-    _gymnasium.register(id="uno_env/Uno-v0", entry_point="uno_env.envs.gym_env:UnoGymEnv")
+register_envs()
 
 
 def __getattr__(name: str) -> Any:

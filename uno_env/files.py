@@ -21,6 +21,7 @@ import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "UnreadableFileError",
     "read_regular_file",
     "read_regular_text",
+    "save_atomically",
     "shown",
     "write_atomically",
 ]
@@ -160,12 +162,47 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~mask
 
 
+PARTIAL_SUFFIX = ".partial"
+"""The suffix of a file being written (``.<name>.<random>.partial`` beside its target)."""
+
+
+def save_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
+    """Have ``write`` write a file, then put it at ``path`` whole, or leave ``path`` alone.
+
+    ``write`` gets a temporary path in the same folder (named ``*.partial``); the file it
+    writes there is flushed to disk and renamed over ``path``. If anything fails (a full
+    disk, an interrupt) the temporary file is removed and the error is raised.
+
+    Args:
+        path: The file to write.
+        write: Writes the file at the path it is given (``model.save``,
+            ``np.savez_compressed``...).
+
+    Raises:
+        OSError: the write failed; ``path`` holds what it held before.
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PARTIAL_SUFFIX, dir=target.parent)
+    try:
+        # mkstemp makes a private (0600) file: give it the mode the file has, or the one a
+        # plain open() would give it, so that shared results stay readable by others.
+        os.fchmod(fd, _mode_for(target))
+        os.close(fd)
+        fd = -1
+        write(Path(tmp))
+        with open(tmp, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_atomically(path: str | Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` so that it holds either the old content or the new, whole.
-
-    The data goes to a temporary file in the same folder, is flushed to disk and then
-    renamed over ``path``. If anything fails (a full disk, an interrupt) the temporary file
-    is removed and the error is raised; ``path`` is untouched.
 
     Args:
         path: The file to write.
@@ -174,22 +211,8 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     Raises:
         OSError: the write failed; ``path`` holds what it held before.
     """
-    target = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        # mkstemp makes a private (0600) file: give it the mode the file has, or the one a
-        # plain open() would give it, so that shared results stay readable by others.
-        os.fchmod(fd, _mode_for(target))
-        with os.fdopen(fd, "wb") as out:
-            out.write(raw)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    save_atomically(path, lambda tmp: tmp.write_bytes(raw))
 
 
 class FolderLock:

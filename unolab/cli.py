@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train an agent (ppo or dqn) or clone a bot (imitate) from a YAML config",
         description="Train an agent: uno-lab train [ppo|dqn|imitate] --config FILE. Left "
         "out, the algorithm is the config's (algorithm: ppo or dqn; teachers for imitate). "
-        "The options are those of python -m train.<algorithm>: uno-lab train ppo --help "
+        "The options are those of python -m unolab.train.<algorithm>: uno-lab train ppo --help "
         "lists them.",
         add_help=False,
     )

@@ -7,7 +7,7 @@ the public loader (:func:`uno_env.rules.load_rules`, :func:`unolab.train.config.
 folder as it was, and leave the loader working for the next, valid config.
 
 Each case of :data:`CLI_CASES` runs a real command line in-process (``uno-lab``,
-``python -m tournament``, ``python -m unolab.train.ppo``) on a bad config: exit status 2, the file
+``python -m unolab.tournament``, ``python -m unolab.train.ppo``) on a bad config: exit status 2, the file
 or key named on stderr, no traceback, nothing written. One of them runs as a subprocess, for
 the real exit path.
 """

@@ -5,7 +5,7 @@ Every case is one bad input. Three kinds:
 * ``file``: a run folder (played once per module, then copied) is damaged (a corrupt
   ``games.jsonl`` line, a corrupt or missing ``config.json``, a resume under another config,
   games of another run copied in, a FIFO or a device in place of a file, the folder held
-  by another run) and ``python -m tournament`` is run on it (``unolab.tournament.cli.main`` in
+  by another run) and ``python -m unolab.tournament`` is run on it (``unolab.tournament.cli.main`` in
   process, or a real process where the exit path itself is under test);
 * ``cli``: a bad command line or input file (arguments, config, participant, agent file,
   override, output folder);
@@ -90,7 +90,7 @@ class Case:
         argv: ``file``/``cli``: arguments added after (or, for ``cli``, instead of) the played
             run's; ``{tmp}`` is the scratch folder.
         names: What the message (or, for agents, the forfeit reason) must contain.
-        process: Run ``python -m tournament`` in a real process instead of in process.
+        process: Run ``python -m unolab.tournament`` in a real process instead of in process.
     """
 
     id: str
@@ -732,7 +732,7 @@ def _assert_refused(code: int, out: str, err: str, names: tuple[str, ...]) -> No
     for name in names:
         assert name in err, (name, err)
     # argparse prints its usage first; everything else is one line "error: ..."
-    assert lines[-1].startswith(("error: ", "python -m tournament: error: ")), err
+    assert lines[-1].startswith(("error: ", "python -m unolab.tournament: error: ")), err
     assert len([x for x in lines if not x.startswith(("usage:", " "))]) == 1, err
 
 

@@ -56,7 +56,7 @@ class Case:
         argv: The command line, given the case's folder.
         names: What the error message must contain (the file, key or value at fault).
         setup: Prepares the folder (an earlier run, a corrupt file...).
-        subprocess: Run as ``python -m train.<entry>`` in a real process.
+        subprocess: Run as ``python -m unolab.train.<entry>`` in a real process.
     """
 
     id: str
@@ -438,7 +438,7 @@ def _disk_full_at(steps: int) -> Callable[..., Any]:
     real = _SAVE
 
     def save(self: BaseAlgorithm, path: Any, *args: Any, **kwargs: Any) -> None:
-        if Path(path).name.startswith("latest.zip") and self.num_timesteps >= steps:
+        if "latest.zip" in Path(path).name and self.num_timesteps >= steps:
             Path(path).write_bytes(b"PK\x03\x04 the first kilobytes of a checkpoint")
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(self, path, *args, **kwargs)

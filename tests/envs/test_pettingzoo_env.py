@@ -171,7 +171,7 @@ def test_truncation_gives_zero_rewards() -> None:
 
 
 def test_illegal_action_raises_and_keeps_the_state() -> None:
-    aec = uno_env.env(num_players=2)
+    aec = uno_env.env(num_players=2, illegal_action="raise")
     aec.reset(seed=1)
     agent = aec.agent_selection
     state = aec.unwrapped.game_state
@@ -183,8 +183,8 @@ def test_illegal_action_raises_and_keeps_the_state() -> None:
     assert aec.agent_selection == agent
 
 
-def test_terminate_illegal_wrapper_option() -> None:
-    aec = uno_env.env(num_players=3, illegal_action="terminate", illegal_reward=-2.0)
+def test_terminate_illegal_wrapper_by_default() -> None:
+    aec = uno_env.env(num_players=3, illegal_reward=-2.0)
     aec.reset(seed=1)
     offender = aec.agent_selection
     illegal = int(np.flatnonzero(aec.observe(offender)["action_mask"] == 0)[0])

@@ -28,12 +28,16 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env.envs import RewardFn, action_space, observation_space
 from uno_env.envs.opponents import LearnerTables, OpponentsSpec
+from uno_env.envs.registration import (
+    DEFAULT_ILLEGAL_ACTION,
+    ENV_ID,
+    IllegalActionMode,
+    register_envs,
+)
 from uno_env.envs.render import render_table
 from uno_env.rules import Rules, load_rules
 
 __all__ = ["ENV_ID", "UnoGymEnv", "register_envs"]
-
-ENV_ID = "uno_env/Uno-v0"
 
 
 class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
@@ -72,7 +76,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         reward: str | RewardFn = "win_loss",
         render_mode: str | None = None,
         colour: bool = True,
-        illegal_action: Literal["terminate", "raise"] = "terminate",
+        illegal_action: IllegalActionMode = DEFAULT_ILLEGAL_ACTION,
         illegal_reward: float = -1.0,
         **rule_overrides: Any,
     ) -> None:
@@ -194,9 +198,3 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
             print(text)
             return None
         return text
-
-
-def register_envs() -> None:
-    """Register ``uno_env/Uno-v0`` with Gymnasium (idempotent)."""
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="uno_env.envs.gym_env:UnoGymEnv")

@@ -49,10 +49,11 @@ to everyone and sets every truncation flag.
 
 ### Illegal actions
 
-An illegal action raises `uno_env.IllegalActionError`, naming the agent, the action and the
-legal actions; the state is unchanged. `env(illegal_action="terminate")` applies PettingZoo's
-`TerminateIllegalWrapper` instead: the offender gets `illegal_reward` (default -1) and the
-hand ends.
+By default (`illegal_action="terminate"`, as in PettingZoo's classic games) `env()` ends the
+hand on an illegal action, as PettingZoo's `TerminateIllegalWrapper` does: the offender gets
+`illegal_reward` (default -1), the others 0. With `illegal_action="raise"`, and in `raw_env`,
+it raises `uno_env.IllegalActionError` naming the agent, the action and the legal actions;
+the state is unchanged.
 
 ### Rendering
 
@@ -89,6 +90,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from uno_env import cards as C
 from uno_env import core
@@ -102,6 +104,7 @@ from uno_env.envs import (
     observation_space,
     resolve_reward,
 )
+from uno_env.envs.registration import DEFAULT_ILLEGAL_ACTION, IllegalActionMode
 from uno_env.envs.render import render_table
 from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
@@ -118,7 +121,7 @@ _LEGAL = OBS_LAYOUT["legal_actions"]
 def env(
     rules: str | Path | Mapping[str, Any] | Rules | None = None,
     *,
-    illegal_action: Literal["raise", "terminate"] = "raise",
+    illegal_action: IllegalActionMode = DEFAULT_ILLEGAL_ACTION,
     illegal_reward: float = -1.0,
     **kwargs: Any,
 ) -> AECEnv[str, ObsDict, int]:
@@ -126,9 +129,10 @@ def env(
 
     Args:
         rules: Preset name, YAML path, mapping or Rules (``None``: official).
-        illegal_action: ``"raise"`` (an illegal action raises ``IllegalActionError``) or
-            ``"terminate"`` (PettingZoo's ``TerminateIllegalWrapper``: the hand ends and the
-            offender gets ``illegal_reward``).
+        illegal_action: ``"terminate"`` (the default, PettingZoo's
+            ``TerminateIllegalWrapper``: the hand ends and the offender gets
+            ``illegal_reward``) or ``"raise"`` (an illegal action raises
+            ``IllegalActionError`` naming it and the legal ones; the state is unchanged).
         illegal_reward: The offender's reward under ``"terminate"``.
         **kwargs: Passed to :class:`raw_env` (``reward``, ``render_mode``, ``render_view``,
             ``colour`` and rule fields such as ``num_players``).
@@ -136,14 +140,44 @@ def env(
     Raises:
         ValueError: for an unknown ``illegal_action``.
     """
-    if illegal_action not in ("raise", "terminate"):
-        raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
+    if illegal_action not in ("terminate", "raise"):
+        raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
     wrapped: AECEnv[str, ObsDict, int] = raw_env(rules, **kwargs)
     if illegal_action == "terminate":
-        wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=illegal_reward)
+        wrapped = _TerminateIllegal(wrapped, illegal_reward=illegal_reward)
     # No AssertOutOfBoundsWrapper: the engine already refuses an out-of-range action with an
     # IllegalActionError that names it and the legal ones (a bare assert would not).
     return _OrderEnforcing(wrapped)
+
+
+class _TerminateIllegal(wrappers.BaseWrapper[str, ObsDict, int]):
+    """PettingZoo's ``TerminateIllegalWrapper``, at no cost to a legal move.
+
+    PettingZoo's wrapper reads the mask from the last observation it saw, and encodes one
+    itself when the caller used ``last()``: a second observation per turn. The env already
+    refuses an illegal action with the state unchanged, so this one steps and, on the
+    refusal, ends the hand as PettingZoo's does: every agent done, the offender paid
+    ``illegal_reward``, the others 0.
+    """
+
+    def __init__(self, env: AECEnv[str, ObsDict, int], illegal_reward: float) -> None:
+        super().__init__(env)
+        self._illegal_reward = float(illegal_reward)
+
+    def step(self, action: int) -> None:
+        raw: Any = self.env.unwrapped
+        agent = raw.agent_selection
+        try:
+            super().step(action)
+        except IllegalActionError:
+            EnvLogger.warn_on_illegal_move()
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.agents, 0)
+            raw.rewards[agent] = self._illegal_reward
+            raw._accumulate_rewards()
+            raw._deads_step_first()
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
@@ -338,10 +372,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             # more than the step). Illegal actions are refused before anything changes.
             new = core.step(self.rules, game, np.array([action]), in_place=True)
         except IllegalActionError as err:
-            legal = C.action_names(np.flatnonzero(core.legal_action_mask(self.rules, game)[0]))
-            raise IllegalActionError(
-                f"{agent} cannot play action {action!r} now ({err}); legal actions: {legal}"
-            ) from None
+            raise IllegalActionError(f"{agent}: {err}") from None
         self._game = new
         self._cumulative_rewards[agent] = 0.0
         if new.phase[0] == core.OVER:
