@@ -108,7 +108,9 @@ def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
     actions = policy.act(encode(rules, state), masks)
     assert masks[np.arange(32), actions].all()
     with pytest.raises(CheckpointMismatchError, match="num_players"):
-        load_policy(run_dir / "best_policy.safetensors", rules=load_rules("official"))
+        load_policy(
+            run_dir / "best_policy.safetensors", rules=load_rules("official", num_players=4)
+        )
 
     # Any checkpoint of the run exports without pickle, rules and algorithm from its config.
     weights = export_main([str(run_dir / "latest.zip"), str(tmp_path / "exported" / "tiny")])
