@@ -5,21 +5,36 @@
 ``pimc_guided`` and ``ismcts``) act on the state (``needs_state``, see :mod:`uno_env.play`)
 and cost milliseconds per decision, so they are built by name like a bot but are not in
 those lists; :data:`AGENT_NAMES` holds both.
+
+A search's name may carry its options after a colon: its budget alone, in its own unit
+(``pimc:2048`` rollouts per candidate action, ``ismcts:8192`` iterations per decision), or
+``key=value`` pairs of its constructor (``pimc:rollouts=1024,prior_weight=0.1``). The
+agent's constructor checks each value, and the agent plays under the spec's name.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from typing import Any
 
 from uno_env.policy import Policy, Seed
 from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.search import PimcAgent, guided_pimc, strong_pimc
 
-__all__ = ["AGENT_NAMES", "BOT_NAMES", "SEARCH_NAMES", "make_agent"]
+__all__ = [
+    "AGENT_NAMES",
+    "BOT_NAMES",
+    "SEARCH_BUDGETS",
+    "SEARCH_NAMES",
+    "is_agent_spec",
+    "make_agent",
+    "parse_agent_spec",
+]
 
 _REGISTRY: dict[str, Callable[[Seed], Policy]] = dict(PLAIN_BOTS)
-_SEARCH: dict[str, Callable[[Seed], Policy]] = {
+_SEARCH: dict[str, Callable[..., Policy]] = {
     PimcAgent.name: PimcAgent,
     "pimc_strong": strong_pimc,
     "pimc_guided": guided_pimc,
@@ -33,12 +48,87 @@ SEARCH_NAMES: tuple[str, ...] = tuple(_SEARCH)
 AGENT_NAMES: tuple[str, ...] = BOT_NAMES + SEARCH_NAMES
 """Names accepted by :func:`make_agent`."""
 
+SEARCH_BUDGETS: dict[str, str] = {
+    "pimc": "rollouts",
+    "pimc_strong": "rollouts",
+    "pimc_guided": "rollouts",
+    "ismcts": "iterations",
+}
+"""The option a bare number after a search's name sets (``pimc:2048``)."""
 
-def make_agent(name: str, seed: Seed = None) -> Policy:
-    """Build a bot by name.
+
+def _value(text: str) -> Any:
+    """An option's value: an integer, a number, true/false/none, else the text itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``NAME[:OPTIONS]`` into the agent's name and its options.
 
     Args:
-        name: One of :data:`AGENT_NAMES`.
+        spec: ``pimc``, ``pimc:2048`` or ``pimc:rollouts=1024,prior_weight=0.1``.
+
+    Returns:
+        The name and the options (empty without a colon).
+
+    Raises:
+        ValueError: for options on a bot that takes none, an unknown option or a malformed
+            one; the message lists what the agent takes.
+    """
+    name, colon, text = spec.partition(":")
+    if not colon:
+        return name, {}
+    if name not in _SEARCH:
+        takes = ", ".join(f"{n}:{SEARCH_BUDGETS[n]}" for n in SEARCH_NAMES)
+        raise ValueError(
+            f"agent spec {spec!r}: {name!r} takes no options (only the searches do: {takes})"
+        )
+    allowed = _options_of(name)
+    options: dict[str, Any] = {}
+    for item in text.split(","):
+        key, equals, value = item.partition("=")
+        if not equals:
+            key, value = SEARCH_BUDGETS[name], item
+        key = key.strip()
+        if key not in allowed or not value.strip():
+            raise ValueError(
+                f"agent spec {spec!r}: {item.strip()!r} is not an option of {name}; give its "
+                f"{SEARCH_BUDGETS[name]} ({name}:N) or key=value pairs of {', '.join(allowed)}"
+            )
+        options[key] = _value(value)
+    return name, options
+
+
+def _options_of(name: str) -> list[str]:
+    """The keyword options of a search's constructor (its seed and rules excluded)."""
+    cls = IsmctsAgent if name == IsmctsAgent.name else PimcAgent
+    return [p for p in inspect.signature(cls.__init__).parameters if p not in _NOT_OPTIONS]
+
+
+_NOT_OPTIONS = ("self", "seed", "rules")
+
+
+def is_agent_spec(spec: str) -> bool:
+    """Whether ``spec`` names a bot or a search (with or without options), not a file."""
+    name, colon, _ = str(spec).partition(":")
+    return name in AGENT_NAMES and (not colon or name in _SEARCH)
+
+
+def make_agent(name: str, seed: Seed = None) -> Policy:
+    """Build a bot or a search by name, a search's options included (``pimc:2048``).
+
+    Args:
+        name: One of :data:`AGENT_NAMES`, a search with options after a colon.
         seed: Seed of the bot's random choices (the heuristic bots are deterministic and
             ignore it; ``pimc`` seeds its determinizations with it).
 
@@ -46,9 +136,16 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
         A fresh :class:`~uno_env.policy.Policy`.
 
     Raises:
-        ValueError: for an unknown name; the message lists the valid names.
+        ValueError: for an unknown name (the message lists the valid names) or options the
+            agent does not take or refuses (naming the option and its bounds).
     """
-    build = _REGISTRY.get(name) or _SEARCH.get(name)
+    known = name.partition(":")[0] in AGENT_NAMES
+    base, options = parse_agent_spec(name) if known else (name, {})
+    build = _REGISTRY.get(base) or _SEARCH.get(base)
     if build is None:
         raise ValueError(f"unknown bot {name!r}; valid names are: {', '.join(AGENT_NAMES)}")
-    return build(seed)
+    if not options:
+        return build(seed)
+    agent = build(seed, **options)
+    agent.name = name  # the spec names the configuration on leaderboards
+    return agent

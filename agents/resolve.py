@@ -24,7 +24,7 @@ import numpy as np
 
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
-from unolab.agents.registry import AGENT_NAMES, make_agent
+from unolab.agents.registry import AGENT_NAMES, is_agent_spec, make_agent
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
 if TYPE_CHECKING:
@@ -64,8 +64,9 @@ _AGENT_FORMS = (
 
 def _unknown(spec: str) -> ValueError:
     return ValueError(
-        f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}), a shipped "
-        f"agent ({', '.join(shipped_agent_names())}) or the path of an exported agent (a "
+        f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}; a search "
+        "with its budget, e.g. pimc:2048 or ismcts:8192), a shipped agent "
+        f"({', '.join(shipped_agent_names())}) or the path of an exported agent (a "
         ".safetensors file with its .json metadata beside it)"
     )
 
@@ -103,8 +104,9 @@ def policy_factory(
     than when the first game starts; the policies built share its network.
 
     Args:
-        spec: A name of :data:`unolab.agents.AGENT_NAMES` (bots and search agents), a shipped
-            agent's name (``ppo_official_2p``) or the path of an exported agent.
+        spec: A name of :data:`unolab.agents.AGENT_NAMES` (bots and search agents; a
+            search with its options, ``pimc:2048``), a shipped agent's name
+            (``ppo_official_2p``) or the path of an exported agent.
         rules: The rules the agent will play (Rules, a preset name, a YAML path or a
             mapping); an exported agent must have been trained under them. Unused for bots.
 
@@ -126,7 +128,8 @@ def policy_factory(
     shipped = shipped_agent_path(text) if not is_agent_file(text) else None
     if shipped is not None:  # a shipped agent by name; a file of that name comes first
         text = str(shipped)
-    if text in AGENT_NAMES:
+    if is_agent_spec(text):
+        make_agent(text, 0)  # a search's options are checked now, naming the bad one
         return PolicyFactory(text, _BuildBot(text))
     if is_agent_file(text):
         from unolab.agents.learned import load_policy  # torch only for learned agents

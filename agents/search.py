@@ -38,7 +38,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -389,13 +389,13 @@ class PimcAgent(StateSearchAgent):
         return self._rollout
 
 
-def strong_pimc(seed: Seed = None) -> PimcAgent:
+def strong_pimc(seed: Seed = None, **options: Any) -> PimcAgent:
     """``pimc_strong``: :class:`PimcAgent` at :data:`STRONG_ROLLOUTS` rollouts per action.
 
     The strongest search within 50 ms per decision (docs/search.md); ``pimc`` (64 rollouts,
     about 1 ms) stays the cheap one for tables, envs and recordings.
     """
-    agent = PimcAgent(seed=seed, rollouts=STRONG_ROLLOUTS)
+    agent = PimcAgent(seed=seed, **{"rollouts": STRONG_ROLLOUTS, **options})
     agent.name = "pimc_strong"
     return agent
 
@@ -447,7 +447,7 @@ class _GuidedPimc(PimcAgent):
         return super()._prior_for(rules)
 
 
-def guided_pimc(seed: Seed = None) -> PimcAgent:
+def guided_pimc(seed: Seed = None, **options: Any) -> PimcAgent:
     """``pimc_guided``: :class:`PimcAgent` at :data:`GUIDED_ROLLOUTS` rollouts per action,
     its choice guided by the shipped network of the table size (:data:`GUIDED_PRIORS`: the
     clone of the search at 2 players, weight :data:`PRIOR_WEIGHT`; the PPO agent at 4,
@@ -460,7 +460,7 @@ def guided_pimc(seed: Seed = None) -> PimcAgent:
                     f"pimc_guided: its guide {needed} is missing (the installation is "
                     "incomplete: reinstall uno-lab)"
                 )
-    agent = _GuidedPimc(seed=seed, rollouts=GUIDED_ROLLOUTS)
+    agent = _GuidedPimc(seed=seed, **{"rollouts": GUIDED_ROLLOUTS, **options})
     agent.name = "pimc_guided"
     return agent
 

@@ -37,6 +37,7 @@ from uno_env.configuration import (
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.ray_backend import check_address
+from unolab.agents.registry import is_agent_spec, make_agent
 
 __all__ = [
     "MAX_BOOTSTRAP",
@@ -115,10 +116,16 @@ class ParticipantSpec:
                 f"participant {self.name or '?'}: give exactly one of 'bot' (one of "
                 f"{list(AGENT_NAMES)}) or 'path' (an exported agent)"
             )
-        if self.bot is not None and self.bot not in AGENT_NAMES:
+        if self.bot is not None and not is_agent_spec(self.bot):
             raise ConfigError(
-                f"participant: unknown bot {self.bot!r}; bots are {list(AGENT_NAMES)}"
+                f"participant: unknown bot {self.bot!r}; bots are {list(AGENT_NAMES)} (a "
+                "search may carry its budget: pimc:2048)"
             )
+        if self.bot is not None and ":" in self.bot:
+            try:
+                make_agent(self.bot, 0)  # a search's options: checked by its constructor
+            except ValueError as err:
+                raise ConfigError(f"participant: {err}") from None
         if self.path is not None and Path(self.path).suffix not in _AGENT_SUFFIXES:
             raise ConfigError(
                 f"participant: {self.path!r} is not an agent file; expected .safetensors "
@@ -330,7 +337,7 @@ class TournamentConfig:
 def _participant_entry(value: Any) -> Any:
     """A string participant becomes a mapping: a bot name, or the path of an agent."""
     if isinstance(value, str):
-        return {"bot": value} if value in AGENT_NAMES else {"path": value}
+        return {"bot": value} if is_agent_spec(value) else {"path": value}
     return value
 
 

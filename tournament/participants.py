@@ -23,7 +23,8 @@ from pathlib import Path
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
-from unolab.agents import BOT_NAMES, make_agent
+from unolab.agents import AGENT_NAMES, make_agent
+from unolab.agents.shipped import shipped_agent_names
 from unolab.tournament.config import ParticipantSpec, TournamentConfig
 
 __all__ = [
@@ -164,7 +165,11 @@ def entrants_for(
         except Exception as err:  # any loading failure (e.g. a corrupt file) is the file's
             hint = ""
             if spec.path is not None and not Path(spec.path).suffix:
-                hint = f"; it is not a bot name either (bots are {list(BOT_NAMES)})"
+                hint = (
+                    f"; it is not a bot name either (bots and searches: "
+                    f"{', '.join(AGENT_NAMES)}; shipped agents: "
+                    f"{', '.join(shipped_agent_names())})"
+                )
             message = " ".join(str(err).split()) or type(err).__name__
             where = "" if spec.path is None or spec.path in message else f" ({spec.path})"
             raise ConfigError(f"participant {name!r}{where}: {message}{hint}") from err

@@ -28,10 +28,10 @@ from uno_env import core
 from uno_env.core import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.observation import OBS_DIM, encode
 from uno_env.play import choose_actions
-from uno_env.policy import Policy, PolicyFactory, Seed
+from uno_env.policy import Policy, PolicyFactory
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
-from unolab.agents.registry import SEARCH_NAMES, make_agent
+from unolab.agents.registry import SEARCH_NAMES
 from unolab.agents.resolve import policy_factory
 
 __all__ = [
@@ -132,26 +132,8 @@ def teacher_factory(name: str, rules: Rules, budget: int | None = None) -> Polic
     """
     if name not in SEARCH_NAMES or budget is None:
         return policy_factory(name, rules)
-    from unolab.agents.ismcts import IsmctsAgent  # the search agents only when a teacher searches
-    from unolab.agents.search import PimcAgent
-
-    if name == IsmctsAgent.name:
-        IsmctsAgent(seed=0, iterations=budget)  # a bad budget fails now, named
-
-        def build_tree_search(seed: Seed) -> Policy:
-            return IsmctsAgent(seed=seed, iterations=budget)
-
-        return PolicyFactory(name, build_tree_search)
-    PimcAgent(seed=0, rollouts=budget, rules=rules)  # a bad budget fails now, named
-
-    def build_search(seed: Seed) -> Policy:
-        # The named agent itself (pimc_guided keeps its prior), at the budget asked for.
-        agent = make_agent(name, seed)
-        assert isinstance(agent, PimcAgent)
-        agent.rollouts = budget
-        return agent
-
-    return PolicyFactory(name, build_search)
+    # The named search itself (pimc_guided keeps its prior), at the budget asked for.
+    return policy_factory(f"{name}:{budget}", rules)
 
 
 def _draw(
