@@ -338,7 +338,7 @@ def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
     assert teacher_factory("pimc", rules, 4)(0).rollouts == 4
     guided = teacher_factory("pimc_guided", rules, 8)(0)  # the budget keeps the agent's prior
     assert isinstance(guided, PimcAgent) and guided.rollouts == 8
-    assert guided.name == "pimc_guided" and guided._prior_for(rules) is not None
+    assert guided.name == "pimc_guided:8" and guided._prior_for(rules) is not None
     tree = teacher_factory("ismcts", rules, 16)(0)  # the tree search: iterations per decision
     assert isinstance(tree, IsmctsAgent) and tree.iterations == 16
     with pytest.raises(ValueError, match=r"iterations must be in 1\.\.32768, got 40000"):
