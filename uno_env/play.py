@@ -2,7 +2,7 @@
 
 Every caller that lets policies play goes through this module: evaluations
 (:func:`unolab.agents.arena.play_games`), tournaments (:mod:`unolab.tournament.runner`) and the opponent
-seats inside the learner envs (:mod:`uno_env.envs.opponents`).
+seats inside the learner envs (:mod:`uno_env.envs.learner_tables`).
 
 * :func:`choose_actions` is one round: every live game gets one decision from the policy
   that holds its acting seat. It computes the legal-action masks and the acting seat's

@@ -18,7 +18,8 @@ import pytest
 
 from uno_env import ConfigError, IllegalActionError, UnoGame, core, load_rules
 from uno_env.envs.gym_env import UnoGymEnv
-from uno_env.envs.opponents import OpponentPool, TablesStoppedError
+from uno_env.envs.learner_tables import TablesStoppedError
+from uno_env.envs.opponents import OpponentPool
 from uno_env.envs.pettingzoo_env import raw_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import encode

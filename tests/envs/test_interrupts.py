@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from uno_env.envs.gym_env import UnoGymEnv
-from uno_env.envs.opponents import TablesStoppedError
+from uno_env.envs.learner_tables import TablesStoppedError
 from uno_env.envs.vec_env import UnoVecEnv
 
 

@@ -12,8 +12,9 @@ Three adapters sit on the batched core (:mod:`uno_env.core`) and the one observa
 What all three share lives in small modules beside them: :mod:`~uno_env.envs.spaces` (the
 spaces, derived from :data:`uno_env.observation.OBS_FIELDS`), :mod:`~uno_env.envs.rewards`
 (the reward schemes), :mod:`~uno_env.envs.seeding` (the key schedule that turns a seed into
-the deals of successive hands) and :mod:`~uno_env.envs.opponents` (the learner tables). This
-module only re-exports. See ``docs/envs.md``.
+the deals of successive hands), :mod:`~uno_env.envs.opponents` (the opponents) and
+:mod:`~uno_env.envs.learner_tables` (the tables they play at). This module only re-exports.
+See ``docs/envs.md``.
 """
 
 from __future__ import annotations

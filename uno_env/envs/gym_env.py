@@ -3,7 +3,7 @@
 The learner holds one seat (fixed, or drawn for each hand); opponent policies from
 ``agents/`` play the other seats inside :meth:`UnoGymEnv.step`, so the observation and the
 reward it returns always belong to the learner. An episode is one hand. The env is one game
-of :class:`~uno_env.envs.opponents.LearnerTables`, the machinery of the batched
+of :class:`~uno_env.envs.learner_tables.LearnerTables`, the machinery of the batched
 :class:`~uno_env.envs.vec_env.UnoVecEnv` too, so both play identical games from one seed.
 
 ``import uno_env`` registers it::
@@ -27,7 +27,8 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.envs import RewardFn, action_space, observation_space
-from uno_env.envs.opponents import LearnerTables, OpponentsSpec
+from uno_env.envs.learner_tables import LearnerTables
+from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.registration import (
     DEFAULT_ILLEGAL_ACTION,
     ENV_ID,

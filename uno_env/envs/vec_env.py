@@ -26,7 +26,8 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from uno_env.envs import RewardFn, action_space, observation_space
-from uno_env.envs.opponents import LearnerTables, OpponentsSpec
+from uno_env.envs.learner_tables import LearnerTables
+from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.render import render_table
 from uno_env.rules import Rules, load_rules
 

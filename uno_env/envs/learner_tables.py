@@ -1,0 +1,497 @@
+"""Batched learner tables: one learner seat per game, opponent policies play the other seats.
+
+:class:`LearnerTables` is the machinery behind both single-agent envs: the Gymnasium env is
+one table (B = 1), the SB3 ``VecEnv`` is B tables stepped together. After the learner's
+action it lets the opponents act, batched across games, until every game is back at the
+learner's decision (or over), pays the rewards of the hands that ended, and (with
+``autoreset``) deals the next hands. All rules come from :mod:`uno_env.core`; observations
+come from :func:`uno_env.observation.encode`, always from the learner's seat.
+
+The opponents come in the forms of :mod:`uno_env.envs.opponents`.
+
+A policy is called once per round with the sub-batch of games where one of its seats must
+act (through :func:`uno_env.play.choose_actions`, the batched play loop every caller
+shares); it sees each game from the acting seat, like any player. Policies therefore see
+varying sub-batches and should keep no per-row memory; ``reset()`` is called on each whole
+reset.
+
+An opponent that fails (raises, returns malformed actions or an illegal one) raises
+:class:`uno_env.play.PolicyError` naming it, the game, the seat and the legal actions. The
+learner's action was already played by then and the table waits on the opponent's seat, so
+the tables stop: every later call (``step``, ``observations``, ``action_masks``, ``state``)
+raises :class:`TablesStoppedError` with the original error until :meth:`LearnerTables.reset`
+deals new hands. They never continue silently from a half-played round.
+
+The same holds for an interruption (Ctrl-C, ``SystemExit``) anywhere between the learner's
+action and the learner's next decision, or in the middle of a reset: the interrupted call
+re-raises it, and every later call raises :class:`TablesStoppedError`, asking for a reset,
+instead of playing the learner's next action for an opponent's seat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import core
+from uno_env.core import IllegalActionError, UnoState
+from uno_env.core.setup import game_keys
+from uno_env.core.state import ARRAY_FIELDS
+from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
+from uno_env.envs.opponents import MaskArray, ObsArray, OpponentPool, OpponentsSpec, as_policy
+from uno_env.observation import encode
+from uno_env.play import choose_actions
+from uno_env.policy import Policy, PolicyFactory, RandomBot
+from uno_env.rules import Rules
+
+__all__ = ["MAX_SILENT_REDEALS", "LearnerStep", "LearnerTables", "TablesStoppedError"]
+
+MAX_SILENT_REDEALS = 1000
+"""Hands of one game in a row that may end before the learner's first decision."""
+
+_BOT_SEED_SALT = 0xB07
+
+
+def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoState:
+    """Write the sub-batch ``sub`` into rows ``games`` of ``state``, which the caller owns.
+
+    Returns a new state object over the same arrays, so that no mask cached on ``state``
+    survives the change.
+    """
+    for name in ARRAY_FIELDS:
+        getattr(state, name)[games] = getattr(sub, name)
+    return state.view()
+
+
+class TablesStoppedError(RuntimeError):
+    """The tables stopped after an opponent's error or an interruption; only ``reset()``
+    deals them again."""
+
+
+_MIDWAY = "interrupted in the middle of a round"
+"""Why the tables are stopped while a round is being played (cleared when it completes)."""
+
+
+def _is_int(value: object) -> bool:
+    """An integer, not a bool (``True`` is an int to Python, never a size or a seat here)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+@dataclass
+class LearnerStep:
+    """What one learner step (or reset) returns, one row per game.
+
+    Attributes:
+        observations: (B, OBS_DIM) the learner's view of its next decision; for a game that
+            ended and was not dealt again (no autoreset), the view of the final state.
+        rewards: (B,) the learner's reward (non-zero only when a hand ended).
+        terminated: (B,) the hand ended with a winner.
+        truncated: (B,) the hand hit ``max_turns``.
+        finished: (k,) indices of the games whose hand ended in this step.
+        terminal_observations: (k, OBS_DIM) the learner's view of those final states.
+    """
+
+    observations: ObsArray
+    rewards: npt.NDArray[np.float32]
+    terminated: npt.NDArray[np.bool_]
+    truncated: npt.NDArray[np.bool_]
+    finished: npt.NDArray[np.int64]
+    terminal_observations: ObsArray
+
+
+class LearnerTables:
+    """B games, each with one learner seat and opponent policies in the other seats.
+
+    Args:
+        rules: The rules of every game.
+        num_games: B.
+        opponents: See the module docstring; ``None`` means the ``random`` baseline in every
+            opponent seat.
+        learner_seat: A fixed seat, or ``"random"``: drawn for each hand from the key schedule.
+        reward: A scheme name of :data:`uno_env.envs.REWARD_SCHEMES` or a reward function.
+        autoreset: Deal the next hand of a game as soon as one ends (the VecEnv). Without
+            it, a finished game waits for :meth:`reset`.
+        seed: Seed of the key schedule (``None``: fresh entropy at the first reset).
+
+    Raises:
+        ValueError: for a bad size, seat, reward scheme or opponent list.
+        TypeError: for an opponent that is not a policy.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        num_games: int,
+        opponents: OpponentsSpec = None,
+        learner_seat: int | Literal["random"] = "random",
+        reward: str | RewardFn = "win_loss",
+        autoreset: bool = True,
+        seed: int | None = None,
+    ) -> None:
+        if not _is_int(num_games) or num_games < 1:
+            raise ValueError(f"the number of games must be a positive int, got {num_games!r}")
+        n_players = rules.num_players
+        if not (
+            (isinstance(learner_seat, str) and learner_seat == "random")
+            or (_is_int(learner_seat) and 0 <= learner_seat < n_players)
+        ):
+            raise ValueError(
+                f"learner_seat must be 'random' or a seat in 0..{n_players - 1}, "
+                f"got {learner_seat!r}"
+            )
+        self.rules = rules
+        self.num_games = int(num_games)
+        self.autoreset = autoreset
+        self.reward_fn = resolve_reward(reward)
+        self._fixed_seat = None if isinstance(learner_seat, str) else int(learner_seat)
+        self._pool: OpponentPool | None = None
+        specs: list[object]
+        if opponents is None:
+            specs, seat_policy = [PolicyFactory(RandomBot.name, RandomBot)], [0] * (n_players - 1)
+        elif isinstance(opponents, OpponentPool):
+            self._pool = opponents
+            specs, seat_policy = opponents.policies, [0] * (n_players - 1)
+        elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            if len(opponents) != n_players - 1:
+                raise ValueError(
+                    f"a list of opponents needs one policy per opponent seat: {n_players - 1} "
+                    f"for {n_players} players, got {len(opponents)} (use an OpponentPool to "
+                    "sample from a pool)"
+                )
+            specs, seat_policy = list(opponents), list(range(n_players - 1))
+        else:
+            specs, seat_policy = [opponents], [0] * (n_players - 1)
+        # Factories are built here, and rebuilt from the env's seed at each seed().
+        self._factories = {i: f for i, f in enumerate(specs) if isinstance(f, PolicyFactory)}
+        self.policies: list[Policy] = [
+            spec() if isinstance(spec, PolicyFactory) else as_policy(spec) for spec in specs
+        ]
+        self._seat_policy = np.array([-1, *seat_policy], dtype=np.int64)
+        # Per game: which policy plays the seat k places after the learner (column 0 unused).
+        self._assign = np.tile(self._seat_policy, (self.num_games, 1))
+        self._learner = np.zeros(self.num_games, dtype=np.int64)
+        self._keys = np.zeros(self.num_games, dtype=np.uint64)
+        self._episode = np.zeros(self.num_games, dtype=np.int64)
+        self._base: np.uint64 | None = None
+        self._state: UnoState | None = None
+        self._obs: ObsArray | None = None
+        self._slots = np.arange(self.num_games, dtype=np.int64)
+        self._stopped: str | None = None
+        if seed is not None:
+            self.seed(seed)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def state(self) -> UnoState:
+        """A copy of the current batch state (absolute seats; full information)."""
+        return self._live_state().copy()
+
+    @property
+    def learner_seats(self) -> npt.NDArray[np.int64]:
+        """The learner's seat in each game (a copy)."""
+        return self._learner.copy()
+
+    @property
+    def game_keys(self) -> npt.NDArray[np.uint64]:
+        """The key of each game's current hand (a copy): ``core.init(rules, keys=...)``."""
+        return self._keys.copy()
+
+    @property
+    def over(self) -> npt.NDArray[np.bool_]:
+        """Games whose hand is over and waits for :meth:`reset` (only without autoreset)."""
+        return ~self._live_state().live
+
+    @property
+    def seeded(self) -> bool:
+        """Whether a seed (or fresh entropy) has fixed the key schedule."""
+        return self._base is not None
+
+    def _live_state(self) -> UnoState:
+        """The state, for a public call: refused while the tables are stopped."""
+        if self._stopped is not None:
+            raise TablesStoppedError(
+                f"the env was {self._stopped}; call reset() before any other call (a "
+                "half-played round cannot go on: the next action would be played for the "
+                "wrong seat)"
+            )
+        return self._own_state()
+
+    def _own_state(self) -> UnoState:
+        """The state, for the tables' own use in the middle of a round."""
+        if self._state is None:
+            raise RuntimeError("the games have not been dealt yet: call reset() first")
+        return self._state
+
+    def _advance_or_stop(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
+        """:meth:`_advance`, then let the tables go on; anything that stops it half-way
+        (an opponent's error, Ctrl-C) leaves them stopped until :meth:`reset`.
+
+        The caller set ``_stopped`` to :data:`_MIDWAY` before changing the state, so an
+        interruption that arrives before this method's ``try`` stops the tables too.
+        """
+        try:
+            self._advance(fresh, result)
+        except Exception as err:
+            self._stopped = f"stopped after an opponent's error ({type(err).__name__}: {err})"
+            raise
+        except BaseException as err:  # KeyboardInterrupt, SystemExit, GeneratorExit
+            self._stopped = f"interrupted ({type(err).__name__}) in the middle of a round"
+            raise
+        self._stopped = None
+
+    # ------------------------------------------------------------------ seeding and resets
+
+    def seed(self, seed: int | np.random.Generator | None) -> None:
+        """Restart the key schedule from ``seed`` (episodes count from 0 again).
+
+        Opponents given as factories are rebuilt with seeds derived from it, so a seeded env
+        replays exactly.
+        """
+        self._base = base_key(seed)
+        self._episode[:] = 0
+        for i, factory in self._factories.items():
+            self.policies[i] = factory(np.random.default_rng([int(self._base), _BOT_SEED_SALT, i]))
+
+    def reset(
+        self,
+        keys: npt.ArrayLike | None = None,
+        learner_seats: npt.ArrayLike | None = None,
+    ) -> ObsArray:
+        """Deal a new hand in every game and play the opponents up to the learner's turn.
+
+        Args:
+            keys: Explicit game keys (B,) instead of the key schedule's next ones.
+            learner_seats: Explicit learner seats (B,) instead of the configured choice.
+
+        Returns:
+            The learner's observations, (B, OBS_DIM). A hand that ends before the learner's
+            first decision is silently replaced by the next one of the schedule.
+        """
+        if self._base is None:
+            self.seed(None)
+        games = self._slots
+        key_arr, seat_arr = self._check_hands(games, keys, learner_seats)
+        for policy in self.policies:
+            reset = getattr(policy, "reset", None)
+            if callable(reset):
+                reset()
+        self._stopped = _MIDWAY  # until the opponents have played up to the learner
+        self._assign_hands(games, key_arr, seat_arr)
+        self._state = core.init(self.rules, keys=self._keys)
+        self._advance_or_stop(np.ones(self.num_games, dtype=bool), None)
+        return self.observations()
+
+    def _check_hands(
+        self,
+        games: npt.NDArray[np.int64],
+        keys: npt.ArrayLike | None,
+        learner_seats: npt.ArrayLike | None,
+    ) -> tuple[npt.NDArray[np.uint64] | None, npt.NDArray[np.int64] | None]:
+        """Explicit keys and learner seats for ``games``, checked before anything changes.
+
+        Each may be one value for every game or one per game.
+
+        Raises:
+            ValueError: for a key that is not an integer in [0, 2**64), a seat that is not
+                a seat of the game (a bool is not a seat), or the wrong number of either.
+        """
+        key_arr = seat_arr = None
+        if keys is not None:
+            key_arr = self._per_game(game_keys(keys), games, "key", keys)
+        if learner_seats is not None:
+            n_players = self.rules.num_players
+            arr = np.asarray(learner_seats)
+            values = arr.ravel().tolist()
+            if (
+                arr.dtype == object
+                or arr.dtype.kind not in "iu"
+                or not all(0 <= seat < n_players for seat in values)
+            ):
+                raise ValueError(
+                    f"learner_seat must be a seat in 0..{n_players - 1} (one for every game or "
+                    f"one per game), got {learner_seats!r}"
+                )
+            seat_arr = self._per_game(arr.astype(np.int64), games, "learner_seat", learner_seats)
+        return key_arr, seat_arr
+
+    @staticmethod
+    def _per_game(
+        arr: npt.NDArray[Any], games: npt.NDArray[np.int64], what: str, given: object
+    ) -> npt.NDArray[Any]:
+        if arr.size == 1:
+            return np.full(games.shape, arr.reshape(()), dtype=arr.dtype)
+        if arr.shape != games.shape:
+            raise ValueError(
+                f"{what} must be one value or one per game ({games.size}), got {given!r}"
+            )
+        return arr
+
+    def _assign_hands(
+        self,
+        games: npt.NDArray[np.int64],
+        keys: npt.NDArray[np.uint64] | None = None,
+        learner_seats: npt.NDArray[np.int64] | None = None,
+    ) -> None:
+        """Draw the next episode of ``games`` from the schedule: keys, learner seats, pool.
+
+        Explicit ``keys`` and ``learner_seats`` (one per game) come from :meth:`_check_hands`.
+        """
+        assert self._base is not None
+        n_players = self.rules.num_players
+        words = episode_words(self._base, games, self._episode[games], n_players + 1)
+        self._episode[games] += 1
+        self._keys[games] = words[:, 0] if keys is None else keys
+        if learner_seats is not None:
+            self._learner[games] = learner_seats
+        elif self._fixed_seat is not None:
+            self._learner[games] = self._fixed_seat
+        else:
+            self._learner[games] = (words[:, 1] % np.uint64(n_players)).astype(np.int64)
+        if self._pool is not None:
+            self._assign[games, 1:] = self._pool.sample(words[:, 2:]).reshape(games.size, -1)
+
+    def _redeal(self, games: npt.NDArray[np.int64]) -> None:
+        self._assign_hands(games)
+        self._state = core.reset_games(
+            self.rules, self._own_state(), games, self._keys[games], in_place=True
+        )
+
+    # ------------------------------------------------------------------ stepping
+
+    def action_masks(self) -> MaskArray:
+        """The learner's legal-action masks, (B, 80) bool, read-only (all False when over)."""
+        return core.legal_action_mask(self.rules, self._live_state())
+
+    def observations(self) -> ObsArray:
+        """The learner's observations of the current states, (B, OBS_DIM)."""
+        if self._obs is None:
+            self._obs = encode(self.rules, self._live_state(), self._learner)
+        return self._obs
+
+    def step(self, actions: npt.ArrayLike) -> LearnerStep:
+        """Apply the learner's actions, then let the opponents play up to its next decision.
+
+        Args:
+            actions: One action id per game, shape (B,).
+
+        Returns:
+            The learner's next observations, rewards, end flags and terminal observations.
+
+        Raises:
+            IllegalActionError: if a learner action is illegal (the state is untouched).
+            PolicyError: if an opponent fails; the tables then stop until :meth:`reset`.
+            TablesStoppedError: if an opponent failed earlier, or a step or reset was
+                interrupted (Ctrl-C), and :meth:`reset` was not called since.
+            RuntimeError: if a game is over and waits for :meth:`reset` (no autoreset).
+        """
+        state = self._live_state()
+        if not self.autoreset and not state.live.all():
+            raise RuntimeError("the hand is over: call reset() before stepping again")
+        self._stopped = _MIDWAY  # until the opponents have played up to the learner
+        try:
+            # The tables own their state (``state`` hands out copies): step it in place.
+            self._state = core.step(self.rules, state, actions, in_place=True)
+        except Exception as err:
+            self._stopped = None  # refused before anything changed
+            if isinstance(err, IllegalActionError):
+                raise IllegalActionError(f"learner action refused: {err}") from None
+            raise
+        n = self.num_games
+        result = LearnerStep(
+            observations=np.zeros((0, 0), dtype=np.float32),
+            rewards=np.zeros(n, dtype=np.float32),
+            terminated=np.zeros(n, dtype=bool),
+            truncated=np.zeros(n, dtype=bool),
+            finished=np.zeros(0, dtype=np.int64),
+            terminal_observations=np.zeros((0, 0), dtype=np.float32),
+        )
+        self._advance_or_stop(np.zeros(n, dtype=bool), result)
+        result.observations = self.observations()
+        if not self.autoreset:
+            result.terminal_observations = result.observations[result.finished]
+        return result
+
+    def _advance(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
+        """Let opponents act until each game waits for the learner; handle ended hands.
+
+        ``fresh`` marks the games dealt during this call: the learner has not acted in them,
+        so a hand of theirs that ends is replaced silently instead of being reported.
+        """
+        self._obs = None
+        state = self._own_state()
+        n_players = self.rules.num_players
+        reported = np.zeros(self.num_games, dtype=bool)
+        redeals = np.zeros(self.num_games, dtype=np.int64)
+        finished: list[npt.NDArray[np.int64]] = []
+        terminal: list[ObsArray] = []
+        while True:
+            over = state.phase == core.OVER
+            need = ~over & (state.current != self._learner)
+            ended = over & ~reported
+            if ended.any():
+                idx = np.flatnonzero(ended)
+                report = idx[~fresh[idx]]
+                if report.size and result is not None:
+                    self._harvest(state, report, result)
+                    finished.append(report)
+                    if self.autoreset:
+                        terminal.append(self._encode_rows(state, report))
+                reported[report] = True
+                again = idx if self.autoreset else idx[fresh[idx]]
+                if again.size:
+                    redeals[again] += 1
+                    if redeals.max() > MAX_SILENT_REDEALS:
+                        raise RuntimeError(
+                            f"{MAX_SILENT_REDEALS} hands in a row ended before the learner's "
+                            f"first decision (max_turns={self.rules.max_turns} is too small?)"
+                        )
+                    self._redeal(again)
+                    fresh[again] = True
+                    reported[again] = False
+                    state = self._own_state()
+                    over = state.phase == core.OVER
+                    need = ~over & (state.current != self._learner)
+            if not need.any():
+                break
+            state = self._opponents_act(state, np.flatnonzero(need), n_players)
+            self._state = state
+        if result is not None and finished:
+            result.finished = np.concatenate(finished)
+            if self.autoreset:
+                result.terminal_observations = np.concatenate(terminal)
+
+    def _harvest(self, state: UnoState, games: npt.NDArray[np.int64], out: LearnerStep) -> None:
+        table = self.reward_fn(self.rules, state)
+        out.rewards[games] = table[games, self._learner[games]]
+        out.terminated[games] = state.done[games]
+        out.truncated[games] = state.truncated[games]
+
+    def _encode_rows(self, state: UnoState, games: npt.NDArray[np.int64]) -> ObsArray:
+        if games.size == self.num_games:
+            return encode(self.rules, state, self._learner)
+        return encode(self.rules, state.select(games), self._learner[games])
+
+    def _opponents_act(
+        self, state: UnoState, games: npt.NDArray[np.int64], n_players: int
+    ) -> UnoState:
+        """One decision in each of ``games`` (all live, an opponent to act); return the state.
+
+        ``state`` is owned by the tables: its arrays are updated in place for a sub-batch.
+        """
+        whole = games.size == self.num_games
+        sub = state if whole else state.select(games)
+        if len(self.policies) == 1:
+            acting = np.zeros(games.size, dtype=np.int64)
+        else:
+            relative = (sub.current.astype(np.int64) - self._learner[games]) % n_players
+            acting = self._assign[games, relative]
+        actions, _ = choose_actions(self.rules, sub, self.policies, acting, game_ids=games)
+        new_sub = core.step(self.rules, sub, actions, in_place=True)  # sub is ours
+        if whole:
+            return new_sub
+        return _merge(state, games, new_sub)
