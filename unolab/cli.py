@@ -263,7 +263,8 @@ def _cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     from unolab.agents import resolve_policy
     from unolab.agents.resolve import is_agent_file
     from unolab.agents.shipped import shipped_agent_path
-    from unolab.play import agent_mismatch_hint, check_record_path, play_session, random_seed
+    from unolab.play import agent_mismatch_hint, play_session, random_seed
+    from unolab.records import check_record_path
 
     if not 2 <= args.players <= MAX_PLAYERS:
         raise ValueError(f"--players must be 2..{MAX_PLAYERS}, got {args.players}")

@@ -523,7 +523,7 @@ def test_a_record_that_cannot_be_written_is_kept(
     """A full disk at the end of a game: one line, and the game is kept somewhere to replay."""
     import tempfile
 
-    import unolab.play
+    import unolab.records
 
     target = tmp_path / "games"
     target.mkdir()
@@ -531,7 +531,7 @@ def test_a_record_that_cannot_be_written_is_kept(
     spare.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spare))
     full = (target, spare) if temp_full else (target,)
-    monkeypatch.setattr(unolab.play, "write_atomically", _full_disk_at(*full))
+    monkeypatch.setattr(unolab.records, "write_atomically", _full_disk_at(*full))
     typed = iter(["1", "1", "q"])
     monkeypatch.setattr(builtins, "input", lambda prompt="": next(typed))
 

@@ -23,7 +23,8 @@ from uno_env.rules import Rules
 from unolab.agents import resolve_policy
 from unolab.cli import main
 from unolab.narrate import Table, describe_deal, describe_situation, describe_step
-from unolab.play import check_record_path, fitting_agents, play_session, replay
+from unolab.play import fitting_agents, play_session, replay
+from unolab.records import check_record_path
 
 
 def stacked(

@@ -1,7 +1,7 @@
 """Replays of recorded games: saved web games and uploaded ``uno-lab play --record`` files.
 
 Both are records of the same format; they are read by the terminal replay's own loader
-(:func:`unolab.play.load_record`), so a file the terminal refuses is refused here with the
+(:func:`unolab.records.load_record`), so a file the terminal refuses is refused here with the
 same message. A saved game is read only if it is a regular file of bounded size, and
 JSON nested too deeply to parse is refused with one line.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from uno_env.game import UnoGame
 from uno_env.rules import Rules
-from unolab.play import RecordError, load_record
+from unolab.records import RecordError, load_record
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames

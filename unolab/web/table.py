@@ -24,7 +24,7 @@ from unolab.narrate import (
     describe_situation,
     describe_step,
 )
-from unolab.play import RECORD_FORMAT
+from unolab.records import RECORD_FORMAT
 from unolab.web.batching import AgentBatcher
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Conflict, Invalid

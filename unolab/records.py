@@ -1,0 +1,232 @@
+"""The recorded game: the JSON file ``uno-lab play --record`` writes and ``replay`` reads.
+
+A record holds the rules, the deal's seed, the players' names and every hand's actions in
+the text notation; replaying deals the same cards and applies the same actions. The web
+table reads the same files (``unolab.web.replays``). Every file is read bounded and as a
+regular file, and every error is one :class:`RecordError` line naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from uno_env.configuration import ConfigError
+from uno_env.files import (
+    UnreadableFileError,
+    read_regular_file,
+    read_regular_text,
+    shown,
+    write_atomically,
+)
+from uno_env.rules import Rules
+
+__all__ = [
+    "MAX_NAME_CHARS",
+    "MAX_RECORD_BYTES",
+    "RECORD_FORMAT",
+    "RecordError",
+    "RecordNotSavedError",
+    "check_record_path",
+    "load_record",
+    "save_record",
+    "write_record",
+]
+
+SayFn = Callable[[str], None]
+
+MAX_RECORD_BYTES = 64 * 2**20
+"""The largest recorded game read (a long match records well under 1 MiB)."""
+
+MAX_NAME_CHARS = 80
+"""The longest player name a record may carry."""
+
+RECORD_FORMAT = "uno-lab game record"
+"""The ``format`` field of a recorded game (older records have none)."""
+
+
+class RecordError(ValueError):
+    """A recorded game (``uno-lab replay FILE``) cannot be read or does not replay."""
+
+
+class RecordNotSavedError(OSError):
+    """A played game could not be written where asked; the message says where it went."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "the game could not be saved"
+
+
+def check_record_path(path: Path) -> None:
+    """Refuse a ``--record`` path before the game starts, rather than lose the game at its end.
+
+    Raises:
+        ValueError: naming the path, if it is a folder, its folder is missing or not writable,
+            or it is an existing file that is not a recorded game (it would be overwritten)
+            or not a regular file (a device such as ``/dev/full``, a pipe).
+    """
+    if path.is_dir():
+        raise ValueError(f"--record {path}: is a folder; give a file name such as {path}/game.json")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(
+            f"--record {path}: the folder {parent} does not exist; create it or choose another path"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--record {path}: the folder {parent} is not writable")
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise ValueError(
+                f"--record {path}: exists and is not a regular file (a device or pipe); "
+                "choose a new file name"
+            )
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"--record {path}: the file is not writable")
+        try:
+            data = json.loads(read_regular_text(path, MAX_RECORD_BYTES, "record"))
+            is_record = isinstance(data, dict) and "rules" in data and "seed" in data
+        except (ValueError, RecursionError):
+            is_record = False
+        if not is_record:
+            raise ValueError(
+                f"--record {path}: the file exists and is not a recorded game; "
+                "choose another path (it would be overwritten)"
+            )
+
+
+def write_record(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as JSON to ``path`` atomically: an old file is replaced, never truncated.
+
+    Raises:
+        OSError: the file cannot be written (a full disk); ``path`` is unchanged.
+    """
+    write_atomically(path, json.dumps(data, indent=2))
+
+
+def save_record(path: Path, data: Mapping[str, Any], say: SayFn) -> None:
+    """Write a played game to ``path``; if that fails, keep it somewhere and say where.
+
+    A game is never lost to a write error: it goes to the temporary folder instead, or, if
+    that fails too, to standard output as one line of JSON.
+
+    Raises:
+        RecordNotSavedError: ``path`` could not be written; the message says where the game
+            went instead.
+    """
+    try:
+        write_record(path, data)
+    except OSError as err:
+        reason = (err.strerror or str(err)).lower()
+        fallback = (
+            Path(tempfile.gettempdir()) / f"uno-lab-game-{data.get('seed')}-{os.getpid()}.json"
+        )
+        try:
+            write_record(fallback, data)
+        except OSError:
+            say(json.dumps(data, separators=(",", ":")))
+            raise RecordNotSavedError(
+                f"--record {path}: cannot be written ({reason}); the game was printed above as "
+                "JSON: save that line to a file to replay it"
+            ) from None
+        raise RecordNotSavedError(
+            f"--record {path}: cannot be written ({reason}); the game was saved to {fallback} "
+            f"instead (uno-lab replay {fallback})"
+        ) from None
+    say(f"Recorded to {path} (uno-lab replay {path}).")
+
+
+def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
+    """Read and check a recorded game; every error is one :class:`RecordError` naming ``path``."""
+    hint = "record a game with: uno-lab play --record FILE"
+    if not path.exists() and not path.is_symlink():
+        raise FileNotFoundError(f"no recorded game at {path} ({hint})")
+    if path.is_dir():
+        raise RecordError(f"{path} is a folder, not a recorded game ({hint})")
+    try:
+        raw = read_regular_file(path, MAX_RECORD_BYTES, "recorded game")
+    except UnreadableFileError as err:
+        raise RecordError(f"{err} ({hint})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a recorded game (not UTF-8 text; {hint})") from None
+    if not text.strip():
+        raise RecordError(f"{path}: the file is empty, not a recorded game ({hint})")
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise RecordError(f"{path}: not valid JSON ({err}); a recorded game is JSON") from None
+    except RecursionError:
+        raise RecordError(
+            f"{path}: the JSON is nested too deeply; a recorded game is flat"
+        ) from None
+    if not isinstance(data, dict):
+        raise RecordError(
+            f"{path}: a recorded game is a JSON object with rules, seed and hands; "
+            f"found a {type(data).__name__}"
+        )
+    missing = [k for k in ("rules", "seed") if k not in data]
+    if "hands" not in data and "actions" not in data:
+        missing.append("hands")
+    if missing:
+        raise RecordError(f"{path}: missing key(s) {', '.join(missing)}; {hint}")
+    raw_rules = data["rules"]
+    if not isinstance(raw_rules, dict):
+        raise RecordError(
+            f"{path}: 'rules' must be an object of rule switches, got {shown(raw_rules)}"
+        )
+    try:
+        rules = Rules.from_dict(raw_rules, where=f"{path}: rules")
+    except (ConfigError, TypeError, ValueError) as err:
+        message = str(err)
+        raise RecordError(
+            message if str(path) in message else f"{path}: rules: {message}"
+        ) from None
+    seed = data["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise RecordError(f"{path}: 'seed' must be a whole number >= 0, got {shown(seed)}")
+    if "hands" in data:
+        hands = data["hands"]
+        where = "hands"
+        if not isinstance(hands, list) or not all(isinstance(h, list) for h in hands):
+            raise RecordError(
+                f"{path}: 'hands' must be a list of lists of actions, got {shown(hands, 80)}"
+            )
+    else:
+        hands = [data["actions"]]
+        where = "actions"
+        if not isinstance(data["actions"], list):
+            raise RecordError(
+                f"{path}: 'actions' must be a list of actions, got {shown(data['actions'], 80)}"
+            )
+    for h, actions in enumerate(hands):
+        for i, action in enumerate(actions):
+            if not isinstance(action, str):
+                raise RecordError(
+                    f"{path}: {where} hand {h + 1} action {i + 1} must be a move's name "
+                    f"such as 'G7' or 'draw', got {shown(action)}"
+                )
+    n_players = rules.num_players
+    names = data.get("names")
+    if names is None:
+        names = [f"player_{s}" for s in range(n_players)]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise RecordError(
+            f"{path}: 'names' must be a list of {n_players} names, got {shown(names)}"
+        )
+    if len(names) != n_players:
+        raise RecordError(
+            f"{path}: 'names' lists {len(names)} name(s) for {n_players} players ({shown(names)})"
+        )
+    for name in names:
+        # A name is printed to the terminal: control characters could clear the screen, set
+        # the window title or forge lines, so a record carrying them is refused.
+        if not name.isprintable() or not 0 < len(name) <= MAX_NAME_CHARS:
+            raise RecordError(
+                f"{path}: the name {name[:MAX_NAME_CHARS]!a} is not a plain name (1 to "
+                f"{MAX_NAME_CHARS} printable characters, no control characters); fix 'names'"
+            )
+    return rules, seed, names, hands
