@@ -7,7 +7,7 @@ sets (single-observer ISMCTS, Cowling, Powley and Whitehouse 2012), shared by al
 determinizations of the decision:
 
 * **Determinizations.** Iteration i plays determinization i of
-  :func:`unolab.agents.search.sample_deals` (the same inference as ``pimc``: the lack facts from
+  :func:`unolab.agents.inference.sample_deals` (the same inference as ``pimc``: the lack facts from
   the draws, the choices weighed), drawn in proportion to their weights, so each iteration
   is a deal from the search's posterior.
 * **The tree.** A node is the sequence of public actions since the decision (the searching
@@ -27,7 +27,7 @@ determinizations of the decision:
 Everything runs in one compiled call per decision (the core's rules, the tree and the
 rollouts), so an iteration costs about one ``pimc`` rollout. It is deterministic for a seed
 and reads the state only through :func:`~uno_env.core.determinize` (via
-:func:`~unolab.agents.search.sample_deals`): two states of one information set get the same
+:func:`~unolab.agents.inference.sample_deals`): two states of one information set get the same
 decisions. docs/search.md ("Information-set search") gives its strength beside ``pimc``.
 """
 
@@ -57,8 +57,8 @@ from uno_env.core.kernel import (
 from uno_env.jit import Kernel, jit
 from uno_env.policy import Seed
 from uno_env.rules import Rules
+from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.rollout import fast_action
-from unolab.agents.search import check_lack_facts, sample_deals
 from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
 
 __all__ = ["DEFAULT_ITERATIONS", "EXPLORATION", "MAX_ITERATIONS", "IsmctsAgent"]
@@ -119,9 +119,9 @@ class IsmctsAgent(StateSearchAgent):
             search, in 1..:data:`MAX_ITERATIONS`.
         exploration: UCB1's constant (> 0), rewards scaled to [0, 1].
         lack_facts: The public facts the determinizations keep (as ``pimc``'s,
-            :data:`unolab.agents.search.LACK_FACTS`).
+            :data:`unolab.agents.inference.LACK_FACTS`).
         weigh_choices: Draw the determinizations in proportion to how likely they make the
-            other seats' last choices (:func:`unolab.agents.search.choice_weights`).
+            other seats' last choices (:func:`unolab.agents.inference.choice_weights`).
 
     Raises:
         ValueError: for a budget out of range or an exploration constant <= 0 (naming

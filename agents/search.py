@@ -15,11 +15,11 @@ the end of the hand with a rollout policy. The action with the best mean reward 
 * **Budget.** ``rollouts`` per candidate action, or ``time_ms`` per decision (rounds of
   ``rollouts`` determinizations until the time is spent; the decision then depends on the
   machine's speed, so use ``rollouts`` alone for reproducible play).
-* **Inference.** The determinizations respect what each seat showed when it drew unable to
-  play (``lack_facts``), and each is weighed by how likely it makes every other seat's last
-  choice of a card (:func:`choice_weights`): the estimates are likelihood-weighted means.
-  :func:`sample_deals` puts the two together (``python -m unolab.benchmarks.inference`` scores
-  what they know against the real hands).
+* **Inference** (:mod:`unolab.agents.inference`). The determinizations respect what each
+  seat showed when it drew unable to play (``lack_facts``), and each is weighed by how
+  likely it makes every other seat's last choice of a card: the estimates are
+  likelihood-weighted means (``python -m unolab.benchmarks.inference`` scores what they know
+  against the real hands).
 * **Pruning.** Declaring UNO and catching are taken at once (as by every bot), and by default
   a voluntary draw is not considered when a card plays (noisy estimates otherwise pick it).
 * **No hidden information.** The agent acts on the state only through
@@ -46,10 +46,10 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
-from uno_env.core.kernel import FACE_MATCH
 from uno_env.observation import encode
 from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules
+from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
@@ -61,18 +61,14 @@ if TYPE_CHECKING:
 __all__ = [
     "GUIDED_PRIORS",
     "GUIDED_ROLLOUTS",
-    "LACK_FACTS",
     "MAX_ROLLOUTS",
     "MAX_ROWS",
     "PRIOR_WEIGHT",
     "STRONG_ROLLOUTS",
     "GuidedPrior",
     "PimcAgent",
-    "check_lack_facts",
-    "choice_weights",
     "guided_pimc",
     "resolve_rollout",
-    "sample_deals",
     "strong_pimc",
 ]
 
@@ -82,22 +78,6 @@ PRIOR_WEIGHT = 0.03
 """Default weight of a prior's log-probability (measured on design seed 9003, docs/search.md)."""
 _PRIOR_FLOOR = 1e-9
 """Probabilities below this count as this (log 0 would veto a candidate the search likes)."""
-LACK_FACTS = ("drawn", "drawn_wild", "shown", "none")
-"""What determinizations take from the public history (docs/search.md, "Inference"):
-``drawn``, what a seat that drew when it could not play held then (no card of the colour
-to match, none of the top card's rank); ``drawn_wild``, that and no wild; ``shown``, the
-observation's colours, as until session 8; ``none``, nothing."""
-
-
-def check_lack_facts(agent: str, value: object) -> None:
-    """Refuse a ``lack_facts`` choice not in :data:`LACK_FACTS`, naming it."""
-    if value not in LACK_FACTS:
-        raise ValueError(
-            f"{agent}: lack_facts must be one of {', '.join(LACK_FACTS)}, got {value!r}"
-        )
-
-
-_NO_LACKS = np.zeros((C.MAX_PLAYERS, C.NUM_COLOURS), dtype=np.bool_)
 MAX_ROWS = 1 << 16
 """Rollouts played in one core batch at most (tables are searched in chunks under it)."""
 STRONG_ROLLOUTS = 2048
@@ -131,10 +111,11 @@ class PimcAgent(StateSearchAgent):
         prior_weight: The weight of the prior's log-probability (>= 0), in reward units:
             at 0.03 a candidate the prior finds e times likelier gains 0.03.
         lack_facts: What the determinizations take from the public history
-            (:data:`LACK_FACTS`): ``"drawn"`` (default), ``"drawn_wild"``, ``"shown"`` or
+            (:data:`~unolab.agents.inference.LACK_FACTS`): ``"drawn"`` (default), ``"drawn_wild"``, ``"shown"`` or
             ``"none"``.
         weigh_choices: Weigh each determinization by how likely every other seat's last
-            choice of a card was with the hand it was dealt (:func:`choice_weights`).
+            choice of a card was with the hand it was dealt
+            (:func:`~unolab.agents.inference.choice_weights`).
 
     Raises:
         ValueError: for a budget <= 0 (naming it), an unknown rollout policy or
@@ -501,100 +482,6 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         f"default), a bot name ({', '.join(PLAIN_BOTS)}) or the path of an exported agent "
         "(a .safetensors file with its .json metadata beside it)"
     )
-
-
-def sample_deals(
-    rules: Rules,
-    state: UnoState,
-    seats: npt.NDArray[np.int64],
-    keys: npt.NDArray[np.uint64],
-    *,
-    lack_facts: str = "drawn",
-    weigh_choices: bool = True,
-) -> tuple[UnoState, npt.NDArray[np.float64]]:
-    """The determinizations the search samples for a decision, and their weights.
-
-    The one place where the search's inference about the hidden cards is put together:
-    :func:`uno_env.core.determinize` under the public facts ``lack_facts`` names, then
-    :func:`choice_weights` (or equal weights). :class:`PimcAgent` searches on them, and
-    ``python -m unolab.benchmarks.inference`` measures how much they know.
-
-    Args:
-        rules: The rules of the games.
-        state: The B live games searched.
-        seats: The searching seat of each game, (B,).
-        keys: (B, K) random keys of the determinizations.
-        lack_facts: One of :data:`LACK_FACTS`.
-        weigh_choices: Weigh the deals by :func:`choice_weights` (else all weights are 1).
-
-    Returns:
-        The B x K determinizations (game-major) and (B, K) weights of mean 1 per game.
-
-    Raises:
-        ValueError: for an unknown ``lack_facts``, or as :func:`uno_env.core.determinize`.
-    """
-    if lack_facts not in LACK_FACTS:
-        raise ValueError(f"lack_facts must be one of {', '.join(LACK_FACTS)}, got {lack_facts!r}")
-    if lack_facts == "shown":
-        dets = core.determinize(rules, state, seats, keys, lacks=state.shown_lacks)
-    elif lack_facts == "none":
-        dets = core.determinize(rules, state, seats, keys, lacks=_NO_LACKS[: rules.num_players])
-    else:
-        dets = core.determinize(rules, state, seats, keys, wild_facts=lack_facts == "drawn_wild")
-    n_games, per_game = keys.shape
-    weights = (
-        choice_weights(state, seats, dets.hands, per_game)
-        if weigh_choices
-        else np.ones((n_games, per_game))
-    )
-    return dets, weights
-
-
-def choice_weights(
-    state: UnoState,
-    seats: npt.NDArray[np.int64],
-    hands: npt.NDArray[np.int8],
-    per_game: int,
-) -> npt.NDArray[np.float64]:
-    """How likely each determinization makes the other seats' last choices of a card.
-
-    A seat that played a card in a normal turn chose it among the cards that played; the
-    state keeps the context of that choice (``choice_colour``, ``choice_top``,
-    ``choice_draws``, :mod:`uno_env.core.history`). While the seat has drawn nothing since,
-    its hand then was its sampled hand plus that card. Under the random player's rule (one
-    of the distinct playable cards, uniformly) the choice had probability 1 / (playable
-    faces in that hand): a sampled hand with many other cards that played explains the
-    choice less well. The weight of a determinization is the product over the other seats
-    (the core's matching table: the colour, the top card's rank, wilds), normalised to a mean of 1
-    per game. Public information only: the contexts, the cards played, the sampled hands.
-
-    Args:
-        state: The B games searched.
-        seats: The searching seat of each game, (B,).
-        hands: The determinizations' hands, (B x K, N, 54), game-major.
-        per_game: K.
-
-    Returns:
-        (B, K) weights, each game's of mean 1 (all ones where no choice is known).
-    """
-    n_games = state.batch_size
-    weights = np.ones((n_games, per_game))
-    known = (state.choice_draws == state.seat_draws) & (state.choice_draws >= 0)
-    known &= state.last_played >= 0
-    known[np.arange(n_games), seats] = False
-    for game, seat in zip(*np.nonzero(known), strict=True):
-        played = int(state.last_played[game, seat])
-        colour = int(state.choice_colour[game, seat])
-        top = int(state.choice_top[game, seat])
-        # The core's matching table: the faces that played on that top card and colour.
-        plays = FACE_MATCH[top * (C.NUM_COLOURS + 1) + colour]
-        if not plays[played]:
-            continue  # other matching rules: no model of the choice
-        held = hands[game * per_game : (game + 1) * per_game, seat].astype(np.int64)
-        held[:, played] += 1
-        options = ((held > 0) & plays).sum(axis=1)
-        weights[game] /= np.maximum(options, 1)
-    return weights / weights.mean(axis=1, keepdims=True)
 
 
 EARLY_STOP_Z = 2.0

@@ -3,7 +3,7 @@
 ``python -m unolab.benchmarks.inference`` plays games between bots (``--bot`` at every seat) and
 stops at positions along the way (a seat about to play a card). At each it samples K
 determinizations from the acting seat's view, as the search does
-(:func:`unolab.agents.search.sample_deals`), once per inference variant: the public facts
+(:func:`unolab.agents.inference.sample_deals`), once per inference variant: the public facts
 (``lack_facts``: none, the facts counted from the draws, and those with "no wild") with and
 without the choice weights. For every other seat and every card face it compares the
 weighted share of deals that give the seat that face with whether the seat really holds it,
@@ -38,9 +38,9 @@ from uno_env import core
 from uno_env.core import PLAY
 from uno_env.play import choose_actions
 from uno_env.rules import Rules, load_rules
+from unolab.agents.inference import sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.registry import make_agent
-from unolab.agents.search import sample_deals
 from unolab.benchmarks.options import int_in_range
 
 __all__ = [
@@ -120,8 +120,8 @@ def hand_shares(
         rules: The rules of the games.
         state: B live games; the acting seat of each is the observer.
         keys: (B, K) keys of the determinizations.
-        lack_facts: As :func:`unolab.agents.search.sample_deals`.
-        weigh_choices: As :func:`unolab.agents.search.sample_deals`.
+        lack_facts: As :func:`unolab.agents.inference.sample_deals`.
+        weigh_choices: As :func:`unolab.agents.inference.sample_deals`.
 
     Returns:
         (B, N - 1, 54) weighted shares of the deals that give the seat the face, and the

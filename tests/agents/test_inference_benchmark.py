@@ -1,4 +1,4 @@
-"""The search's inference (``unolab.agents.search.sample_deals``) and its benchmark
+"""The search's inference (``unolab.agents.inference.sample_deals``) and its benchmark
 (``unolab.benchmarks.inference``): the scores are right, and the public facts inform."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 import unolab.benchmarks.inference as bench
 from uno_env import load_rules
 from uno_env.core.state import PLAY
-from unolab.agents.search import PimcAgent, sample_deals
+from unolab.agents.inference import sample_deals
+from unolab.agents.search import PimcAgent
 from unolab.benchmarks.search import decision_states
 
 RULES4 = load_rules("official", num_players=4)

@@ -19,10 +19,11 @@ from uno_env.sampling import uniform_legal_actions
 from uno_env.testing import check_invariants
 from unolab.agents import make_agent
 from unolab.agents.arena import evaluate_vs
+from unolab.agents.inference import choice_weights
 from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
 from unolab.agents.rollout import FAST_ROLLOUT, fast_actions, play_out
-from unolab.agents.search import STRONG_ROLLOUTS, PimcAgent, choice_weights
+from unolab.agents.search import STRONG_ROLLOUTS, PimcAgent
 
 RULES2 = load_rules("official", num_players=2)
 RULES2_HAND2 = load_rules("official", num_players=2, hand_size=2)
