@@ -82,8 +82,7 @@ MAX_ROWS = 1 << 16
 """Rollouts played in one core batch at most (tables are searched in chunks under it)."""
 STRONG_ROLLOUTS = 2048
 """Rollouts per action of ``pimc_strong``: a median of about 30 ms per decision at 2 players
-(40 at 4) on one core of the development machine, under the 50 ms of issue 14
-(docs/search.md)."""
+(40 at 4) on one core, within a 50 ms budget (docs/search.md)."""
 
 
 class PimcAgent(StateSearchAgent):

@@ -435,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "evenly over the table; win rate with a Wilson 95% interval. Truncated hands "
             "count as not won. 'random' is the random player of the UNO papers (a playable "
             "card uniformly, a wild once, then its colour); 'random_action' is uniform over "
-            "the play actions (a wild once per colour), the lab's 'random' before issue 13."
+            "the play actions (a wild once per colour), the lab's former 'random'."
         ),
         "preset": args.preset,
         "games_per_pairing": args.games,

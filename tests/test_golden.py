@@ -1,7 +1,7 @@
 """Golden results: fixed seeds, and the games and ratings they produce.
 
 The figures in ``tests/golden/golden.json`` were recorded before the layering refactor
-(issue 11) and must never change unless the rules or a bot change on purpose: then
+and must never change unless the rules or a bot change on purpose: then
 regenerate them with ``python tests/test_golden.py --write`` and say why in the commit.
 They cover the three batched play paths (evaluation, tournaments, the envs' opponent
 tables), the AEC env, and the ratings a tournament computes from its games.

@@ -14,7 +14,7 @@ factories). A policy object handed to an env is used as it is and never reseeded
 The random baselines live here too: the envs need a default opponent, and the engine's
 package must not import ``agents`` (layers only look down). ``agents`` registers them as the
 bots ``random`` (the random player of the UNO papers, :class:`RandomBot`), ``random_action``
-(uniform over the play actions' ids, the lab's ``random`` before issue 13) and ``random_any``.
+(uniform over the play actions' ids, the lab's former ``random``) and ``random_any``.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class RandomActionBot(RandomAnyBot):
 
     Uniform over the legal play *actions*, so a Wild or a Wild Draw Four counts once per
     colour it may name (four times under the official rules). This was the lab's ``random``
-    until issue 13; it is kept, bit for bit, so the figures measured against it stay
+    once; it is kept, bit for bit, so the figures measured against it stay
     reproducible. After a draw it plays the drawn card if it can. It always declares UNO,
     always catches, and challenges or accepts a Wild Draw Four at random.
     """

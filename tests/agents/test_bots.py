@@ -14,7 +14,7 @@
   uniformly (a wild once: each of k + 1 cards with probability 1/(k + 1), chi-square), the
   wild's colour uniformly; never a draw or a keep while a card plays; always declares and
   catches; challenges at random; other decisions uniformly. ``random_action`` is the lab's
-  ``random`` before issue 13, unchanged: uniform over the play actions' ids.
+  former ``random``, unchanged: uniform over the play actions' ids.
 * The registry: names, construction, and the error for an unknown name.
 """
 
@@ -532,7 +532,7 @@ def test_random_action_counts_a_wild_once_per_colour() -> None:
 
 
 def test_random_action_is_the_former_random_bit_for_bit() -> None:
-    """random_action chooses as the lab's random did before issue 13 (the golden games)."""
+    """random_action chooses as the lab's former random did (the golden games)."""
     masks, _ = _real_decisions(Rules(num_players=4), 128, 80, seed=22)
     rng = np.random.default_rng(9)
     preferred = masks.copy()

@@ -1,4 +1,4 @@
-"""Bad configs: rules, training and tournament YAML, and ``--set`` overrides (issue 12).
+"""Bad configs: rules, training and tournament YAML, and ``--set`` overrides.
 
 Each case of :data:`CASES` writes one bad config to a temporary folder and loads it through
 the public loader (:func:`uno_env.rules.load_rules`, :func:`unolab.train.config.load_config`,

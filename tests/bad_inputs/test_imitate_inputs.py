@@ -1,4 +1,4 @@
-"""Bad inputs to imitation runs and to runs that start from a clone (issue 13).
+"""Bad inputs to imitation runs and to runs that start from a clone.
 
 Every case runs ``python -m unolab.train.imitate`` (or ``unolab.train.ppo`` / ``unolab.train.dqn`` starting from
 a clone with ``init_from``, or ``uno-lab train imitate``) in-process on a folder prepared by

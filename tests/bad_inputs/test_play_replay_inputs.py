@@ -1,4 +1,4 @@
-"""Bad inputs to ``uno-lab play`` and ``uno-lab replay`` (issue 12's catalogue, this part).
+"""Bad inputs to ``uno-lab play`` and ``uno-lab replay`` (a part of the bad-input catalogue).
 
 Each case builds its input in a fresh folder, runs ``unolab.cli.main`` in-process (a few run
 a real subprocess, where the exit path matters) and checks: (a) the exit code, (b) that the

@@ -1,6 +1,6 @@
 """Bad input to the search agent and to core.determinize: one clear error naming the value.
 
-Issue 14's list: an unknown rollout policy, a rollout policy trained under other rules or
+The cases: an unknown rollout policy, a rollout policy trained under other rules or
 another table size, a budget <= 0, determinizing a finished game or a seat outside the
 table; and around them the shapes and types of the arguments. Each case checks the error's
 type (a ``ValueError`` subclass, ``FileNotFoundError`` for a missing file, ``TypeError``

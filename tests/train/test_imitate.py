@@ -1,4 +1,4 @@
-"""Warm starts by imitation (issue 13): recording, fitting, the report, export, init_from."""
+"""Warm starts by imitation: recording, fitting, the report, export, init_from."""
 
 from __future__ import annotations
 
@@ -331,7 +331,7 @@ def test_a_tanh_clone_is_refused_by_a_relu_dqn(
 
 
 def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
-    """Issue 14, item 4: pimc is a teacher (played with the state through choose_actions),
+    """pimc is a teacher (played with the state through choose_actions),
     its budget set by teacher_budget; a tiny run records, fits, measures and exports."""
     rules = load_rules("official", num_players=2)
     assert teacher_factory("pimc", rules)(0).rollouts == PimcAgent().rollouts  # its default
