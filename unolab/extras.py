@@ -23,6 +23,9 @@ EXTRA_OF_MODULE: dict[str, str] = {
 }
 """The top-level module of each optional dependency -> the extra that installs it."""
 
+_INSTEAD: dict[str, str] = {"bench": ", or leave the peer out with --no-rlcard"}
+"""What else a command without the extra can do, where there is something."""
+
 
 def missing_extra_message(err: ModuleNotFoundError) -> str:
     """One line for a missing module: the extra and the pip command, when it is an extra's.
@@ -37,9 +40,10 @@ def missing_extra_message(err: ModuleNotFoundError) -> str:
     module = (err.name or "").partition(".")[0]
     extra = EXTRA_OF_MODULE.get(module)
     if extra is not None:
+        instead = _INSTEAD.get(extra, "")
         return (
             f"this needs the '{extra}' extra ({module} is not installed): "
-            f"pip install 'uno-lab[{extra}]'"
+            f"pip install 'uno-lab[{extra}]'{instead}"
         )
     return (
         f"the module {module or err.name!r} is missing: reinstall uno-lab "
