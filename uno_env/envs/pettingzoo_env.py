@@ -163,12 +163,13 @@ class _TerminateIllegal(wrappers.BaseWrapper[str, ObsDict, int]):
     def __init__(self, env: AECEnv[str, ObsDict, int], illegal_reward: float) -> None:
         super().__init__(env)
         self._illegal_reward = float(illegal_reward)
+        self._raw: Any = env.unwrapped
 
     def step(self, action: int) -> None:
-        raw: Any = self.env.unwrapped
+        raw = self._raw
         agent = raw.agent_selection
         try:
-            super().step(action)
+            raw.step(action)
         except IllegalActionError:
             EnvLogger.warn_on_illegal_move()
             raw._cumulative_rewards[agent] = 0
@@ -194,7 +195,10 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
         """Observation, cumulative reward, terminated, truncated and info of the agent to act."""
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        return self.env.last(observe)
+        # The env itself answers: the illegal-action wrapper in between changes no
+        # observation, and each wrapper's attribute lookups would cost more than the turn.
+        raw: AECEnv[str, ObsDict, int] = self.env.unwrapped
+        return raw.last(observe)
 
 
 class raw_env(AECEnv[str, ObsDict, int], EzPickle):
