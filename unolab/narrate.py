@@ -77,19 +77,6 @@ def _faces(counts: np.ndarray) -> list[int]:
     return [f for f in range(C.NUM_FACES) for _ in range(int(counts[f]))]
 
 
-def _seat_ahead(state: core.UnoState, seat: int, steps: int = 1) -> int:
-    """The active seat ``steps`` places ahead of ``seat`` in the direction of play."""
-    n_players = state.hands.shape[1]
-    direction = int(state.direction[0])
-    finished = state.finish_rank[0] >= 0
-    for _ in range(steps):
-        for _ in range(n_players):
-            seat = (seat + direction) % n_players
-            if not finished[seat]:
-                break
-    return seat
-
-
 def _count(n: int, what: str = "card") -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
 
@@ -258,7 +245,7 @@ def describe_step(
     if played and live and int(after.phase[0]) == core.PLAY and phase != core.STACK:
         rank = int(C.FACE_RANK[face])
         if rank in (_SKIP, _DRAW_TWO) or face == C.WILD_DRAW_FOUR:
-            victim = _seat_ahead(before, seat)
+            victim = core.seat_ahead_of(rules, before, seat)
             if int(after.current[0]) != victim:
                 skipped = victim
     for other in (int(s) for s in np.flatnonzero(drawn > 0)):

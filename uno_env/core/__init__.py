@@ -36,6 +36,7 @@ from uno_env.core.scoring import (
     points_left,
     winner_rewards,
 )
+from uno_env.core.seats import seat_ahead_of
 from uno_env.core.setup import init, next_hand, reset_games
 from uno_env.core.state import (
     AFTER_DRAW,
@@ -77,6 +78,7 @@ __all__ = [
     "place_rewards",
     "points_left",
     "reset_games",
+    "seat_ahead_of",
     "step",
     "winner_rewards",
 ]

@@ -112,7 +112,8 @@ class StateArrays(NamedTuple):
     match_over: np.ndarray
 
 
-assert StateArrays._fields == ARRAY_FIELDS, "StateArrays must list UnoState's arrays in order"
+if StateArrays._fields != ARRAY_FIELDS:  # checked at import, under python -O too
+    raise ImportError("StateArrays must list UnoState's arrays in the order UnoState declares")
 
 
 class Scratch(NamedTuple):
@@ -210,7 +211,8 @@ def rule_params(rules: Rules) -> RuleParams:
 def arrays_of(state: UnoState) -> StateArrays:
     """The state's arrays as a :data:`StateArrays` tuple (the same arrays, not copies).
 
-    The tuple is kept on the state: its fields cannot be reassigned (UnoState is frozen).
+    The tuple is kept on the state (its declared ``_arrays`` cache): its fields cannot be
+    reassigned (UnoState is frozen), and copies and sub-batches are new states.
     """
     fields = state.__dict__
     arrays: StateArrays | None = fields.get("_arrays")

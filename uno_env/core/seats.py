@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from uno_env.core.params import RuleParams, StateArrays
+from typing import TYPE_CHECKING
+
+from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.jit import jit_inline
 
-__all__ = ["seat_ahead"]
+if TYPE_CHECKING:
+    from uno_env.core.state import UnoState
+    from uno_env.rules import Rules
+
+__all__ = ["seat_ahead", "seat_ahead_of"]
 
 
 @jit_inline
@@ -26,3 +32,13 @@ def seat_ahead(r: RuleParams, s: StateArrays, g: int, seat: int, k: int) -> int:
             if reached >= k:
                 return candidate
     return (seat + direction) % n_players  # unreachable: a live hand has an active seat
+
+
+def seat_ahead_of(rules: Rules, state: UnoState, seat: int, k: int = 1, game: int = 0) -> int:
+    """:func:`seat_ahead` asked from Python, for one game (a narrator, a table view).
+
+    The compiled rule's own Python code answers, so the question costs no compile and the
+    answer is the rule's.
+    """
+    rule = getattr(seat_ahead, "py_func", seat_ahead)  # the plain function under NUMBA_DISABLE_JIT
+    return int(rule(rule_params(rules), arrays_of(state), game, seat, k))

@@ -167,6 +167,9 @@ class UnoState:
     _mask_cache: tuple[Rules, BoolArray] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    """The legal-action mask last computed for these arrays, with its rules."""
+    _arrays: StateArrays | None = field(default=None, init=False, repr=False, compare=False)
+    """The arrays as one tuple for compiled code (:func:`uno_env.core.params.arrays_of`)."""
 
     def __post_init__(self) -> None:
         n_games, n_players = self.key.shape[0] if self.key.ndim else -1, None
@@ -192,6 +195,7 @@ class UnoState:
         state = object.__new__(cls)
         state.__dict__.update(arrays)
         state.__dict__["_mask_cache"] = None
+        state.__dict__["_arrays"] = None
         return state
 
     @property
