@@ -63,7 +63,7 @@ from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.observation import encode
-from uno_env.policy import Policy, policy_name
+from uno_env.policy import Policy, StateSearcher, policy_name, searches_from_state
 from uno_env.rules import Rules
 
 __all__ = [
@@ -175,13 +175,14 @@ def _call_policy(
     if table is None:
         return np.asarray(policy.act(observations, masks))
     rules, games = table
-    act_from_state = policy.act_from_state  # type: ignore[attr-defined]
-    return np.asarray(act_from_state(rules, games, games.current.astype(np.int64), masks))
+    if not isinstance(policy, StateSearcher):
+        raise TypeError(f"{policy_name(policy)} has needs_state but no act_from_state")
+    return np.asarray(policy.act_from_state(rules, games, games.current.astype(np.int64), masks))
 
 
 def _needs_state(policy: Policy) -> bool:
     """Whether the policy searches from the state (see the module docstring)."""
-    return bool(getattr(policy, "needs_state", False))
+    return searches_from_state(policy)
 
 
 def _call_isolating(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -29,14 +29,21 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env.sampling import uniform_legal_actions
 
+if TYPE_CHECKING:
+    from uno_env.core import UnoState
+    from uno_env.rules import Rules
+
 __all__ = [
+    "ActionProbabilities",
     "Policy",
     "PolicyFactory",
     "RandomActionBot",
     "RandomAnyBot",
     "RandomBot",
     "Seed",
+    "StateSearcher",
     "policy_name",
+    "searches_from_state",
 ]
 
 Seed = int | np.random.Generator | None
@@ -68,6 +75,44 @@ class Policy(Protocol):
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
         """Forget per-game memory (all games, or those marked True)."""
         ...
+
+
+@runtime_checkable
+class StateSearcher(Protocol):
+    """A policy that decides from the state, not the observation (a search agent).
+
+    It sets ``needs_state = True``; the play loop (:func:`uno_env.play.choose_actions`) then
+    calls ``act_from_state`` with the rules and the games of the rows. Hidden information is
+    the searcher's to respect: it may read only what ``seats`` could know.
+    """
+
+    needs_state: bool
+
+    def act_from_state(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Choose one action per game for the acting ``seats``, (B,)."""
+        ...
+
+
+@runtime_checkable
+class ActionProbabilities(Protocol):
+    """A policy that can say how likely it plays each action (a learned agent)."""
+
+    def action_probs(
+        self, observations: npt.ArrayLike, masks: npt.ArrayLike
+    ) -> npt.NDArray[np.float32]:
+        """(B, 80) probabilities: 0 for an illegal action, each row summing to 1."""
+        ...
+
+
+def searches_from_state(policy: object) -> bool:
+    """Whether ``policy`` decides from the state (:class:`StateSearcher` with ``needs_state``)."""
+    return bool(getattr(policy, "needs_state", False)) and isinstance(policy, StateSearcher)
 
 
 @dataclass(frozen=True)

@@ -268,3 +268,28 @@ def test_strength_script_writes_json(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert rows == [(2, "random", 60), (2, "mixbot", 60), (3, "random", 60), (3, "mixbot", 60)]
     table = capsys.readouterr().out
     assert "| 3 | mixbot | random | 60 |" in table
+
+
+def test_the_optional_capabilities_are_protocols() -> None:
+    """Search agents and learned agents are recognised by what they can do, typed."""
+    from uno_env.policy import (
+        ActionProbabilities,
+        RandomBot,
+        StateSearcher,
+        searches_from_state,
+    )
+    from unolab.agents import load_policy, make_agent
+
+    search, learned, bot = make_agent("pimc"), load_policy("ppo_official_2p"), RandomBot()
+    assert isinstance(search, StateSearcher) and searches_from_state(search)
+    assert not searches_from_state(learned) and not searches_from_state(bot)
+    assert isinstance(learned, ActionProbabilities)
+    assert not isinstance(bot, ActionProbabilities) and not isinstance(search, ActionProbabilities)
+
+    class Claims:  # says it needs the state, but cannot act from it
+        name = "claims"
+        needs_state = True
+
+        def act(self, observations: object, masks: object) -> None: ...
+
+    assert not searches_from_state(Claims())

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.policy import Policy
+from uno_env.policy import ActionProbabilities, Policy
 from uno_env.rules import Rules
 from unolab.agents import AGENT_NAMES, SEARCH_NAMES
 from unolab.agents.resolve import policy_factory
@@ -139,8 +139,9 @@ class Catalogue:
     ) -> npt.NDArray[np.float32] | None:
         """What a learned agent thinks of each action (``None`` for agents without a network)."""
         policy = self.policy(agent_id, rules)
-        probs = getattr(policy, "action_probs", None)
-        if probs is None:
+        if not isinstance(policy, ActionProbabilities):
             return None
-        out: npt.NDArray[np.float32] = np.asarray(probs(observations, masks), dtype=np.float32)
+        out: npt.NDArray[np.float32] = np.asarray(
+            policy.action_probs(observations, masks), dtype=np.float32
+        )
         return out

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.game import UnoGame
+from uno_env.policy import ActionProbabilities
 from uno_env.rules import Rules
 from unolab.records import RecordError, load_record
 from unolab.web.catalogue import Catalogue
@@ -43,9 +44,8 @@ def advisors_for(
             policy = catalogue.policy(agent_id, rules)
         except ValueError:
             continue  # trained for other rules: shown without probabilities
-        probs = getattr(policy, "action_probs", None)
-        if probs is not None:
-            out[seat] = probs
+        if isinstance(policy, ActionProbabilities):
+            out[seat] = policy.action_probs
     return out
 
 
