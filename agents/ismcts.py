@@ -59,7 +59,13 @@ from uno_env.policy import Seed
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.rollout import fast_action
-from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
+from unolab.agents.search_base import (
+    StateSearchAgent,
+    check_count,
+    check_number,
+    drop_voluntary_draw,
+    root_candidates,
+)
 
 __all__ = ["DEFAULT_ITERATIONS", "EXPLORATION", "MAX_ITERATIONS", "IsmctsAgent"]
 
@@ -232,16 +238,6 @@ class IsmctsAgent(StateSearchAgent):
 
 
 @jit
-def _own_options(mask: np.ndarray) -> None:
-    """Prune ``mask`` in place to the searching seat's options: no voluntary draw."""
-    if mask[C.DRAW]:
-        for a in range(C.NUM_PLAY_ACTIONS):
-            if mask[a]:
-                mask[C.DRAW] = False
-                return
-
-
-@jit
 def _search_all(
     r: RuleParams,
     s: StateArrays,
@@ -303,7 +299,7 @@ def _search_all(
             if actor != seat:
                 act = fast_action(r, s, g, mask)
             else:
-                _own_options(mask)
+                drop_voluntary_draw(mask)
                 row = own[node]
                 if row < 0:
                     if n_own >= visits.shape[0]:

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.jit import jit
 from uno_env.rules import Rules
 
 __all__ = ["StateSearchAgent", "check_count", "check_number", "root_candidates"]
@@ -55,19 +56,34 @@ def check_number(
     return float(value)
 
 
+@jit
+def drop_voluntary_draw(mask: np.ndarray) -> None:
+    """Prune ``mask`` in place: no voluntary draw when a card plays (noisy estimates would
+    otherwise pick it). The searches' one pruning rule, at the root and in ISMCTS's tree."""
+    if mask[C.DRAW]:
+        for a in range(C.NUM_PLAY_ACTIONS):
+            if mask[a]:
+                mask[C.DRAW] = False
+                return
+
+
+_drop_voluntary_draw = getattr(drop_voluntary_draw, "py_func", drop_voluntary_draw)
+"""The same rule run as Python, for one mask at a time (no compiled call from Python)."""
+
+
 def root_candidates(mask: npt.NDArray[np.bool_], prune_draws: bool = True) -> npt.NDArray[np.int64]:
     """The actions worth searching in one game (one of them: no search).
 
     Declaring UNO and catching are taken at once (as by every bot); with ``prune_draws`` a
-    voluntary draw is not considered when a card plays (noisy estimates otherwise pick it).
+    voluntary draw is not considered when a card plays (:func:`drop_voluntary_draw`).
     """
     for forced in (C.CATCH, C.UNO):
         if mask[forced]:
             return np.array([forced], dtype=np.int64)
-    legal = np.flatnonzero(mask)
-    if prune_draws and mask[C.DRAW] and mask[: C.NUM_PLAY_ACTIONS].any():
-        legal = legal[legal != C.DRAW]
-    return legal.astype(np.int64)
+    if prune_draws:
+        mask = mask.copy()
+        _drop_voluntary_draw(mask)
+    return np.flatnonzero(mask).astype(np.int64)
 
 
 class StateSearchAgent(ABC):
