@@ -70,8 +70,8 @@ from unolab.agents.search_base import (
 __all__ = ["DEFAULT_ITERATIONS", "EXPLORATION", "MAX_ITERATIONS", "IsmctsAgent"]
 
 DEFAULT_ITERATIONS = 4096
-"""Iterations per decision of the registered ``ismcts``: a median of about 30 ms per decision
-at 2 players and 40 at 4 on one core of the development machine (docs/search.md)."""
+"""Iterations per decision of the registered ``ismcts``: the budget of ``pimc_strong``'s time
+(its speed: ``uno-lab bench search`` and docs/search.md)."""
 MAX_ITERATIONS = 1 << 15
 """The largest ``iterations`` accepted."""
 EXPLORATION = 0.7

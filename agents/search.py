@@ -81,8 +81,8 @@ _PRIOR_FLOOR = 1e-9
 MAX_ROWS = 1 << 16
 """Rollouts played in one core batch at most (tables are searched in chunks under it)."""
 STRONG_ROLLOUTS = 2048
-"""Rollouts per action of ``pimc_strong``: a median of about 30 ms per decision at 2 players
-(40 at 4) on one core, within a 50 ms budget (docs/search.md)."""
+"""Rollouts per action of ``pimc_strong``: the strongest search within a 50 ms budget per
+decision (its speed: ``uno-lab bench search`` and docs/search.md)."""
 
 
 class PimcAgent(StateSearchAgent):
@@ -372,8 +372,8 @@ class PimcAgent(StateSearchAgent):
 def strong_pimc(seed: Seed = None, **options: Any) -> PimcAgent:
     """``pimc_strong``: :class:`PimcAgent` at :data:`STRONG_ROLLOUTS` rollouts per action.
 
-    The strongest search within 50 ms per decision (docs/search.md); ``pimc`` (64 rollouts,
-    about 1 ms) stays the cheap one for tables, envs and recordings.
+    The strongest search within 50 ms per decision (docs/search.md); ``pimc`` (64 rollouts)
+    stays the cheap one for tables, envs and recordings.
     """
     agent = PimcAgent(seed=seed, **{"rollouts": STRONG_ROLLOUTS, **options})
     agent.name = "pimc_strong"
@@ -381,7 +381,7 @@ def strong_pimc(seed: Seed = None, **options: Any) -> PimcAgent:
 
 
 GUIDED_ROLLOUTS = 1024
-"""Rollouts per action of ``pimc_guided`` (about 13 ms per decision at 2 players)."""
+"""Rollouts per action of ``pimc_guided`` (its speed: ``uno-lab bench search``)."""
 
 
 @dataclass(frozen=True)

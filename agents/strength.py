@@ -7,7 +7,7 @@ candidates are the bots (``--bots``, every bot by default) and exported agents
 (``--agents PATH ...``; then only the bots named with ``--bots`` are rated too). An agent is
 rated only at the table size it was trained for. ``--opponents`` names other opponent bots:
 ``--opponents random mixbot`` rates every candidate against each. Learned agents run on
-``--threads`` torch threads (1 by default: the development machine has two shared cores).
+``--threads`` torch threads (1 by default: measured fastest for these small networks).
 ``--bots pimc`` rates the search agent, whose decisions cost milliseconds: with
 ``--backend ray [--address auto|HOST:PORT]`` every pairing is a Ray task, on a local Ray or
 a cluster, with the same results (``docs/distributed.md``).

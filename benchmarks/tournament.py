@@ -10,7 +10,7 @@ measures, in one run:
   durable writes and the start of the worker processes; not the final ratings and plots,
   whose cost does not grow with the play);
 * with ``--mask-only``, the ``random`` bots marked ``uses_observations = False``
-  (:func:`mask_only_random`): the projection of declaring it in ``agents/random_bots.py``;
+  (:func:`mask_only_random`): the projection of declaring it on ``uno_env.policy.RandomBot``;
 * the same with a field of heuristic bots (``random``, ``greedy_points``, ``card_ranking``,
   ``mixbot``), for reference;
 * with ``--ray``, the ``random`` round robins again on a local Ray of ``--workers`` CPUs,
@@ -65,7 +65,7 @@ _HEURISTIC_FIELD = ("random", "greedy_points", "card_ranking", "mixbot")
 def mask_only_random(seed: int) -> Policy:
     """The ``random`` bot, marked ``uses_observations = False`` (it only reads the masks).
 
-    The bench's projection of the one-line change proposed for ``agents/random_bots.py``:
+    The bench's projection of the one-line change proposed for ``uno_env.policy.RandomBot``:
     with it, a batch of such bots skips the observation encoding.
     """
     bot = make_agent("random", seed)

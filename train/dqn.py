@@ -13,7 +13,7 @@ relies on private helpers and state: ``_update_learning_rate``,
 ``_last_original_obs``, ``_vec_normalize_env``, ``_current_progress_remaining``,
 ``_n_updates``; see :mod:`unolab.train.masked_dqn`). They may change in any SB3 release:
 pyproject.toml pins ``stable-baselines3`` and ``sb3-contrib`` below their next major
-version (``<3``), and an upgrade must re-run ``tests/test_dqn.py``.
+version (``<3``), and an upgrade must re-run ``tests/train/test_dqn.py``.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ the public ``DQN.train``, ``DQN.predict`` and ``ReplayBuffer.add``), calls
 ``_normalize_reward``, and reads private state (``_last_obs``, ``_last_original_obs``,
 ``_vec_normalize_env``, ``_current_progress_remaining``, ``_n_updates``). SB3 may change
 these in any release; pyproject.toml pins ``stable-baselines3`` and ``sb3-contrib`` below
-their next major version (``<3``), and an upgrade must re-run ``tests/test_dqn.py``.
+their next major version (``<3``), and an upgrade must re-run ``tests/train/test_dqn.py``.
 """
 
 from __future__ import annotations
