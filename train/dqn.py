@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from stable_baselines3.common.vec_env import VecEnv
 
-from unolab.train import run
+from unolab.train import run, run_cli
 from unolab.train.algorithms import ALGORITHMS
 from unolab.train.config import TrainConfig, config_for
 from unolab.train.masked_dqn import (
@@ -115,7 +115,7 @@ def train(
 
 def main(argv: Sequence[str] | None = None) -> run.RunResult:
     """Command line entry point."""
-    return run.main("dqn", argv)
+    return run_cli.main("dqn", argv)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecEnv
 
-from unolab.train import run
+from unolab.train import run, run_cli
 from unolab.train.algorithms import ALGORITHMS
 from unolab.train.config import TrainConfig, config_for
 
@@ -82,7 +82,7 @@ def train(
 
 def main(argv: Sequence[str] | None = None) -> run.RunResult:
     """Command line entry point."""
-    return run.main("ppo", argv)
+    return run_cli.main("ppo", argv)
 
 
 if __name__ == "__main__":

@@ -29,48 +29,48 @@ the file and how to go on (``--resume`` continues from the last checkpoint writt
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import errno
 import json
-import os
-import re
-import shutil
-import signal
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 import torch
-import yaml
 from safetensors import SafetensorError
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
-from uno_env.configuration import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.files import (
-    PARTIAL_SUFFIX,
     FolderInUseError,
     FolderLock,
     RunFolderLock,
-    save_atomically,
-    write_atomically,
 )
-from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import CheckpointMismatchError, load_policy
 from unolab.train import algorithms
 from unolab.train.algorithms import algorithm_for_model, load_policy_layers
-from unolab.train.config import TrainConfig, load_config
-from unolab.train.export import export_policy, git_commit, snapshot_policy
+from unolab.train.config import TrainConfig
+from unolab.train.export import snapshot_policy
 from unolab.train.league import League
+from unolab.train.run_folder import (
+    LEGACY_POLICY_NAME,
+    RunExistsError,
+    RunWriteError,
+    _check_run_dir,
+    _interrupts_deferred,
+    _one_line,
+    _remove,
+    _save_atomically,
+    _save_group,
+    policy_path,
+    run_files,
+    save_checkpoint,
+)
 
 __all__ = [
     "LEGACY_POLICY_NAME",
@@ -83,24 +83,10 @@ __all__ = [
     "evaluate_model",
     "freeze_policy",
     "initialise_from",
-    "main",
     "policy_path",
-    "resumed_config_path",
     "run_files",
     "train",
 ]
-
-LEGACY_POLICY_NAME = "best_policy"
-"""The export's file name before runs named their agent after themselves; still written."""
-
-_OWN_STEMS = frozenset({"best", "latest", "config", LEGACY_POLICY_NAME})
-"""File stems of a run folder that an agent named after the run must not take."""
-
-_PARTIAL = PARTIAL_SUFFIX
-"""Suffix of a file being written; renamed over the real name once complete."""
-
-_STAGING = "staging" + _PARTIAL
-"""A scratch folder of the run: a group of files is written there, then renamed into the run."""
 
 _START_ERRORS = (ValueError, OSError, FolderInUseError)
 """What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
@@ -110,10 +96,6 @@ folder in use by another run, ..."""
 
 EvaluationHook = Callable[[int, dict[str, EvalResult]], None]
 """Called after each periodic evaluation with the learner steps and the results per bot."""
-
-
-class RunExistsError(FileExistsError):
-    """The run folder already holds a run: resume it, or start over explicitly."""
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -156,174 +138,6 @@ class RunResult:
     evaluations: dict[str, dict[str, Any]]
     best_score: float
     policy: Path | None = None
-
-
-def policy_path(config: TrainConfig) -> Path:
-    """Where the run's best checkpoint is exported, without suffix: named after the run.
-
-    ``<run_dir>/<name>``, unless the name would take one of the run's own files (``best``,
-    ``latest``, ``league_slot0``, ...): then ``<run_dir>/best_policy``.
-    """
-    name = config.name
-    if name in _OWN_STEMS or name.startswith("league_slot"):
-        name = LEGACY_POLICY_NAME
-    return config.run_dir / name
-
-
-def run_files(config: TrainConfig) -> list[Path]:
-    """The files (and ``tb/`` folder) of a run that exist in ``config.run_dir``.
-
-    Only what a run writes: ``--overwrite`` removes these and leaves anything else alone.
-    """
-    run_dir = config.run_dir
-    if not run_dir.is_dir():
-        return []
-    named = ["config.yaml", "tb", "latest.zip", "latest.json", "best.zip", "best.json"]
-    for stem in {LEGACY_POLICY_NAME, policy_path(config).name}:
-        named += [f"{stem}.safetensors", f"{stem}.json"]
-    found = [run_dir / name for name in named if (run_dir / name).exists()]
-    for pattern in ("league_slot*.safetensors", "league_slot*.json", f"*{_PARTIAL}"):
-        found += sorted(run_dir.glob(pattern))
-    return found
-
-
-def _remove(paths: Sequence[Path]) -> None:
-    for path in paths:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-
-
-def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
-    """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
-
-    Raises:
-        ConfigError: for a run name that is not a folder of its own (``.``, ``..``).
-        FileNotFoundError: to resume a run that has no ``latest.zip``.
-        RunExistsError: for a new run in a folder that holds one, without ``overwrite``.
-    """
-    if config.name in (".", ".."):
-        raise ConfigError(
-            f"name: {config.name!r} is not a run name (the run would write into "
-            f"{config.run_dir}); give one with --set name=..."
-        )
-    run_dir = config.run_dir
-    if resume:
-        if not (run_dir / "latest.zip").is_file():
-            raise FileNotFoundError(
-                f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at "
-                "its first evaluation, or when stopped with Ctrl-C)"
-            )
-        return []
-    existing = run_files(config)
-    if existing and not overwrite:
-        shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
-        raise RunExistsError(
-            f"{run_dir} already holds a run ({shown}): continue it with --resume {run_dir}, "
-            "start it over with --overwrite (removes those files first), or give the new run "
-            "another name with --set name=..."
-        )
-    return existing
-
-
-class RunWriteError(OSError):
-    """A file of the run could not be written; the message (its ``strerror``) is one line
-    naming the file and how to go on."""
-
-
-def _write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError:
-    """A failed write as one line: the file, the reason, and how to go on.
-
-    The run can continue from ``latest.zip`` when one was written (each file is replaced
-    whole, so it is the last good checkpoint); without one it starts over.
-    """
-    if isinstance(err, RunWriteError):
-        return err
-    code = err.errno if isinstance(err, OSError) else None
-    reason = err.strerror if isinstance(err, OSError) else None
-    if code is None:  # safetensors reports "I/O error: No space left on device (os error 28)"
-        found = re.search(r"os error (\d+)", str(err))
-        code = int(found.group(1)) if found else errno.EIO
-        reason = os.strerror(code) if found else None
-    reason = reason or _one_line(err)
-    if (run_dir / "latest.zip").is_file():
-        hint = f"free space and continue from the last checkpoint with --resume {run_dir}"
-    else:
-        hint = f"free space and start the run again with --overwrite (no checkpoint in {run_dir})"
-    if code not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-        hint = hint.replace("free space", "make the folder writable")
-    return RunWriteError(code, f"cannot write {path}: {reason[:1].lower()}{reason[1:]}; {hint}")
-
-
-def _sync(path: Path) -> None:
-    """Flush a written file to disk (before it is renamed over the old one)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> None:
-    """``write(tmp)``, flush, then rename ``tmp`` over ``path``: never half a file.
-
-    On a failure the temporary file is removed and ``path`` keeps what it held.
-
-    Raises:
-        RunWriteError: one line naming ``path`` (an OSError).
-    """
-    try:
-        save_atomically(path, write)
-    except (OSError, SafetensorError) as err:
-        raise _write_failed(err, path, run_dir or path.parent) from None
-
-
-def _save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
-    """``write(folder)`` into a scratch folder of the run, then rename each file it wrote
-    into the run: a failure (a full disk) leaves every file of the run whole.
-
-    Args:
-        write: Writes the files into the folder it is given.
-        run_dir: The run's folder.
-        files: The files written, as a message names them when the error does not
-            (``"league_slot*.safetensors"``).
-
-    Raises:
-        RunWriteError: one line naming the file (an OSError).
-    """
-    staging = run_dir / _STAGING
-    try:
-        _remove([staging])
-        staging.mkdir()
-        write(staging)
-        for path in sorted(staging.iterdir()):
-            _sync(path)
-        for path in sorted(staging.iterdir()):
-            os.replace(path, run_dir / path.name)
-    except (OSError, SafetensorError) as err:
-        name = getattr(err, "filename", None)
-        where = run_dir / (Path(name).name if name else files)
-        raise _write_failed(err, where, run_dir) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-@contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """Ignore Ctrl-C and SIGTERM while a checkpoint is written (a second one must not
-    corrupt it)."""
-    try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: signals cannot be changed (nor delivered) here
-        yield
-        return
-    previous_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        signal.signal(signal.SIGTERM, previous_term)
 
 
 def evaluate_model(
@@ -473,56 +287,6 @@ def freeze_policy(model: Any, frozen: bool) -> None:
     for module in algorithm_for_model(model).acting_modules(model):
         for parameter in module.parameters():
             parameter.requires_grad_(not frozen)
-
-
-def save_checkpoint(
-    model: Any,
-    config: TrainConfig,
-    rules: Rules,
-    tag: str,
-    steps: int,
-    evaluations: dict[str, dict[str, Any]],
-) -> None:
-    """Write ``<tag>.zip`` (SB3, for resuming), ``<tag>.json`` and, for ``best``, the export.
-
-    The export of ``best`` is named after the run (:func:`policy_path`) and copied to
-    ``best_policy.*``, the name older scripts read. Every file is replaced whole.
-
-    Raises:
-        RunWriteError: (an OSError) one line naming the file that could not be written.
-    """
-    run_dir = config.run_dir
-    _save_atomically(model.save, run_dir / f"{tag}.zip")
-    meta = {
-        "name": config.name,
-        "algorithm": config.algorithm,
-        "rules": rules.to_dict(),
-        "obs_version": OBS_VERSION,
-        "steps": steps,
-        "evaluations": evaluations,
-        "seed": config.seed,
-        "git_commit": git_commit(),
-        "config": config.to_dict(),
-    }
-    record = run_dir / f"{tag}.json"
-    try:
-        write_atomically(record, json.dumps(meta, indent=2))
-    except OSError as err:
-        raise _write_failed(err, record, run_dir) from None
-    if tag == "best":
-        extra = {"steps": steps, "evaluations": evaluations, "seed": config.seed}
-        stem = policy_path(config)
-
-        def export(folder: Path) -> None:
-            weights = export_policy(
-                model, folder / stem.name, config.name, config.algorithm, rules, extra
-            )
-            if stem.name != LEGACY_POLICY_NAME:
-                legacy = folder / LEGACY_POLICY_NAME
-                shutil.copyfile(weights, legacy.with_suffix(".safetensors"))
-                shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
-
-        _save_group(export, run_dir, f"{stem.name}.safetensors")
 
 
 def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
@@ -785,167 +549,3 @@ def train(
     """
     session = _start(config, resume, overwrite, progress_bar, log, on_evaluation)
     return _learn(session, progress_bar, log)
-
-
-def _one_line(err: BaseException | str) -> str:
-    """An exception's message on one line (YAML and numpy messages span several)."""
-    return " ".join(str(err).split()) or type(err).__name__
-
-
-def _fail(err: BaseException, prog: str) -> NoReturn:
-    """The command line's answer to bad input: ``<prog>: error: <message>`` on stderr, exit 2
-    (argparse's form, so every error of a command reads alike)."""
-    print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
-    raise SystemExit(2)
-
-
-def resumed_config_path(run_dir: Path) -> Path:
-    """The config a run resumed from ``run_dir`` trains with (``run_dir/config.yaml``).
-
-    Raises:
-        FileNotFoundError: naming the path, when the folder holds no run.
-    """
-    path = Path(run_dir) / "config.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"cannot resume: {path} does not exist (give the folder of a run, "
-            "e.g. --resume runs/<name>)"
-        )
-    return path
-
-
-def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
-    """The config of the command line: the file (or the resumed run's), with ``--set``.
-
-    Raises:
-        ConfigError: naming the file, key or value at fault.
-        FileNotFoundError: to resume a folder that holds no run.
-    """
-    for item in args.overrides:
-        key, _, raw = item.partition("=")
-        try:
-            yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise ConfigError(f"--set {key}: {raw!r} is not a valid YAML value") from None
-    path = args.config if args.config is not None else resumed_config_path(args.resume)
-    try:
-        config = load_config(path, args.overrides)
-        if args.resume is not None:
-            config = load_config(
-                None,
-                [*args.overrides, f"runs_dir={args.resume.parent}", f"name={args.resume.name}"],
-                base=config.to_dict(),
-            )
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or _one_line(err)
-        raise ConfigError(f"{path}: not valid YAML ({problem}{where})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
-    if config.algorithm != algorithm:
-        raise ConfigError(
-            f"{path} is a {config.algorithm} config; train it with uno-lab train "
-            f"{config.algorithm} (or python -m unolab.train.{config.algorithm})"
-        )
-    return config
-
-
-def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentParser:
-    """The options of a training command (``python -m unolab.train.<algorithm>``, ``uno-lab train``)."""
-    parser = argparse.ArgumentParser(
-        prog=prog or f"python -m unolab.train.{algorithm}",
-        description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
-    )
-    parser.add_argument("--config", type=Path, help="YAML config (e.g. configs/ppo/quick.yaml)")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a field, dotted for nested ones (e.g. --set ppo.learning_rate=1e-4)",
-    )
-    parser.add_argument(
-        "--resume", type=Path, metavar="RUN_DIR", help="continue the run in runs/<name>"
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="start over if runs/<name> holds a run (removes that run's files first)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
-    return parser
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _stop_on_sigterm() -> None:
-    """Make SIGTERM (``kill``, a scheduler's stop) save and stop the run as Ctrl-C does.
-
-    A run started in the background (``nohup ... &``) ignores SIGINT, so ``kill PID`` is
-    how it is stopped; without this it would end without saving ``latest.zip``.
-    """
-    # Not the main thread (a sweep trial): the caller owns the signals.
-    with contextlib.suppress(ValueError):
-        signal.signal(signal.SIGTERM, _raise_interrupt)
-
-
-def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
-    """Command line of ``python -m unolab.train.<algorithm>`` (an algorithm of the registry).
-
-    Bad input (a config error, a missing file, a run that exists) ends with one line
-    ``<prog>: error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves
-    ``latest.zip`` and exits 130.
-
-    Args:
-        algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
-        argv: The arguments (default: ``sys.argv[1:]``).
-        prog: The command's name in messages (default: ``python -m unolab.train.<algorithm>``).
-    """
-    parser = build_parser(algorithm, prog)
-    args = parser.parse_args(argv)
-    if args.config is None and args.resume is None:
-        parser.error("give --config FILE, or --resume RUN_DIR to continue a run")
-    if args.resume is not None and args.overwrite:
-        parser.error("--resume continues a run, --overwrite starts it over: give one of them")
-    progress = not args.no_progress
-    try:
-        config = _load_run_config(args, algorithm)
-        session = _start(config, args.resume is not None, args.overwrite, progress, sys.stderr)
-    except KeyboardInterrupt:
-        print("interrupted before training started: nothing was written", file=sys.stderr)
-        raise SystemExit(130) from None
-    except _START_ERRORS as err:
-        _fail(err, parser.prog)
-    _stop_on_sigterm()
-    try:
-        result = _learn(session, progress, sys.stderr)
-    except OSError as err:  # the machine, not the input: a full disk, a failed write
-        if not isinstance(err, RunWriteError):
-            err = _write_failed(
-                err, getattr(err, "filename", None) or config.run_dir, config.run_dir
-            )
-        print(f"{parser.prog}: error: {_one_line(err.strerror or err)}", file=sys.stderr)
-        raise SystemExit(1) from None
-    except TrainingInterrupted as stop:
-        if stop.checkpoint is None:
-            print(
-                f"interrupted at step {stop.steps:,}; could not save a checkpoint: {stop.reason}",
-                file=sys.stderr,
-            )
-        else:
-            print(
-                f"interrupted at step {stop.steps:,}: saved {stop.checkpoint}; continue with "
-                f"{parser.prog} --resume {stop.run_dir}",
-                file=sys.stderr,
-            )
-        raise SystemExit(130) from None
-    exported = f", the agent {result.policy}" if result.policy is not None else ""
-    print(
-        f"trained {result.steps:,} steps in {result.seconds:.0f} s; checkpoints{exported} "
-        f"and TensorBoard logs in {result.run_dir} (tensorboard --logdir {result.run_dir / 'tb'})"
-    )
-    return result

@@ -100,10 +100,10 @@ def _cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
 
         imitate.main(argv, prog="uno-lab train imitate")
         return 0
-    # unolab.train.run parses its own options; --help goes to it and shows the real ones.
-    from unolab.train import run
+    # The training command parses its own options; --help goes to it and shows the real ones.
+    from unolab.train import run_cli
 
-    run.main(algorithm, argv, prog=f"uno-lab train {algorithm}")
+    run_cli.main(algorithm, argv, prog=f"uno-lab train {algorithm}")
     return 0
 
 
@@ -151,7 +151,7 @@ def _algorithm_of(option: str, value: str) -> str:
     ``teachers``; ``--resume RUN_DIR`` reads the run's own ``config.yaml``.
     """
     from uno_env.configuration import ConfigError, load_yaml_mapping
-    from unolab.train.run import resumed_config_path
+    from unolab.train.run_cli import resumed_config_path
 
     path = resumed_config_path(Path(value)) if option == "--resume" else Path(value)
     mapping = load_yaml_mapping(path)  # one line naming the file when it cannot be read

@@ -114,10 +114,12 @@ def test_train_runs_the_configs_algorithm(
 ) -> None:
     """``uno-lab train --config FILE`` needs no algorithm: the config names it."""
     import unolab.train.imitate
-    import unolab.train.run
+    import unolab.train.run_cli
 
     calls: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(unolab.train.run, "main", lambda alg, argv, prog: calls.append((alg, argv)))
+    monkeypatch.setattr(
+        unolab.train.run_cli, "main", lambda alg, argv, prog: calls.append((alg, argv))
+    )
     monkeypatch.setattr(
         unolab.train.imitate, "main", lambda argv, prog: calls.append(("imitate", argv))
     )
@@ -131,13 +133,13 @@ def test_train_runs_the_configs_algorithm(
 def test_train_resume_reads_the_runs_algorithm(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import unolab.train.run
+    import unolab.train.run_cli
 
     run_dir = tmp_path / "a_run"
     run_dir.mkdir()
     (run_dir / "config.yaml").write_text("name: a_run\nalgorithm: dqn\n")
     calls: list[str] = []
-    monkeypatch.setattr(unolab.train.run, "main", lambda alg, argv, prog: calls.append(alg))
+    monkeypatch.setattr(unolab.train.run_cli, "main", lambda alg, argv, prog: calls.append(alg))
     assert main(["train", "--resume", str(run_dir)]) == 0
     assert calls == ["dqn"]
 
@@ -374,12 +376,12 @@ def test_an_unknown_config_name_lists_the_shipped_ones(
 def test_a_file_named_like_a_shipped_config_is_read_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import unolab.train.run
+    import unolab.train.run_cli
 
     (tmp_path / "quick").write_text((SHIPPED / "ppo/tiny.yaml").read_text())
     monkeypatch.chdir(tmp_path)
     calls: list[list[str]] = []
-    monkeypatch.setattr(unolab.train.run, "main", lambda alg, argv, prog: calls.append(argv))
+    monkeypatch.setattr(unolab.train.run_cli, "main", lambda alg, argv, prog: calls.append(argv))
     assert main(["train", "ppo", "--config", "quick"]) == 0
     assert calls == [["--config", "quick"]]
     assert "reading the file quick, not the shipped config of that name" in capsys.readouterr().err

@@ -1,0 +1,182 @@
+"""The command line of a training run: ``python -m unolab.train.<algorithm>`` and
+``uno-lab train``: the options, the run's config (new, or read back to resume), one-line
+errors, Ctrl-C and SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import yaml
+
+from uno_env.configuration import ConfigError
+from unolab.train.config import TrainConfig, load_config
+from unolab.train.run import _START_ERRORS, RunResult, TrainingInterrupted, _learn, _start
+from unolab.train.run_folder import RunWriteError, _one_line, _write_failed
+
+__all__ = ["build_parser", "main", "resumed_config_path"]
+
+
+def _fail(err: BaseException, prog: str) -> NoReturn:
+    """The command line's answer to bad input: ``<prog>: error: <message>`` on stderr, exit 2
+    (argparse's form, so every error of a command reads alike)."""
+    print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def resumed_config_path(run_dir: Path) -> Path:
+    """The config a run resumed from ``run_dir`` trains with (``run_dir/config.yaml``).
+
+    Raises:
+        FileNotFoundError: naming the path, when the folder holds no run.
+    """
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"cannot resume: {path} does not exist (give the folder of a run, "
+            "e.g. --resume runs/<name>)"
+        )
+    return path
+
+
+def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
+    """The config of the command line: the file (or the resumed run's), with ``--set``.
+
+    Raises:
+        ConfigError: naming the file, key or value at fault.
+        FileNotFoundError: to resume a folder that holds no run.
+    """
+    for item in args.overrides:
+        key, _, raw = item.partition("=")
+        try:
+            yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise ConfigError(f"--set {key}: {raw!r} is not a valid YAML value") from None
+    path = args.config if args.config is not None else resumed_config_path(args.resume)
+    try:
+        config = load_config(path, args.overrides)
+        if args.resume is not None:
+            config = load_config(
+                None,
+                [*args.overrides, f"runs_dir={args.resume.parent}", f"name={args.resume.name}"],
+                base=config.to_dict(),
+            )
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or _one_line(err)
+        raise ConfigError(f"{path}: not valid YAML ({problem}{where})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
+    if config.algorithm != algorithm:
+        raise ConfigError(
+            f"{path} is a {config.algorithm} config; train it with uno-lab train "
+            f"{config.algorithm} (or python -m unolab.train.{config.algorithm})"
+        )
+    return config
+
+
+def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentParser:
+    """The options of a training command (``python -m unolab.train.<algorithm>``, ``uno-lab train``)."""
+    parser = argparse.ArgumentParser(
+        prog=prog or f"python -m unolab.train.{algorithm}",
+        description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
+    )
+    parser.add_argument("--config", type=Path, help="YAML config (e.g. configs/ppo/quick.yaml)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a field, dotted for nested ones (e.g. --set ppo.learning_rate=1e-4)",
+    )
+    parser.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR", help="continue the run in runs/<name>"
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over if runs/<name> holds a run (removes that run's files first)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return parser
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """Make SIGTERM (``kill``, a scheduler's stop) save and stop the run as Ctrl-C does.
+
+    A run started in the background (``nohup ... &``) ignores SIGINT, so ``kill PID`` is
+    how it is stopped; without this it would end without saving ``latest.zip``.
+    """
+    # Not the main thread (a sweep trial): the caller owns the signals.
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
+    """Command line of ``python -m unolab.train.<algorithm>`` (an algorithm of the registry).
+
+    Bad input (a config error, a missing file, a run that exists) ends with one line
+    ``<prog>: error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves
+    ``latest.zip`` and exits 130.
+
+    Args:
+        algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
+        argv: The arguments (default: ``sys.argv[1:]``).
+        prog: The command's name in messages (default: ``python -m unolab.train.<algorithm>``).
+    """
+    parser = build_parser(algorithm, prog)
+    args = parser.parse_args(argv)
+    if args.config is None and args.resume is None:
+        parser.error("give --config FILE, or --resume RUN_DIR to continue a run")
+    if args.resume is not None and args.overwrite:
+        parser.error("--resume continues a run, --overwrite starts it over: give one of them")
+    progress = not args.no_progress
+    try:
+        config = _load_run_config(args, algorithm)
+        session = _start(config, args.resume is not None, args.overwrite, progress, sys.stderr)
+    except KeyboardInterrupt:
+        print("interrupted before training started: nothing was written", file=sys.stderr)
+        raise SystemExit(130) from None
+    except _START_ERRORS as err:
+        _fail(err, parser.prog)
+    _stop_on_sigterm()
+    try:
+        result = _learn(session, progress, sys.stderr)
+    except OSError as err:  # the machine, not the input: a full disk, a failed write
+        if not isinstance(err, RunWriteError):
+            err = _write_failed(
+                err, getattr(err, "filename", None) or config.run_dir, config.run_dir
+            )
+        print(f"{parser.prog}: error: {_one_line(err.strerror or err)}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except TrainingInterrupted as stop:
+        if stop.checkpoint is None:
+            print(
+                f"interrupted at step {stop.steps:,}; could not save a checkpoint: {stop.reason}",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"interrupted at step {stop.steps:,}: saved {stop.checkpoint}; continue with "
+                f"{parser.prog} --resume {stop.run_dir}",
+                file=sys.stderr,
+            )
+        raise SystemExit(130) from None
+    exported = f", the agent {result.policy}" if result.policy is not None else ""
+    print(
+        f"trained {result.steps:,} steps in {result.seconds:.0f} s; checkpoints{exported} "
+        f"and TensorBoard logs in {result.run_dir} (tensorboard --logdir {result.run_dir / 'tb'})"
+    )
+    return result
