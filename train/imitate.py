@@ -54,6 +54,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from uno_env import cards as C
+from uno_env.configuration import add_config_options
 from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
@@ -700,19 +701,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         description="Clone a bot (or a weighted mix of bots) into a network that a PPO run can "
         "start from (init_from: runs/<name>/<name>.safetensors).",
     )
-    parser.add_argument(
-        "--config", type=Path, help="YAML config (e.g. configs/imitate/mixbot_2p.yaml)"
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a field (e.g. --set samples=200000 --set teachers='{mixbot: 1}')",
-    )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace the files of runs/<name> if it exists"
+    add_config_options(
+        parser, "configs/imitate/mixbot_2p.yaml", "samples=200000", run="runs/<name>"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import yaml
 
-from uno_env.configuration import ConfigError
+from uno_env.configuration import ConfigError, add_config_options
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.run import _START_ERRORS, RunResult, TrainingInterrupted, _learn, _start
 from unolab.train.run_folder import RunWriteError, _one_line, _write_failed
@@ -88,15 +88,7 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
         prog=prog or f"python -m unolab.train.{algorithm}",
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
-    parser.add_argument("--config", type=Path, help="YAML config (e.g. configs/ppo/quick.yaml)")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a field, dotted for nested ones (e.g. --set ppo.learning_rate=1e-4)",
-    )
+    add_config_options(parser, "configs/ppo/quick.yaml", "ppo.learning_rate=1e-4")
     parser.add_argument(
         "--resume", type=Path, metavar="RUN_DIR", help="continue the run in runs/<name>"
     )

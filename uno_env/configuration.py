@@ -8,6 +8,7 @@ name the allowed values), numbers are range-checked by :func:`check_int` and
 
 from __future__ import annotations
 
+import argparse
 import copy
 import dataclasses
 import math
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_CONFIG_VALUES",
     "SEED_LIMIT",
     "ConfigError",
+    "add_config_options",
     "apply_overrides",
     "check_float",
     "check_folder",
@@ -481,3 +483,33 @@ def apply_overrides(
         except (RecursionError, ValueError, TypeError, OverflowError) as err:
             raise ConfigError(f"--set {shown(item)}: the value cannot be read: {err}") from None
     return out
+
+
+def add_config_options(
+    parser: argparse.ArgumentParser, config_example: str, set_example: str, run: str = ""
+) -> None:
+    """Add the options every command that runs from a config shares.
+
+    ``--config FILE`` (a path; ``uno-lab`` also takes a shipped config's name), ``--set
+    KEY=VALUE`` (repeatable, into ``overrides``; see :func:`apply_overrides`) and, when
+    ``run`` names what the command writes, ``--overwrite``.
+
+    Args:
+        parser: The command's parser.
+        config_example: A config the help names (``configs/ppo/quick.yaml``).
+        set_example: An override the help shows (``ppo.learning_rate=1e-4``).
+        run: What ``--overwrite`` replaces (``runs/<name>``); empty: no ``--overwrite``.
+    """
+    parser.add_argument("--config", type=Path, help=f"YAML config (e.g. {config_example})")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override a field, dotted for nested ones (e.g. --set {set_example})",
+    )
+    if run:
+        parser.add_argument(
+            "--overwrite", action="store_true", help=f"replace the files of {run} if it exists"
+        )
