@@ -67,7 +67,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from uno_env.configuration import ConfigError
 from uno_env.files import FolderLock, shown
-from uno_env.play import TableResults, play_tables
+from uno_env.play import play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
 from unolab.tournament.analysis import GameTable, deal_set_scores
@@ -76,7 +76,7 @@ from unolab.tournament.design import Schedule, build_schedule, deal_keys
 from unolab.tournament.participants import Entrant, PolicyFactory, entrants_for
 from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
 from unolab.tournament.report import write_reports
-from unolab.tournament.results import END_KINDS, GameRecord, ResultStore, Unit
+from unolab.tournament.results import GameRecord, ResultStore, Unit, encode_lines
 from unolab.tournament.sprt import SprtResult, sequential_sprt
 from unolab.tournament.storage import read_record_text, write_file
 from unolab.tournament.summary import build_summary
@@ -121,40 +121,6 @@ class ChunkResult:
 
     text: str
     table: GameTable
-
-
-def _json_lines(
-    units: Sequence[Unit], keys: list[int], seats: list[list[str]], res: TableResults
-) -> str:
-    """The log lines, built here (in the worker) so the main process only writes them."""
-    ranks, points = res.ranks.tolist(), res.points.tolist()
-    cards, turns = res.cards_left.tolist(), res.turns.tolist()
-    ends, forfeits = res.end.tolist(), res.forfeit_seat.tolist()
-    # Written by hand rather than by json.dumps per game (a third of the play's time): the
-    # numbers print as JSON numbers, and the strings go through json.dumps once each. The
-    # lines are exactly json.dumps(record, separators=(",", ":")) of the documented record.
-    quoted: dict[str, str] = {}
-
-    def text(value: str) -> str:
-        out = quoted.get(value)
-        if out is None:
-            out = quoted[value] = json.dumps(value)
-        return out
-
-    def ints(values: list[int]) -> str:
-        return "[" + ",".join(map(str, values)) + "]"
-
-    lines = []
-    for i, (deal, seating, variant) in enumerate(units):
-        forfeit = "null" if forfeits[i] < 0 else str(forfeits[i])
-        lines.append(
-            f'{{"deal":{deal},"seating":{seating},"variant":{variant},"key":{keys[i]},'
-            f'"seats":[{",".join(map(text, seats[i]))}],"ranks":{ints(ranks[i])},'
-            f'"points":{ints(points[i])},"cards_left":{ints(cards[i])},"turns":{turns[i]},'
-            f'"end":{text(END_KINDS[ends[i]])},"forfeit_seat":{forfeit},'
-            f'"reason":{text(res.reasons.get(i, ""))}}}'
-        )
-    return "\n".join(lines) + "\n"
 
 
 def play_chunk(
@@ -203,7 +169,7 @@ def play_chunk(
         reasons=reasons,
     )
     seats = [[names[p] for p in row] for row in lineups.tolist()]
-    return ChunkResult(_json_lines(units, keys.tolist(), seats, res), table)
+    return ChunkResult(encode_lines(units, keys.tolist(), seats, res), table)
 
 
 # --- worker processes -------------------------------------------------------------------

@@ -386,7 +386,6 @@ def test_log_lines_are_the_json_of_their_records() -> None:
     import numpy as np
 
     from uno_env.play import TableResults
-    from unolab.tournament import runner
     from unolab.tournament.results import END_KINDS
 
     units = [(0, 1, 0), (3, 0, 1)]
@@ -403,7 +402,7 @@ def test_log_lines_are_the_json_of_their_records() -> None:
     )
     keys = [2**63 + 5, 7]
     seats = [['a"b', "c"], ["c", 'a"b']]
-    lines = runner._json_lines(units, keys, seats, res).splitlines()
+    lines = results.encode_lines(units, keys, seats, res).splitlines()
     for i, (deal, seating, variant) in enumerate(units):
         record = {
             "deal": deal,
