@@ -18,16 +18,14 @@ version (``<3``), and an upgrade must re-run ``tests/train/test_dqn.py``.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
 
 from stable_baselines3.common.vec_env import VecEnv
 
 from unolab.train import run, run_cli
 from unolab.train.algorithms import ALGORITHMS
-from unolab.train.config import TrainConfig, config_for
+from unolab.train.config import TrainConfig
 from unolab.train.masked_dqn import (
     DuelingDQNPolicy,
     DuelingHead,
@@ -69,48 +67,8 @@ def load_model(path: Path, env: VecEnv) -> MaskedDQN:
     return model
 
 
-def train(
-    config: TrainConfig | str | Path | Mapping[str, Any],
-    overrides: Sequence[str] = (),
-    *,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress_bar: bool = True,
-    log: TextIO | None = sys.stderr,
-) -> run.RunResult:
-    """Train with masked DQN from a script or a notebook; return what the run produced.
-
-    The same run as ``uno-lab train dqn --config FILE``: checkpoints, evaluations and the
-    exported policy in ``config.run_dir``.
-
-    Args:
-        config: A :class:`~unolab.train.config.TrainConfig`, the path of a YAML config or a
-            mapping of its keys (``algorithm`` may be left out).
-        overrides: ``key=value`` items applied on top, as ``--set`` (``total_steps=4096``).
-        resume: Continue the run in ``config.run_dir`` from its ``latest.zip``.
-        overwrite: Start over if ``config.run_dir`` holds a run.
-        progress_bar: Show progress bars.
-        log: Where to report the start and each evaluation (None: silent).
-
-    Returns:
-        The run: its folder, the exported policy and the evaluations.
-
-    Raises:
-        ConfigError: for an invalid config, or one of another algorithm.
-        RunExistsError: if the run folder holds a run and neither ``resume`` nor
-            ``overwrite`` is set.
-
-    Example:
-        >>> from unolab.train.dqn import train
-        >>> result = train("configs/dqn/tiny.yaml", ["total_steps=2048"])  # doctest: +SKIP
-    """
-    return run.train(
-        config_for(config, "dqn", overrides),
-        resume=resume,
-        progress_bar=progress_bar,
-        overwrite=overwrite,
-        log=log,
-    )
+train = run.AlgorithmTrainer("dqn")
+"""Train with masked DQN from a script or a notebook (:class:`unolab.train.run.AlgorithmTrainer`)."""
 
 
 def main(argv: Sequence[str] | None = None) -> run.RunResult:

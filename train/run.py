@@ -33,7 +33,7 @@ import json
 import sys
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -54,7 +54,7 @@ from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import CheckpointMismatchError, load_policy
 from unolab.train import algorithms
 from unolab.train.algorithms import algorithm_for_model, load_policy_layers
-from unolab.train.config import TrainConfig
+from unolab.train.config import TrainConfig, config_for
 from unolab.train.export import snapshot_policy
 from unolab.train.league import League
 from unolab.train.run_folder import (
@@ -74,6 +74,7 @@ from unolab.train.run_folder import (
 
 __all__ = [
     "LEGACY_POLICY_NAME",
+    "AlgorithmTrainer",
     "EvaluationHook",
     "LabCallback",
     "RunExistsError",
@@ -549,3 +550,43 @@ def train(
     """
     session = _start(config, resume, overwrite, progress_bar, log, on_evaluation)
     return _learn(session, progress_bar, log)
+
+
+@dataclass(frozen=True)
+class AlgorithmTrainer:
+    """The ``train`` of an algorithm's module (``unolab.train.ppo.train``,
+    ``unolab.train.dqn.train``), for scripts and notebooks.
+
+    Called with a :class:`~unolab.train.config.TrainConfig`, the path of a YAML config or a
+    mapping of its keys (``algorithm`` may be left out) and ``overrides`` as ``--set`` items,
+    it runs what ``uno-lab train ALGORITHM --config FILE`` runs and returns the
+    :class:`RunResult`; ``resume``, ``overwrite``, ``progress_bar`` and ``log`` are
+    :func:`train`'s. It raises ``ConfigError`` for an invalid config or one of another
+    algorithm, and as :func:`train`.
+
+    Example::
+
+        from unolab.train.ppo import train
+        result = train("configs/ppo/tiny.yaml", ["total_steps=2048"])
+    """
+
+    algorithm: str
+
+    def __call__(
+        self,
+        config: TrainConfig | str | Path | Mapping[str, Any],
+        overrides: Sequence[str] = (),
+        *,
+        resume: bool = False,
+        overwrite: bool = False,
+        progress_bar: bool = True,
+        log: TextIO | None = sys.stderr,
+    ) -> RunResult:
+        """Train the config with this algorithm; return what the run produced."""
+        return train(
+            config_for(config, self.algorithm, overrides),
+            resume=resume,
+            progress_bar=progress_bar,
+            overwrite=overwrite,
+            log=log,
+        )
