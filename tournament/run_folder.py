@@ -1,0 +1,257 @@
+"""A tournament's run folder: its config, its meta file, its lock, and the check that a
+resumed run is the same tournament.
+
+``<output_dir>/<name>/`` holds ``config.json`` (the config and its fingerprint),
+``games.meta.json`` (how many deal sets the log's chunks hold), ``games.jsonl`` (the games,
+:mod:`unolab.tournament.results`) and the reports. The run holds the folder's lock while it
+plays; a resume with another config is refused, naming the keys that differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from uno_env.configuration import ConfigError
+from uno_env.files import FolderLock, shown
+from uno_env.rules import load_rules
+from unolab.tournament.config import NOT_FINGERPRINTED, TournamentConfig
+from unolab.tournament.storage import read_record_text, write_file
+
+__all__ = ["RunFolder", "game_fields"]
+
+
+class RunFolder:
+    """The files of one run, and the lock that keeps a second run out of them.
+
+    Args:
+        config: The tournament config (the folder is ``<output_dir>/<name>``).
+    """
+
+    def __init__(self, config: TournamentConfig) -> None:
+        self.path = Path(config.output_dir) / config.name
+        self.games = self.path / "games.jsonl"
+        self.meta = self.path / "games.meta.json"
+        self.config = self.path / "config.json"
+        self.summary = self.path / "summary.json"
+        self.lock = FolderLock(self.path, "tournament run")
+
+    def create(self) -> None:
+        """Create the folder (and its parents) if it does not exist.
+
+        Raises:
+            ConfigError: if the folder cannot be created.
+        """
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(
+                f"cannot create the run folder {self.path}: {err.strerror or err}; choose "
+                "another output_dir or name"
+            ) from err
+        if not self.path.is_dir():  # exist_ok accepts a link to a file on some platforms
+            raise ConfigError(f"{self.path} is not a folder; choose another output_dir or name")
+
+    def hold(self) -> None:
+        """Create the folder and take its lock for this run (nothing when already held).
+
+        Raises:
+            FolderInUseError: another run holds it; the message names its pid.
+            ConfigError: if the folder or its lock file cannot be created.
+        """
+        if self.lock.held:
+            return
+        self.create()
+        try:
+            self.lock.acquire()
+        except OSError as err:
+            raise ConfigError(
+                f"cannot lock the run folder {self.path} ({err.strerror or err}): it must be "
+                "writable; choose another output_dir or name"
+            ) from None
+
+    def prepare(self, config: TournamentConfig, fresh: bool) -> None:
+        """Create the folder; with ``fresh``, discard the games and results already there.
+
+        Raises:
+            ConfigError: if the folder cannot be created.
+        """
+        self.create()
+        if fresh:
+            for path in (self.games, self.meta, self.summary, self.path / "leaderboard.csv"):
+                path.unlink(missing_ok=True)
+
+    def check(self, config: TournamentConfig, has_games: bool) -> dict[str, Any] | None:
+        """Refuse to resume games that another config played.
+
+        ``config.json`` (when it exists) and ``games.meta.json`` (the log's own record) must
+        both hold this config's fingerprint; a log with neither cannot be vouched for. Nothing
+        is checked when there are no games yet.
+
+        Returns:
+            The log's record (``games.meta.json``), or ``None`` when there are no games or
+            no record.
+
+        Raises:
+            ConfigError: naming the file, the keys that differ and what to do.
+        """
+        if not has_games:
+            return None
+        now = config.fingerprint()
+        records = {}
+        for path in (self.config, self.meta):
+            stored = records[path] = self._read(path)
+            if stored is not None and stored.get("fingerprint") != now:
+                raise ConfigError(
+                    f"{self.games} holds games of another config ({path.name} differs: "
+                    f"{_differences(stored, config)}): use another name, or rerun with "
+                    "--fresh to discard those games"
+                )
+        if records[self.meta] is None and records[self.config] is None:
+            raise ConfigError(
+                f"{self.games} holds games but neither {self.config.name} nor "
+                f"{self.meta.name} says which config played them (a log from before "
+                "fingerprints, or copied here): rerun with --fresh to discard them, or use "
+                "another name"
+            )
+        return records[self.meta]
+
+    def deal_set_counts(self, meta: Mapping[str, Any] | None) -> set[int] | None:
+        """The deal-set counts (``Schedule.num_deal_sets``) of the runs that wrote the log.
+
+        Returns:
+            The counts, or ``None`` when the record does not say (a log from before they
+            were recorded).
+
+        Raises:
+            ConfigError: when the record holds something else under that key.
+        """
+        if meta is None or "deal_set_counts" not in meta:
+            return None
+        counts = meta["deal_set_counts"]
+        if not isinstance(counts, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts
+        ):
+            raise ConfigError(
+                f"{self.meta}: 'deal_set_counts' must be a list of positive integers, got "
+                f"{shown(counts)}: restore or delete the file, or rerun with --fresh to "
+                "discard the games"
+            )
+        return set(counts)
+
+    def _read(self, path: Path) -> dict[str, Any] | None:
+        """A JSON file of the folder, or ``None`` when missing.
+
+        Raises:
+            ConfigError: naming the file when it cannot be read (a folder, a FIFO, a device,
+                too large) or is not what was written.
+        """
+        if not path.exists() and not path.is_symlink():
+            return None
+        hint = (
+            f"it records which config played {self.games.name}; restore or delete it (the "
+            "other record then decides), or rerun with --fresh to discard the games"
+        )
+        text = read_record_text(path, "run record", hint)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as err:
+            raise ConfigError(
+                f"{path} cannot be read ({' '.join(str(err).split())}): {hint}"
+            ) from err
+        if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
+            raise ConfigError(
+                f"{path} is not a run record (no 'fingerprint'): restore or delete it, or "
+                "rerun with --fresh to discard the games"
+            )
+        return data
+
+    def write(self, config: TournamentConfig, counts: set[int]) -> None:
+        """Record the config: ``games.meta.json`` (before any game) and ``config.json``.
+
+        Args:
+            config: The config of this run.
+            counts: The deal-set counts of the runs that wrote the log, this one included.
+
+        Raises:
+            OSError: one line naming the file that cannot be written.
+        """
+        meta = {
+            "fingerprint": config.fingerprint(),
+            "games_config": game_fields(config),
+            "deal_set_counts": sorted(counts),
+        }
+        config_data = {
+            "fingerprint": config.fingerprint(),
+            "config": config.to_dict(),
+            "games_config": meta["games_config"],
+        }
+        for path, data in ((self.meta, meta), (self.config, config_data)):
+            write_file(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+_NOT_FINGERPRINTED = ("deal_sets", *NOT_FINGERPRINTED)
+"""Config keys that never change a game (see :meth:`TournamentConfig.fingerprint`)."""
+
+
+def game_fields(config: TournamentConfig) -> dict[str, Any]:
+    """The keys of a config that decide its games, with the rules resolved to every switch."""
+    data = config.to_dict()
+    for key in _NOT_FINGERPRINTED:
+        data.pop(key, None)
+    data["rules"] = config.game_rules().to_dict()
+    out: dict[str, Any] = json.loads(json.dumps(data))  # as stored: tuples become lists
+    return out
+
+
+def _participant_label(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        return str(entry.get("name") or entry.get("bot") or Path(str(entry.get("path"))).stem)
+    return str(entry)
+
+
+def _show(key: str, value: Any) -> str:
+    if key in ("participants",) and isinstance(value, list):
+        return "[" + ", ".join(_participant_label(v) for v in value) + "]"
+    if key in ("candidate", "incumbent") and value is not None:
+        return _participant_label(value)
+    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else repr(value)
+
+
+def _differences(stored: Mapping[str, Any], config: TournamentConfig) -> str:
+    """The game-deciding keys in which a stored run record and ``config`` differ."""
+    new = game_fields(config)
+    recorded = stored.get("games_config")
+    old: dict[str, Any] = dict(recorded) if isinstance(recorded, Mapping) else {}
+    raw = stored.get("config")
+    if not old and isinstance(raw, Mapping):  # a config.json from before games_config
+        old = {k: v for k, v in raw.items() if k not in _NOT_FINGERPRINTED}
+        with contextlib.suppress(ValueError, TypeError):  # else compared as written
+            old["rules"] = load_rules(
+                old.get("rules", "official"),
+                num_players=int(old.get("num_players", 2)),
+                seat_draw_streams=bool(old.get("seat_draw_streams", True)),
+            ).to_dict()
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            for sub in sorted(set(a) | set(b)):
+                if a.get(sub) != b.get(sub):
+                    diffs.append(f"{key}.{sub} {a.get(sub)!r} -> {b.get(sub)!r}")
+        else:
+            diffs.append(f"{key} {_show(key, a)} -> {_show(key, b)}")
+    if not diffs:
+        return (
+            f"fingerprint {stored.get('fingerprint')} -> {config.fingerprint()} with the same "
+            "keys, so a preset or the engine changed"
+        )
+    return "; ".join(diffs)
+
+
+# --- the run ---------------------------------------------------------------------------------
