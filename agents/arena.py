@@ -23,54 +23,20 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
-from uno_env.play import END_TRUNCATED, play_tables
+from uno_env.outcomes import TableResults
+from uno_env.play import play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 from unolab.agents.registry import make_agent
 from unolab.agents.stats import wilson_interval
 
-__all__ = ["EvalResult", "GameResults", "check_policy", "evaluate_vs", "play_games"]
+__all__ = ["EvalResult", "check_policy", "evaluate_vs", "play_games"]
 
 DEFAULT_BATCH_SIZE = 4096
 
 OpponentFactory = Callable[[int], Policy]
 """Builds one opponent from an integer seed."""
-
-
-@dataclass(frozen=True)
-class GameResults:
-    """Outcomes of ``G`` hands between ``N`` seats.
-
-    Attributes:
-        winners: Seat that went out, -1 for a truncated hand, (G,) int8.
-        turns: Decisions taken in the hand, (G,) int32.
-        truncated: The hand hit ``max_turns`` (no winner), (G,) bool.
-        rewards: Win/loss rewards (+1 for the winner, -1/(N-1) for the others, 0 for all in
-            a truncated hand), (G, N) float32; see :func:`uno_env.core.hand_rewards`.
-        points: Points scored in the hand (the winner's ``hand_points``), (G, N) int32.
-    """
-
-    winners: npt.NDArray[np.int8]
-    turns: npt.NDArray[np.int32]
-    truncated: npt.NDArray[np.bool_]
-    rewards: npt.NDArray[np.float32]
-    points: npt.NDArray[np.int32]
-
-    @property
-    def num_games(self) -> int:
-        """Number of hands G."""
-        return int(self.winners.shape[0])
-
-    @property
-    def num_players(self) -> int:
-        """Seats N."""
-        return int(self.rewards.shape[1])
-
-    def wins(self) -> npt.NDArray[np.int64]:
-        """Hands won by each seat, (N,)."""
-        won = self.winners[self.winners >= 0].astype(np.int64)
-        return np.bincount(won, minlength=self.num_players)
 
 
 def _seat_groups(policies: Sequence[Policy]) -> tuple[list[Policy], npt.NDArray[np.int64]]:
@@ -94,7 +60,7 @@ def play_games(
     *,
     progress: bool = True,
     description: str = "games",
-) -> GameResults:
+) -> TableResults:
     """Play ``num_games`` complete hands, one policy per seat.
 
     Args:
@@ -107,7 +73,8 @@ def play_games(
         description: Label of the progress bar.
 
     Returns:
-        The outcome of every hand, in the order of the game keys.
+        The outcome of every hand (:class:`uno_env.outcomes.TableResults`), in the order of
+        the game keys.
 
     Raises:
         ValueError: for a wrong number of policies, a negative game count or batch size < 1.
@@ -120,13 +87,7 @@ def play_games(
         raise ValueError(f"num_games must be >= 0, got {num_games}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    results = GameResults(
-        winners=np.full(num_games, -1, dtype=np.int8),
-        turns=np.zeros(num_games, dtype=np.int32),
-        truncated=np.zeros(num_games, dtype=bool),
-        rewards=np.zeros((num_games, n_players), dtype=np.float32),
-        points=np.zeros((num_games, n_players), dtype=np.int32),
-    )
+    results = TableResults.empty(num_games, n_players)
     if num_games == 0:
         return results
     keys = derive_keys(seed, num_games)
@@ -144,11 +105,7 @@ def play_games(
                 first_game=start,
                 on_finished=bar.update,
             )
-            results.winners[ids] = out.winner
-            results.turns[ids] = out.turns
-            results.truncated[ids] = out.end == END_TRUNCATED
-            results.rewards[ids] = out.rewards
-            results.points[ids] = out.points
+            results.put(ids, out)
     return results
 
 

@@ -12,9 +12,9 @@ Two ways to play the rest of a hand, both over one batch of core states:
   plays a card it has just drawn, draws only when nothing plays, challenges a Wild Draw
   Four when its player still holds 4 cards or more, and otherwise takes the first legal
   action. It is deterministic.
-* any :class:`~uno_env.policy.Policy` (a bot, a learned agent): stepped through
-  :func:`uno_env.play.choose_actions` and :func:`uno_env.core.step`, round by round, with
-  finished games dropped from the batch.
+* any :class:`~uno_env.policy.Policy` (a bot, a learned agent): played in every seat by the
+  lab's one play loop (:func:`uno_env.play.play_tables`), which drops finished games from
+  the batch.
 
 :func:`rollout_values` returns each game's reward for a seat at the end of its hand
 (:func:`uno_env.core.hand_rewards`: +1 for a win, -1/(N-1) for a loss, 0 when truncated).
@@ -44,7 +44,7 @@ from uno_env.core.kernel import (
     seat_ahead,
 )
 from uno_env.jit import Kernel, jit
-from uno_env.play import choose_actions
+from uno_env.play import play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 
@@ -62,8 +62,6 @@ _ATTACK_RANK[C.SKIP] = 2
 _ATTACK_RANK[C.REVERSE] = 1
 _WILD_DRAW_FOUR_ATTACK = 3
 """A Wild Draw Four attacks after a Draw Two and before a Skip (ranks of ``_ATTACK_RANK``)."""
-_COMPACT_BELOW = 0.7
-"""Python rollouts drop finished games when fewer than this share are live."""
 
 
 def play_out(rules: Rules, state: UnoState, policy: Policy | str = FAST_ROLLOUT) -> UnoState:
@@ -76,8 +74,7 @@ def play_out(rules: Rules, state: UnoState, policy: Policy | str = FAST_ROLLOUT)
         policy: :data:`FAST_ROLLOUT`, or a policy that plays every seat.
 
     Returns:
-        ``state`` itself (every game in phase ``over``), or a new state over new arrays
-        for a Python policy (the batch is compacted as games end).
+        ``state`` itself, every game finished (won, or truncated at ``max_turns``).
     """
     if isinstance(policy, str):
         if policy != FAST_ROLLOUT:
@@ -108,32 +105,19 @@ def fast_actions(rules: Rules, state: UnoState) -> npt.NDArray[np.int64]:
 
 
 def _play_out_python(rules: Rules, state: UnoState, policy: Policy) -> UnoState:
-    rows = np.arange(state.batch_size)
-    live = state.live
-    final = state
-    sub = state
-    while live.any():
-        acting = np.where(live, 0, -1).astype(np.int64)
-        actions, _ = choose_actions(rules, sub, [policy], acting)
-        sub = core.step(rules, sub, actions, in_place=True)
-        live = sub.live
-        if live.sum() < _COMPACT_BELOW * sub.batch_size:
-            done = np.flatnonzero(~live)
-            _write_rows(final, sub, done, rows[done])
-            keep = np.flatnonzero(live)
-            sub, rows, live = sub.select(keep), rows[keep], live[keep]
-    _write_rows(final, sub, np.arange(sub.batch_size), rows)
-    final.clear_mask_cache()
-    return final
+    """Play the games out through the lab's play loop, writing each final state back."""
 
+    def write_back(
+        now: UnoState, rows: npt.NDArray[np.int64], games: npt.NDArray[np.int64]
+    ) -> None:
+        if now is not state:  # the loop compacted the batch into new arrays
+            for name, arr in now.array_fields().items():
+                getattr(state, name)[games] = arr[rows]
 
-def _write_rows(
-    target: UnoState, source: UnoState, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64]
-) -> None:
-    if source is target or src.size == 0:
-        return
-    for name, arr in source.array_fields().items():
-        getattr(target, name)[dst] = arr[src]
+    lineups = np.zeros((state.batch_size, rules.num_players), dtype=np.int64)
+    play_tables(rules, [policy], lineups, state=state, on_error="raise", on_ended=write_back)
+    state.clear_mask_cache()
+    return state
 
 
 def rollout_values(

@@ -25,7 +25,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,9 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import PLAY
-from uno_env.play import choose_actions
+from uno_env.play import Round, play_tables
+from uno_env.policy import Policy
+from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules
 from unolab.agents.inference import sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
@@ -86,25 +88,32 @@ class InferenceScore:
 
 def positions(
     rules: Rules, bot: str, games: int, seed: int, every: int = 6, share: float = 0.25
-) -> Iterator[core.UnoState]:
+) -> list[core.UnoState]:
     """Positions from ``games`` games of ``bot`` at every seat: a seat about to play a card.
 
-    Every ``every`` steps, each live game in that phase is taken with probability
+    Every ``every`` rounds of play, each live game in that phase is taken with probability
     ``share``, so that a game gives a few positions from its whole length.
     """
     rng = np.random.default_rng(seed)
-    state = core.init(rules, games, seed=seed)
-    players = [make_agent(bot, seed + seat) for seat in range(rules.num_players)]
-    step = 0
-    while state.live.any():
-        step += 1
-        if step % every == 0:
-            ready = state.live & (state.phase == PLAY) & (rng.random(games) < share)
+    players: list[Policy | None] = [
+        make_agent(bot, seed + seat) for seat in range(rules.num_players)
+    ]
+    lineups = np.tile(np.arange(rules.num_players, dtype=np.int64), (games, 1))
+    taken: list[core.UnoState] = []
+    rounds = 0
+
+    def take(turn: Round) -> None:
+        nonlocal rounds
+        rounds += 1
+        if rounds % every == 0:
+            state = turn.state
+            ready = (turn.acting >= 0) & (state.phase == PLAY)
+            ready &= rng.random(state.batch_size) < share
             if ready.any():
-                yield state.select(np.flatnonzero(ready))
-        acting = np.where(state.live, state.current.astype(np.int64), -1)
-        actions, _ = choose_actions(rules, state, players, acting)
-        state = core.step(rules, state, actions)
+                taken.append(state.select(np.flatnonzero(ready)))
+
+    play_tables(rules, players, lineups, derive_keys(seed, games), on_round=take)
+    return taken
 
 
 def hand_shares(

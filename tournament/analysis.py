@@ -78,7 +78,7 @@ class GameTable:
     variant: npt.NDArray[np.int64]
     seats: npt.NDArray[np.int64]
     ranks: npt.NDArray[np.int64]
-    turns: npt.NDArray[np.int64]
+    turns: npt.NDArray[np.integer]
     end: npt.NDArray[np.int64]
     forfeit_seat: npt.NDArray[np.int64]
     reasons: npt.NDArray[np.object_]

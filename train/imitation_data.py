@@ -1,9 +1,8 @@
 """Teacher demonstrations for imitation: (observation, legal mask, teacher action) triples.
 
-:func:`generate_demonstrations` plays thousands of games side by side through the batched
-core and the lab's one decision round (:func:`uno_env.play.choose_actions`: every policy is
-called once per step on all the games where it acts) and records, at each decision of a
-teacher seat, the observation that seat sees (the same :func:`uno_env.observation.encode`
+:func:`generate_demonstrations` plays thousands of games side by side through the lab's one
+play loop (:func:`uno_env.play.play_tables`: every policy is called once per round on all the
+games where it acts) and, as a hook on each round, records at each decision of a teacher seat the observation that seat sees (the same :func:`uno_env.observation.encode`
 the learner envs give PPO), the legal-action mask and the teacher's action.
 
 Forced decisions (a single legal action) are not recorded: there is nothing to learn from
@@ -14,6 +13,7 @@ gives an accuracy for, and its game's number, so that validation holds out whole
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -24,10 +24,9 @@ import numpy.typing as npt
 from tqdm.auto import tqdm
 
 from uno_env import cards as C
-from uno_env import core
 from uno_env.core import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.observation import OBS_DIM, encode
-from uno_env.play import choose_actions
+from uno_env.play import Round, choose_actions, play_tables
 from uno_env.policy import Policy, PolicyFactory
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
@@ -52,10 +51,6 @@ DECISION_KINDS: tuple[str, ...] = (
     "other",
 )
 """The kinds of decision the report scores separately (see :func:`decision_kinds`)."""
-
-_COMPACT_BELOW = 0.9
-"""Drop finished games from the batch when fewer than this share are live (as the play
-loop does: a copy of the state costs far less than stepping dead rows)."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +139,16 @@ def _draw(
     return drawn
 
 
+@dataclass(frozen=True)
+class _Seating:
+    """One batch of recorded games: its policies, who sits where and its first game."""
+
+    policies: list[Policy | None]
+    lineup: npt.NDArray[np.int64]
+    is_teacher: npt.NDArray[np.bool_]
+    first_game: int
+
+
 def generate_demonstrations(
     rules: Rules,
     teachers: Mapping[str, float],
@@ -228,6 +233,44 @@ def generate_demonstrations(
     )
     filled, games_started, forced = 0, 0, 0
 
+    def record(turn: Round, seating: _Seating) -> bool:
+        """Record the teachers' decisions of a round; let the behaviour act instead."""
+        nonlocal filled, forced
+        policies, lineup, first_game = seating.policies, seating.lineup, seating.first_game
+        state, games = turn.state, turn.games
+        current = state.current.astype(np.int64)
+        choices = turn.masks.sum(axis=1)
+        teacher_turn = (turn.acting >= 0) & seating.is_teacher[games, current]
+        forced += int(np.count_nonzero(teacher_turn & (choices == 1)))
+        rows = np.flatnonzero(teacher_turn & (choices > 1))[: num_samples - filled]
+        if rows.size:
+            into = slice(filled, filled + rows.size)
+            if out_values is not None:
+                estimates = _search_estimates(policies, searches, turn.acting)
+                out_values[into] = estimates[rows]
+            seen = state if rows.size == state.batch_size else state.select(rows)
+            out_obs[into] = encode(rules, seen)
+            out_masks[into] = turn.masks[rows]
+            out_actions[into] = turn.actions[rows]
+            out_phases[into] = state.phase[rows]
+            out_teachers[into] = lineup[games[rows], current[rows]]
+            out_games[into] = first_game + games[rows]
+            filled += rows.size
+            bar.update(rows.size)
+        if acts_instead:
+            instead = teacher_turn & (behaviour_rng.random(state.batch_size) < behaviour_share)
+            if instead.any():
+                others, _ = choose_actions(
+                    rules,
+                    state,
+                    policies,
+                    np.where(instead, behaviour_index, -1),
+                    masks=turn.masks,
+                    game_ids=first_game + games,
+                )
+                turn.actions[instead] = others[instead]
+        return filled < num_samples
+
     with tqdm(
         total=num_samples,
         desc=f"recording {'+'.join(teacher_names)}",
@@ -242,9 +285,6 @@ def generate_demonstrations(
             policies: list[Policy | None] = [
                 factory(int(s)) for factory, s in zip(factories, seeds, strict=True)
             ]
-            for policy in policies:
-                assert policy is not None
-                policy.reset()
             if opponents is None:
                 lineup = _draw(rng, teacher_weights, (n_games, n_players))
                 is_teacher = np.ones((n_games, n_players), dtype=bool)
@@ -256,57 +296,18 @@ def generate_demonstrations(
                 is_teacher = np.zeros((n_games, n_players), dtype=bool)
                 is_teacher[rows, seat] = True
             lineup = lineup.astype(np.int64)
-            ids = np.arange(games_started, games_started + n_games, dtype=np.int64)
+            first_game = games_started
             games_started += n_games
-            state = core.init(rules, keys=keys)
-            live = state.live
-            while live.any() and filled < num_samples:
-                masks = core.legal_action_mask(rules, state)
-                rows = np.arange(state.batch_size)
-                current = state.current.astype(np.int64)
-                acting = np.where(live, lineup[rows, current], -1)
-                choices = masks.sum(axis=1)
-                teacher_turn = live & is_teacher[rows, current]
-                forced += int(np.count_nonzero(teacher_turn & (choices == 1)))
-                actions, _ = choose_actions(
-                    rules, state, policies, acting, masks=masks, game_ids=ids
-                )
-                played = actions
-                if acts_instead:
-                    instead = teacher_turn & (
-                        behaviour_rng.random(state.batch_size) < behaviour_share
-                    )
-                    if instead.any():
-                        others, _ = choose_actions(
-                            rules,
-                            state,
-                            policies,
-                            np.where(instead, behaviour_index, -1),
-                            masks=masks,
-                            game_ids=ids,
-                        )
-                        played = np.where(instead, others, actions)
-                record = np.flatnonzero(teacher_turn & (choices > 1))[: num_samples - filled]
-                if record.size and out_values is not None:
-                    estimates = _search_estimates(policies, searches, acting)
-                    out_values[filled : filled + record.size] = estimates[record]
-                if record.size:
-                    seen = state if record.size == state.batch_size else state.select(record)
-                    into = slice(filled, filled + record.size)
-                    out_obs[into] = encode(rules, seen)
-                    out_masks[into] = masks[record]
-                    out_actions[into] = actions[record]
-                    out_phases[into] = state.phase[record]
-                    out_teachers[into] = lineup[record, current[record]]
-                    out_games[into] = ids[record]
-                    filled += record.size
-                    bar.update(record.size)
-                state = core.step(rules, state, played, in_place=True)
-                live = state.live
-                if np.count_nonzero(live) < state.batch_size * _COMPACT_BELOW:
-                    keep = np.flatnonzero(live)
-                    state, live, ids = state.select(keep), live[keep], ids[keep]
-                    lineup, is_teacher = lineup[keep], is_teacher[keep]
+            seating = _Seating(policies, lineup, is_teacher, first_game)
+            play_tables(
+                rules,
+                policies,
+                lineup,
+                keys,
+                on_error="raise",
+                first_game=first_game,
+                on_round=functools.partial(record, seating=seating),
+            )
             if progress and bar.disable:
                 # Off a terminal tqdm hides its bar: one line per batch of games instead.
                 elapsed = time.perf_counter() - start

@@ -44,10 +44,12 @@ as usual; with ``"raise"`` a :class:`PolicyError` names it.
 
 ``KeyboardInterrupt`` and other ``BaseException`` are never caught.
 
-Finishing order (``ranks``). Without ``play_to_last`` a hand only tells who went out first:
-the winner ranks 0 and the other seats tie at rank 1 (with ``teams``, both partners rank 0).
-Under ``play_to_last`` the full finishing order is used. A truncated hand is a tie between
-the seats still playing (seats already out under ``play_to_last`` keep their places).
+Hooks. :func:`play_tables` hands each round to ``on_round`` before stepping it (a
+:class:`Round`: the batch, the masks, who acts and what they chose), which may change the
+actions or stop the play; ``on_ended`` sees each game's final state. Recorders, rollouts and
+replays are such hooks on this one loop.
+
+How hands end is recorded in :class:`uno_env.outcomes.TableResults`.
 """
 
 from __future__ import annotations
@@ -63,6 +65,14 @@ from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.observation import encode
+from uno_env.outcomes import (
+    END_FORFEIT,
+    END_TRUNCATED,
+    END_WON,
+    TableResults,
+    record_ended,
+    record_forfeits,
+)
 from uno_env.policy import Policy, StateSearcher, policy_name, searches_from_state
 from uno_env.rules import Rules
 
@@ -72,18 +82,16 @@ __all__ = [
     "END_WON",
     "ErrorPolicy",
     "PolicyError",
+    "Round",
     "TableResults",
     "choose_actions",
     "play_tables",
 ]
 
-END_WON, END_TRUNCATED, END_FORFEIT = 0, 1, 2
-"""How a hand ended: a seat went out, it hit ``max_turns``, or a seat forfeited."""
-
 ErrorPolicy = Literal["raise", "forfeit"]
 """What a policy's failure does: raise :class:`PolicyError`, or forfeit the offending seat."""
 
-_COMPACT_BELOW = 0.9
+COMPACT_BELOW = 0.9
 """Drop finished games from the batch when fewer than this share are live (a copy of the
 state costs far less than a step over dead rows)."""
 
@@ -93,46 +101,33 @@ class PolicyError(IllegalActionError):
 
 
 @dataclass(frozen=True)
-class TableResults:
-    """Outcomes of G hands with k seats.
+class Round:
+    """One round of :func:`play_tables`, as its ``on_round`` hook sees it, before the step.
 
     Attributes:
-        winner: The seat that went out, else -1 (truncated or forfeited), (G,) int64.
-        ranks: Finishing position of each seat (0 first, ties share), (G, k) int64.
-        points: The engine's ``hand_points``, (G, k) int64.
-        rewards: Win/loss rewards (:func:`uno_env.core.hand_rewards`; zeros for truncated
-            and forfeited hands), (G, k) float32.
-        cards_left: Cards in each hand at the end, (G, k) int64.
-        turns: Decisions taken, (G,) int64.
-        end: ``END_WON``, ``END_TRUNCATED`` or ``END_FORFEIT``, (G,) int64.
-        forfeit_seat: The forfeiting seat, else -1, (G,) int64.
-        reasons: Game index -> why it was forfeited.
+        state: The batch the policies saw: the games still in play, and finished ones until
+            the batch is next compacted. Read it only (the loop steps it in place next);
+            ``state.select(rows)`` copies rows to keep.
+        games: The game number of each row (an index into the results), (B,) int64.
+        acting: Index into the policies of the policy acting in each row, -1 in finished
+            games, (B,) int64.
+        masks: The legal-action masks of ``state``, (B, 80) bool.
+        actions: The chosen actions, (B,) int64 (0 in finished games). The hook may
+            overwrite acting rows with other legal actions: the step plays this array.
     """
 
-    winner: npt.NDArray[np.int64]
-    ranks: npt.NDArray[np.int64]
-    points: npt.NDArray[np.int64]
-    rewards: npt.NDArray[np.float32]
-    cards_left: npt.NDArray[np.int64]
-    turns: npt.NDArray[np.int64]
-    end: npt.NDArray[np.int64]
-    forfeit_seat: npt.NDArray[np.int64]
-    reasons: dict[int, str]
+    state: UnoState
+    games: npt.NDArray[np.int64]
+    acting: npt.NDArray[np.int64]
+    masks: npt.NDArray[np.bool_]
+    actions: npt.NDArray[np.int64]
 
-    @classmethod
-    def empty(cls, num_games: int, num_players: int) -> TableResults:
-        """Results of ``num_games`` hands not played yet."""
-        return cls(
-            winner=np.full(num_games, -1, dtype=np.int64),
-            ranks=np.zeros((num_games, num_players), dtype=np.int64),
-            points=np.zeros((num_games, num_players), dtype=np.int64),
-            rewards=np.zeros((num_games, num_players), dtype=np.float32),
-            cards_left=np.zeros((num_games, num_players), dtype=np.int64),
-            turns=np.zeros(num_games, dtype=np.int64),
-            end=np.zeros(num_games, dtype=np.int64),
-            forfeit_seat=np.full(num_games, -1, dtype=np.int64),
-            reasons={},
-        )
+
+RoundHook = Callable[[Round], "bool | None"]
+"""Called with every round before its step; returning ``False`` stops the play there."""
+
+EndedHook = Callable[[UnoState, npt.NDArray[np.int64], npt.NDArray[np.int64]], object]
+"""Called after a step with the state, the rows whose hand just ended and their game numbers."""
 
 
 # ----------------------------------------------------------------------------------------
@@ -312,29 +307,41 @@ def play_tables(
     rules: Rules,
     policies: Sequence[Policy | None],
     lineups: npt.NDArray[np.int64],
-    keys: npt.NDArray[np.uint64],
+    keys: npt.NDArray[np.uint64] | None = None,
     *,
+    state: UnoState | None = None,
     dealer: int | None = None,
     on_error: ErrorPolicy = "forfeit",
     first_game: int = 0,
     on_finished: Callable[[int], object] | None = None,
+    on_round: RoundHook | None = None,
+    on_ended: EndedHook | None = None,
     broken: Mapping[int, str] | None = None,
 ) -> TableResults:
     """Play one hand per row, seat ``s`` of game ``g`` held by ``policies[lineups[g, s]]``.
 
-    Every game is dealt from its key (:func:`uno_env.core.init`). All policies are ``reset``
-    first; a policy whose ``reset`` raises is treated like one listed in ``broken``.
+    Every game is dealt from its key (:func:`uno_env.core.init`), or play goes on from
+    ``state``. All policies are ``reset`` first; a policy whose ``reset`` raises is treated
+    like one listed in ``broken``.
 
     Args:
         rules: The rules of every game.
         policies: Policy by index (``None`` for indices no lineup uses).
         lineups: Policy index of each seat, (G, k).
-        keys: The game keys, (G,).
+        keys: The game keys, (G,); give either ``keys`` or ``state``.
+        state: Games to play on from, (G,), instead of dealing new ones. The loop steps it
+            in place until it first compacts the batch, so pass a copy to keep it. Games
+            already over are recorded as they stand.
         dealer: The dealer seat of every game, or ``None`` to draw it from each game's key
             (as at a real table). Tournaments deal with seat ``k-1``, so seat 0 plays first.
         on_error: ``"forfeit"`` or ``"raise"`` (see the module docstring).
         first_game: The number of row 0's game, for messages.
         on_finished: Called with the number of hands that just ended (a progress bar).
+        on_round: Called with each :class:`Round` before its step. It may overwrite
+            actions; if it returns ``False`` play stops there, and the games still live are
+            recorded as cut short (``END_TRUNCATED``).
+        on_ended: Called after a step with the state, the rows whose hand just ended (won or
+            truncated; forfeits are not stepped) and their game numbers (``0..G-1``).
         broken: Policy index -> why it cannot play (e.g. its factory raised). With
             ``"forfeit"`` every game where it sits is forfeited before the first move, with
             that reason; with ``"raise"`` a :class:`PolicyError` names it.
@@ -343,67 +350,89 @@ def play_tables(
         The outcome of every hand, in row order.
 
     Raises:
-        ValueError: if the lineups and keys do not fit the rules' table size.
+        ValueError: if the lineups and keys (or state) do not fit the rules' table size, or
+            not exactly one of ``keys`` and ``state`` is given.
         PolicyError: with ``on_error="raise"``, for the first failing policy (including a
             ``reset`` that raises, or a ``broken`` one).
     """
     n_games, n_players = lineups.shape
-    if n_players != rules.num_players or keys.shape != (n_games,):
+    if state is not None and keys is None:
+        n_given: tuple[int, ...] = (state.batch_size,)
+    elif keys is not None and state is None:
+        n_given = keys.shape
+    else:
+        raise ValueError("give the games either as keys or as a state, not both or neither")
+    if n_players != rules.num_players or n_given != (n_games,):
         raise ValueError(
-            f"lineups {lineups.shape} and keys {keys.shape} do not fit {rules.num_players} seats"
+            f"lineups {lineups.shape} and {n_given[0]} games do not fit {rules.num_players} seats"
         )
     out = TableResults.empty(n_games, n_players)
     if n_games == 0:
         return out
     failed = _reset_policies(policies, broken or {}, on_error)
-    state = core.init(rules, keys=keys, dealer=dealer)
-    ids = np.arange(first_game, first_game + n_games, dtype=np.int64)
+    if state is None:
+        state = core.init(rules, keys=keys, dealer=dealer)
+    games = np.arange(n_games, dtype=np.int64)
     seats_of = lineups.astype(np.int64)
     live = state.live
+    over = np.flatnonzero(~live)
+    if over.size:  # games given already over
+        record_ended(rules, state, over, games[over], out)
     if failed:
         blocked = np.isin(seats_of, list(failed))
         rows = np.flatnonzero(blocked.any(axis=1))
         if rows.size:
             seats = blocked[rows].argmax(axis=1)  # the first seat held by a failed policy
-            reasons = {
-                int(r): failed[int(seats_of[r, s])] for r, s in zip(rows, seats, strict=True)
-            }
-            _record_forfeits(rules, state, rows, ids - first_game, reasons, out, seats=seats)
+            reasons = [failed[int(seats_of[r, s])] for r, s in zip(rows, seats, strict=True)]
+            record_forfeits(rules, state, rows, games[rows], reasons, out, seats=seats)
             if on_finished is not None:
                 on_finished(rows.size)
             idx = np.flatnonzero(~blocked.any(axis=1))
-            state, ids, live, seats_of = state.select(idx), ids[idx], live[idx], seats_of[idx]
+            state, games, live, seats_of = state.select(idx), games[idx], live[idx], seats_of[idx]
     while live.any():
         acting = np.where(live, seats_of[np.arange(state.batch_size), state.current], -1)
+        masks = core.legal_action_mask(rules, state)
         actions, forfeits = choose_actions(
-            rules, state, policies, acting, on_error=on_error, game_ids=ids
+            rules,
+            state,
+            policies,
+            acting,
+            on_error=on_error,
+            game_ids=games + first_game,
+            masks=masks,
         )
         if forfeits:
             rows = np.array(sorted(forfeits), dtype=np.int64)
-            _record_forfeits(rules, state, rows, ids - first_game, forfeits, out)
+            reasons = [forfeits[int(r)] for r in rows]
+            record_forfeits(rules, state, rows, games[rows], reasons, out)
             if on_finished is not None:
                 on_finished(rows.size)
             keep = np.ones(state.batch_size, dtype=bool)
             keep[rows] = False
             idx = np.flatnonzero(keep)
-            state, ids, live = state.select(idx), ids[idx], live[idx]
-            seats_of, actions = seats_of[idx], actions[idx]
+            state, games, live = state.select(idx), games[idx], live[idx]
+            seats_of, actions, acting, masks = seats_of[idx], actions[idx], acting[idx], masks[idx]
             if state.batch_size == 0:
                 break
+        if on_round is not None and on_round(Round(state, games, acting, masks, actions)) is False:
+            stopped = np.flatnonzero(live)
+            record_ended(rules, state, stopped, games[stopped], out)
+            break
         state = core.step(rules, state, actions, in_place=True)  # the loop owns its state
         now_live = state.live
         ended = np.flatnonzero(live & ~now_live)
         if ended.size:
-            _record(rules, state, ended, ids - first_game, out)
+            record_ended(rules, state, ended, games[ended], out)
+            if on_ended is not None:
+                on_ended(state, ended, games[ended])
             if on_finished is not None:
                 on_finished(ended.size)
         live = now_live
-        n_live = int(np.count_nonzero(live))
-        if n_live < state.batch_size * _COMPACT_BELOW:
+        if np.count_nonzero(live) < state.batch_size * COMPACT_BELOW:
             keep_rows = np.flatnonzero(live)
-            state, ids, live = state.select(keep_rows), ids[keep_rows], live[keep_rows]
+            state, games, live = state.select(keep_rows), games[keep_rows], live[keep_rows]
             seats_of = seats_of[keep_rows]
-    out.rewards[:] = core.winner_rewards(rules, out.winner)
+    out.rewards[:] = core.winner_rewards(rules, out.winners)
     return out
 
 
@@ -429,70 +458,3 @@ def _reset_policies(
         name = policy_name(policy) if policy is not None else f"#{index}"
         raise PolicyError(f"policy {name!r}: {failed[index]}")
     return failed
-
-
-def _competition_ranks(keys: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """Rank of each seat: how many seats have a strictly smaller key (ties share)."""
-    less = keys[:, None, :] < keys[:, :, None]
-    out: npt.NDArray[np.int64] = less.sum(axis=2).astype(np.int64)
-    return out
-
-
-def _order_keys(
-    rules: Rules, state: UnoState, rows: npt.NDArray[np.int64]
-) -> npt.NDArray[np.float64]:
-    """Sort keys of the seats of finished games (smaller finishes earlier)."""
-    n_players = rules.num_players
-    keys = np.zeros((rows.size, n_players), dtype=np.float64)
-    won = state.done[rows]
-    if rules.play_to_last:
-        rank = state.finish_rank[rows].astype(np.float64)
-        keys = np.where(rank >= 0, rank, float(n_players))
-    else:
-        winners = state.winner[rows].astype(np.int64)
-        keys[won] = 1.0
-        w = np.flatnonzero(won)
-        keys[w, winners[w]] = 0.0
-        if rules.teams:
-            keys[w, (winners[w] + 2) % 4] = 0.0
-    return keys
-
-
-def _record(
-    rules: Rules,
-    state: UnoState,
-    rows: npt.NDArray[np.int64],
-    games_of: npt.NDArray[np.int64],
-    out: TableResults,
-) -> None:
-    games = games_of[rows]
-    done = state.done[rows]
-    out.winner[games] = np.where(done, state.winner[rows], -1)
-    out.ranks[games] = _competition_ranks(_order_keys(rules, state, rows))
-    out.points[games] = state.hand_points[rows]
-    out.cards_left[games] = state.hand_size[rows]
-    out.turns[games] = state.turn[rows]
-    out.end[games] = np.where(done, END_WON, END_TRUNCATED)
-
-
-def _record_forfeits(
-    rules: Rules,
-    state: UnoState,
-    rows: npt.NDArray[np.int64],
-    games_of: npt.NDArray[np.int64],
-    reasons: dict[int, str],
-    out: TableResults,
-    seats: npt.NDArray[np.int64] | None = None,
-) -> None:
-    """Record forfeits of ``rows``: by ``seats`` (default: the acting seat of each row)."""
-    games = games_of[rows]
-    seat = state.current[rows].astype(np.int64) if seats is None else seats.astype(np.int64)
-    keys = _order_keys(rules, state, rows)  # live hands: seats still playing tie
-    keys[np.arange(rows.size), seat] = np.inf
-    out.ranks[games] = _competition_ranks(keys)
-    out.cards_left[games] = state.hand_size[rows]
-    out.turns[games] = state.turn[rows]
-    out.end[games] = END_FORFEIT
-    out.forfeit_seat[games] = seat
-    for row, game in zip(rows, games, strict=True):
-        out.reasons[int(game)] = reasons[int(row)]

@@ -1,7 +1,7 @@
 """Plain words for a game of UNO seen from one seat: ``uno-lab play`` and ``uno-lab replay``.
 
-Everything here reads the states before and after a step (one game, B = 1) and says what
-happened the way a player at the table would: "player_2 draws 2 and is skipped", "you
+Everything here reads what a step reported (its events: :mod:`uno_env.core.events`) and the
+state it left (one game, B = 1), and says what happened the way a player at the table would: "player_2 draws 2 and is skipped", "you
 challenged; the Wild Draw Four was legal: you draw 6". Only the listener's own cards are
 ever named; other players' draws are counted, never shown (a replay may show every hand on
 purpose, see :func:`unolab.play.replay`).
@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 _COLOUR_WORDS = ("red", "yellow", "green", "blue")
-_SKIP, _REVERSE, _DRAW_TWO = 10, 11, 12
 
 
 def colour_word(colour: int) -> str:
@@ -90,23 +89,21 @@ def describe_deal(rules: Rules, state: core.UnoState, table: Table) -> list[str]
         f"Hand {int(state.hand_no[0]) + 1}: {table.subject(dealer, 'deals', 'deal')} "
         f"{_count(rules.hand_size)} each; the starter card is {table.card(top)}."
     ]
-    if int(state.shuffles[0]) > 0:
+    events = int(state.step_events[0])
+    if events & core.EVENT_RESHUFFLED:
         lines.append(
             "(A Wild Draw Four was turned up first: it went back and the deck was shuffled.)"
         )
     rank = int(C.FACE_RANK[top])
-    drawn = state.hand_size[0].astype(np.int64) - rules.hand_size
-    for seat in np.flatnonzero(drawn > 0):
-        skipped = int(seat) != first
+    skipped = int(state.step_skipped[0])
+    for seat in np.flatnonzero(state.step_drawn[0] > 0):
         lines.append(
             f"The starter Draw Two: {table.subject(int(seat), 'draws', 'draw')} 2"
-            + (" and is skipped." if skipped else " and still plays first.")
+            + (" and is skipped." if int(seat) == skipped else " and still plays first.")
         )
-    if rank == _SKIP:
-        lines.append(
-            f"The starter Skip: {table.subject(_seat_ahead_of_dealer(state), 'is', 'are')} skipped."
-        )
-    elif rank == _REVERSE and rules.num_players > 2:
+    if rank == C.SKIP:
+        lines.append(f"The starter Skip: {table.subject(skipped, 'is', 'are')} skipped.")
+    elif rank == C.REVERSE and rules.num_players > 2:
         lines.append("The starter Reverse: play goes counter-clockwise and the dealer starts.")
     if int(state.phase[0]) == core.CHOOSE_COLOUR:
         lines.append(f"The starter is a Wild: {table.subject(first, 'names', 'name')} its colour.")
@@ -114,11 +111,6 @@ def describe_deal(rules: Rules, state: core.UnoState, table: Table) -> list[str]
         lines.append(f"The starter is a Wild; its colour is {colour_word(int(state.colour[0]))}.")
     lines.append(f"{table.subject(first, 'plays', 'play')} first.")
     return lines
-
-
-def _seat_ahead_of_dealer(state: core.UnoState) -> int:
-    n_players = state.hands.shape[1]
-    return (int(state.dealer[0]) + 1) % n_players
 
 
 def describe_step(
@@ -144,15 +136,9 @@ def describe_step(
     """
     face = int(C.ACTION_FACE[action])
     played = face >= 0
-    before_hands = before.hands[0].astype(np.int64)
-    after_hands = after.hands[0].astype(np.int64)
-    if played:
-        before_hands[seat, face] -= 1
-    swapped = action >= C.SWAP or (
-        played and rules.seven_zero and int(C.FACE_RANK[face]) == 0 and face < C.WILD
-    )
-    gained = after_hands - before_hands  # cards each seat drew in this step
-    drawn = np.zeros(len(table.names), dtype=np.int64) if swapped else gained.sum(axis=1)
+    events = int(after.step_events[0])
+    swapped = bool(events & core.EVENT_HANDS_MOVED)
+    drawn = after.step_drawn[0].astype(np.int64)  # cards each seat drew in this step
     told: set[int] = set()
 
     def drew(who: int) -> str:
@@ -160,7 +146,12 @@ def describe_step(
         n = int(drawn[who])
         told.add(who)
         if who == table.listener and n > 0:
-            return f" {n}: {card_list(table, _faces(np.maximum(gained[who], 0)))}"
+            # Which cards: the listener's own hand before and after (what they now hold).
+            held = before.hands[0, who].astype(np.int64)
+            if played and seat == who:
+                held[face] -= 1
+            new = after.hands[0, who].astype(np.int64) - held
+            return f" {n}: {card_list(table, _faces(np.maximum(new, 0)))}"
         return f" {n}"
 
     lines: list[str] = []
@@ -204,7 +195,7 @@ def describe_step(
             lines.append(f"{subject(seat, 'keeps', 'keep')} the card just drawn.")
     elif action == C.CHALLENGE:
         bluffer = int(before.wd4_seat[0])
-        if bluffer >= 0 and drawn[bluffer] > 0:
+        if events & core.EVENT_BLUFF_CAUGHT:
             lines.append(
                 f"{subject(seat, 'challenges', 'challenged')}: {table.possessive(bluffer)} Wild "
                 f"Draw Four was illegal (they could match the colour): "
@@ -241,13 +232,10 @@ def describe_step(
         lines.append("Everyone passes their hand on to the next player.")
 
     live = bool(after.live[0])
-    skipped = -1
-    if played and live and int(after.phase[0]) == core.PLAY and phase != core.STACK:
-        rank = int(C.FACE_RANK[face])
-        if rank in (_SKIP, _DRAW_TWO) or face == C.WILD_DRAW_FOUR:
-            victim = core.seat_ahead_of(rules, before, seat)
-            if int(after.current[0]) != victim:
-                skipped = victim
+    skipped = int(after.step_skipped[0])
+    two_player_reverse = played and int(C.FACE_RANK[face]) == C.REVERSE and skipped >= 0
+    if two_player_reverse:
+        skipped = -1  # told below, as the Reverse's own rule
     for other in (int(s) for s in np.flatnonzero(drawn > 0)):
         if other in told:
             continue
@@ -258,22 +246,15 @@ def describe_step(
         lines.append(text + ".")
     if skipped >= 0:
         lines.append(f"{subject(skipped, 'is', 'are')} skipped.")
-    turned = int(before.direction[0]) != int(after.direction[0])
-    if played and live and turned and rules.num_players > 2:
+    if live and events & core.EVENT_DIRECTION and rules.num_players > 2:
         way = "clockwise" if int(after.direction[0]) > 0 else "counter-clockwise"
         lines.append(f"Play now goes {way}.")
-    if (
-        played
-        and live
-        and int(C.FACE_RANK[face]) == _REVERSE
-        and int(after.current[0]) == seat
-        and int(after.phase[0]) == core.PLAY
-    ):
+    if live and two_player_reverse:
         lines.append(f"With two players a Reverse skips: {subject(seat, 'plays', 'play')} again.")
-    if int(after.shuffles[0]) > int(before.shuffles[0]):
+    if events & core.EVENT_RESHUFFLED:
         lines.append("The discards are shuffled into a new draw pile.")
     exposed = int(after.uno_exposed[0])
-    if exposed >= 0 and exposed != int(before.uno_exposed[0]):
+    if events & core.EVENT_UNO_EXPOSED and exposed >= 0:
         if exposed == table.listener:
             lines.append("You are down to one card without calling UNO: you can be caught.")
         else:

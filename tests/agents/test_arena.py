@@ -23,15 +23,16 @@ import pytest
 from uno_env import cards as C
 from uno_env.core import IllegalActionError
 from uno_env.observation import OBS_LAYOUT
+from uno_env.outcomes import TableResults
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import MixBot, RandomBot, make_agent
-from unolab.agents.arena import GameResults, evaluate_vs, play_games
+from unolab.agents.arena import evaluate_vs, play_games
 from unolab.agents.stats import wilson_interval
 from unolab.agents.strength import main as strength_main
 
 
-def _same(a: GameResults, b: GameResults) -> bool:
+def _same(a: TableResults, b: TableResults) -> bool:
     return all(
         np.array_equal(getattr(a, f), getattr(b, f))
         for f in ("winners", "turns", "truncated", "rewards", "points")
@@ -83,7 +84,7 @@ class AlwaysDraw:
 def test_same_seed_same_results() -> None:
     rules = Rules(num_players=3)
 
-    def run(seed: int) -> GameResults:
+    def run(seed: int) -> TableResults:
         bots = [make_agent("random", 1), make_agent("random", 2), make_agent("mixbot")]
         return play_games(rules, bots, 300, seed=seed, batch_size=128, progress=False)
 

@@ -286,7 +286,7 @@ def test_plays_through_the_play_loop_and_as_an_env_opponent(
     keys = np.arange(12, dtype=np.uint64)
     lineups = np.tile([0, 1], (12, 1))
     results = play_tables(RULES2, [agent, make_agent("random", 1)], lineups, keys, on_error="raise")
-    assert (results.winner >= 0).all()
+    assert (results.winners >= 0).all()
     # Forfeit mode calls it the same way.
     state = decision_states(RULES2, 8, seed=1)
     _, forfeits = choose_actions(

@@ -97,6 +97,77 @@ def test_a_draw_two_victim_draws_and_is_skipped() -> None:
     assert game.current_seat == 0
 
 
+@pytest.mark.parametrize(
+    ("players", "hands", "starter", "rules", "script", "said"),
+    [
+        (
+            2,
+            [SEVEN_RED, ["RR", "B1", "B2", "B3", "B4", "B5", "B6"]],
+            "R9",
+            {},
+            ["RR"],
+            "player_1 plays RR. With two players a Reverse skips: player_1 plays again.",
+        ),
+        (
+            3,
+            [SEVEN_RED, ["RR", "B1", "B2", "B3", "B4", "B5", "B6"], SEVEN_GREEN],
+            "R9",
+            {},
+            ["RR"],
+            "player_1 plays RR. Play now goes counter-clockwise.",
+        ),
+        (
+            3,
+            [SEVEN_RED, ["RS", "B1", "B2", "B3", "B4", "B5", "B6"], SEVEN_GREEN],
+            "R9",
+            {},
+            ["RS"],
+            "player_1 plays RS. player_2 is skipped.",
+        ),
+        (
+            3,
+            [SEVEN_RED, ["GS", "B1", "B2", "B3", "B4", "B5", "B6"], ["GS", *SEVEN_GREEN[1:]]],
+            "G9",
+            {"jump_in": True},
+            ["GS", "pass"],
+            "player_2 passes. player_2 is skipped.",
+        ),
+        (
+            3,
+            [SEVEN_RED, ["G0", "B1", "B2", "B3", "B4", "B5", "B6"], SEVEN_GREEN],
+            "G9",
+            {"seven_zero": True},
+            ["G0"],
+            "player_1 plays G0. Everyone passes their hand on to the next player.",
+        ),
+    ],
+    ids=["2p-reverse", "3p-reverse", "skip", "skip-after-jump-in-window", "zero-rotates"],
+)
+def test_what_a_step_did_is_told_from_its_events(
+    players: int,
+    hands: list[list[str]],
+    starter: str,
+    rules: dict[str, bool],
+    script: list[str],
+    said: str,
+) -> None:
+    deck = stacked(hands, dealer=0, starter=starter)
+    game = UnoGame("official", num_players=players, dealer=0, deck=deck, **rules)
+    for action in script[:-1]:
+        game.step(action)
+    assert step_words(game, script[-1]) == said
+
+
+def test_an_undeclared_uno_is_told_to_the_next_seat() -> None:
+    hands = [["R1", "R2"], ["R8", "B1"], ["G1", "G2"]]
+    game = UnoGame("official", num_players=3, dealer=0, deck=stacked(hands, 0, "R9"), hand_size=2)
+    said = step_words(game, "R8")
+    assert said == (
+        "player_1 plays R8. player_1 is down to one card and did not call UNO: "
+        "catch them before your next move."
+    )
+
+
 def test_your_own_draw_names_the_card_and_others_do_not() -> None:
     deck = stacked([SEVEN_RED, SEVEN_GREEN], dealer=0, starter="B9", rest=["Y5", "B4"])
     game = UnoGame("official", num_players=2, dealer=0, deck=deck)

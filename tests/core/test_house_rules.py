@@ -396,6 +396,7 @@ JUMP_IN: list[Scenario] = [
             "GS",
             # seat 1's Skip is cancelled; seat 2's Skip skips seat 0
             {"phase": "play", "current": 1, "top": "GS", "hands": {2: ["Y3", "Y4"]}},
+            {"skipped": 0},
         ],
         jump_in=True,
     ),
@@ -403,7 +404,12 @@ JUMP_IN: list[Scenario] = [
         "jump-in-pass-on-a-skip-the-skip-resolves",
         [["B1", "B2", "B3"], ["GS", "G5", "G6"], ["GS", "Y3", "Y4"]],
         "G9",
-        ["GS", "pass", {"phase": "play", "current": 0, "effect": (None, None)}],
+        [
+            "GS",
+            {"skipped": None},  # the skip waits for the window to close
+            "pass",
+            {"phase": "play", "current": 0, "effect": (None, None), "skipped": 2},
+        ],
         jump_in=True,
     ),
     scen(
@@ -480,7 +486,7 @@ SEVEN_ZERO: list[Scenario] = [
         [
             "G0",
             {"hands": {0: ["Y1", "Y2", "Y3"], 1: ["B1", "B2", "B3"], 2: ["G5", "G6"]}},
-            {"current": 2, "phase": "play", "sizes": [3, 3, 2]},
+            {"current": 2, "phase": "play", "sizes": [3, 3, 2], "events": {"hands_moved"}},
         ],
         seven_zero=True,
     ),
@@ -502,10 +508,11 @@ SEVEN_ZERO: list[Scenario] = [
         "G9",
         [
             "G7",
-            {"phase": "swap_target", "current": 1, "effect": ("G7", 1)},
+            {"phase": "swap_target", "current": 1, "effect": ("G7", 1), "events": set()},
             {"legal": ["swap:1", "swap:2", "swap:3"]},
             "swap:2",
             {"hands": {1: ["R1", "R2", "R3"], 3: ["G5", "G6"], 0: ["B1", "B2", "B3"]}},
+            {"events": {"hands_moved"}, "step_drawn": [0, 0, 0, 0]},
             {"phase": "play", "current": 2, "effect": (None, None)},
         ],
         seven_zero=True,

@@ -195,6 +195,34 @@ def test_mask_never_empty_while_live(rules: Rules, seed: int, policy_seed: int) 
     play(rules, state, policy_seed, on_step=lambda _b, _a, after: check_mask(after))
 
 
+@PROPERTY_SETTINGS
+@given(rules=rules_strategy(), seed=seeds, policy_seed=seeds)
+def test_each_step_reports_what_it_did(rules: Rules, seed: int, policy_seed: int) -> None:
+    """The events of a step agree with the public counters it changed."""
+
+    def check(before: core.UnoState, actions: np.ndarray, after: core.UnoState) -> None:
+        stepped = before.live
+        drawn = after.seat_draws.astype(np.int64) - before.seat_draws
+        assert np.array_equal(after.step_drawn[stepped], drawn[stepped]), "cards drawn"
+        reshuffled = (after.step_events & core.EVENT_RESHUFFLED) != 0
+        assert np.array_equal(reshuffled[stepped], (after.shuffles > before.shuffles)[stepped])
+        turned = (after.step_events & core.EVENT_DIRECTION) != 0
+        changed = after.direction != before.direction
+        assert (turned[stepped] | ~changed[stepped]).all(), "a direction changed unreported"
+        skipped = after.step_skipped.astype(np.int64)
+        victims = skipped[stepped]
+        assert ((victims == -1) | ((victims >= 0) & (victims < rules.num_players))).all()
+        # A skipped seat is not the one to act next (unless play comes back round to it).
+        hits = np.flatnonzero(stepped & (skipped >= 0) & after.live)
+        if rules.num_players > 2:
+            assert (after.current[hits] != skipped[hits]).all(), "a skipped seat acts"
+        # Games already over keep their last events.
+        over = ~stepped
+        assert np.array_equal(after.step_drawn[over], before.step_drawn[over])
+
+    play(rules, core.init(rules, BATCH, seed=seed), policy_seed, on_step=check)
+
+
 # ---------------------------------------------------------------------------------------------
 # Scoring and rewards
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from support.scenarios import (
     stack,
 )
 
-from uno_env import IllegalActionError, UnoGame
+from uno_env import IllegalActionError, UnoGame, core
 from uno_env import cards as C
 from uno_env.core.history import NO_MARK
 from uno_env.game import stacked_deck
@@ -135,9 +135,9 @@ SCENARIOS: list[Scenario] = [
         "GS",
         [
             {"current": 2, "colour": "G", "direction": 1, "legal": ["G8", "draw"]},
-            {"sizes": [3, 3, 3], "discard": ["GS"]},
+            {"sizes": [3, 3, 3], "discard": ["GS"], "skipped": 1, "events": set()},
             "G8",
-            {"current": 0},
+            {"current": 0, "skipped": None, "step_drawn": [0, 0, 0]},
         ],
     ),
     scen(
@@ -146,8 +146,9 @@ SCENARIOS: list[Scenario] = [
         "RR",
         [
             {"current": 0, "direction": -1, "colour": "R", "legal": ["R2", "draw"]},
+            {"events": {"direction"}, "skipped": None},
             "R2",
-            {"current": 2, "direction": -1},
+            {"current": 2, "direction": -1, "events": set()},
         ],
     ),
     scen(
@@ -331,7 +332,8 @@ SCENARIOS: list[Scenario] = [
         "R9",
         [
             "RR",
-            {"direction": -1, "current": 0, "top": "RR"},
+            {"direction": -1, "current": 0, "top": "RR", "events": {"direction"}},
+            {"skipped": None},
             "R1",
             {"current": 2, "direction": -1},
             "R2",
@@ -346,6 +348,7 @@ SCENARIOS: list[Scenario] = [
             "R+2",
             {"current": 0, "top": "R+2", "colour": "R", "phase": "play"},
             {"hands": {2: ["Y1", "Y2", "Y5", "Y6", "G8"], 0: ["B3", "B4", "B5"]}},
+            {"skipped": 2, "step_drawn": [0, 0, 2]},
         ],
         pile=["Y1", "Y2"],
     ),
@@ -357,10 +360,11 @@ SCENARIOS: list[Scenario] = [
             "RR",
             {"current": 0, "direction": -1},
             "RS",
-            {"current": 2, "direction": -1, "hands": {3: ["Y3", "Y4", "Y5"]}},
+            {"current": 2, "direction": -1, "hands": {3: ["Y3", "Y4", "Y5"]}, "skipped": 3},
             "R+2",
             # seat 1 (next counter-clockwise) draws 2 and is skipped
             {"current": 0, "hands": {1: ["B1", "B3", "Y1", "Y2"]}},
+            {"skipped": 1, "step_drawn": [0, 2, 0, 0], "events": set()},
         ],
         pile=["Y1", "Y2"],
     ),
@@ -374,6 +378,7 @@ SCENARIOS: list[Scenario] = [
             "W+4:Y",
             {"current": 0, "phase": "play", "colour": "Y", "top": "W+4"},
             {"hands": {2: ["Y5", "Y6", "Y7", "G1", "G2", "G3", "G4"], 1: ["B9", "W"]}},
+            {"skipped": 2, "step_drawn": [0, 0, 4]},
         ],
         pile=["G1", "G2", "G3", "G4"],
         wd4_challenge=False,
@@ -400,8 +405,9 @@ SCENARIOS: list[Scenario] = [
         [
             "RR",
             {"current": 1, "direction": -1, "phase": "play", "legal": ["R1", "draw", "uno"]},
+            {"skipped": 0, "events": {"direction"}},
             "R1",
-            {"current": 0},
+            {"current": 0, "skipped": None},
         ],
     ),
     scen(
@@ -410,7 +416,7 @@ SCENARIOS: list[Scenario] = [
         "R9",
         [
             "RS",
-            {"current": 1, "direction": 1, "legal": ["R1", "draw", "uno"]},
+            {"current": 1, "direction": 1, "legal": ["R1", "draw", "uno"], "skipped": 0},
             "R1",
             {"current": 0},
         ],
@@ -466,6 +472,7 @@ SCENARIOS: list[Scenario] = [
             "challenge",
             {"phase": "play", "current": 2, "colour": "G", "legal": ["G1", "G2", "draw"]},
             {"hands": {1: ["R3", "B5", "Y4", "Y5", "Y6", "Y7"], 2: ["G1", "G2", "Y3"]}},
+            {"events": {"bluff_caught"}, "step_drawn": [0, 4, 0], "skipped": None},
             "G1",
             {"current": 0},
         ],
@@ -495,6 +502,7 @@ SCENARIOS: list[Scenario] = [
                     1: ["W+4", "B9", "W"],
                 }
             },
+            {"events": {"bluff_cleared"}, "step_drawn": [0, 0, 6], "skipped": None},
         ],
         pile=["G1", "G2", "G3", "G4", "G5", "G7"],
     ),
@@ -504,8 +512,9 @@ SCENARIOS: list[Scenario] = [
         "R9",
         [
             "W+4:Y",
+            {"skipped": None, "step_drawn": [0, 0, 0]},
             "accept",
-            {"phase": "play", "current": 0, "colour": "Y"},
+            {"phase": "play", "current": 0, "colour": "Y", "step_drawn": [0, 0, 4]},
             {"hands": {2: ["G1", "G2", "Y3", "Y4", "Y5", "Y6", "Y7"], 1: ["R3", "B5"]}},
         ],
         pile=["Y4", "Y5", "Y6", "Y7"],
@@ -579,8 +588,10 @@ SCENARIOS: list[Scenario] = [
         [
             "R3",
             {"exposed": 1, "current": 2, "legal": ["R4", "draw", "uno", "catch"]},
+            {"events": {"uno_exposed"}},
             "catch",
             {"exposed": None, "current": 2, "phase": "play", "legal": ["R4", "draw", "uno"]},
+            {"events": set(), "step_drawn": [0, 2, 0]},
             {"hands": {1: ["B5", "Y1", "Y2"]}, "top": "R3"},
             "R4",
             # seat 2 did not declare either: now it is exposed to seat 0
@@ -860,6 +871,7 @@ def test_wild_starter_is_reshuffled(starter: str, redraw_wilds: bool, seed: int)
     assert game.draw_pile == pile
     assert starter in pile  # the wild went back into the draw pile
     assert int(game.state.shuffles[0]) == shuffles
+    assert "reshuffled" in core.event_names(int(game.state.step_events[0]))
     for seat in range(3):
         assert game.hand(seat) == by_face(hands[seat])
     assert_conserved(game)
@@ -921,6 +933,8 @@ def test_draw_pile_runs_out_discards_reshuffled_top_stays() -> None:
     perm = keyed_permutation(np.array([game.key], dtype=np.uint64), 1, 3)[0]
     new_pile = [["R5", "R1", "R2"][i] for i in perm]
     assert int(game.state.shuffles[0]) == 1
+    assert game.state.step_events[0] & core.EVENT_RESHUFFLED  # the step reports it
+    assert game.state.step_drawn[0, seat] == 1
     assert game.discard_pile == ["R3"] and game.top_card == "R3" and game.current_colour == "R"
     assert game.draw_pile == new_pile[1:]
     assert game.hand(seat) == by_face([*before, new_pile[0]])

@@ -15,6 +15,7 @@ import numpy as np
 
 from uno_env import UnoGame
 from uno_env import cards as C
+from uno_env.core import event_names
 
 Script = Sequence[str | Mapping[str, Any]]
 
@@ -136,6 +137,9 @@ def check(game: UnoGame, expect: Mapping[str, Any], where: str) -> None:
         "finish_rank": lambda: st.finish_rank[0].tolist(),
         "wd4_seat": lambda: int(st.wd4_seat[0]),
         "declared": lambda: bool(st.declared[0]),
+        "skipped": lambda: None if st.step_skipped[0] < 0 else int(st.step_skipped[0]),
+        "step_drawn": lambda: st.step_drawn[0].tolist(),
+        "events": lambda: set(event_names(int(st.step_events[0]))),
     }
     legal = game.legal_actions()
     for key, want in expect.items():

@@ -390,7 +390,7 @@ def test_log_lines_are_the_json_of_their_records() -> None:
 
     units = [(0, 1, 0), (3, 0, 1)]
     res = TableResults(
-        winner=np.array([0, -1]),
+        winners=np.array([0, -1]),
         ranks=np.array([[0, 1], [1, 0]]),
         points=np.array([[20, 0], [0, 35]]),
         rewards=np.array([[1, -1], [0, 0]], dtype=np.float32),

@@ -13,6 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
+from uno_env.core.events import (
+    EVENT_BLUFF_CAUGHT,
+    EVENT_BLUFF_CLEARED,
+    EVENT_DIRECTION,
+    EVENT_HANDS_MOVED,
+    EVENT_UNO_EXPOSED,
+)
 from uno_env.core.history import NO_CHOICE, record_guilty, record_innocent, record_play
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, Scratch, StateArrays
@@ -96,6 +103,7 @@ def play(
     left = int(s.hand_size[g, seat])
     if r.uno_call and left == 1 and not s.declared[g]:
         s.uno_exposed[g] = seat
+        s.step_events[g] |= EVENT_UNO_EXPOSED
 
     rank = int(C.FACE_RANK[face])
     if rank == C.DRAW_TWO:
@@ -203,16 +211,21 @@ def _resolve_effect(
             ahead = TURN_STAYS
     if rank == C.SKIP:
         ahead = 2
+        s.step_skipped[g] = seat_ahead(r, s, g, seat, 1)
     elif rank == C.REVERSE:
         s.direction[g] = -s.direction[g]
+        s.step_events[g] |= EVENT_DIRECTION
         if stacking:
             # The penalty goes back, in the new direction, to the seat that played it.
             back = seat_ahead(r, s, g, seat, 1)
             pending, kind = int(s.pending[g]), int(s.penalty_kind[g])
             _face_penalty(s, g, back, pending, kind, NO_SEAT, STACK)
             ahead = TURN_STAYS
+        elif r.two_player:
+            ahead = 0  # with two players a Reverse skips the other seat
+            s.step_skipped[g] = seat_ahead(r, s, g, seat, 1)
         else:
-            ahead = 0 if r.two_player else 1
+            ahead = 1
     if penalty != NO_PENALTY:
         kind4 = penalty == DRAW_FOUR_PENALTY
         victim = seat_ahead(r, s, g, seat, 1)
@@ -226,6 +239,7 @@ def _resolve_effect(
         else:
             plan_draw(plan, victim, pending_next)
             ahead = 2
+            s.step_skipped[g] = victim
     if ahead != TURN_STAYS:
         plan[AHEAD] = ahead
 
@@ -248,6 +262,7 @@ def _face_penalty(
 def _rotate_hands(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
     """Seven-zero: every active hand passes to the next active seat in the direction of play."""
     s.uno_exposed[g] = NO_SEAT  # the one-card hand has moved on
+    s.step_events[g] |= EVENT_HANDS_MOVED
     direction = int(s.direction[g])
     n_active = 0
     for seat in range(r.num_players):
@@ -301,6 +316,7 @@ def swap_hands(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int, k: int) 
     s.hand_size[g, seat] = s.hand_size[g, target]
     s.hand_size[g, target] = my_size
     s.uno_exposed[g] = NO_SEAT
+    s.step_events[g] |= EVENT_HANDS_MOVED
     s.effect_face[g] = NO_FACE
     s.effect_seat[g] = NO_SEAT
     plan[AHEAD] = 1
@@ -366,12 +382,14 @@ def resolve_challenge(r: RuleParams, s: StateArrays, plan: np.ndarray, g: int) -
         record_guilty(s, g, int(s.wd4_seat[g]))
         plan_draw(plan, int(s.wd4_seat[g]), DRAW_FOUR_PENALTY)
         plan[AHEAD] = 0
+        s.step_events[g] |= EVENT_BLUFF_CAUGHT
     else:
         # A legal Wild Draw Four: the challenger draws the penalty plus two, loses the turn.
         # Everyone now knows its player held no card of the colour it was played on.
         record_innocent(s, g, int(s.wd4_seat[g]))
         plan_draw(plan, int(s.current[g]), int(s.pending[g]) + CHALLENGE_SURCHARGE)
         plan[AHEAD] = 1
+        s.step_events[g] |= EVENT_BLUFF_CLEARED
     s.wd4_illegal[g] = False
 
 

@@ -110,6 +110,9 @@ class StateArrays(NamedTuple):
     hand_points: np.ndarray
     scores: np.ndarray
     match_over: np.ndarray
+    step_drawn: np.ndarray
+    step_skipped: np.ndarray
+    step_events: np.ndarray
 
 
 if StateArrays._fields != ARRAY_FIELDS:  # checked at import, under python -O too

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
+from uno_env.core.events import EVENT_RESHUFFLED
 from uno_env.core.params import RuleParams, Scratch, StateArrays
 from uno_env.core.state import NO_FACE, SEAT_STREAM_OFFSET, STREAM_STRIDE
 from uno_env.jit import jit, jit_inline
@@ -52,6 +53,7 @@ def _reshuffle_discards(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> No
     if n <= 0:
         return
     reshuffle_order(s, w, g, n)
+    s.step_events[g] |= EVENT_RESHUFFLED
     start = C.DECK_SIZE - n
     for face in range(C.NUM_FACES):
         s.pile_faces[g, face] = 0
@@ -103,5 +105,6 @@ def draw_cards(r: RuleParams, s: StateArrays, w: Scratch, g: int, seat: int, cou
         s.hand_size[g, seat] += 1
         s.draw_pos[g] += 1
         s.seat_draws[g, seat] += 1  # public: the table sees every card drawn
+        s.step_drawn[g, seat] += 1
         last = face
     return last

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.events import EVENT_DIRECTION, EVENT_RESHUFFLED
 from uno_env.core.history import NO_CHOICE, NO_MARK
 from uno_env.core.params import (
     RuleParams,
@@ -213,6 +214,9 @@ def _deal(
             hand_points=np.zeros((n_games, n_players), dtype=np.int32),
             scores=np.array(scores, dtype=np.int32, order="C"),
             match_over=np.zeros(n_games, dtype=bool),
+            step_drawn=np.zeros((n_games, n_players), dtype=np.int16),
+            step_skipped=np.full(n_games, -1, dtype=np.int8),
+            step_events=np.zeros(n_games, dtype=np.int16),
         )
     )
     _turn_starters(rule_params(rules), arrays_of(state), scratch())
@@ -238,6 +242,7 @@ def _turn_starter(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
         # The card goes back into the draw pile, which is reshuffled; a new card is turned.
         n = C.DECK_SIZE - pos
         reshuffle_order(s, w, g, n)
+        s.step_events[g] |= EVENT_RESHUFFLED
         for i in range(n):
             w.cards[i] = s.deck[g, pos + i]
         for i in range(n):
@@ -258,8 +263,10 @@ def _turn_starter(r: RuleParams, s: StateArrays, w: Scratch, g: int) -> None:
     if rank == C.REVERSE:
         s.direction[g] = -1
         s.current[g] = dealer
+        s.step_events[g] |= EVENT_DIRECTION
     if rank == C.SKIP or (r.starter_draw_two_skips and rank == C.DRAW_TWO):
         s.current[g] = (dealer + 2) % n_players
+        s.step_skipped[g] = (dealer + 1) % n_players
     if rank == C.DRAW_TWO:
         draw_cards(r, s, w, g, (dealer + 1) % n_players, 2)
 

@@ -164,6 +164,9 @@ class UnoState:
     hand_points: npt.NDArray[np.int32]
     scores: npt.NDArray[np.int32]
     match_over: npt.NDArray[np.bool_]
+    step_drawn: npt.NDArray[np.int16]
+    step_skipped: npt.NDArray[np.int8]
+    step_events: npt.NDArray[np.int16]
     _mask_cache: tuple[Rules, BoolArray] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -281,5 +284,6 @@ _TRAILING: dict[str, tuple[int | str, ...]] = {
     "scores": ("N",),
     "pile_faces": (NUM_FACES,),
     "shown_holds": ("N", NUM_COLOURS),
+    "step_drawn": ("N",),
 }
 """The dimensions after the batch axis of the per-seat and per-card arrays (N: seats)."""

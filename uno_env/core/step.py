@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import effects as E
+from uno_env.core.events import clear_events
 from uno_env.core.history import (
     NO_CHOICE,
     record_choice,
@@ -169,6 +170,7 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
     """
     plan = w.plan
     clear_plan(plan)
+    clear_events(s, g)
     phase = s.phase[g]
     current = int(s.current[g])
 
@@ -219,6 +221,7 @@ def apply_one(r: RuleParams, s: StateArrays, w: Scratch, g: int, act: int) -> No
         # play_to_last: the first seat out scores what is left at that moment.
         winner_takes_points(r, s, g)
     if plan[ENDED]:
+        s.step_skipped[g] = NO_SEAT  # nobody loses a turn in a hand that is over
         finish_hand(r, s, g)
     elif plan[AHEAD] != TURN_STAYS:
         _end_turn(r, s, g, int(plan[AHEAD]))

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.play import choose_actions
+from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import PRESETS, Rules
 from unolab.agents import AGENT_NAMES
@@ -371,35 +371,14 @@ def _play_recording(
     keys: npt.NDArray[np.uint64],
     row: int,
 ) -> tuple[core.UnoState, list[str]]:
-    """Play a chunk as the tournament did; return row ``row``'s deal and its moves.
-
-    Raises:
-        Invalid: if a policy cannot reset.
-    """
-    for policy in policies:
-        if policy is not None:
-            try:
-                policy.reset()
-            except Exception as err:  # the agent's own failure: reported, not raised
-                raise Invalid(f"an agent of this run cannot play: {err}") from None
-    state = core.init(rules, keys=keys, dealer=rules.num_players - 1)
-    first = state.select(np.array([row]))
-    ids = np.arange(state.batch_size)
+    """Play a chunk as the tournament did; return row ``row``'s deal and its moves."""
     moves: list[str] = []
-    live = state.live
-    while live.any():
-        acting = np.where(live, lineups[ids, state.current.astype(np.int64)], -1)
-        actions, forfeits = choose_actions(
-            rules, state, policies, acting, on_error="forfeit", game_ids=ids
-        )
-        here = np.flatnonzero(ids == row)
-        if here.size and live[here[0]] and int(here[0]) not in forfeits:
-            moves.append(C.action_name(int(actions[here[0]])))
-        if forfeits:
-            keep = np.setdiff1d(np.arange(state.batch_size), list(forfeits))
-            state, ids, actions = state.select(keep), ids[keep], actions[keep]
-            if state.batch_size == 0:
-                break
-        state = core.step(rules, state, actions)
-        live = state.live
-    return first, moves
+
+    def note_move(turn: Round) -> None:
+        here = np.flatnonzero(turn.games == row)
+        if here.size and turn.acting[here[0]] >= 0:
+            moves.append(C.action_name(int(turn.actions[here[0]])))
+
+    dealer = rules.num_players - 1
+    play_tables(rules, policies, lineups, keys, dealer=dealer, on_round=note_move)
+    return core.init(rules, keys=keys[[row]], dealer=dealer), moves
