@@ -10,12 +10,14 @@ or from Python::
     summary = run_tournament(load_config("configs/tournament/bots_round_robin.yaml"))
 
 Modules: ``config`` (the YAML schema), ``participants`` (bots and agents), ``design``
-(tables, seatings, deal sets, chunks), ``play`` (batched play with forfeits), ``results``
-(the crash-safe game log), ``storage`` (the run folder's bounded reads and atomic writes),
-``analysis`` (scores and tables), ``ratings`` (Bradley-Terry Elo with bootstrap intervals,
-openskill), ``sprt`` (sequential tests), ``variance`` (the gain of duplicate deals),
-``summary``, ``report`` (JSON, CSV, plots, the terminal table), ``runner`` (the folder's
-lock, resume, workers, early stop), ``cli`` and ``bench``. See ``docs/tournaments.md``.
+(tables, seatings, deal sets, chunks), ``chunks`` (playing one chunk through the lab's play
+loop), ``results`` (the crash-safe game log and its one line encoder), ``run_folder`` (the
+folder's config, lock and same-tournament check), ``resume`` (the checks of a resumed log),
+``storage`` (bounded reads and atomic writes), ``pool`` and ``ray_runner`` (where chunks are
+played), ``analysis`` (scores and tables), ``ratings`` (Bradley-Terry Elo with bootstrap
+intervals, openskill), ``sprt`` (sequential tests), ``variance`` (the gain of duplicate
+deals), ``summary``, ``report`` (JSON, CSV, plots, the terminal table), ``runner`` (the run
+loop: resume, workers, early stop) and ``cli``. See ``docs/tournaments.md``.
 """
 
 from unolab.tournament.config import ParticipantSpec, SprtConfig, TournamentConfig, load_config

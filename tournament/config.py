@@ -40,6 +40,7 @@ from unolab.agents.ray_backend import check_address
 from unolab.agents.registry import is_agent_spec, make_agent
 
 __all__ = [
+    "BOUNDS",
     "MAX_BOOTSTRAP",
     "MAX_DEAL_SETS",
     "MAX_GAMES_PER_CHUNK",
@@ -73,6 +74,15 @@ already takes gigabytes."""
 
 MAX_WORKERS = 1_024
 """Most worker processes: more than any machine's cores."""
+
+BOUNDS: dict[str, tuple[int, int, str]] = {
+    "deal_sets": (1, MAX_DEAL_SETS, "held in memory"),
+    "max_tables": (0, MAX_TABLES, "0 plays every table"),
+    "games_per_chunk": (1, MAX_GAMES_PER_CHUNK, "one batch's memory"),
+    "workers": (1, MAX_WORKERS, ""),
+    "bootstrap": (0, MAX_BOOTSTRAP, "each refits the ratings"),
+}
+"""Each integer key's lowest and highest value, and why (checked on construction)."""
 
 NOT_FINGERPRINTED = (
     "workers",
@@ -211,10 +221,7 @@ class TournamentConfig:
             ``ray start --head``) or ``HOST:PORT`` of its head node; unset starts a local Ray
             with ``workers`` CPUs.
 
-    Bounds (checked on construction, each constant says why): ``deal_sets`` 1 to
-    :data:`MAX_DEAL_SETS`, ``max_tables`` 0 to :data:`MAX_TABLES`, ``games_per_chunk`` 1 to
-    :data:`MAX_GAMES_PER_CHUNK`, ``workers`` 1 to :data:`MAX_WORKERS`, ``bootstrap`` 0 to
-    :data:`MAX_BOOTSTRAP`, ``seed`` ``0 <= seed < 2**63`` (a 63-bit random key).
+    The integer bounds are declared once, in :data:`BOUNDS`, which the checks read.
     """
 
     name: str
@@ -247,13 +254,8 @@ class TournamentConfig:
             raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
         if not 2 <= self.num_players <= MAX_PLAYERS:
             raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
-        check_int("deal_sets", self.deal_sets, 1, MAX_DEAL_SETS, "held in memory")
-        check_int("max_tables", self.max_tables, 0, MAX_TABLES, "0 plays every table")
-        check_int(
-            "games_per_chunk", self.games_per_chunk, 1, MAX_GAMES_PER_CHUNK, "one batch's memory"
-        )
-        check_int("workers", self.workers, 1, MAX_WORKERS)
-        check_int("bootstrap", self.bootstrap, 0, MAX_BOOTSTRAP, "each refits the ratings")
+        for key, (low, high, why) in BOUNDS.items():
+            check_int(key, getattr(self, key), low, high, why)
         check_seed("seed", self.seed)
         check_folder("output_dir", self.output_dir)
         if self.address is not None and self.backend != "ray":

@@ -1,7 +1,7 @@
 """The ``ray`` backend of :func:`unolab.tournament.runner.run_tournament`: chunks as Ray tasks.
 
 Each chunk (a fixed shard of deal sets, ``games_per_chunk`` games) is one Ray task running
-:func:`unolab.tournament.runner.play_chunk`, the function the local backend runs, so the same
+:func:`unolab.tournament.chunks.play_chunk`, the function the local backend runs, so the same
 config gives the same games on either backend. The rules, the schedule and the entrants go
 to the object store once. Entrants travel as data: bots by name, exported agents as the
 bytes of their files (:class:`unolab.agents.ray_backend.AgentFiles`), written once per machine and
@@ -29,6 +29,7 @@ from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
+from unolab.tournament.chunks import PlayChunk
 from unolab.tournament.config import ParticipantSpec, TournamentConfig
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import Entrant, SpecFactory
@@ -86,10 +87,6 @@ def ray_cluster(config: TournamentConfig) -> Iterator[Any]:
         yield ray
 
 
-PlayChunk = Callable[[Rules, Schedule, Sequence[Entrant], int, list[Unit]], Any]
-""":func:`unolab.tournament.runner.play_chunk` (passed in: the runner imports this module)."""
-
-
 def _play_task(
     play: PlayChunk,
     rules: Rules,
@@ -118,7 +115,7 @@ def run_chunks_on_ray(
 
     Args:
         ray: The ``ray`` module, connected.
-        play: Plays one chunk (:func:`unolab.tournament.runner.play_chunk`).
+        play: Plays one chunk (:func:`unolab.tournament.chunks.play_chunk`).
         rules: The rules of every game.
         schedule: The tournament's schedule.
         entrants: The participants, as :func:`shipped_entrants` made them travel.

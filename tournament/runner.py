@@ -38,24 +38,20 @@ games sorted by unit, so the same config gives the same games and the same summa
 number of workers. A chunk is written with one durable append when it is complete; a failed
 append (a full disk) is taken back whole and ends the run with one line naming the file.
 
-Parallelism. With ``workers > 1`` chunks are played in a process pool (``fork`` where the
-platform has it, else ``spawn``); at most two chunks per worker are in flight, so a run
-stopped by the SPRT wastes little. Workers exit by themselves if the main process dies
-(``kill -9``), so a killed run leaves no orphans behind.
+Parallelism. With ``workers > 1`` chunks are played in a process pool
+(:mod:`unolab.tournament.pool`: ``fork`` where the platform has it, else ``spawn``); at most
+two chunks per worker are in flight, so a run stopped by the SPRT wastes little. Workers
+exit by themselves if the main process dies (``kill -9``), so a killed run leaves no orphans
+behind.
 """
 
 from __future__ import annotations
 
 import functools
-import multiprocessing
-import os
 import sys
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,16 +59,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from uno_env.configuration import ConfigError
-from uno_env.play import play_tables
-from uno_env.policy import Policy
-from uno_env.rules import Rules
 from unolab.tournament.analysis import GameTable, deal_set_scores
-from unolab.tournament.config import MAX_DEAL_SETS, TournamentConfig
-from unolab.tournament.design import Schedule, build_schedule, deal_keys
-from unolab.tournament.participants import Entrant, PolicyFactory, entrants_for
+from unolab.tournament.chunks import ChunkResult, play_chunk, policy_seed, schedule_for
+from unolab.tournament.config import TournamentConfig
+from unolab.tournament.design import Schedule
+from unolab.tournament.participants import PolicyFactory, entrants_for
+from unolab.tournament.pool import run_pool, worker_pool
 from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
 from unolab.tournament.report import write_reports
-from unolab.tournament.results import GameRecord, ResultStore, Unit, encode_lines
+from unolab.tournament.results import ResultStore, Unit
+from unolab.tournament.resume import check_records, partial_chunks
 from unolab.tournament.run_folder import RunFolder, game_fields
 from unolab.tournament.sprt import SprtResult, sequential_sprt
 from unolab.tournament.summary import build_summary
@@ -98,103 +94,6 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def policy_seed(seed: int, chunk: int, participant: int) -> int:
-    """The seed of a participant's policy in one chunk."""
-    state = np.random.SeedSequence([seed, chunk, participant, 0x5EED]).generate_state(2)
-    return int(state[0]) << 32 | int(state[1])
-
-
-@dataclass(frozen=True)
-class ChunkResult:
-    """What playing a chunk gives back: the log lines and the games as columns.
-
-    Attributes:
-        text: The ``games.jsonl`` lines of the games (one per game, each ending in a newline).
-        table: The same games as columns, in the same order.
-    """
-
-    text: str
-    table: GameTable
-
-
-def play_chunk(
-    rules: Rules,
-    schedule: Schedule,
-    entrants: Sequence[Entrant],
-    chunk: int,
-    units: Sequence[Unit],
-) -> ChunkResult:
-    """Play some units of one chunk as a single batch.
-
-    Every participant of the chunk gets a fresh policy seeded from ``(seed, chunk, id)``; one
-    whose factory or ``reset`` raises forfeits every game of the chunk where it sits.
-    """
-    names = schedule.names
-    if not units:
-        return ChunkResult("", GameTable.empty(names, schedule.num_players))
-    unit_arr = np.array(units, dtype=np.int64).reshape(-1, 3)
-    lineups = schedule.lineups(unit_arr)
-    keys = deal_keys(schedule.seed, unit_arr[:, 0])
-    needed = set(lineups.ravel().tolist())
-    policies: list[Policy | None] = []
-    broken: dict[int, str] = {}
-    for p in range(len(entrants)):
-        policy = None
-        if p in needed:
-            try:
-                policy = entrants[p].build(policy_seed(schedule.seed, chunk, p))
-            except Exception as err:  # the participant forfeits this chunk, the others play
-                broken[p] = f"could not be built: {type(err).__name__}: {err}"
-        policies.append(policy)
-    res = play_tables(rules, policies, lineups, keys, dealer=rules.num_players - 1, broken=broken)
-    reasons = np.full(len(units), "", dtype=object)
-    for i, why in res.reasons.items():
-        reasons[i] = why
-    table = GameTable(
-        names=names,
-        deal=unit_arr[:, 0].copy(),
-        seating=unit_arr[:, 1].copy(),
-        variant=unit_arr[:, 2].copy(),
-        seats=lineups,
-        ranks=res.ranks,
-        turns=res.turns,
-        end=res.end,
-        forfeit_seat=res.forfeit_seat,
-        reasons=reasons,
-    )
-    seats = [[names[p] for p in row] for row in lineups.tolist()]
-    return ChunkResult(encode_lines(units, keys.tolist(), seats, res), table)
-
-
-# --- worker processes -------------------------------------------------------------------
-
-_WORKER: dict[str, Any] = {}
-
-
-def _watch_parent(parent: int) -> None:
-    """Exit this worker as soon as the main process is gone (e.g. killed with -9)."""
-    while True:
-        if os.getppid() != parent:
-            os._exit(1)
-        time.sleep(0.2)
-
-
-def _init_worker(
-    rules: Rules, schedule: Schedule, entrants: Sequence[Entrant], parent: int
-) -> None:
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-    _WORKER.update(rules=rules, schedule=schedule, entrants=entrants)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-
-
-def _worker_chunk(chunk: int, units: list[Unit]) -> ChunkResult:
-    return play_chunk(_WORKER["rules"], _WORKER["schedule"], _WORKER["entrants"], chunk, units)
-
-
-# --- the run folder -----------------------------------------------------------------------
 
 
 class _Progress:
@@ -238,11 +137,6 @@ class _Progress:
         self.sprt = sequential_sprt(self.scores, s.elo0, s.elo1, s.alpha, s.beta)
 
 
-def _pool_context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
 @contextmanager
 def _progress_bar(enabled: bool, total: int, done: int, console: Console) -> Iterator[Any]:
     if not enabled:
@@ -258,21 +152,6 @@ def _progress_bar(enabled: bool, total: int, done: int, console: Console) -> Ite
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("games", total=total, completed=done, rate="")
         yield (bar, task)
-
-
-def schedule_for(config: TournamentConfig, entrants: Sequence[Entrant]) -> Schedule:
-    """The schedule of ``config``'s tournament between ``entrants`` (the one derivation: a
-    replay of a game rebuilds the very chunk it was played in)."""
-    return build_schedule(
-        [e.name for e in entrants],
-        config.format,
-        config.num_players,
-        config.deal_sets,
-        design=config.design,
-        max_tables=config.max_tables,
-        games_per_chunk=config.games_per_chunk,
-        seed=config.seed,
-    )
 
 
 def run_tournament(
@@ -363,9 +242,9 @@ def _run(
     meta = folder.check(config, has_games=bool(loaded))
     schedule = schedule_for(config, entrants)
     rules = config.game_rules()
-    _check_records(schedule, loaded, store)
+    check_records(schedule, loaded, store)
     counts = folder.deal_set_counts(meta) if loaded else set()
-    partial, whole_ends = _partial_chunks(schedule, loaded, counts)
+    partial, whole_ends = partial_chunks(schedule, loaded, counts)
     drop = {unit for unit in loaded if schedule.chunk_of(unit[0]) in partial}
     torn = store.dropped_tail
     removed = store.repair(drop)
@@ -411,20 +290,20 @@ def _run(
         entrants = shipped_entrants(entrants)
     parallel = ray is None and config.workers > 1 and len(todo) > 1 and not state.stopped
     with (
-        _pool(config, rules, schedule, entrants, parallel) as pool,
+        worker_pool(config.workers, play_chunk, rules, schedule, entrants, parallel) as pool,
         _progress_bar(progress, total, resumed, console) as bar,
     ):
+
+        def stopped() -> bool:
+            return state.stopped
+
+        def handle_one(result: ChunkResult) -> None:
+            handle(result, bar)
+
         if ray is not None:
-
-            def stopped() -> bool:
-                return state.stopped
-
-            def handle_one(result: ChunkResult) -> None:
-                handle(result, bar)
-
             run_chunks_on_ray(ray, play_chunk, rules, schedule, entrants, todo, stopped, handle_one)
         elif pool is not None:
-            _run_pool(pool, config.workers, todo, state, handle, bar)
+            run_pool(pool, config.workers, todo, stopped, handle_one)
         else:
             for chunk, units in todo:
                 if state.stopped:
@@ -446,148 +325,3 @@ def _run(
     summary = build_summary(config, schedule, games, state.sprt, stop, run_info)
     write_reports(folder.path, summary, console=console, plots=plots, print_table=print_table)
     return summary
-
-
-def _ready() -> bool:
-    return True
-
-
-@contextmanager
-def _pool(
-    config: TournamentConfig,
-    rules: Rules,
-    schedule: Schedule,
-    entrants: Sequence[Entrant],
-    enabled: bool,
-) -> Iterator[ProcessPoolExecutor | None]:
-    """The worker pool, its processes started before any other thread (the progress bar's)."""
-    if not enabled:
-        yield None
-        return
-    with ProcessPoolExecutor(
-        max_workers=config.workers,
-        mp_context=_pool_context(),
-        initializer=_init_worker,
-        initargs=(rules, schedule, list(entrants), os.getpid()),
-    ) as pool:
-        pool.submit(_ready).result()  # forks the workers now
-        yield pool
-
-
-def _run_pool(
-    pool: ProcessPoolExecutor,
-    workers: int,
-    todo: list[tuple[int, list[Unit]]],
-    state: _Progress,
-    handle: Any,
-    bar: Any,
-) -> None:
-    """Play chunks in the pool, at most two per worker in flight, until done or stopped."""
-    queue = list(reversed(todo))
-    in_flight: dict[Future[ChunkResult], int] = {}
-    try:
-        while queue or in_flight:
-            while queue and len(in_flight) < 2 * workers and not state.stopped:
-                chunk, units = queue.pop()
-                in_flight[pool.submit(_worker_chunk, chunk, units)] = chunk
-            if not in_flight:
-                break
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: in_flight[f]):
-                in_flight.pop(future)
-                handle(future.result(), bar)
-    except BaseException:
-        for future in in_flight:
-            future.cancel()
-        raise
-
-
-def _check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: ResultStore) -> None:
-    """Refuse games that do not belong to this schedule (a foreign or edited log).
-
-    Raises:
-        ConfigError: naming the log, the line and what is wrong with it.
-    """
-    n_seatings = schedule.seatings.shape[0]
-    names = set(schedule.names)
-    # No run of this config (its tables are fixed by the fingerprint) has more deal sets.
-    max_deals = MAX_DEAL_SETS * len(schedule.tables)
-
-    def refuse(unit: Unit, problem: str) -> ConfigError:
-        return ConfigError(
-            f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} {problem}; fix "
-            "or delete that line, or rerun with --fresh to discard every game"
-        )
-
-    deals = [min(unit[0], max_deals) for unit in done]
-    keys = deal_keys(schedule.seed, np.array(deals, dtype=np.uint64)).tolist() if deals else []
-    for (unit, record), key in zip(done.items(), keys, strict=True):
-        deal, seating, variant = unit
-        if len(record.seats) != schedule.num_players:
-            raise refuse(
-                unit, f"has {len(record.seats)} seats, the tables have {schedule.num_players}"
-            )
-        unknown = sorted(set(record.seats) - names)
-        if unknown:
-            raise refuse(unit, f"names unknown participant(s) {unknown}")
-        if not (0 <= seating < n_seatings and 0 <= variant < len(schedule.variants)) or not (
-            deal < max_deals
-        ):
-            raise refuse(unit, "is not part of this tournament")
-        if record.key != key:
-            raise ConfigError(
-                f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} was dealt "
-                f"with key {record.key}, but deal {deal} of seed {schedule.seed} has key {key}: "
-                "the log holds games of another run (another seed, or lines copied in); "
-                "restore this run's log, or rerun with --fresh to discard every game"
-            )
-        if deal >= schedule.num_deal_sets:
-            continue  # from a longer run of the same config: kept, not used
-        expected = tuple(schedule.names[p] for p in schedule.lineup(deal, seating, variant))
-        if record.seats != expected:
-            raise refuse(unit, f"seats {list(record.seats)}, the schedule says {list(expected)}")
-
-
-def _partial_chunks(
-    schedule: Schedule, done: Mapping[Unit, GameRecord], counts: set[int] | None
-) -> tuple[set[int], set[int]]:
-    """The chunks the log holds only in part, which must be dropped and played again whole.
-
-    A chunk is written whole by one append, so what a log holds of a chunk is either all of
-    its deal sets, or the deal sets before the end of the run that wrote it (a run of fewer
-    ``deal_sets``, extended later): consecutive deal sets from the chunk's first, each with
-    all its games, up to a recorded count. Anything else is the start of a chunk whose write
-    a crash cut short; playing its missing games in a smaller batch would give other games
-    than an uninterrupted run.
-
-    Args:
-        schedule: This run's schedule.
-        done: The games on disk.
-        counts: The deal-set counts of the runs that wrote the log (``None``: not recorded;
-            any end at a whole deal set is then accepted).
-
-    Returns:
-        The chunks held in part, and the ends of the chunks held whole short of their end
-        (the counts of earlier runs, as far as the log shows them).
-    """
-    if not done:
-        return set(), set()
-    deals = np.fromiter((unit[0] for unit in done), dtype=np.int64, count=len(done))
-    present, games = np.unique(deals, return_counts=True)  # sorted; bounded by the check
-    per_chunk = schedule.deal_sets_per_chunk
-    chunks = present // per_chunk
-    bounds = np.flatnonzero(np.diff(chunks)) + 1
-    partial: set[int] = set()
-    ends: set[int] = set()
-    for sel in np.split(np.arange(present.size), bounds):
-        chunk = int(chunks[sel[0]])
-        first, size = chunk * per_chunk, sel.size
-        end = first + size
-        consecutive = int(present[sel[0]]) == first and int(present[sel[-1]]) == end - 1
-        complete = bool((games[sel] == schedule.games_per_deal_set).all())
-        short = size < per_chunk
-        if not (consecutive and complete) or (short and counts is not None and end not in counts):
-            partial.add(chunk)
-        elif short:
-            ends.add(end)
-    return partial, ends

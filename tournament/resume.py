@@ -1,0 +1,107 @@
+"""The checks of a resumed run's log: every game belongs to this schedule, and the chunks
+a crash left written only in part are found (they are played again whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from uno_env.configuration import ConfigError
+from unolab.tournament.config import MAX_DEAL_SETS
+from unolab.tournament.design import Schedule, deal_keys
+from unolab.tournament.results import GameRecord, ResultStore, Unit
+
+__all__ = ["check_records", "partial_chunks"]
+
+
+def check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: ResultStore) -> None:
+    """Refuse games that do not belong to this schedule (a foreign or edited log).
+
+    Raises:
+        ConfigError: naming the log, the line and what is wrong with it.
+    """
+    n_seatings = schedule.seatings.shape[0]
+    names = set(schedule.names)
+    # No run of this config (its tables are fixed by the fingerprint) has more deal sets.
+    max_deals = MAX_DEAL_SETS * len(schedule.tables)
+
+    def refuse(unit: Unit, problem: str) -> ConfigError:
+        return ConfigError(
+            f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} {problem}; fix "
+            "or delete that line, or rerun with --fresh to discard every game"
+        )
+
+    deals = [min(unit[0], max_deals) for unit in done]
+    keys = deal_keys(schedule.seed, np.array(deals, dtype=np.uint64)).tolist() if deals else []
+    for (unit, record), key in zip(done.items(), keys, strict=True):
+        deal, seating, variant = unit
+        if len(record.seats) != schedule.num_players:
+            raise refuse(
+                unit, f"has {len(record.seats)} seats, the tables have {schedule.num_players}"
+            )
+        unknown = sorted(set(record.seats) - names)
+        if unknown:
+            raise refuse(unit, f"names unknown participant(s) {unknown}")
+        if not (0 <= seating < n_seatings and 0 <= variant < len(schedule.variants)) or not (
+            deal < max_deals
+        ):
+            raise refuse(unit, "is not part of this tournament")
+        if record.key != key:
+            raise ConfigError(
+                f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} was dealt "
+                f"with key {record.key}, but deal {deal} of seed {schedule.seed} has key {key}: "
+                "the log holds games of another run (another seed, or lines copied in); "
+                "restore this run's log, or rerun with --fresh to discard every game"
+            )
+        if deal >= schedule.num_deal_sets:
+            continue  # from a longer run of the same config: kept, not used
+        expected = tuple(schedule.names[p] for p in schedule.lineup(deal, seating, variant))
+        if record.seats != expected:
+            raise refuse(unit, f"seats {list(record.seats)}, the schedule says {list(expected)}")
+
+
+def partial_chunks(
+    schedule: Schedule, done: Mapping[Unit, GameRecord], counts: set[int] | None
+) -> tuple[set[int], set[int]]:
+    """The chunks the log holds only in part, which must be dropped and played again whole.
+
+    A chunk is written whole by one append, so what a log holds of a chunk is either all of
+    its deal sets, or the deal sets before the end of the run that wrote it (a run of fewer
+    ``deal_sets``, extended later): consecutive deal sets from the chunk's first, each with
+    all its games, up to a recorded count. Anything else is the start of a chunk whose write
+    a crash cut short; playing its missing games in a smaller batch would give other games
+    than an uninterrupted run.
+
+    Args:
+        schedule: This run's schedule.
+        done: The games on disk.
+        counts: The deal-set counts of the runs that wrote the log (``None``: not recorded;
+            any end at a whole deal set is then accepted).
+
+    Returns:
+        The chunks held in part, and the ends of the chunks held whole short of their end
+        (the counts of earlier runs, as far as the log shows them).
+    """
+    if not done:
+        return set(), set()
+    deals = np.fromiter((unit[0] for unit in done), dtype=np.int64, count=len(done))
+    present, games = np.unique(deals, return_counts=True)  # sorted; bounded by the check
+    per_chunk = schedule.deal_sets_per_chunk
+    chunks = present // per_chunk
+    bounds = np.flatnonzero(np.diff(chunks)) + 1
+    partial: set[int] = set()
+    ends: set[int] = set()
+    for sel in np.split(np.arange(present.size), bounds):
+        chunk = int(chunks[sel[0]])
+        first, size = chunk * per_chunk, sel.size
+        end = first + size
+        consecutive = int(present[sel[0]]) == first and int(present[sel[-1]]) == end - 1
+        complete = bool((games[sel] == schedule.games_per_deal_set).all())
+        short = size < per_chunk
+        if not (consecutive and complete) or (short and counts is not None and end not in counts):
+            partial.add(chunk)
+        elif short:
+            ends.add(end)
+    return partial, ends

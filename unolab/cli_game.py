@@ -1,0 +1,98 @@
+"""The ``uno-lab`` commands of the game at the terminal: ``play`` a match against agents,
+``replay`` a recorded game, print the ``rules`` switches and presets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["cmd_play", "cmd_replay", "cmd_rules"]
+
+
+def cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``uno-lab rules``: the switches, or what one preset changes."""
+    from uno_env.rules import PRESETS, Rules, load_rules, rules_table
+
+    if args.preset:
+        rules = load_rules(args.preset)
+        default = Rules()
+        print(f"Preset {args.preset!r} (switches that differ from the official rules):")
+        for name, value in rules.to_dict().items():
+            if value != getattr(default, name):
+                print(f"  {name}: {value}")
+        return 0
+    print("Presets: " + ", ".join(PRESETS))
+    print("(uno-lab rules --preset NAME shows the switches a preset changes)\n")
+    print(rules_table())
+    return 0
+
+
+def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``uno-lab play``: a match at the terminal against bots or exported agents."""
+    from uno_env.cards import MAX_PLAYERS
+    from uno_env.rules import load_rules
+    from unolab.agents import resolve_policy
+    from unolab.agents.resolve import is_agent_file
+    from unolab.agents.shipped import shipped_agent_path
+    from unolab.play import agent_mismatch_hint, play_session, random_seed
+    from unolab.records import check_record_path
+
+    if not 2 <= args.players <= MAX_PLAYERS:
+        raise ValueError(f"--players must be 2..{MAX_PLAYERS}, got {args.players}")
+    rules = load_rules(args.rules, num_players=args.players)
+    if not 0 <= args.seat < rules.num_players:
+        raise ValueError(
+            f"--seat must be a seat of the {rules.num_players}-player table, "
+            f"0..{rules.num_players - 1}; got {args.seat}"
+        )
+    if args.record is not None:
+        check_record_path(args.record)  # refuse a bad path before any card is dealt
+    opponents = list(args.opponents)
+    if len(opponents) == 1:
+        opponents *= rules.num_players - 1
+    if len(opponents) != rules.num_players - 1:
+        raise ValueError(
+            f"--opponents: {rules.num_players} players need 1 or {rules.num_players - 1} "
+            f"opponents, got {len(opponents)}: {opponents}"
+        )
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a whole number >= 0, got {args.seed}")
+    seed = random_seed() if args.seed is None else args.seed
+    policies = []
+    for i, spec in enumerate(opponents):
+        try:
+            policies.append(resolve_policy(spec, rules, seed=seed + i))
+        except ValueError as err:
+            if not is_agent_file(spec) and shipped_agent_path(spec) is None:
+                raise
+            from unolab.agents.learned import CheckpointMismatchError
+
+            if not isinstance(err, CheckpointMismatchError):
+                raise
+            raise ValueError(f"{err}. {agent_mismatch_hint(spec, rules)}") from None
+    names = [Path(spec).stem if is_agent_file(spec) else spec for spec in opponents]
+    # q, Ctrl-D and a closed input end the session normally (exit 0); Ctrl-C is raised again
+    # once the record is written, and main() turns it into exit 130.
+    play_session(
+        rules,
+        policies,
+        human_seat=args.seat,
+        seed=seed,
+        colour=not args.no_colour and sys.stdout.isatty(),
+        record=args.record,
+        opponent_names=names,
+    )
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``uno-lab replay``: a recorded game, move by move."""
+    from unolab.play import replay
+
+    replay(args.file, show_hands=args.show_hands)
+    # Flush here, inside main(): a reader that left (``| head``) raises BrokenPipeError now,
+    # which main() ends quietly, instead of at interpreter exit with a traceback.
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,214 @@
+"""The routes of a game in play: what the page offers (``/api/options``), dealing a new
+match, reading it, the human's moves and the next hand (:func:`add_game_routes`).
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+from uno_env.cards import MAX_PLAYERS
+from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
+from unolab.play import random_seed
+from unolab.web.batching import AgentBatcher
+from unolab.web.catalogue import Catalogue, UnknownAgentError
+from unolab.web.errors import Invalid
+from unolab.web.held_games import Games
+from unolab.web.settings import ServeConfig
+from unolab.web.store import GameStore, new_game_id
+from unolab.web.table import WebGame
+
+__all__ = ["Move", "NewGame", "NextHand", "add_game_routes"]
+
+_FIXED = ("num_players", "seat_draw_streams")
+"""Rule fields that are not house-rule switches (the table size is chosen apart)."""
+
+
+class NewGame(BaseModel):
+    """The settings of a new game."""
+
+    model_config = ConfigDict(extra="forbid")
+    preset: Literal["official", "street", "seven_zero", "rlcard"] = "official"
+    num_players: StrictInt = Field(DEFAULT_NUM_PLAYERS, ge=2, le=MAX_PLAYERS)
+    opponents: list[StrictStr] = Field(
+        default_factory=lambda: ["mixbot"], max_length=MAX_PLAYERS - 1
+    )
+    switches: dict[StrictStr, StrictBool | StrictInt | StrictStr | None] = Field(
+        default_factory=dict, max_length=64
+    )
+    seed: StrictInt | None = Field(None, ge=0, lt=2**63)
+
+
+class Move(BaseModel):
+    """The human's move: an action name and the move number it was chosen at."""
+
+    model_config = ConfigDict(extra="forbid")
+    action: StrictStr = Field(..., max_length=32, examples=["G7", "W:B", "draw", "uno"])
+    seq: StrictInt = Field(..., ge=0, description="the game's `seq` when the move was chosen")
+
+
+class NextHand(BaseModel):
+    """Deal the next hand of the match."""
+
+    model_config = ConfigDict(extra="forbid")
+    seq: StrictInt = Field(..., ge=0)
+
+
+def _rules_for(settings: NewGame) -> Rules:
+    """The rules of a new game: the preset, the table size, the switches."""
+    fixed = sorted(set(settings.switches) & set(_FIXED))
+    if fixed:
+        raise Invalid(f"switches: {fixed[0]!r} is not a house rule (choose num_players apart)")
+    try:
+        return PRESETS[settings.preset].replace(
+            num_players=settings.num_players, **settings.switches
+        )
+    except (ValueError, TypeError) as err:
+        raise Invalid(str(err)) from None
+
+
+def _switch_list() -> list[dict[str, Any]]:
+    """Every house-rule switch with its default and, for choices, the values."""
+    from uno_env.rules import allowed_values, switch_descriptions
+
+    descriptions = switch_descriptions()
+    out = []
+    for name, spec in Rules.__dataclass_fields__.items():
+        if name in _FIXED:
+            continue
+        out.append(
+            {
+                "name": name,
+                "default": getattr(Rules(), name),
+                "allowed": allowed_values(spec),
+                "about": descriptions.get(name, ""),
+            }
+        )
+    return out
+
+
+def add_game_routes(
+    app: FastAPI,
+    config: ServeConfig,
+    catalogue: Catalogue,
+    batcher: AgentBatcher,
+    games: Games,
+    store: GameStore,
+) -> None:
+    """Add the game routes to ``app``.
+
+    Args:
+        app: The app of :func:`unolab.web.app.create_app`.
+        config: The server's options (its limits are on offer).
+        catalogue: The agents on offer.
+        batcher: Batches the agents' moves across the games.
+        games: The games in play.
+        store: Where finished hands are saved.
+    """
+
+    @app.get("/api/options")
+    def options() -> dict[str, Any]:
+        """Presets (every switch), house-rule switches, agents on offer, limits."""
+        return {
+            "presets": {name: rules.to_dict() for name, rules in PRESETS.items()},
+            "switches": _switch_list(),
+            "agents": [entry.public() for entry in catalogue.entries.values()],
+            "players": {"min": 2, "max": MAX_PLAYERS},
+            "limits": {
+                "max_games": config.max_games,
+                "max_games_per_client": config.max_games_per_client,
+                "max_body_bytes": config.max_body_bytes,
+            },
+        }
+
+    @app.post("/api/games", status_code=201)
+    def new_game(settings: NewGame, request: Request) -> dict[str, Any]:
+        """Deal a new match: you in seat 0, the chosen agents in seats 1.. (in order)."""
+        rules = _rules_for(settings)
+        if len(settings.opponents) != rules.num_players - 1:
+            raise Invalid(
+                f"opponents: {rules.num_players} players need {rules.num_players - 1} "
+                f"opponent(s), got {len(settings.opponents)}"
+            )
+        try:
+            for agent_id in settings.opponents:
+                catalogue.policy(agent_id, rules)  # unknown or unfit agents fail here
+        except UnknownAgentError as err:
+            raise Invalid(str(err)) from None
+        except ValueError as err:
+            raise Invalid(f"opponents: {err}") from None
+        seed = settings.seed if settings.seed is not None else random_seed()
+        setup = {**settings.model_dump(), "seed": seed}
+        game = WebGame.start(new_game_id(), rules, seed, settings.opponents, catalogue, setup)
+        game.client = _client(request)
+        games.add(game)
+        with game.lock:
+            game.deal_lines()
+            game.play_agents(catalogue, batcher)
+            _saved(game)
+            return game.view()
+
+    def _saved(game: WebGame) -> None:
+        """Write the game's record if a finished hand is not on disk yet (the game's lock
+        held). A failed write changes no game: the hand stays in memory, the view carries
+        ``save_error``, and the next request about the game tries again."""
+        if not game.unsaved:
+            return
+        try:
+            store.save(game.id, game.record())
+        except OSError as err:
+            game.save_error = (
+                f"the finished hand could not be saved to the games folder ({_reason(err)}); "
+                "it is kept in memory and saved with your next request: free some space or "
+                "check the folder"
+            )
+            return
+        game.unsaved, game.save_error = False, None
+
+    @app.get("/api/games/{game_id}")
+    def get_game(game_id: str, log_from: int = Query(0, ge=0)) -> dict[str, Any]:
+        """The game as you see it; ``log`` holds the sentences from ``log_from`` on."""
+        game = games.get(game_id)
+        with game.lock:
+            _saved(game)
+            return game.view(min(log_from, len(game.log)))
+
+    @app.post("/api/games/{game_id}/moves")
+    def move(game_id: str, body: Move) -> dict[str, Any]:
+        """Your move; the agents then play until it is your turn or the hand is over.
+
+        ``log`` in the answer holds the sentences this move added.
+        """
+        game = games.get(game_id)
+        with game.lock:
+            start = len(game.log)
+            game.human_move(body.action, body.seq)
+            game.play_agents(catalogue, batcher)
+            _saved(game)
+            return game.view(start)
+
+    @app.post("/api/games/{game_id}/next-hand")
+    def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
+        """Deal the next hand of the match (after a hand ended short of the target score)."""
+        game = games.get(game_id)
+        with game.lock:
+            start = len(game.log)
+            game.next_hand(body.seq)
+            game.play_agents(catalogue, batcher)
+            _saved(game)
+            return game.view(start)
+
+
+def _client(request: Request) -> str:
+    """The address a request came from (the key of the per-client cap)."""
+    return request.client.host if request.client is not None else ""
+
+
+def _reason(err: OSError) -> str:
+    """Why a write failed, in words and without the path."""
+    if err.errno == errno.ENOSPC:
+        return "the disk is full"
+    return (err.strerror or type(err).__name__).lower()
