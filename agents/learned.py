@@ -7,18 +7,15 @@ are validated, and the safetensors header (read without loading the tensors) mus
 exactly the tensors, shapes and dtypes the metadata describes. Anything wrong raises one
 :class:`AgentFileError` naming the file and what to do. A policy refuses, with a clear
 message (:class:`CheckpointMismatchError`), a checkpoint whose observation version or rules
-differ from the env it is asked to play in.
+differ from the env it is asked to play in. The metadata, and those checks of it, are
+:mod:`unolab.agents.policy_metadata`'s; this module reads and writes the files and plays.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,9 +24,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 from torch import nn
 
-from uno_env.cards import NUM_ACTIONS
 from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
-from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.agent_files import (
     EXPORT_HINT,
@@ -39,11 +34,16 @@ from unolab.agents.agent_files import (
     MAX_METADATA_BYTES,
     AgentFileError,
     agent_paths,
-    is_json_int,
-    parse_json,
     read_bounded,
     shown,
     tensor_header,
+)
+from unolab.agents.policy_metadata import (
+    ACTIVATIONS,
+    CheckpointMismatchError,
+    PolicyMetadata,
+    check_encoding,
+    check_metadata,
 )
 from unolab.agents.shipped import shipped_agent_path
 
@@ -60,163 +60,18 @@ __all__ = [
     "save_policy",
 ]
 
-_ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
-
-
-class CheckpointMismatchError(ValueError):
-    """A checkpoint was made for other rules or another observation encoding."""
-
-
-@dataclass(frozen=True)
-class PolicyMetadata:
-    """What a learned policy was trained on and how its network is built.
-
-    Attributes:
-        name: A name for leaderboards.
-        algorithm: ``ppo`` or ``dqn``.
-        obs_version: The observation encoding version it was trained with.
-        obs_dim: Input size.
-        num_actions: Output size.
-        hidden: Hidden layer sizes.
-        activation: ``tanh`` or ``relu``.
-        rules: The rules it was trained under (``Rules.to_dict()``).
-        extra: Anything else (steps, evaluation results, seed, git commit).
-        digest: ``sha256:<hex>`` of the weights file and of the fields above that decide
-            how the network plays (everything but ``name`` and ``extra``), written by
-            :func:`save_policy` and checked by :func:`load_policy`: a ``.json`` paired with
-            another agent's weights, or edited to other rules, is refused. ``None`` for
-            files exported before digests (they load unchecked).
-    """
-
-    name: str
-    algorithm: str
-    obs_version: int
-    obs_dim: int
-    num_actions: int
-    hidden: tuple[int, ...]
-    activation: str
-    rules: dict[str, Any]
-    extra: dict[str, Any]
-    digest: str | None = None
-
-    def to_json(self) -> str:
-        """Serialise to JSON."""
-        data = {**self.__dict__, "hidden": list(self.hidden)}
-        if self.digest is None:
-            del data["digest"]
-        return json.dumps(data, indent=2, sort_keys=True)
-
-    def digest_of(self, weights: bytes) -> str:
-        """The digest of these weights under this metadata (see :attr:`digest`)."""
-        played = {
-            "algorithm": self.algorithm,
-            "obs_version": self.obs_version,
-            "obs_dim": self.obs_dim,
-            "num_actions": self.num_actions,
-            "hidden": list(self.hidden),
-            "activation": self.activation,
-            "rules": self.rules,
-        }
-        digest = hashlib.sha256(weights)
-        digest.update(json.dumps(played, sort_keys=True, separators=(",", ":")).encode())
-        return "sha256:" + digest.hexdigest()
-
-    @classmethod
-    def from_json(cls, text: str | bytes, where: str = "metadata") -> PolicyMetadata:
-        """Parse and validate JSON metadata (see :meth:`from_dict`).
-
-        Raises:
-            AgentFileError: naming ``where`` and what is wrong (bad JSON, a missing key, a
-                value of the wrong type or out of bounds).
-        """
-        raw = text.encode("utf-8") if isinstance(text, str) else text
-        return cls.from_dict(parse_json(raw, where, "metadata"), where=where)
-
-    @classmethod
-    def from_dict(cls, data: Any, where: str = "metadata") -> PolicyMetadata:
-        """Validate parsed metadata: every key present, of its type and within bounds.
-
-        Keys the lab does not know are ignored. Sizes must be positive integers, with at most
-        :data:`MAX_HIDDEN_LAYERS` hidden layers of at most :data:`MAX_LAYER_WIDTH` units, so
-        the network described is always small enough to build.
-
-        Raises:
-            AgentFileError: naming ``where``, the key and the bad value.
-        """
-        if not isinstance(data, dict):
-            raise AgentFileError(
-                f"{where}: expected a JSON object of metadata keys, got {shown(data)}; "
-                f"{EXPORT_HINT}"
-            )
-        missing = sorted(set(cls.__dataclass_fields__) - set(data) - {"digest"})
-        if missing:
-            raise AgentFileError(f"{where}: missing key(s) {missing}; {EXPORT_HINT}")
-
-        def bad(key: str, expected: str) -> AgentFileError:
-            return AgentFileError(
-                f"{where}: {key!r} must be {expected}, got {shown(data[key])}; {EXPORT_HINT}"
-            )
-
-        for key in ("name", "algorithm"):
-            if not isinstance(data[key], str) or not data[key]:
-                raise bad(key, "a non-empty string")
-        for key in ("obs_version", "obs_dim", "num_actions"):
-            if not is_json_int(data[key]) or data[key] < 1:
-                raise bad(key, "a positive integer")
-        if data["obs_dim"] > MAX_LAYER_WIDTH or data["num_actions"] > MAX_LAYER_WIDTH:
-            key = "obs_dim" if data["obs_dim"] > MAX_LAYER_WIDTH else "num_actions"
-            raise bad(key, f"at most {MAX_LAYER_WIDTH}")
-        hidden = data["hidden"]
-        if not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS:
-            raise bad("hidden", f"a list of at most {MAX_HIDDEN_LAYERS} layer sizes")
-        for i, width in enumerate(hidden):
-            if not is_json_int(width) or not 1 <= width <= MAX_LAYER_WIDTH:
-                raise AgentFileError(
-                    f"{where}: 'hidden'[{i}] must be an integer from 1 to {MAX_LAYER_WIDTH}, "
-                    f"got {shown(width)}; {EXPORT_HINT}"
-                )
-        if not isinstance(data["activation"], str) or data["activation"] not in _ACTIVATIONS:
-            raise bad("activation", f"one of {list(_ACTIVATIONS)}")
-        for key in ("rules", "extra"):
-            if not isinstance(data[key], dict):
-                raise bad(key, "a JSON object")
-        try:
-            Rules.from_dict(data["rules"], where=f"{where}: rules")
-        except ValueError as err:
-            raise AgentFileError(f"{err}; {EXPORT_HINT}") from None
-        digest = data.get("digest")
-        if digest is not None and not (
-            isinstance(digest, str)
-            and digest.startswith("sha256:")
-            and len(digest) == 71
-            and all(c in "0123456789abcdef" for c in digest[7:])
-        ):
-            raise bad("digest", "'sha256:' and 64 hexadecimal digits")
-        return cls(
-            name=data["name"],
-            algorithm=data["algorithm"],
-            obs_version=data["obs_version"],
-            obs_dim=data["obs_dim"],
-            num_actions=data["num_actions"],
-            hidden=tuple(hidden),
-            activation=data["activation"],
-            rules=data["rules"],
-            extra=data["extra"],
-            digest=digest,
-        )
-
 
 class MLPNet(nn.Module):
     """observation -> hidden layers -> one logit (or Q-value) per action."""
 
     def __init__(self, obs_dim: int, hidden: Sequence[int], num_actions: int, activation: str):
         super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {list(_ACTIVATIONS)}, got {activation!r}")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {list(ACTIVATIONS)}, got {activation!r}")
         layers: list[nn.Module] = []
         size = obs_dim
         for width in hidden:
-            layers += [nn.Linear(size, width), _ACTIVATIONS[activation]()]
+            layers += [nn.Linear(size, width), ACTIVATIONS[activation]()]
             size = width
         layers.append(nn.Linear(size, num_actions))
         self.layers = nn.Sequential(*layers)
@@ -374,36 +229,6 @@ class TorchPolicy:
         check_metadata(self.meta, rules, where=self.name)
 
 
-def _check_encoding(meta: PolicyMetadata, where: str) -> None:
-    """Raise :class:`CheckpointMismatchError` if ``meta`` was made for another encoding."""
-    if meta.obs_version != OBS_VERSION or meta.obs_dim != OBS_DIM:
-        raise CheckpointMismatchError(
-            f"{where}: trained with observation version {meta.obs_version} "
-            f"({meta.obs_dim} features); this uno-lab encodes version {OBS_VERSION} "
-            f"({OBS_DIM} features). Retrain or use a matching uno-lab version."
-        )
-    if meta.num_actions != NUM_ACTIONS:
-        raise CheckpointMismatchError(
-            f"{where}: {meta.num_actions} actions, expected {NUM_ACTIONS}"
-        )
-
-
-def check_metadata(meta: PolicyMetadata, rules: Rules, where: str) -> None:
-    """Raise :class:`CheckpointMismatchError` if ``meta`` does not fit ``rules`` and this code."""
-    _check_encoding(meta, where)
-    trained = Rules.from_dict(meta.rules).game_rules()
-    rules = rules.game_rules()
-    if trained != rules:
-        diff = {
-            k: (v, getattr(rules, k))
-            for k, v in trained.to_dict().items()
-            if getattr(rules, k) != v
-        }
-        raise CheckpointMismatchError(
-            f"{where}: trained under other rules; differing switches (trained, requested): {diff}"
-        )
-
-
 def _check_tensors(
     header: Mapping[str, tuple[str, tuple[int, ...]]],
     meta: PolicyMetadata,
@@ -469,7 +294,7 @@ def load_policy(
     meta = PolicyMetadata.from_json(
         read_bounded(meta_path, MAX_METADATA_BYTES), where=str(meta_path)
     )
-    _check_encoding(meta, where=str(weights))
+    check_encoding(meta, where=str(weights))
     if rules is not None:
         check_metadata(meta, rules, where=str(weights))
     _check_tensors(tensor_header(weights), meta, weights, meta_path)

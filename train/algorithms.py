@@ -35,7 +35,9 @@ from torch import nn
 
 from uno_env.observation import OBS_LAYOUT
 from unolab.train.config import TrainConfig
-from unolab.train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN, MaskedReplayBuffer
+from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
+from unolab.train.masked_dqn import MaskedDQN
+from unolab.train.masked_replay import MaskedReplayBuffer
 
 __all__ = [
     "ALGORITHMS",
@@ -137,7 +139,7 @@ def hand_size_potential(observations: np.ndarray, per_card: float) -> np.ndarray
     """The DQN shaping potential: ``per_card`` × (the others' mean hand size - one's own).
 
     Read off the observation's ``hand_sizes`` (card counts, the observer first) and
-    ``num_players`` fields; see :class:`~unolab.train.masked_dqn.MaskedReplayBuffer` for how the
+    ``num_players`` fields; see :class:`~unolab.train.masked_replay.MaskedReplayBuffer` for how the
     potential shapes the returns without changing the greedy policy they lead to.
 
     Args:
@@ -193,7 +195,7 @@ def _dqn_owns(model: Any) -> bool:
 def _dqn_acting_modules(model: Any) -> list[nn.Module]:
     """The Q-network (relu); a dueling head as one folded linear layer.
 
-    The folded layer (:class:`~unolab.train.masked_dqn.FoldedDuelingLinear`) computes
+    The folded layer (:class:`~unolab.train.dueling.FoldedDuelingLinear`) computes
     ``V + A - mean(A)`` exactly; :func:`load_policy_layers` writes it back into the head
     through its ``unfold``.
     """

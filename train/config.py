@@ -4,12 +4,14 @@ A config names the rules, the table size, the algorithm's hyper-parameters, the 
 mix (bots and self-play snapshots), the evaluation settings and the seed. Every key is
 validated: an unknown key or a bad value raises :class:`~uno_env.ConfigError` naming it and
 the allowed keys or values.
+
+This module holds the whole run's :class:`TrainConfig` and its loader; the sections it is
+made of are :mod:`unolab.train.config_sections`', the bounds :mod:`unolab.train.config_limits`'.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +23,6 @@ import yaml
 from uno_env.configuration import (
     ConfigError,
     apply_overrides,
-    check_float,
     check_folder,
     check_int,
     check_seed,
@@ -29,7 +30,23 @@ from uno_env.configuration import (
     load_yaml_mapping,
 )
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
-from unolab.agents import BOT_NAMES
+
+# The bounds and sections stay importable here, where users of the config look for them.
+from unolab.train.config_limits import (
+    MAX_BATCH_SIZE,
+    MAX_BUFFER_SIZE,
+    MAX_LAYER_WIDTH,
+    MAX_LAYERS,
+    MAX_N_STEP,
+    MAX_NAME_BYTES,
+    MAX_NUM_ENVS,
+    MAX_POOL_SIZE,
+    MAX_ROLLOUT,
+    MAX_STEPS,
+    MAX_TORCH_THREADS,
+    check_net_arch,
+)
+from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 
 __all__ = [
     "INIT_SUFFIXES",
@@ -55,232 +72,6 @@ __all__ = [
 
 INIT_SUFFIXES = (".zip", ".safetensors")
 """The files ``init_from`` accepts: SB3 checkpoints and exported policies."""
-
-# The caps below are far above any useful run and far below what exhausts memory: a config
-# that passes them starts training instead of dying in an allocation minutes later.
-MAX_STEPS = 10**12
-"""Most steps for any step count (``total_steps``, ``every``, ``snapshot_every``, ...): a
-trillion decisions is years of training on one machine."""
-
-MAX_NUM_ENVS = 65_536
-"""Most games stepped together: the batched state and observations of 65,536 games already
-take gigabytes, and the throughput of the core stops growing long before."""
-
-MAX_POOL_SIZE = 1_000
-"""Most self-play snapshots kept: each one is a copy of the network held in memory."""
-
-MAX_LAYERS = 16
-"""Most hidden layers of ``net_arch``: the lab's networks have two."""
-
-MAX_LAYER_WIDTH = 4_096
-"""Widest hidden layer of ``net_arch``: the observation has a few hundred entries, and a
-wider square layer costs hundreds of megabytes with its optimiser state."""
-
-MAX_BATCH_SIZE = 2**20
-"""Largest minibatch (PPO and DQN): beyond a million samples a batch does not fit in memory."""
-
-MAX_ROLLOUT = 2**22
-"""Most transitions of one PPO rollout (``ppo.n_steps * num_envs``): the rollout buffer holds
-an observation and an action mask for each, gigabytes at four million."""
-
-MAX_BUFFER_SIZE = 2_000_000
-"""Most transitions of the DQN replay buffer: two observations and a mask per transition
-make two million of them several gigabytes."""
-
-MAX_WEIGHT = 1e6
-"""Largest opponent weight: weights are relative, and huge ones overflow their sum."""
-
-MAX_GRADIENT_STEPS = 1_000
-"""Most DQN gradient steps per update: more is a typo, and each one is a minibatch."""
-
-MAX_N_STEP = 1_000
-"""Longest DQN n-step return: longer than any hand, where it is the Monte-Carlo return."""
-
-MAX_EPOCHS = 1_000
-"""Most PPO epochs over one rollout: more is a typo that makes a run never finish."""
-
-MAX_EVAL_GAMES = 1_000_000
-"""Most evaluation games against each bot: a million already gives a 0.1% interval."""
-
-MAX_TORCH_THREADS = 1_024
-"""Most torch threads: more than any machine's cores."""
-
-MAX_NAME_BYTES = 200
-"""Longest run name, in UTF-8 bytes: it is a folder name, and file systems allow 255."""
-
-
-def _check_bots(where: str, names: Sequence[str]) -> None:
-    unknown = sorted(set(names) - set(BOT_NAMES))
-    if unknown:
-        raise ConfigError(f"{where}: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}")
-
-
-@dataclass(frozen=True)
-class OpponentMix:
-    """Who the learner plays against.
-
-    Attributes:
-        bots: Bot name -> relative weight in the opponent pool (finite, 0 to
-            :data:`MAX_WEIGHT`).
-        self_play: Total weight of the frozen snapshots of the learner (0 disables self-play;
-            at most :data:`MAX_WEIGHT`).
-        snapshot_every: Learner steps between two snapshots frozen into the pool (1 to
-            :data:`MAX_STEPS`).
-        pool_size: Most recent snapshots kept in the pool (1 to :data:`MAX_POOL_SIZE`: each
-            is a network held in memory).
-    """
-
-    bots: dict[str, float] = field(default_factory=lambda: {"random": 1.0})
-    self_play: float = 0.0
-    snapshot_every: int = 100_000
-    pool_size: int = 5
-
-    def __post_init__(self) -> None:
-        _check_bots("opponents.bots", list(self.bots))
-        for bot, weight in self.bots.items():
-            check_float(f"bots.{bot}", weight, 0.0, MAX_WEIGHT, why="weights are relative")
-        check_float("self_play", self.self_play, 0.0, MAX_WEIGHT, why="weights are relative")
-        if sum(self.bots.values()) <= 0 and self.self_play <= 0:
-            raise ConfigError("opponents: give a bot a positive weight or set self_play > 0")
-        if sum(self.bots.values()) <= 0:
-            raise ConfigError(
-                "opponents.bots: at least one bot needs a positive weight, to play until the "
-                "first snapshot exists"
-            )
-        check_int("snapshot_every", self.snapshot_every, 1, MAX_STEPS)
-        check_int(
-            "pool_size", self.pool_size, 1, MAX_POOL_SIZE, "each snapshot is a network in memory"
-        )
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    """Periodic evaluation against bots (seats alternated, Wilson 95% intervals).
-
-    Attributes:
-        every: Learner steps between evaluations (1 to :data:`MAX_STEPS`).
-        games: Games against each bot (1 to :data:`MAX_EVAL_GAMES`).
-        bots: The bots to evaluate against; the first one picks the best checkpoint.
-    """
-
-    every: int = 100_000
-    games: int = 2000
-    bots: tuple[str, ...] = ("random", "mixbot")
-
-    def __post_init__(self) -> None:
-        _check_bots("eval.bots", self.bots)
-        if not self.bots:
-            raise ConfigError("eval.bots: name at least one bot")
-        check_int("every", self.every, 1, MAX_STEPS)
-        check_int("games", self.games, 1, MAX_EVAL_GAMES)
-
-
-@dataclass(frozen=True)
-class PPOParams:
-    """MaskablePPO hyper-parameters (sb3-contrib names).
-
-    Bounds (checked on construction): ``learning_rate`` in (0, 1]; ``n_steps`` 1 to
-    :data:`MAX_ROLLOUT` (and ``n_steps * num_envs`` at most that, see :class:`TrainConfig`);
-    ``batch_size`` 2 to :data:`MAX_BATCH_SIZE` (SB3 needs two samples to normalise
-    advantages); ``n_epochs`` 1 to :data:`MAX_EPOCHS`; ``gamma`` and ``gae_lambda`` in
-    (0, 1] (discounts); ``clip_range`` in (0, 1] (a ratio clip of 0 or less never updates);
-    ``ent_coef`` and ``vf_coef`` >= 0 and ``max_grad_norm`` > 0 (finite); ``net_arch`` 1 to
-    :data:`MAX_LAYERS` layers of 1 to :data:`MAX_LAYER_WIDTH` units; ``value_warmup_steps``
-    0 to :data:`MAX_STEPS`.
-
-    ``value_warmup_steps``: for its first steps the run trains the value network only, the
-    policy frozen. A run started from a clone (``init_from``) gets a trained policy and an
-    untrained value head, whose first advantages would undo the clone (docs/training.md).
-    """
-
-    learning_rate: float = 3e-4
-    n_steps: int = 128
-    batch_size: int = 8192
-    n_epochs: int = 4
-    gamma: float = 0.995
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: tuple[int, ...] = (256, 256)
-    value_warmup_steps: int = 0
-
-    def __post_init__(self) -> None:
-        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
-        check_int("n_steps", self.n_steps, 1, MAX_ROLLOUT)
-        check_int("batch_size", self.batch_size, 2, MAX_BATCH_SIZE)
-        check_int("n_epochs", self.n_epochs, 1, MAX_EPOCHS)
-        check_float("gamma", self.gamma, 0.0, 1.0, low_open=True, why="a discount")
-        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0, low_open=True, why="a discount")
-        check_float("clip_range", self.clip_range, 0.0, 1.0, low_open=True)
-        check_float("ent_coef", self.ent_coef, 0.0, math.inf)
-        check_float("vf_coef", self.vf_coef, 0.0, math.inf)
-        check_float("max_grad_norm", self.max_grad_norm, 0.0, math.inf, low_open=True)
-        check_net_arch(self.net_arch)
-        check_int("value_warmup_steps", self.value_warmup_steps, 0, MAX_STEPS)
-
-
-@dataclass(frozen=True)
-class DQNParams:
-    """Masked DQN hyper-parameters (SB3 names).
-
-    Bounds (checked on construction): ``learning_rate`` in (0, 1]; ``buffer_size`` 1 to
-    :data:`MAX_BUFFER_SIZE`; ``batch_size`` 1 to ``buffer_size``; ``learning_starts`` 0 to
-    :data:`MAX_STEPS`; ``gamma`` in (0, 1] (a discount); ``train_freq`` and
-    ``target_update_interval`` 1 to :data:`MAX_STEPS` (0 would never train or never update
-    the target); ``gradient_steps`` 1 to :data:`MAX_GRADIENT_STEPS`;
-    ``exploration_fraction`` and ``exploration_final_eps`` in [0, 1] (a fraction, a
-    probability); ``hand_size_shaping`` in [0, 1]; ``n_step`` 1 to :data:`MAX_N_STEP` (and
-    below ``buffer_size / num_envs``, the rows of the buffer, see :class:`TrainConfig`);
-    ``net_arch`` as for PPO.
-    """
-
-    learning_rate: float = 1e-4
-    buffer_size: int = 200_000
-    learning_starts: int = 10_000
-    batch_size: int = 256
-    gamma: float = 0.995
-    train_freq: int = 4
-    gradient_steps: int = 1
-    target_update_interval: int = 2_000
-    exploration_fraction: float = 0.2
-    exploration_final_eps: float = 0.05
-    net_arch: tuple[int, ...] = (256, 256)
-    double_q: bool = False
-    """Double-DQN target: the online network picks the best legal next action, the target
-    network values it (curbs the over-estimation that the plain max causes)."""
-    dueling: bool = False
-    """Dueling Q-network: ``Q = V + A - mean(A)`` (exported folded into one last layer)."""
-    n_step: int = 1
-    """Rewards summed before bootstrapping (n-step returns): a hand's final reward reaches
-    the decisions ``n_step`` turns before it in one update."""
-    hand_size_shaping: float = 0.0
-    """Potential-based reward shaping, per card of hand-size difference (0: none): each
-    decision is credited at once with the change in (the others' mean hand size - one's
-    own); the shaping telescopes over a hand, so it leaves the best policy unchanged."""
-
-    def __post_init__(self) -> None:
-        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
-        check_int("buffer_size", self.buffer_size, 1, MAX_BUFFER_SIZE, "the replay buffer's memory")
-        check_int("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
-        if self.buffer_size < self.batch_size:
-            raise ConfigError(
-                f"buffer_size must be >= batch_size, got buffer_size={self.buffer_size}, "
-                f"batch_size={self.batch_size}"
-            )
-        check_int("learning_starts", self.learning_starts, 0, MAX_STEPS)
-        check_float("gamma", self.gamma, 0.0, 1.0, low_open=True, why="a discount")
-        check_int("train_freq", self.train_freq, 1, MAX_STEPS, "0 would never train")
-        check_int("gradient_steps", self.gradient_steps, 1, MAX_GRADIENT_STEPS)
-        check_int("target_update_interval", self.target_update_interval, 1, MAX_STEPS)
-        check_float("exploration_fraction", self.exploration_fraction, 0.0, 1.0)
-        check_float("exploration_final_eps", self.exploration_final_eps, 0.0, 1.0)
-        check_int("n_step", self.n_step, 1, MAX_N_STEP, "rewards summed before bootstrapping")
-        check_float(
-            "hand_size_shaping", self.hand_size_shaping, 0.0, 1.0, why="the reward of a win is 1"
-        )
-        check_net_arch(self.net_arch)
 
 
 @dataclass(frozen=True)
@@ -401,17 +192,6 @@ class TrainConfig:
     def to_yaml(self) -> str:
         """The config as YAML."""
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
-
-
-def check_net_arch(net_arch: tuple[int, ...]) -> None:
-    """``net_arch``: 1 to :data:`MAX_LAYERS` hidden layers of 1 to :data:`MAX_LAYER_WIDTH`."""
-    if not 1 <= len(net_arch) <= MAX_LAYERS:
-        raise ConfigError(
-            f"net_arch: {list(net_arch)} must list 1 to {MAX_LAYERS} hidden layer widths "
-            "(e.g. [256, 256])"
-        )
-    for i, width in enumerate(net_arch):
-        check_int(f"net_arch[{i}]", width, 1, MAX_LAYER_WIDTH, "units of a hidden layer")
 
 
 def _check_init_from(config: TrainConfig, where: str) -> None:

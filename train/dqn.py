@@ -26,17 +26,15 @@ from stable_baselines3.common.vec_env import VecEnv
 from unolab.train import run, run_cli
 from unolab.train.algorithms import ALGORITHMS
 from unolab.train.config import TrainConfig
-from unolab.train.masked_dqn import (
-    DuelingDQNPolicy,
-    DuelingHead,
-    MaskedDQN,
-    MaskedReplayBuffer,
-    MaskedReplaySamples,
+from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
+from unolab.train.legal_actions import (
     env_action_masks,
     masked_argmax,
     masked_target,
     uniform_legal,
 )
+from unolab.train.masked_dqn import MaskedDQN
+from unolab.train.masked_replay import MaskedReplayBuffer, MaskedReplaySamples
 
 __all__ = [
     "DuelingDQNPolicy",

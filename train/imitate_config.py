@@ -31,7 +31,7 @@ from uno_env.observation import OBS_DIM
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES
 from unolab.agents.search import MAX_ROLLOUTS
-from unolab.train.config import (
+from unolab.train.config_limits import (
     MAX_BATCH_SIZE,
     MAX_EVAL_GAMES,
     MAX_NAME_BYTES,

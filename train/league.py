@@ -14,7 +14,7 @@ from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import make_agent
 from unolab.agents.learned import TorchPolicy, load_policy, save_policy
-from unolab.train.config import OpponentMix
+from unolab.train.config_sections import OpponentMix
 from unolab.train.export import snapshot_policy
 
 __all__ = ["League", "SnapshotSlot"]

@@ -41,8 +41,9 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
-from unolab.train.config import MAX_STEPS, TrainConfig
+from unolab.train.config import TrainConfig
 from unolab.train.config import load_config as load_train_config
+from unolab.train.config_limits import MAX_STEPS
 
 __all__ = [
     "KINDS",

@@ -18,19 +18,10 @@ Three choices keep the compiled code fast and honest:
   files of the functions it inlines nor of the module-level constants it freezes into the
   machine code (``cards.FACE_RANK``, ``tables.FACE_MATCH``, the phase and plan codes), so
   the cache lives in a directory named by a hash of every source file of the compiled code:
-  editing any rule starts a fresh cache.
-
-  Which files those are is worked out, not kept by hand (see :func:`_compiled_sources`):
-  every module of the package that imports ``uno_env.jit`` (it may compile something), all
-  of ``uno_env/core/`` and this file, and then every module of the package that any of
-  these imports, transitively (its functions or constants may be compiled in). The imports
-  are read from the source with :mod:`ast` (nothing is imported), so a new compiled module,
-  or a new module of constants that compiled code uses, is covered as soon as it is imported;
-  modules the compiled code cannot reach (the envs, the game wrapper) are left out, so
-  editing them keeps the cache. Compiled code of another package (the searches of
-  ``unolab.agents``, which call the core through :mod:`uno_env.core.kernel`) is cached in a
-  folder of its own inside that directory, named by a hash of every source it can reach,
-  its own package's and this one's (:func:`_caller_digest`): editing a search's helper in
+  editing any rule starts a fresh cache. Which files those are is worked out from their
+  imports, not kept by hand (:mod:`uno_env.jit_sources`), and compiled code of another
+  package (the searches of ``unolab.agents``) is cached in a folder of its own inside that
+  directory, named by a hash of every source it can reach: editing a search's helper in
   another file gives fresh machine code too.
 
 * **A damaged cache is dropped, never fatal.** The functions are compiled without numba's
@@ -51,10 +42,8 @@ debuggable with pdb and measurable by coverage). ``UNO_LAB_CACHE_DIR`` moves the
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
-import importlib.machinery
 import io
 import os
 import pickle
@@ -64,184 +53,23 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numba
 from numba.core import caching, serialize
 
+from uno_env.jit_sources import caller_digest, source_digest
+
 __all__ = ["CACHE_DIR", "Kernel", "jit", "jit_inline", "vectorize"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_PACKAGE = Path(__file__).resolve().parent
-_NAME = __name__.partition(".")[0]  # the package's import name, "uno_env"
-_ALWAYS_COMPILED = ("jit.py", "core")
-"""Sources hashed whatever they import: this file and the whole core folder."""
 _CACHES_KEPT = 4
-
-
-def _module_file(package: Path, dotted: str) -> Path | None:
-    """The file of module ``dotted`` (``uno_env.x.y``) under ``package``, if it is one of ours."""
-    parts = dotted.split(".")
-    if parts[0] != _NAME:
-        return None
-    base = package.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py") if len(parts) > 1 else None, base / "__init__.py"):
-        if candidate is not None and candidate.is_file():
-            return candidate
-    return None
-
-
-def _imports(
-    package: Path, file: Path, here: list[str] | None = None, resolve: Any = None
-) -> set[Path]:
-    """The files that ``file`` imports, anywhere in it (functions included).
-
-    Args:
-        package: The folder of this package (for the default ``here`` and ``resolve``).
-        file: The source to read.
-        here: The dotted name of ``file``'s own package, for relative imports (by default
-            worked out from ``file``'s place in ``package``).
-        resolve: Maps a dotted module name to its file, or None for a module not followed
-            (by default: modules of this package only).
-    """
-    find = resolve or (lambda dotted: _module_file(package, dotted))
-    try:
-        tree = ast.parse(file.read_bytes(), filename=str(file))
-    except (SyntaxError, ValueError, OSError):
-        return set()  # a file that cannot be imported compiles nothing
-    # The file's own package: "uno_env.core" for core/effects.py and core/__init__.py.
-    if here is None:
-        here = [_NAME, *file.relative_to(package).parts[:-1]]
-    found: set[Path] = set()
-    for node in ast.walk(tree):
-        targets: list[Path | None] = []
-        if isinstance(node, ast.Import):
-            targets = [find(alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: from the file's package (.) or above (..)
-                base = ".".join([*here[: len(here) - node.level + 1], *filter(None, [node.module])])
-            else:
-                base = node.module or ""
-            for alias in node.names:
-                # "from a import b" takes module a.b if there is one, else a name of a.
-                targets.append(find(f"{base}.{alias.name}") or find(base))
-        found.update(target for target in targets if target is not None)
-    return found
-
-
-def _compiled_sources(package: Path = _PACKAGE) -> list[Path]:
-    """The source files that compiled code may depend on (see the module's docstring)."""
-    imports: dict[Path, set[Path]] = {}  # each file is parsed once (this runs at every start)
-
-    def imported_by(file: Path) -> set[Path]:
-        if file not in imports:
-            imports[file] = _imports(package, file)
-        return imports[file]
-
-    jit_module = package / "jit.py"
-    todo = [
-        file
-        for file in sorted(package.rglob("*.py"))
-        # Any import of the module names it: skip parsing the files that never say "jit".
-        if b"jit" in file.read_bytes() and jit_module in imported_by(file)
-    ]
-    for name in _ALWAYS_COMPILED:
-        path = package / name
-        todo += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    seen: set[Path] = set()
-    while todo:
-        file = todo.pop()
-        if file not in seen:
-            seen.add(file)
-            todo += imported_by(file)
-    return sorted(seen)
-
-
-def _source_digest(package: Path = _PACKAGE) -> str:
-    """A hash of numba's version and of every compiled source: the cache's directory name."""
-    digest = hashlib.sha256(numba.__version__.encode())
-    for file in _compiled_sources(package):
-        digest.update(file.relative_to(package).as_posix().encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _package_folders(top: str) -> list[Path]:
-    """The folders of top-level package ``top``, found without importing it."""
-    module = sys.modules.get(top)
-    paths = list(getattr(module, "__path__", None) or [])
-    if not paths:
-        spec = importlib.machinery.PathFinder.find_spec(top)
-        paths = list(spec.submodule_search_locations or []) if spec is not None else []
-    return [Path(p) for p in paths]
-
-
-class _Finder:
-    """Finds the source files of modules in the given top-level packages, and remembers
-    the dotted package of each file it found (for that file's relative imports)."""
-
-    def __init__(self, tops: set[str]) -> None:
-        self.folders = {top: _package_folders(top) for top in tops}
-        self.package_of: dict[Path, list[str]] = {}
-
-    def __call__(self, dotted: str) -> Path | None:
-        parts = dotted.split(".")
-        for folder in self.folders.get(parts[0], ()):
-            base = folder.joinpath(*parts[1:])
-            if len(parts) > 1 and base.with_suffix(".py").is_file():
-                self.package_of.setdefault(base.with_suffix(".py"), parts[:-1])
-                return base.with_suffix(".py")
-            if (base / "__init__.py").is_file():
-                self.package_of.setdefault(base / "__init__.py", parts)
-                return base / "__init__.py"
-        return None
-
-
-def _caller_sources(py_file: str, module: str) -> dict[Path, str]:
-    """Every source that compiled code in ``py_file`` (module ``module``) can reach: the files
-    of its own top-level package and of this one that it imports, transitively, each with
-    its dotted package name."""
-    path = Path(py_file)
-    find = _Finder({module.partition(".")[0], _NAME})
-    parts = module.split(".")
-    find.package_of[path] = parts if path.name == "__init__.py" else parts[:-1]
-    seen: set[Path] = set()
-    todo = [path]
-    while todo:
-        file = todo.pop()
-        if file not in seen:
-            seen.add(file)
-            todo += _imports(_PACKAGE, file, here=find.package_of.get(file, []), resolve=find)
-    return {file: ".".join(find.package_of.get(file, [])) for file in sorted(seen)}
-
-
-_CALLER_DIGESTS: dict[str, str | None] = {}
-
-
-def _caller_digest(py_file: str, module: str) -> str | None:
-    """For compiled code outside this package: a hash of every source it can reach.
-
-    numba checks only a function's own file, but a search compiled in ``unolab.agents``
-    also compiles in helpers from its other files and from the core. Its cache is keyed by
-    all of them (:func:`_caller_sources`), so an edit to any of them gives fresh machine
-    code. None for this package's own files, which the name of :data:`CACHE_DIR` covers.
-    """
-    if py_file not in _CALLER_DIGESTS:
-        digest = None
-        if module and not Path(py_file).resolve().is_relative_to(_PACKAGE):
-            hasher = hashlib.sha256(numba.__version__.encode())
-            for file, package in _caller_sources(py_file, module).items():
-                hasher.update(f"{package}/{file.name}".encode())
-                hasher.update(file.read_bytes())
-            digest = hasher.hexdigest()[:16]
-        _CALLER_DIGESTS[py_file] = digest
-    return _CALLER_DIGESTS[py_file]
-
+"""Cache directories kept (one per version of the sources), the one in use among them."""
 
 _DIGEST_NAME = re.compile(r"[0-9a-f]{16}")
-"""The name of a cache directory (see :func:`_source_digest`): the only entries pruned."""
+"""The name of a cache directory (see :func:`~uno_env.jit_sources.source_digest`): the only
+entries pruned."""
 
 _CALLER_PREFIX = "caller-"
 _CALLER_NAME = re.compile(r"caller-[0-9a-f]{16}")
@@ -285,7 +113,7 @@ def _cache_dir() -> str:
     root = os.environ.get("UNO_LAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "uno-lab", "numba"
     )
-    digest = _source_digest()
+    digest = source_digest()
     for base in (root, os.path.join(tempfile.gettempdir(), f"uno-lab-numba-{os.getuid()}")):
         here = os.path.join(base, digest)
         if os.path.lexists(here) and not os.path.isdir(here):
@@ -433,7 +261,7 @@ class _Locator(caching.UserProvidedCacheLocator):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         folder = CACHE_DIR
-        caller = _caller_digest(py_file, getattr(py_func, "__module__", "") or "")
+        caller = caller_digest(py_file, getattr(py_func, "__module__", "") or "")
         if caller is not None:  # compiled code of another package: keyed by what it reaches
             folder = os.path.join(CACHE_DIR, f"{_CALLER_PREFIX}{caller}")
         self._cache_path = os.path.join(folder, self.get_suitable_cache_subpath(py_file))

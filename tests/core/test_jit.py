@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uno_env import core, jit
+from uno_env import core, jit, jit_sources
 from uno_env.core import IllegalActionError
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
@@ -69,12 +69,12 @@ def test_an_illegal_in_place_step_changes_nothing() -> None:
 def test_the_cache_is_keyed_by_every_compiled_source(tmp_path: Path) -> None:
     """Editing any file of the compiled code, or adding one, starts a fresh cache; editing
     a module the compiled code cannot reach keeps it. Checked on a copy of the package."""
-    assert Path(jit.CACHE_DIR).name == jit._source_digest()
+    assert Path(jit.CACHE_DIR).name == jit_sources.source_digest()
     copy = tmp_path / "uno_env"
-    shutil.copytree(jit._PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    original = jit._source_digest(copy)
+    shutil.copytree(jit_sources.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    original = jit_sources.source_digest(copy)
     assert original == Path(jit.CACHE_DIR).name
-    sources = {f.relative_to(copy).as_posix() for f in jit._compiled_sources(copy)}
+    sources = {f.relative_to(copy).as_posix() for f in jit_sources.compiled_sources(copy)}
     assert {"jit.py", "cards.py", "rng.py", "sampling.py", "observation.py"} <= sources
     assert not any(name.startswith("envs/") for name in sources)
 
@@ -82,7 +82,7 @@ def test_the_cache_is_keyed_by_every_compiled_source(tmp_path: Path) -> None:
         before = edit.read_text() if edit.exists() else None
         edit.write_text(text)
         try:
-            return jit._source_digest(copy)
+            return jit_sources.source_digest(copy)
         finally:
             if before is None:
                 edit.unlink()
@@ -93,7 +93,7 @@ def test_the_cache_is_keyed_by_every_compiled_source(tmp_path: Path) -> None:
     for file in edited:  # every core file, the compiler and the constants it reads
         assert digest_after(file, file.read_text() + "\n# an edit\n") != original, file.name
     assert digest_after(copy / "core" / "new_rules.py", "X = 1\n") != original
-    assert jit._source_digest(copy) == original
+    assert jit_sources.source_digest(copy) == original
 
     # A new compiled module anywhere in the package is found by its import of uno_env.jit,
     # and so are the modules it imports (absolute or relative), which it may compile in.
@@ -102,14 +102,14 @@ def test_the_cache_is_keyed_by_every_compiled_source(tmp_path: Path) -> None:
     )
     (copy / "tallies.py").write_text("WEIGHTS = 1\n")
     (copy / "limits.py").write_text("CAP = 2\n")
-    with_kernels = jit._source_digest(copy)
+    with_kernels = jit_sources.source_digest(copy)
     assert with_kernels != original
     for name in ("tallies.py", "limits.py"):
         assert digest_after(copy / name, "CHANGED = 3\n") != with_kernels, name
 
     # Modules the compiled code does not import, users of the core included, leave it alone.
     (copy / "tool.py").write_text("from uno_env import core\nfrom uno_env.core import step\n")
-    assert jit._source_digest(copy) == with_kernels
+    assert jit_sources.source_digest(copy) == with_kernels
     for file in (copy / "tool.py", copy / "envs" / "__init__.py"):
         assert digest_after(file, file.read_text() + "\n# an edit\n") == with_kernels, file
 
@@ -332,7 +332,7 @@ def test_the_cache_folder_prunes_only_old_caches(
     """Old caches go (the newest few stay), and so do an old stray file or dangling link
     named like a cache, and a stray file where the cache belongs; anything else stays."""
     monkeypatch.setenv("UNO_LAB_CACHE_DIR", str(tmp_path))
-    digest = jit._source_digest()
+    digest = jit_sources.source_digest()
     (tmp_path / digest).write_bytes(b"not a folder")
     old = [tmp_path / f"{n:016x}" for n in range(1, 6)]
     for age, path in enumerate(old):  # the first is the newest
@@ -410,7 +410,7 @@ def test_an_edit_to_a_compiled_helper_in_another_file_gives_fresh_machine_code(
 def test_every_compiled_module_is_under_a_cache_key() -> None:
     """A module that compiles code is either in the engine's digest or keyed by all it
     reaches, and that includes every lab module it imports."""
-    digest_sources = set(jit._compiled_sources())
+    digest_sources = set(jit_sources.compiled_sources())
     root = Path(jit.__file__).resolve().parents[1]
     compiled = [
         path
@@ -423,8 +423,8 @@ def test_every_compiled_module_is_under_a_cache_key() -> None:
     for path in compiled:
         if path in outside:
             module = "unolab." + ".".join(path.relative_to(root).with_suffix("").parts)
-            reached = {file.resolve() for file in jit._caller_sources(str(path), module)}
-            assert jit._caller_digest(str(path), module) is not None
+            reached = {file.resolve() for file in jit_sources.caller_sources(str(path), module)}
+            assert jit_sources.caller_digest(str(path), module) is not None
             if "uno_env.core.kernel" in path.read_text():
                 assert (root / "uno_env" / "core" / "kernel.py") in reached
             assert (root / "uno_env" / "jit.py") in reached

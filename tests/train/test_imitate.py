@@ -21,7 +21,7 @@ from unolab.agents import make_agent, resolve_opponents
 from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.learned import MLPNet, load_policy
 from unolab.agents.search import PimcAgent
-from unolab.train import algorithms, imitate
+from unolab.train import algorithms, imitate, imitate_fit, imitate_outputs
 from unolab.train.config import PPOParams, load_config
 from unolab.train.demonstration_files import (
     DemonstrationFileError,
@@ -173,7 +173,7 @@ def test_the_run_writes_a_clone_and_a_report(tiny_run: imitate.ImitationResult) 
     assert clone["ci_low"] <= clone["win_rate"] <= clone["ci_high"]
     assert len(report["fit"]["history"]) == 2
     assert (run_dir / "config.yaml").is_file()
-    table = imitate.format_report(report)
+    table = imitate_outputs.format_report(report)
     assert "clone" in table and "mixbot (teacher)" in table and "vs random" in table
 
 
@@ -449,13 +449,13 @@ def test_soft_targets_follow_the_estimates() -> None:
     values[0, [2, 5]] = torch.tensor([0.5, -0.5])  # two estimates: a softmax over them
     values[1, 7] = 0.3  # one estimate (one candidate): the chosen action
     actions = torch.tensor([5, 7, 9])  # row 2: no estimate at all, the chosen action
-    target = imitate.soft_targets(values, actions, temperature=0.5)
+    target = imitate_fit.soft_targets(values, actions, temperature=0.5)
     expected = torch.softmax(torch.tensor([1.0, -1.0]), dim=0)
     torch.testing.assert_close(target[0, [2, 5]], expected)
     assert target[0].sum() == pytest.approx(1.0) and target[0, 5] < target[0, 2]
     assert target[1, 7] == 1.0 and target[2, 9] == 1.0
     assert target[1].sum() == 1.0 and target[2].sum() == 1.0
-    cold = imitate.soft_targets(values, actions, temperature=1e-3)
+    cold = imitate_fit.soft_targets(values, actions, temperature=1e-3)
     assert cold[0, 2] == pytest.approx(1.0)  # a low temperature: the best estimate alone
 
 
@@ -473,12 +473,14 @@ def test_the_validation_loss_uses_the_training_targets() -> None:
     masks = torch.from_numpy(demos.masks)
     actions = torch.from_numpy(demos.actions)
     with torch.no_grad():
-        log_probs = imitate._masked_log_probs(net, torch.from_numpy(demos.observations), masks)
-        targets = imitate.soft_targets(torch.from_numpy(demos.values), actions, 0.1)
-        soft = float(imitate._loss(log_probs, masks, actions, 0.02, targets))
-        hard = float(imitate._loss(log_probs, masks, actions, 0.02))
-    assert imitate._validation_loss(net, demos, rows, 0.02, 0.1) == pytest.approx(soft, rel=1e-5)
-    assert imitate._validation_loss(net, demos, rows, 0.02) == pytest.approx(hard, rel=1e-5)
+        log_probs = imitate_fit._masked_log_probs(net, torch.from_numpy(demos.observations), masks)
+        targets = imitate_fit.soft_targets(torch.from_numpy(demos.values), actions, 0.1)
+        soft = float(imitate_fit._loss(log_probs, masks, actions, 0.02, targets))
+        hard = float(imitate_fit._loss(log_probs, masks, actions, 0.02))
+    assert imitate_fit._validation_loss(net, demos, rows, 0.02, 0.1) == pytest.approx(
+        soft, rel=1e-5
+    )
+    assert imitate_fit._validation_loss(net, demos, rows, 0.02) == pytest.approx(hard, rel=1e-5)
     assert soft != pytest.approx(hard, rel=1e-3)
 
 

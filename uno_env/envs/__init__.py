@@ -13,7 +13,8 @@ What all three share lives in small modules beside them: :mod:`~uno_env.envs.spa
 spaces, derived from :data:`uno_env.observation.OBS_FIELDS`), :mod:`~uno_env.envs.rewards`
 (the reward schemes), :mod:`~uno_env.envs.seeding` (the key schedule that turns a seed into
 the deals of successive hands), :mod:`~uno_env.envs.opponents` (the opponents) and
-:mod:`~uno_env.envs.learner_tables` (the tables they play at). This module only re-exports.
+:mod:`~uno_env.envs.learner_tables` (the tables they play at, with the checks of their
+arguments in :mod:`~uno_env.envs.table_inputs`). This module only re-exports.
 See ``docs/envs.md``.
 """
 

@@ -30,22 +30,26 @@ instead of playing the learner's next action for an opponent's seat.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
-from uno_env.core.setup import game_keys
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
-from uno_env.envs.opponents import MaskArray, ObsArray, OpponentPool, OpponentsSpec, as_policy
+from uno_env.envs.opponents import MaskArray, ObsArray, OpponentsSpec, as_policy
+from uno_env.envs.table_inputs import (
+    check_learner_seat,
+    check_num_games,
+    explicit_hands,
+    opponent_lineup,
+)
 from uno_env.observation import encode
 from uno_env.play import choose_actions
-from uno_env.policy import Policy, PolicyFactory, RandomBot
+from uno_env.policy import Policy, PolicyFactory
 from uno_env.rules import Rules
 
 __all__ = ["MAX_SILENT_REDEALS", "LearnerStep", "LearnerTables", "TablesStoppedError"]
@@ -74,11 +78,6 @@ class TablesStoppedError(RuntimeError):
 
 _MIDWAY = "interrupted in the middle of a round"
 """Why the tables are stopped while a round is being played (cleared when it completes)."""
-
-
-def _is_int(value: object) -> bool:
-    """An integer, not a bool (``True`` is an int to Python, never a size or a seat here)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 @dataclass
@@ -132,39 +131,12 @@ class LearnerTables:
         autoreset: bool = True,
         seed: int | None = None,
     ) -> None:
-        if not _is_int(num_games) or num_games < 1:
-            raise ValueError(f"the number of games must be a positive int, got {num_games!r}")
-        n_players = rules.num_players
-        if not (
-            (isinstance(learner_seat, str) and learner_seat == "random")
-            or (_is_int(learner_seat) and 0 <= learner_seat < n_players)
-        ):
-            raise ValueError(
-                f"learner_seat must be 'random' or a seat in 0..{n_players - 1}, "
-                f"got {learner_seat!r}"
-            )
+        self.num_games = check_num_games(num_games)
+        self._fixed_seat = check_learner_seat(learner_seat, rules.num_players)
         self.rules = rules
-        self.num_games = int(num_games)
         self.autoreset = autoreset
         self.reward_fn = resolve_reward(reward)
-        self._fixed_seat = None if isinstance(learner_seat, str) else int(learner_seat)
-        self._pool: OpponentPool | None = None
-        specs: list[object]
-        if opponents is None:
-            specs, seat_policy = [PolicyFactory(RandomBot.name, RandomBot)], [0] * (n_players - 1)
-        elif isinstance(opponents, OpponentPool):
-            self._pool = opponents
-            specs, seat_policy = opponents.policies, [0] * (n_players - 1)
-        elif isinstance(opponents, Sequence) and not isinstance(opponents, str):
-            if len(opponents) != n_players - 1:
-                raise ValueError(
-                    f"a list of opponents needs one policy per opponent seat: {n_players - 1} "
-                    f"for {n_players} players, got {len(opponents)} (use an OpponentPool to "
-                    "sample from a pool)"
-                )
-            specs, seat_policy = list(opponents), list(range(n_players - 1))
-        else:
-            specs, seat_policy = [opponents], [0] * (n_players - 1)
+        specs, seat_policy, self._pool = opponent_lineup(opponents, rules.num_players)
         # Factories are built here, and rebuilt from the env's seed at each seed().
         self._factories = {i: f for i, f in enumerate(specs) if isinstance(f, PolicyFactory)}
         self.policies: list[Policy] = [
@@ -275,7 +247,7 @@ class LearnerTables:
         if self._base is None:
             self.seed(None)
         games = self._slots
-        key_arr, seat_arr = self._check_hands(games, keys, learner_seats)
+        key_arr, seat_arr = explicit_hands(games, keys, learner_seats, self.rules.num_players)
         for policy in self.policies:
             reset = getattr(policy, "reset", None)
             if callable(reset):
@@ -286,51 +258,6 @@ class LearnerTables:
         self._advance_or_stop(np.ones(self.num_games, dtype=bool), None)
         return self.observations()
 
-    def _check_hands(
-        self,
-        games: npt.NDArray[np.int64],
-        keys: npt.ArrayLike | None,
-        learner_seats: npt.ArrayLike | None,
-    ) -> tuple[npt.NDArray[np.uint64] | None, npt.NDArray[np.int64] | None]:
-        """Explicit keys and learner seats for ``games``, checked before anything changes.
-
-        Each may be one value for every game or one per game.
-
-        Raises:
-            ValueError: for a key that is not an integer in [0, 2**64), a seat that is not
-                a seat of the game (a bool is not a seat), or the wrong number of either.
-        """
-        key_arr = seat_arr = None
-        if keys is not None:
-            key_arr = self._per_game(game_keys(keys), games, "key", keys)
-        if learner_seats is not None:
-            n_players = self.rules.num_players
-            arr = np.asarray(learner_seats)
-            values = arr.ravel().tolist()
-            if (
-                arr.dtype == object
-                or arr.dtype.kind not in "iu"
-                or not all(0 <= seat < n_players for seat in values)
-            ):
-                raise ValueError(
-                    f"learner_seat must be a seat in 0..{n_players - 1} (one for every game or "
-                    f"one per game), got {learner_seats!r}"
-                )
-            seat_arr = self._per_game(arr.astype(np.int64), games, "learner_seat", learner_seats)
-        return key_arr, seat_arr
-
-    @staticmethod
-    def _per_game(
-        arr: npt.NDArray[Any], games: npt.NDArray[np.int64], what: str, given: object
-    ) -> npt.NDArray[Any]:
-        if arr.size == 1:
-            return np.full(games.shape, arr.reshape(()), dtype=arr.dtype)
-        if arr.shape != games.shape:
-            raise ValueError(
-                f"{what} must be one value or one per game ({games.size}), got {given!r}"
-            )
-        return arr
-
     def _assign_hands(
         self,
         games: npt.NDArray[np.int64],
@@ -339,7 +266,8 @@ class LearnerTables:
     ) -> None:
         """Draw the next episode of ``games`` from the schedule: keys, learner seats, pool.
 
-        Explicit ``keys`` and ``learner_seats`` (one per game) come from :meth:`_check_hands`.
+        Explicit ``keys`` and ``learner_seats`` (one per game) are checked by the caller
+        (:func:`~uno_env.envs.table_inputs.explicit_hands`).
         """
         assert self._base is not None
         n_players = self.rules.num_players

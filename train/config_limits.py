@@ -1,0 +1,89 @@
+"""The bounds of training config values, shared by the training, imitation and sweep configs.
+
+The caps below are far above any useful run and far below what exhausts memory: a config
+that passes them starts training instead of dying in an allocation minutes later.
+"""
+
+from __future__ import annotations
+
+from uno_env.configuration import ConfigError, check_int
+
+__all__ = [
+    "MAX_BATCH_SIZE",
+    "MAX_BUFFER_SIZE",
+    "MAX_EPOCHS",
+    "MAX_EVAL_GAMES",
+    "MAX_GRADIENT_STEPS",
+    "MAX_LAYERS",
+    "MAX_LAYER_WIDTH",
+    "MAX_NAME_BYTES",
+    "MAX_NUM_ENVS",
+    "MAX_N_STEP",
+    "MAX_POOL_SIZE",
+    "MAX_ROLLOUT",
+    "MAX_STEPS",
+    "MAX_TORCH_THREADS",
+    "MAX_WEIGHT",
+    "check_net_arch",
+]
+
+MAX_STEPS = 10**12
+"""Most steps for any step count (``total_steps``, ``every``, ``snapshot_every``, ...): a
+trillion decisions is years of training on one machine."""
+
+MAX_NUM_ENVS = 65_536
+"""Most games stepped together: the batched state and observations of 65,536 games already
+take gigabytes, and the throughput of the core stops growing long before."""
+
+MAX_POOL_SIZE = 1_000
+"""Most self-play snapshots kept: each one is a copy of the network held in memory."""
+
+MAX_LAYERS = 16
+"""Most hidden layers of ``net_arch``: the lab's networks have two."""
+
+MAX_LAYER_WIDTH = 4_096
+"""Widest hidden layer of ``net_arch``: the observation has a few hundred entries, and a
+wider square layer costs hundreds of megabytes with its optimiser state."""
+
+MAX_BATCH_SIZE = 2**20
+"""Largest minibatch (PPO and DQN): beyond a million samples a batch does not fit in memory."""
+
+MAX_ROLLOUT = 2**22
+"""Most transitions of one PPO rollout (``ppo.n_steps * num_envs``): the rollout buffer holds
+an observation and an action mask for each, gigabytes at four million."""
+
+MAX_BUFFER_SIZE = 2_000_000
+"""Most transitions of the DQN replay buffer: two observations and a mask per transition
+make two million of them several gigabytes."""
+
+MAX_WEIGHT = 1e6
+"""Largest opponent weight: weights are relative, and huge ones overflow their sum."""
+
+MAX_GRADIENT_STEPS = 1_000
+"""Most DQN gradient steps per update: more is a typo, and each one is a minibatch."""
+
+MAX_N_STEP = 1_000
+"""Longest DQN n-step return: longer than any hand, where it is the Monte-Carlo return."""
+
+MAX_EPOCHS = 1_000
+"""Most PPO epochs over one rollout: more is a typo that makes a run never finish."""
+
+MAX_EVAL_GAMES = 1_000_000
+"""Most evaluation games against each bot: a million already gives a 0.1% interval."""
+
+MAX_TORCH_THREADS = 1_024
+"""Most torch threads: more than any machine's cores."""
+
+MAX_NAME_BYTES = 200
+"""Longest run name, in UTF-8 bytes: it is a folder name, and file systems allow 255."""
+
+
+def check_net_arch(net_arch: tuple[int, ...]) -> None:
+    """``net_arch``: 1 to :data:`MAX_LAYERS` hidden layers of 1 to :data:`MAX_LAYER_WIDTH`."""
+    if not 1 <= len(net_arch) <= MAX_LAYERS:
+        raise ConfigError(
+            f"net_arch: {list(net_arch)} must list 1 to {MAX_LAYERS} hidden layer widths "
+            "(e.g. [256, 256])"
+        )
+    for i, width in enumerate(net_arch):
+        check_int(f"net_arch[{i}]", width, 1, MAX_LAYER_WIDTH, "units of a hidden layer")

@@ -1,0 +1,204 @@
+"""The sections of a training config: opponents, evaluation, PPO and DQN hyper-parameters.
+
+Each section is a frozen dataclass that checks its values on construction and raises
+:class:`~uno_env.ConfigError` naming the key and its bounds (:mod:`unolab.train.config_limits`).
+:class:`~unolab.train.config.TrainConfig` holds one of each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from uno_env.configuration import ConfigError, check_float, check_int
+from unolab.agents import BOT_NAMES
+from unolab.train.config_limits import (
+    MAX_BATCH_SIZE,
+    MAX_BUFFER_SIZE,
+    MAX_EPOCHS,
+    MAX_EVAL_GAMES,
+    MAX_GRADIENT_STEPS,
+    MAX_N_STEP,
+    MAX_POOL_SIZE,
+    MAX_ROLLOUT,
+    MAX_STEPS,
+    MAX_WEIGHT,
+    check_net_arch,
+)
+
+__all__ = ["DQNParams", "EvalConfig", "OpponentMix", "PPOParams"]
+
+
+def _check_bots(where: str, names: Sequence[str]) -> None:
+    unknown = sorted(set(names) - set(BOT_NAMES))
+    if unknown:
+        raise ConfigError(f"{where}: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}")
+
+
+@dataclass(frozen=True)
+class OpponentMix:
+    """Who the learner plays against.
+
+    Attributes:
+        bots: Bot name -> relative weight in the opponent pool (finite, 0 to
+            :data:`MAX_WEIGHT`).
+        self_play: Total weight of the frozen snapshots of the learner (0 disables self-play;
+            at most :data:`MAX_WEIGHT`).
+        snapshot_every: Learner steps between two snapshots frozen into the pool (1 to
+            :data:`MAX_STEPS`).
+        pool_size: Most recent snapshots kept in the pool (1 to :data:`MAX_POOL_SIZE`: each
+            is a network held in memory).
+    """
+
+    bots: dict[str, float] = field(default_factory=lambda: {"random": 1.0})
+    self_play: float = 0.0
+    snapshot_every: int = 100_000
+    pool_size: int = 5
+
+    def __post_init__(self) -> None:
+        _check_bots("opponents.bots", list(self.bots))
+        for bot, weight in self.bots.items():
+            check_float(f"bots.{bot}", weight, 0.0, MAX_WEIGHT, why="weights are relative")
+        check_float("self_play", self.self_play, 0.0, MAX_WEIGHT, why="weights are relative")
+        if sum(self.bots.values()) <= 0 and self.self_play <= 0:
+            raise ConfigError("opponents: give a bot a positive weight or set self_play > 0")
+        if sum(self.bots.values()) <= 0:
+            raise ConfigError(
+                "opponents.bots: at least one bot needs a positive weight, to play until the "
+                "first snapshot exists"
+            )
+        check_int("snapshot_every", self.snapshot_every, 1, MAX_STEPS)
+        check_int(
+            "pool_size", self.pool_size, 1, MAX_POOL_SIZE, "each snapshot is a network in memory"
+        )
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Periodic evaluation against bots (seats alternated, Wilson 95% intervals).
+
+    Attributes:
+        every: Learner steps between evaluations (1 to :data:`MAX_STEPS`).
+        games: Games against each bot (1 to :data:`MAX_EVAL_GAMES`).
+        bots: The bots to evaluate against; the first one picks the best checkpoint.
+    """
+
+    every: int = 100_000
+    games: int = 2000
+    bots: tuple[str, ...] = ("random", "mixbot")
+
+    def __post_init__(self) -> None:
+        _check_bots("eval.bots", self.bots)
+        if not self.bots:
+            raise ConfigError("eval.bots: name at least one bot")
+        check_int("every", self.every, 1, MAX_STEPS)
+        check_int("games", self.games, 1, MAX_EVAL_GAMES)
+
+
+@dataclass(frozen=True)
+class PPOParams:
+    """MaskablePPO hyper-parameters (sb3-contrib names).
+
+    Bounds (checked on construction): ``learning_rate`` in (0, 1]; ``n_steps`` 1 to
+    :data:`MAX_ROLLOUT` (and ``n_steps * num_envs`` at most that, see
+    :class:`~unolab.train.config.TrainConfig`); ``batch_size`` 2 to :data:`MAX_BATCH_SIZE`
+    (SB3 needs two samples to normalise advantages); ``n_epochs`` 1 to :data:`MAX_EPOCHS`;
+    ``gamma`` and ``gae_lambda`` in (0, 1] (discounts); ``clip_range`` in (0, 1] (a ratio
+    clip of 0 or less never updates); ``ent_coef`` and ``vf_coef`` >= 0 and
+    ``max_grad_norm`` > 0 (finite); ``net_arch`` 1 to :data:`MAX_LAYERS` layers of 1 to
+    :data:`MAX_LAYER_WIDTH` units; ``value_warmup_steps`` 0 to :data:`MAX_STEPS`.
+
+    ``value_warmup_steps``: for its first steps the run trains the value network only, the
+    policy frozen. A run started from a clone (``init_from``) gets a trained policy and an
+    untrained value head, whose first advantages would undo the clone (docs/training.md).
+    """
+
+    learning_rate: float = 3e-4
+    n_steps: int = 128
+    batch_size: int = 8192
+    n_epochs: int = 4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: tuple[int, ...] = (256, 256)
+    value_warmup_steps: int = 0
+
+    def __post_init__(self) -> None:
+        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
+        check_int("n_steps", self.n_steps, 1, MAX_ROLLOUT)
+        check_int("batch_size", self.batch_size, 2, MAX_BATCH_SIZE)
+        check_int("n_epochs", self.n_epochs, 1, MAX_EPOCHS)
+        check_float("gamma", self.gamma, 0.0, 1.0, low_open=True, why="a discount")
+        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0, low_open=True, why="a discount")
+        check_float("clip_range", self.clip_range, 0.0, 1.0, low_open=True)
+        check_float("ent_coef", self.ent_coef, 0.0, math.inf)
+        check_float("vf_coef", self.vf_coef, 0.0, math.inf)
+        check_float("max_grad_norm", self.max_grad_norm, 0.0, math.inf, low_open=True)
+        check_net_arch(self.net_arch)
+        check_int("value_warmup_steps", self.value_warmup_steps, 0, MAX_STEPS)
+
+
+@dataclass(frozen=True)
+class DQNParams:
+    """Masked DQN hyper-parameters (SB3 names).
+
+    Bounds (checked on construction): ``learning_rate`` in (0, 1]; ``buffer_size`` 1 to
+    :data:`MAX_BUFFER_SIZE`; ``batch_size`` 1 to ``buffer_size``; ``learning_starts`` 0 to
+    :data:`MAX_STEPS`; ``gamma`` in (0, 1] (a discount); ``train_freq`` and
+    ``target_update_interval`` 1 to :data:`MAX_STEPS` (0 would never train or never update
+    the target); ``gradient_steps`` 1 to :data:`MAX_GRADIENT_STEPS`;
+    ``exploration_fraction`` and ``exploration_final_eps`` in [0, 1] (a fraction, a
+    probability); ``hand_size_shaping`` in [0, 1]; ``n_step`` 1 to :data:`MAX_N_STEP` (and
+    below ``buffer_size / num_envs``, the rows of the buffer, see
+    :class:`~unolab.train.config.TrainConfig`); ``net_arch`` as for PPO.
+    """
+
+    learning_rate: float = 1e-4
+    buffer_size: int = 200_000
+    learning_starts: int = 10_000
+    batch_size: int = 256
+    gamma: float = 0.995
+    train_freq: int = 4
+    gradient_steps: int = 1
+    target_update_interval: int = 2_000
+    exploration_fraction: float = 0.2
+    exploration_final_eps: float = 0.05
+    net_arch: tuple[int, ...] = (256, 256)
+    double_q: bool = False
+    """Double-DQN target: the online network picks the best legal next action, the target
+    network values it (curbs the over-estimation that the plain max causes)."""
+    dueling: bool = False
+    """Dueling Q-network: ``Q = V + A - mean(A)`` (exported folded into one last layer)."""
+    n_step: int = 1
+    """Rewards summed before bootstrapping (n-step returns): a hand's final reward reaches
+    the decisions ``n_step`` turns before it in one update."""
+    hand_size_shaping: float = 0.0
+    """Potential-based reward shaping, per card of hand-size difference (0: none): each
+    decision is credited at once with the change in (the others' mean hand size - one's
+    own); the shaping telescopes over a hand, so it leaves the best policy unchanged."""
+
+    def __post_init__(self) -> None:
+        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
+        check_int("buffer_size", self.buffer_size, 1, MAX_BUFFER_SIZE, "the replay buffer's memory")
+        check_int("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
+        if self.buffer_size < self.batch_size:
+            raise ConfigError(
+                f"buffer_size must be >= batch_size, got buffer_size={self.buffer_size}, "
+                f"batch_size={self.batch_size}"
+            )
+        check_int("learning_starts", self.learning_starts, 0, MAX_STEPS)
+        check_float("gamma", self.gamma, 0.0, 1.0, low_open=True, why="a discount")
+        check_int("train_freq", self.train_freq, 1, MAX_STEPS, "0 would never train")
+        check_int("gradient_steps", self.gradient_steps, 1, MAX_GRADIENT_STEPS)
+        check_int("target_update_interval", self.target_update_interval, 1, MAX_STEPS)
+        check_float("exploration_fraction", self.exploration_fraction, 0.0, 1.0)
+        check_float("exploration_final_eps", self.exploration_final_eps, 0.0, 1.0)
+        check_int("n_step", self.n_step, 1, MAX_N_STEP, "rewards summed before bootstrapping")
+        check_float(
+            "hand_size_shaping", self.hand_size_shaping, 0.0, 1.0, why="the reward of a win is 1"
+        )
+        check_net_arch(self.net_arch)

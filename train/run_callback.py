@@ -1,0 +1,179 @@
+"""The callback of a training run: league snapshots, evaluations and checkpoints during ``learn``.
+
+:class:`LabCallback` is what SB3's ``learn`` calls after each step of the run
+(:mod:`unolab.train.run`): it freezes snapshots of the learner into the league, evaluates it
+against bots every ``eval.every`` steps (:func:`evaluate_model`: win rates with Wilson
+intervals, logged to TensorBoard), and writes the ``latest`` and ``best`` checkpoints. It
+also freezes the PPO policy during ``ppo.value_warmup_steps`` (:func:`freeze_policy`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from uno_env.rules import Rules
+from unolab.agents.arena import EvalResult, evaluate_vs
+from unolab.train.algorithms import algorithm_for_model
+from unolab.train.config import TrainConfig
+from unolab.train.export import snapshot_policy
+from unolab.train.league import League
+from unolab.train.run_folder import _save_group, save_checkpoint
+
+__all__ = ["EvaluationHook", "LabCallback", "evaluate_model", "freeze_policy"]
+
+EvaluationHook = Callable[[int, dict[str, EvalResult]], None]
+"""Called after each periodic evaluation with the learner steps and the results per bot."""
+
+
+def evaluate_model(
+    model: Any,
+    config: TrainConfig,
+    rules: Rules,
+    steps: int,
+    *,
+    progress: bool = False,
+    log: TextIO | None = None,
+) -> dict[str, EvalResult]:
+    """Play ``config.eval.games`` batched games against each evaluation bot, seats rotated.
+
+    Args:
+        model: The SB3 model evaluated (its current policy, argmax).
+        config: The run's config (``eval`` section, seed).
+        rules: The rules of the run.
+        steps: The learner steps, for the policy's name.
+        progress: Show a progress bar per seat (hidden anyway when not a terminal).
+        log: Where to say which evaluation runs now (e.g. ``sys.stderr``), or None.
+    """
+    policy = snapshot_policy(model, f"{config.name}@{steps}", config.algorithm, rules)
+    results = {}
+    for bot in config.eval.bots:
+        if log is not None:
+            print(
+                f"[{config.name}] step {steps:,}: evaluating vs {bot} "
+                f"({config.eval.games:,} hands)...",
+                file=log,
+                flush=True,
+            )
+        results[bot] = evaluate_vs(
+            rules, policy, bot, config.eval.games, seed=config.seed + 7919, progress=progress
+        )
+    return results
+
+
+class LabCallback(BaseCallback):
+    """Snapshots into the league, periodic evaluation and checkpoints during ``learn``.
+
+    Args:
+        config: The run's config.
+        rules: The rules of the run.
+        league: The opponents pool.
+        best_score: The best checkpoint's score so far (-1: none yet).
+        progress: Show progress bars during evaluations.
+        log: Where to report evaluations (None: silent).
+        on_evaluation: Called after each evaluation with the steps and the results per bot
+            (a sweep reports them to Ray Tune).
+    """
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        rules: Rules,
+        league: League,
+        best_score: float,
+        progress: bool = False,
+        log: TextIO | None = sys.stderr,
+        on_evaluation: EvaluationHook | None = None,
+    ):
+        super().__init__()
+        self.config = config
+        self.rules = rules
+        self.league = league
+        self.best_score = best_score
+        self.progress = progress
+        self.log = log
+        self.on_evaluation = on_evaluation
+        self.evaluations: dict[str, dict[str, Any]] = {}
+        self.next_snapshot = 0
+        self.next_eval = 0
+        self.last_eval_step = -1
+
+    def _on_training_start(self) -> None:
+        steps = self.model.num_timesteps
+        self.next_snapshot = steps + self.config.opponents.snapshot_every
+        self.next_eval = steps + self.config.eval.every
+
+    def _on_rollout_start(self) -> None:
+        # The update after this rollout trains the value network only while the steps
+        # before the rollout are fewer than the warm-up (ppo.value_warmup_steps).
+        warmup = self.config.ppo.value_warmup_steps if self.config.algorithm == "ppo" else 0
+        if warmup:
+            freeze_policy(self.model, int(self.model.num_timesteps) < warmup)
+
+    def _on_training_end(self) -> None:
+        if self.config.algorithm == "ppo" and self.config.ppo.value_warmup_steps:
+            freeze_policy(self.model, False)
+
+    def _on_step(self) -> bool:
+        steps = self.model.num_timesteps
+        if self.league.slots and steps >= self.next_snapshot:
+            self.league.snapshot(self.model, self.config.algorithm, steps)
+            self.next_snapshot += self.config.opponents.snapshot_every
+        if steps >= self.next_eval:
+            self.evaluate_and_checkpoint()
+            self.next_eval += self.config.eval.every
+        return True
+
+    def evaluate_and_checkpoint(self) -> None:
+        """Evaluate now, log to TensorBoard, save ``latest`` and (if better) ``best``."""
+        steps = int(self.model.num_timesteps)
+        self.last_eval_step = steps
+        results = evaluate_model(
+            self.model, self.config, self.rules, steps, progress=self.progress, log=self.log
+        )
+        for bot, res in results.items():
+            self.logger.record(f"eval/win_rate_vs_{bot}", res.win_rate)
+            self.logger.record(f"eval/win_rate_vs_{bot}_ci_low", res.ci_low)
+            self.logger.record(f"eval/win_rate_vs_{bot}_ci_high", res.ci_high)
+        self.logger.dump(steps)
+        self.evaluations = {bot: res.to_dict() for bot, res in results.items()}
+        score = results[self.config.eval.bots[0]].win_rate
+        self.save_latest()
+        if score > self.best_score:
+            self.best_score = score
+            save_checkpoint(self.model, self.config, self.rules, "best", steps, self.evaluations)
+        summary = ", ".join(
+            f"{bot} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]"
+            for bot, r in results.items()
+        )
+        if self.log is not None:
+            print(
+                f"[{self.config.name}] step {steps:,}: win rate vs {summary}",
+                file=self.log,
+                flush=True,
+            )
+        if self.on_evaluation is not None:  # last: the checkpoints are on disk by now
+            self.on_evaluation(steps, results)
+
+    def save_latest(self) -> Path:
+        """Write ``latest.zip`` / ``latest.json`` and the league: all ``--resume`` needs."""
+        steps = int(self.model.num_timesteps)
+        save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
+        _save_group(self.league.save, self.config.run_dir, "league_slot*.safetensors")
+        return self.config.run_dir / "latest.zip"
+
+
+def freeze_policy(model: Any, frozen: bool) -> None:
+    """Stop (or restart) the training of a model's acting network, the value side untouched.
+
+    The acting network is the algorithm's (:attr:`unolab.train.algorithms.Algorithm.acting_modules`):
+    for PPO the policy branch and the action head, so only the value network learns while it
+    is frozen (``ppo.value_warmup_steps``).
+    """
+    for module in algorithm_for_model(model).acting_modules(model):
+        for parameter in module.parameters():
+            parameter.requires_grad_(not frozen)

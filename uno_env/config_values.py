@@ -1,0 +1,275 @@
+"""Checking config values: numbers in their ranges, and a mapping against a dataclass.
+
+Every config of uno-lab is a frozen dataclass built by :func:`from_mapping`: unknown keys
+are rejected with the list of allowed keys, values are type-checked against the annotations
+(``Literal`` types name the allowed values), numbers are range-checked by :func:`check_int`
+and :func:`check_float`, and every error is one :class:`ConfigError` line naming the key and
+the value that were wrong. Reading configs from files is :mod:`uno_env.configuration`'s job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+from uno_env.files import shown
+
+T = TypeVar("T")
+
+__all__ = [
+    "SEED_LIMIT",
+    "ConfigError",
+    "check_float",
+    "check_folder",
+    "check_int",
+    "check_seed",
+    "from_mapping",
+]
+
+SEED_LIMIT = 2**63
+"""Seeds must be in ``0 <= seed < SEED_LIMIT``: they become unsigned 64-bit random keys, and
+NumPy and torch take at most 63 bits without wrapping around."""
+
+
+class ConfigError(ValueError):
+    """A configuration value or key is invalid. The message names the key and what is allowed."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_int(key: str, value: Any, low: int, high: int, why: str = "") -> int:
+    """Check that ``value`` is an integer (not a bool or a float) in ``low..high``.
+
+    Args:
+        key: The key, as the message names it (e.g. ``"num_envs"``).
+        value: The value to check.
+        low: The smallest allowed value.
+        high: The largest allowed value.
+        why: The reason for the bounds, appended to the message.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ConfigError: ``"<key>: <value> is out of range; allowed <low>..<high> (<why>)"``.
+    """
+    if not _is_int(value):
+        raise ConfigError(f"{key}: expected an integer, got {shown(value)}")
+    if not low <= value <= high:
+        reason = f" ({why})" if why else ""
+        raise ConfigError(f"{key}: {shown(value)} is out of range; allowed {low}..{high}{reason}")
+    return int(value)
+
+
+def check_float(
+    key: str,
+    value: Any,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    why: str = "",
+) -> float:
+    """Check that ``value`` is a finite number (not a bool) in the interval from low to high.
+
+    Args:
+        key: The key, as the message names it (e.g. ``"ppo.gamma"``).
+        value: The value to check.
+        low: The lower end of the interval.
+        high: The upper end of the interval.
+        low_open: Exclude ``low`` itself (``(low, ...``).
+        high_open: Exclude ``high`` itself (``..., high)``).
+        why: The reason for the bounds, appended to the message.
+
+    Returns:
+        ``value`` as a float.
+
+    Raises:
+        ConfigError: naming the key, the value and the interval (NaN and infinities are
+            always refused).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key}: expected a number, got {shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    above = number > low if low_open else number >= low
+    below = number < high if high_open else number <= high
+    if not (math.isfinite(number) and above and below):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        reason = f" ({why})" if why else ""
+        raise ConfigError(f"{key}: {shown(value)} is out of range; allowed {interval}{reason}")
+    return number
+
+
+def check_seed(key: str, value: Any) -> int:
+    """Check a seed: an integer with ``0 <= seed < 2**63`` (see :data:`SEED_LIMIT`)."""
+    if _is_int(value) and not 0 <= value < SEED_LIMIT:
+        raise ConfigError(
+            f"{key}: {shown(value)} is out of range; seeds must be 0 <= seed < 2**63 (a 63-bit key)"
+        )
+    return check_int(key, value, 0, SEED_LIMIT - 1)
+
+
+def check_folder(key: str, path: str | Path) -> None:
+    """Check that the folder ``path`` exists or can be created: no part of it is a file.
+
+    Raises:
+        ConfigError: naming the key, the path and the file in the way.
+    """
+    text = str(path)
+    if "\0" in text:
+        raise ConfigError(f"{key}: {shown(text)} contains a NUL character")
+    for part in (Path(text), *Path(text).parents):
+        if part.exists() or part.is_symlink():
+            if not part.is_dir():
+                raise ConfigError(
+                    f"{key}: {shown(text)} cannot be a folder: {str(part)!r} is a file; "
+                    "choose another folder"
+                )
+            return
+
+
+def _type_name(annotation: Any) -> str:
+    """An annotation in a user's words: ``a number``, ``a list``, ``a mapping``."""
+    words = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    if annotation in words:
+        return words[annotation]
+    origin = get_origin(annotation)
+    if origin in (tuple, list):
+        return "a list"
+    if origin is dict or dataclasses.is_dataclass(annotation):
+        return "a mapping"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(choice) for choice in get_args(annotation))
+    return str(annotation)
+
+
+def _check_value(where: str, value: Any, annotation: Any) -> Any:
+    origin = get_origin(annotation)
+    if origin is Literal:
+        allowed = get_args(annotation)
+        if not any(value == choice and type(value) is type(choice) for choice in allowed):
+            raise ConfigError(
+                f"{where}: {shown(value)} is not allowed; choose one of {list(allowed)}"
+            )
+        return value
+    if origin in (Union, types.UnionType):
+        errors: list[ConfigError] = []
+        options = [option for option in get_args(annotation) if option is not type(None)]
+        if value is None and len(options) < len(get_args(annotation)):
+            return None
+        for option in options:
+            try:
+                return _check_value(where, value, option)
+            except ConfigError as err:
+                errors.append(err)
+        # One real option (an optional setting), or a mapping for the one dataclass option:
+        # its own reason says what is wrong, where "does not fit X | None" would hide it.
+        fitting = [
+            err
+            for option, err in zip(options, errors, strict=True)
+            if len(options) == 1
+            or (isinstance(value, Mapping) and dataclasses.is_dataclass(option))
+        ]
+        if len(fitting) == 1:
+            raise fitting[0]
+        names = " or ".join(_type_name(option) for option in options)
+        none = ", or null" if len(options) < len(get_args(annotation)) else ""
+        raise ConfigError(f"{where}: expected {names}{none}, got {shown(value)}")
+    if origin in (tuple, list):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {shown(value)}")
+        args = get_args(annotation)
+        item = args[0] if args else Any
+        return tuple(_check_value(f"{where}[{i}]", v, item) for i, v in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {shown(value)}")
+        key_type, value_type = get_args(annotation) or (Any, Any)
+        return {
+            _check_value(f"{where} key", k, key_type): _check_value(f"{where}.{k}", v, value_type)
+            for k, v in value.items()
+        }
+    if annotation is Any:
+        return value
+    if annotation is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {shown(value)}")
+        return value
+    if annotation is int:
+        if not _is_int(value):
+            raise ConfigError(f"{where}: expected an integer, got {shown(value)}")
+        return value
+    if annotation is float:
+        if isinstance(value, str):
+            # YAML 1.1 reads "1e-4" (no dot) as a string: accept what Python reads as a number.
+            try:
+                number = float(value)
+            except ValueError:
+                raise ConfigError(f"{where}: expected a number, got {shown(value)}") from None
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: expected a number, got {shown(value)}")
+        else:
+            try:
+                number = float(value)
+            except OverflowError:
+                number = math.inf
+        # No setting of the lab means anything at NaN or infinity: refuse them everywhere.
+        if not math.isfinite(number):
+            raise ConfigError(f"{where}: expected a finite number, got {shown(value)}")
+        return number
+    if annotation is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {shown(value)}")
+        return value
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        if dataclasses.is_dataclass(value) and isinstance(value, annotation):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {shown(value)}")
+        return from_mapping(annotation, value, where=where)
+    return value
+
+
+def from_mapping(cls: type[T], data: Mapping[str, Any], where: str = "config") -> T:
+    """Build the frozen dataclass ``cls`` from ``data``, validating every key and value.
+
+    Args:
+        cls: A dataclass type whose field annotations describe the allowed values.
+        data: The raw mapping (e.g. parsed YAML).
+        where: A prefix for error messages (e.g. the file name).
+
+    Returns:
+        An instance of ``cls``. Its ``__post_init__`` runs the range and cross-field checks.
+
+    Raises:
+        ConfigError: naming ``where``, the unknown or invalid key and the allowed keys or
+            values.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of keys to values, got {shown(data)}")
+    assert dataclasses.is_dataclass(cls)
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    # Keys are compared as they are: a YAML key such as 1 or null is unknown, not a crash.
+    unknown = sorted((key for key in data if key not in fields), key=repr)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed keys are {sorted(fields)}")
+    kwargs = {
+        name: _check_value(f"{where}.{name}", value, hints[name]) for name, value in data.items()
+    }
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError, ArithmeticError) as err:
+        # The cross-field checks of __post_init__ name the keys; add the file or section.
+        raise ConfigError(f"{where}: {err}") from err

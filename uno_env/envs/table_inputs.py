@@ -1,0 +1,123 @@
+"""The checks of what the learner tables are given, made before anything changes.
+
+:class:`~uno_env.envs.learner_tables.LearnerTables` is given its size, the learner's seat and
+the opponents when it is built, and explicit keys and learner seats at a reset. Each is read
+and checked here, and refused with a message naming it and what is allowed, so that a bad
+argument never leaves the tables half changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env.core.setup import game_keys
+from uno_env.envs.opponents import OpponentPool, OpponentsSpec
+from uno_env.policy import PolicyFactory, RandomBot
+
+__all__ = ["check_learner_seat", "check_num_games", "explicit_hands", "opponent_lineup"]
+
+
+def _is_int(value: object) -> bool:
+    """An integer, not a bool (``True`` is an int to Python, never a size or a seat here)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_num_games(num_games: int) -> int:
+    """The number of games B, a positive int.
+
+    Raises:
+        ValueError: for anything else.
+    """
+    if not _is_int(num_games) or num_games < 1:
+        raise ValueError(f"the number of games must be a positive int, got {num_games!r}")
+    return int(num_games)
+
+
+def check_learner_seat(learner_seat: int | Literal["random"], n_players: int) -> int | None:
+    """The learner's fixed seat, or None for ``"random"`` (a seat drawn for each hand).
+
+    Raises:
+        ValueError: for anything but ``"random"`` or a seat in ``0..n_players - 1``.
+    """
+    if not (
+        (isinstance(learner_seat, str) and learner_seat == "random")
+        or (_is_int(learner_seat) and 0 <= learner_seat < n_players)
+    ):
+        raise ValueError(
+            f"learner_seat must be 'random' or a seat in 0..{n_players - 1}, got {learner_seat!r}"
+        )
+    return None if isinstance(learner_seat, str) else int(learner_seat)
+
+
+def opponent_lineup(
+    opponents: OpponentsSpec, n_players: int
+) -> tuple[list[object], list[int], OpponentPool | None]:
+    """The opponents as given (see :mod:`uno_env.envs.opponents`), read into a lineup.
+
+    Returns:
+        The policies (or factories), which of them plays each opponent seat (entry k-1 for
+        the seat k places after the learner), and the pool each hand draws them from, if any.
+
+    Raises:
+        ValueError: for a list without one policy per opponent seat.
+    """
+    if opponents is None:
+        return [PolicyFactory(RandomBot.name, RandomBot)], [0] * (n_players - 1), None
+    if isinstance(opponents, OpponentPool):
+        return opponents.policies, [0] * (n_players - 1), opponents
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        if len(opponents) != n_players - 1:
+            raise ValueError(
+                f"a list of opponents needs one policy per opponent seat: {n_players - 1} "
+                f"for {n_players} players, got {len(opponents)} (use an OpponentPool to "
+                "sample from a pool)"
+            )
+        return list(opponents), list(range(n_players - 1)), None
+    return [opponents], [0] * (n_players - 1), None
+
+
+def explicit_hands(
+    games: npt.NDArray[np.int64],
+    keys: npt.ArrayLike | None,
+    learner_seats: npt.ArrayLike | None,
+    n_players: int,
+) -> tuple[npt.NDArray[np.uint64] | None, npt.NDArray[np.int64] | None]:
+    """Explicit keys and learner seats for ``games`` (None where not given), checked.
+
+    Each may be one value for every game or one per game.
+
+    Raises:
+        ValueError: for a key that is not an integer in [0, 2**64), a seat that is not
+            a seat of the game (a bool is not a seat), or the wrong number of either.
+    """
+    key_arr = seat_arr = None
+    if keys is not None:
+        key_arr = _per_game(game_keys(keys), games, "key", keys)
+    if learner_seats is not None:
+        arr = np.asarray(learner_seats)
+        values = arr.ravel().tolist()
+        if (
+            arr.dtype == object
+            or arr.dtype.kind not in "iu"
+            or not all(0 <= seat < n_players for seat in values)
+        ):
+            raise ValueError(
+                f"learner_seat must be a seat in 0..{n_players - 1} (one for every game or "
+                f"one per game), got {learner_seats!r}"
+            )
+        seat_arr = _per_game(arr.astype(np.int64), games, "learner_seat", learner_seats)
+    return key_arr, seat_arr
+
+
+def _per_game(
+    arr: npt.NDArray[Any], games: npt.NDArray[np.int64], what: str, given: object
+) -> npt.NDArray[Any]:
+    if arr.size == 1:
+        return np.full(games.shape, arr.reshape(()), dtype=arr.dtype)
+    if arr.shape != games.shape:
+        raise ValueError(f"{what} must be one value or one per game ({games.size}), got {given!r}")
+    return arr
