@@ -9,6 +9,7 @@ also freezes the PPO policy during ``ppo.value_warmup_steps`` (:func:`freeze_pol
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,14 @@ from unolab.train.export import snapshot_policy
 from unolab.train.league import League
 from unolab.train.run_folder import _save_group, save_checkpoint
 
-__all__ = ["EvaluationHook", "LabCallback", "evaluate_model", "freeze_policy"]
+__all__ = [
+    "EVALUATIONS_FILE",
+    "EvaluationHook",
+    "LabCallback",
+    "evaluate_model",
+    "freeze_policy",
+    "record_evaluation",
+]
 
 EvaluationHook = Callable[[int, dict[str, EvalResult]], None]
 """Called after each periodic evaluation with the learner steps and the results per bot."""
@@ -146,6 +154,7 @@ class LabCallback(BaseCallback):
         if score > self.best_score:
             self.best_score = score
             save_checkpoint(self.model, self.config, self.rules, "best", steps, self.evaluations)
+        record_evaluation(self.config.run_dir, steps, self.evaluations)
         summary = ", ".join(
             f"{bot} {r.win_rate:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}]"
             for bot, r in results.items()
@@ -165,6 +174,21 @@ class LabCallback(BaseCallback):
         save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
         _save_group(self.league.save, self.config.run_dir, "league_slot*.safetensors")
         return self.config.run_dir / "latest.zip"
+
+
+EVALUATIONS_FILE = "evaluations.jsonl"
+"""The run's evaluation history: one JSON line per evaluation (the learning curve)."""
+
+
+def record_evaluation(run_dir: Path, steps: int, results: dict[str, dict[str, Any]]) -> None:
+    """Append one evaluation to the run's :data:`EVALUATIONS_FILE`.
+
+    Written after the checkpoints, so a resumed run that evaluates a step again repeats its
+    line: readers keep the last line of each step count.
+    """
+    line = json.dumps({"steps": steps, "results": results}, sort_keys=True)
+    with open(run_dir / EVALUATIONS_FILE, "a", encoding="utf-8") as log:
+        log.write(line + "\n")
 
 
 def freeze_policy(model: Any, frozen: bool) -> None:

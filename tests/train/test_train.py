@@ -100,6 +100,11 @@ def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
 
     resumed = ppo.main(["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"])
     assert resumed.steps >= 3072 > result.steps
+    # The learning curve: one line per evaluation, the resumed run's appended.
+    curve = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()]
+    assert len(curve) >= 2 and curve[-1]["steps"] == resumed.steps
+    assert [point["steps"] for point in curve] == sorted(point["steps"] for point in curve)
+    assert curve[0]["results"]["random"]["games"] > 0
 
     rules = load_rules("official", num_players=2)
     policy = load_policy(run_dir / "best_policy.safetensors", rules=rules)
