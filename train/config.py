@@ -5,8 +5,9 @@ mix (bots and self-play snapshots), the evaluation settings and the seed. Every 
 validated: an unknown key or a bad value raises :class:`~uno_env.ConfigError` naming it and
 the allowed keys or values.
 
-This module holds the whole run's :class:`TrainConfig` and its loader; the sections it is
-made of are :mod:`unolab.train.config_sections`', the bounds :mod:`unolab.train.config_limits`'.
+This module holds the whole run's :class:`TrainConfig` and its loader; its sections are in
+:mod:`unolab.train.config_sections` and the largest values allowed in
+:mod:`unolab.train.config_limits`. Each bound is stated once, by the check that enforces it.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ class TrainConfig:
         algorithm: ``ppo`` (MaskablePPO) or ``dqn`` (masked DQN).
         rules: A rules preset name or a YAML path (see ``docs/rules.md``).
         num_players: Seats per table.
-        total_steps: Learner decisions to train for (1 to :data:`MAX_STEPS`).
-        num_envs: Games stepped together in the batched VecEnv (1 to :data:`MAX_NUM_ENVS`).
+        total_steps: Learner decisions to train for.
+        num_envs: Games stepped together in the batched VecEnv.
         seed: Seed of the envs, opponents and network initialisation (``0 <= seed < 2**63``).
         learner_seat: ``random`` (drawn per hand) or a fixed seat, ``0`` to
             ``num_players - 1``.

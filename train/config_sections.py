@@ -41,14 +41,12 @@ class OpponentMix:
     """Who the learner plays against.
 
     Attributes:
-        bots: Bot name -> relative weight in the opponent pool (finite, 0 to
-            :data:`MAX_WEIGHT`).
-        self_play: Total weight of the frozen snapshots of the learner (0 disables self-play;
-            at most :data:`MAX_WEIGHT`).
-        snapshot_every: Learner steps between two snapshots frozen into the pool (1 to
-            :data:`MAX_STEPS`).
-        pool_size: Most recent snapshots kept in the pool (1 to :data:`MAX_POOL_SIZE`: each
-            is a network held in memory).
+        bots: Bot name -> relative weight in the opponent pool.
+        self_play: Total weight of the frozen snapshots of the learner (0 disables self-play).
+        snapshot_every: Learner steps between two snapshots frozen into the pool.
+        pool_size: Most recent snapshots kept in the pool (each is a network held in memory).
+
+    Each bound is stated once, by its check in ``__post_init__``.
     """
 
     bots: dict[str, float] = field(default_factory=lambda: {"random": 1.0})
@@ -79,8 +77,8 @@ class EvalConfig:
     """Periodic evaluation against bots (seats alternated, Wilson 95% intervals).
 
     Attributes:
-        every: Learner steps between evaluations (1 to :data:`MAX_STEPS`).
-        games: Games against each bot (1 to :data:`MAX_EVAL_GAMES`).
+        every: Learner steps between evaluations.
+        games: Games against each bot.
         bots: The bots to evaluate against; the first one picks the best checkpoint.
     """
 
@@ -100,14 +98,8 @@ class EvalConfig:
 class PPOParams:
     """MaskablePPO hyper-parameters (sb3-contrib names).
 
-    Bounds (checked on construction): ``learning_rate`` in (0, 1]; ``n_steps`` 1 to
-    :data:`MAX_ROLLOUT` (and ``n_steps * num_envs`` at most that, see
-    :class:`~unolab.train.config.TrainConfig`); ``batch_size`` 2 to :data:`MAX_BATCH_SIZE`
-    (SB3 needs two samples to normalise advantages); ``n_epochs`` 1 to :data:`MAX_EPOCHS`;
-    ``gamma`` and ``gae_lambda`` in (0, 1] (discounts); ``clip_range`` in (0, 1] (a ratio
-    clip of 0 or less never updates); ``ent_coef`` and ``vf_coef`` >= 0 and
-    ``max_grad_norm`` > 0 (finite); ``net_arch`` 1 to :data:`MAX_LAYERS` layers of 1 to
-    :data:`MAX_LAYER_WIDTH` units; ``value_warmup_steps`` 0 to :data:`MAX_STEPS`.
+    Each bound is stated once, by its check in ``__post_init__`` (a bad value's error
+    names the key, the allowed range and why).
 
     ``value_warmup_steps``: for its first steps the run trains the value network only, the
     policy frozen. A run started from a clone (``init_from``) gets a trained policy and an
@@ -146,15 +138,8 @@ class PPOParams:
 class DQNParams:
     """Masked DQN hyper-parameters (SB3 names).
 
-    Bounds (checked on construction): ``learning_rate`` in (0, 1]; ``buffer_size`` 1 to
-    :data:`MAX_BUFFER_SIZE`; ``batch_size`` 1 to ``buffer_size``; ``learning_starts`` 0 to
-    :data:`MAX_STEPS`; ``gamma`` in (0, 1] (a discount); ``train_freq`` and
-    ``target_update_interval`` 1 to :data:`MAX_STEPS` (0 would never train or never update
-    the target); ``gradient_steps`` 1 to :data:`MAX_GRADIENT_STEPS`;
-    ``exploration_fraction`` and ``exploration_final_eps`` in [0, 1] (a fraction, a
-    probability); ``hand_size_shaping`` in [0, 1]; ``n_step`` 1 to :data:`MAX_N_STEP` (and
-    below ``buffer_size / num_envs``, the rows of the buffer, see
-    :class:`~unolab.train.config.TrainConfig`); ``net_arch`` as for PPO.
+    Each bound is stated once, by its check in ``__post_init__``; ``n_step`` must also
+    stay below the buffer's rows (:class:`~unolab.train.config.TrainConfig` checks it).
     """
 
     learning_rate: float = 1e-4

@@ -100,11 +100,11 @@ class ImitateConfig:
         samples: Teacher decisions to record, training and validation together (1,000 to
             :data:`MAX_SAMPLES`). Forced decisions (one legal action) are not counted:
             there is nothing to learn from them.
-        validation: Share of the games held out for validation (0.01 to 0.5): their
+        validation: Share of the games held out for validation: their
             decisions are never trained on.
-        games_per_batch: Games played side by side while recording (1 to 65,536).
-        epochs: Passes over the training decisions (1 to :data:`MAX_IMITATION_EPOCHS`).
-        batch_size: Decisions per gradient step (1 to 2**20).
+        games_per_batch: Games played side by side while recording.
+        epochs: Passes over the training decisions.
+        batch_size: Decisions per gradient step.
         learning_rate: Adam's learning rate, in (0, 1].
         weight_decay: Adam's L2 penalty, in [0, 1].
         label_smoothing: Share of the target spread over the other legal actions, in
@@ -112,7 +112,7 @@ class ImitateConfig:
         net_arch: Hidden layer widths: the ``ppo.net_arch`` of the run that starts from the
             clone (``init_from``).
         activation: ``tanh`` (MaskablePPO's policy network) or ``relu`` (the DQN Q-network).
-        eval_games: Hands of each strength measurement (1 to 1,000,000).
+        eval_games: Hands of each strength measurement.
         eval_bots: The bots the clone and its teachers are measured against (same deals).
         eval_teachers: Measure the teachers too (``true``, the default); ``false``: the
             clone alone (a search teacher's measurement takes many minutes, and a refit of a

@@ -115,9 +115,8 @@ class SchedulerConfig:
         kind: ``asha`` (asynchronous successive halving: at each rung, trials below the top
             ``1 / reduction_factor`` of their rung stop) or ``none`` (every trial runs to
             its end).
-        grace_evaluations: Periodic evaluations every trial gets before it may be stopped
-            (1 to 1,000).
-        reduction_factor: ASHA's halving rate (2 to 100).
+        grace_evaluations: Periodic evaluations every trial gets before it may be stopped.
+        reduction_factor: ASHA's halving rate.
     """
 
     kind: Literal["asha", "none"] = "asha"
@@ -140,10 +139,9 @@ class SweepConfig:
         overrides: ``key=value`` items applied to every trial (e.g. ``total_steps=100000``).
         metric_bot: The evaluation bot whose win rate is the score (default: the training
             config's first ``eval.bots``).
-        num_samples: Samples of the search space (1 to :data:`MAX_SAMPLES`); with grid
-            dimensions, each sample runs the whole grid.
-        max_concurrent: Trials at once (1 to :data:`MAX_CONCURRENT`); each takes one CPU
-            and one torch thread.
+        num_samples: Samples of the search space; with grid dimensions, each sample runs the
+            whole grid.
+        max_concurrent: Trials at once; each takes one CPU and one torch thread.
         scheduler: The early-stopping scheduler.
         output_dir: Parent folder of the sweep folder.
     """
