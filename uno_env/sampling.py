@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.jit import jit
+from uno_env.jit import Kernel, jit
 
 __all__ = ["uniform_legal_actions"]
 
@@ -26,12 +26,13 @@ def uniform_legal_actions(
     Returns:
         Action ids, shape (B,).
     """
-    legal = np.ascontiguousarray(mask, dtype=np.bool_)
+    legal = mask
+    if not (mask.dtype == np.bool_ and mask.flags.c_contiguous):  # the engine's masks are
+        legal = np.ascontiguousarray(mask, dtype=np.bool_)
     if legal.ndim != 2:
         raise ValueError(f"mask must have shape (B, A), got {legal.shape}")
     chosen = np.zeros(legal.shape[0], dtype=np.int64)
-    uniforms = np.asarray(rng.random(size=legal.shape[0]), dtype=np.float64)
-    _pick(legal.view(np.uint8), uniforms, chosen)
+    _PICK(legal.view(np.uint8), rng.random(legal.shape[0]), chosen)
     return chosen
 
 
@@ -50,3 +51,6 @@ def _pick(mask: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
             if target < 0:
                 out[row] = action
                 break
+
+
+_PICK = Kernel(_pick)

@@ -241,3 +241,23 @@ def test_render_one_seat_hides_the_other_hands(capsys: pytest.CaptureFixture[str
     human = raw_env(num_players=2, render_mode="human", colour=False)
     human.reset(seed=0)
     assert "player_0" in capsys.readouterr().out
+
+
+def test_the_wrapper_keeps_pettingzoos_order_checks() -> None:
+    """The wrapper reads the env directly, and still refuses what PettingZoo's refuses."""
+    aec = uno_env.env(num_players=2)
+    with pytest.raises(AttributeError, match="before reset"):
+        aec.agent_selection  # noqa: B018
+    with pytest.raises(Exception, match="reset"):
+        aec.step(0)
+    aec.reset(seed=1)
+    turns = iter(aec.agent_iter(max_iter=3))
+    first = next(turns)
+    assert first == aec.agent_selection
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(turns)  # the agent was not stepped
+    aec.step(random_action(aec.last()[0]["action_mask"], np.random.default_rng(0)))
+    assert next(turns) == aec.agent_selection
+    aec.step(random_action(aec.last()[0]["action_mask"], np.random.default_rng(0)))
+    # max_iter=3 is reached: the refused call counted, as in PettingZoo.
+    assert next(turns, None) is None

@@ -324,4 +324,6 @@ def reset_games(
         fresh = init(rules, keys=key_arr)
         for name, arr in fresh.array_fields().items():
             getattr(new, name)[idx] = arr
+        if in_place:
+            state.clear_mask_cache()  # its arrays changed under the mask it may hold
     return new

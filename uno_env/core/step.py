@@ -15,7 +15,7 @@ from uno_env.core.history import (
     record_named_colour,
     record_stuck,
 )
-from uno_env.core.mask import legal_action_mask
+from uno_env.core.mask import fill_mask, legal_action_mask
 from uno_env.core.params import (
     RuleParams,
     Scratch,
@@ -80,11 +80,15 @@ def step(
     acts = _as_actions(state, actions)
     mask = legal_action_mask(rules, state)
     new = state if in_place else state.copy()
-    # One compiled call checks every game's action, then applies them all (or none).
-    bad = _CHECK_AND_APPLY(rule_params(rules), arrays_of(new), scratch(), mask, acts)
+    # One compiled call checks every game's action, applies them all (or none), and fills
+    # the masks of the new state, which nearly every caller asks for next.
+    next_mask = np.empty_like(mask)
+    params = rule_params(rules)
+    bad = _CHECK_AND_APPLY(params, arrays_of(new), scratch(), mask, acts, next_mask)
     if bad >= 0:
         _raise_illegal(state, mask, acts, bad)
-    object.__setattr__(new, "_mask_cache", None)
+    next_mask.flags.writeable = False
+    object.__setattr__(new, "_mask_cache", (rules, next_mask))
     return new
 
 
@@ -137,12 +141,20 @@ def _first_illegal(phase: np.ndarray, mask: np.ndarray, acts: np.ndarray) -> int
 
 @jit
 def _check_and_apply(
-    r: RuleParams, s: StateArrays, w: Scratch, mask: np.ndarray, acts: np.ndarray
+    r: RuleParams,
+    s: StateArrays,
+    w: Scratch,
+    mask: np.ndarray,
+    acts: np.ndarray,
+    next_mask: np.ndarray,
 ) -> int:
-    """Apply the actions in place if all are legal; else return the first bad game."""
+    """Apply the actions in place if all are legal, and fill ``next_mask`` with the new
+    state's legal actions; else change nothing and return the first bad game."""
     bad = _first_illegal(s.phase, mask, acts)
     if bad < 0:
         _apply(r, s, w, acts)
+        for g in range(acts.shape[0]):
+            fill_mask(r, s, g, next_mask[g])
     return bad
 
 

@@ -68,6 +68,7 @@ def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoS
     """
     for name in ARRAY_FIELDS:
         getattr(state, name)[games] = getattr(sub, name)
+    state.clear_mask_cache()  # for anyone still holding the old object
     return state.view()
 
 

@@ -182,12 +182,33 @@ class _TerminateIllegal(wrappers.BaseWrapper[str, ObsDict, int]):
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
-    """PettingZoo's OrderEnforcingWrapper, with ``last`` answered by the wrapped env at once.
+    """PettingZoo's OrderEnforcingWrapper, with the same checks, read from the env directly.
 
-    The inherited ``last`` reads five attributes through the wrapper's ``__getattr__``
-    chain, which costs more than a turn of the game; the wrapped env's own ``last`` returns
-    the same tuple.
+    The inherited ``last``, ``step`` and ``agent_iter`` read the env's attributes through
+    the wrappers' ``__getattr__`` chain, which costs more than a turn of the game; these
+    read them from the env itself and keep every check and message of the original.
     """
+
+    def __init__(self, env: AECEnv[str, ObsDict, int]) -> None:
+        super().__init__(env)
+        self._raw: Any = env.unwrapped
+
+    def step(self, action: int | np.integer | None) -> None:
+        """Step the env, after the order checks of PettingZoo's wrapper."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self._raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> _OrderEnforcingIterable:
+        """The agents in turn, checking that each is stepped before the next (as PettingZoo)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderEnforcingIterable(self, max_iter)
 
     def last(
         self, observe: bool = True
@@ -199,6 +220,31 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
         # observation, and each wrapper's attribute lookups would cost more than the turn.
         raw: AECEnv[str, ObsDict, int] = self.env.unwrapped
         return raw.last(observe)
+
+
+class _OrderEnforcingIterable(
+    wrappers.order_enforcing.AECOrderEnforcingIterable[str, ObsDict, int]
+):
+    def __iter__(self) -> _OrderEnforcingIterator:
+        return _OrderEnforcingIterator(self.env, self.max_iter)
+
+
+class _OrderEnforcingIterator(
+    wrappers.order_enforcing.AECOrderEnforcingIterator[str, ObsDict, int]
+):
+    """PettingZoo's iterator over the agents, reading the env's own attributes."""
+
+    def __next__(self) -> str:
+        wrapper: Any = self.env
+        raw = wrapper._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        if not wrapper._has_updated:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        wrapper._has_updated = False
+        agent: str = raw.agent_selection
+        return agent
 
 
 class raw_env(AECEnv[str, ObsDict, int], EzPickle):
@@ -259,6 +305,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         self.possible_agents = [f"player_{s}" for s in range(n_players)]
         self.agents = self.possible_agents[:]
         self._seat = {name: s for s, name in enumerate(self.possible_agents)}
+        self._seat_array = {name: np.array([s]) for name, s in self._seat.items()}
         obs_space = spaces.Dict(
             {
                 "observation": observation_space(self.rules),
@@ -354,8 +401,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
     def observe(self, agent: str) -> ObsDict:
         """The agent's view: its observation vector and its action mask (zeros if not acting)."""
         game = self.game_state
-        seat = self._seat[agent]
-        obs = encode(self.rules, game, np.array([seat]))[0]
+        obs = encode(self.rules, game, self._seat_array[agent])[0]
         # The encoding's legal_actions field is the mask of the seat to act, zeros for others.
         return {"observation": obs, "action_mask": obs[_LEGAL].astype(np.int8)}
 
