@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # make run TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
 
-.PHONY: run test lint typecheck pytest bench clean browser
+.PHONY: run test lint typecheck pytest docs bench clean browser
 
 # torch first, pinned: pip installs the wheel that the package index serves for torch==2.13.0
 # (a CPU build where the index offers one; PyPI's default on Linux is a large CUDA build).
@@ -41,10 +41,14 @@ typecheck: $(STAMP)
 pytest: $(STAMP) browser
 	$(PY) -m pytest -q --nbmake tests notebooks
 
-test: lint typecheck pytest
+# The docs site (mkdocs.yml): --strict turns every broken link or reference into an error.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+test: lint typecheck docs pytest
 
 bench: $(STAMP)
 	$(PY) -m unolab.benchmarks.core
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
