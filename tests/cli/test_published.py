@@ -1,0 +1,45 @@
+"""The pages generated from data (model cards) match their data, and a stale one is named."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from support import ROOT
+
+from unolab.agents.model_card import card_markdown, model_cards
+from unolab.agents.shipped import shipped_agent_names
+from unolab.published import main
+
+
+def test_the_committed_pages_match_their_data() -> None:
+    assert main(["--check"]) == 0
+
+
+def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(ROOT / "docs" / "agents", tmp_path / "docs" / "agents")
+    (tmp_path / "pyproject.toml").write_text("")
+    page = tmp_path / "docs" / "agents" / "ppo_official_2p.md"
+    page.write_text(page.read_text().replace("70.2%", "71.2%"))
+    assert main(["--check", "--root", str(tmp_path)]) == 1
+    assert "docs/agents/ppo_official_2p.md" in capsys.readouterr().err
+    assert main(["--root", str(tmp_path)]) == 0  # regenerated
+    assert main(["--check", "--root", str(tmp_path)]) == 0
+
+
+def test_outside_a_checkout_it_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--check", "--root", str(tmp_path)]) == 2
+    assert "not a checkout" in capsys.readouterr().err
+
+
+def test_every_shipped_agent_has_a_card_with_its_measured_strength() -> None:
+    cards = {card.name: card for card in model_cards()}
+    assert set(cards) == set(shipped_agent_names())
+    for card in cards.values():
+        text = card_markdown(card)
+        assert card.stages and card.strength and card.seed is not None, card.name
+        assert f"{card.num_players} players" in text and "## Known limits" in text
+        random_row = {row.opponent: row for row in card.strength}["random"]
+        assert random_row.ci_low <= random_row.win_rate <= random_row.ci_high
+        assert f"{random_row.win_rate:.1%}" in text
