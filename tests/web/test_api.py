@@ -37,7 +37,7 @@ def test_options_list_presets_switches_and_agents(client: TestClient) -> None:
 
 def test_a_hand_is_played_to_its_end_and_saved(client: TestClient, tmp_path: Path) -> None:
     view = _new(client, seed=12, switches={"target_score": 1})
-    assert view["seed"] == 12 and view["table"]["seats"][0]["cards"]
+    assert view["seed"] == "12" and view["table"]["seats"][0]["cards"]
     assert all(s["cards"] is None for s in view["table"]["seats"][1:])
     assert view["log"][0].startswith("Hand 1:")
     end = play_to_end(client, view, random.Random(1))
@@ -51,7 +51,9 @@ def test_a_hand_is_played_to_its_end_and_saved(client: TestClient, tmp_path: Pat
     with TestClient(create_app(make_config(tmp_path))) as again:
         listed = again.get("/api/replays").json()
         assert [g["id"] for g in listed] == [view["id"]]
-        frames = again.get(f"/api/replays/{view['id']}").json()["frames"]
+        replayed = again.get(f"/api/replays/{view['id']}").json()
+        frames = replayed["frames"]
+        assert replayed["seed"] == view["seed"]  # digits, as the game view gives it
     assert len(frames) == len(saved["hands"][0]) + 1
     assert frames[-1]["decision"] is None
 
@@ -143,6 +145,8 @@ def test_a_tournament_game_replays_exactly(tmp_path: Path, agents_dir: Path) -> 
             assert data.status_code == 200, data.text
             replay = data.json()
             assert replay["matches_log"], (game, replay["logged"])
+            # A tournament's 64-bit key, as digits (a JSON number would lose its last ones).
+            assert replay["seed"] == listing["games"][game]["seed"] and replay["seed"].isdigit()
             assert len(replay["frames"]) == listing["games"][game]["turns"] + 1
         learned = [
             f["decision"]["probs"]
@@ -163,3 +167,115 @@ def test_serve_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
         server.main(["--port", "0"])
     with pytest.raises(ValueError, match="--agents-dir"):
         server.main(["--agents-dir", "/no/such/folder"])
+
+
+def test_seeds_are_strings_and_may_be_sent_as_digits(client: TestClient) -> None:
+    big = str(2**63 - 1)  # beyond what a JavaScript number holds exactly
+    view = _new(client, seed=big)
+    assert view["seed"] == big and view["setup"]["seed"] == big
+    again = _new(client, seed=int(big))
+    assert again["seed"] == big
+    assert again["table"]["seats"][0]["cards"] == view["table"]["seats"][0]["cards"]
+    assert isinstance(_new(client)["seed"], str)
+    for bad in (str(2**63), "-1", "12a", "", -1, 1.5, True):
+        answer = client.post("/api/games", json={"opponents": ["mixbot"], "seed": bad})
+        assert answer.status_code == 422, bad
+        assert "\n" not in answer.json()["detail"]
+
+
+def test_a_held_game_is_taken_up_again_by_its_id(client: TestClient) -> None:
+    view = _new(client, seed=4, num_players=3, opponents=["mixbot", "random"])
+    rng = random.Random(5)
+    for _ in range(3):
+        if view["hand_over"]:
+            break
+        move = rng.choice(view["moves"])
+        view = client.post(
+            f"/api/games/{view['id']}/moves", json={"action": move["action"], "seq": view["seq"]}
+        ).json()
+    again = client.get(f"/api/games/{view['id']}").json()
+    for key in ("seq", "seed", "table", "moves", "situation", "your_turn", "last_cards"):
+        assert again[key] == view[key], key
+    assert again["events"] == []  # steps only when asked for
+    assert again["log"][0].startswith("Hand 1:")
+    stepped = client.get(f"/api/games/{view['id']}", params={"events_after": 0}).json()
+    assert [e["seq"] for e in stepped["events"]] == list(range(1, view["seq"] + 1))
+    missing = client.get("/api/games/no-such-game")
+    assert missing.status_code == 404 and "\n" not in missing.json()["detail"]
+    bad = client.get(f"/api/games/{view['id']}", params={"events_after": -1})
+    assert bad.status_code == 422 and "\n" not in bad.json()["detail"]
+
+
+def test_a_move_shows_every_step_and_each_seats_last_card(client: TestClient) -> None:
+    view = _new(client, seed=9, num_players=4, opponents=["mixbot"] * 3)
+    assert all(e["seat"] != 0 for e in view["events"])
+    assert [e["seq"] for e in view["events"]] == list(range(1, view["seq"] + 1))
+    before = view["seq"]
+    move = next((m for m in view["moves"] if m["kind"] == "play"), view["moves"][0])
+    after = client.post(
+        f"/api/games/{view['id']}/moves", json={"action": move["action"], "seq": before}
+    ).json()
+    events = after["events"]
+    assert events[0]["seat"] == 0 and events[0]["action"] == move["action"]
+    assert [e["seq"] for e in events] == list(range(before + 1, after["seq"] + 1))
+    for event in events:
+        assert len(event["counts"]) == 4 and event["lines"]
+        if event["card"] is not None:
+            assert event["top"] == event["card"]
+    assert events[-1]["counts"] == [s["count"] for s in after["table"]["seats"]]
+    played = {e["seat"]: e["card"] for e in events if e["card"]}
+    for seat, name in played.items():
+        assert after["last_cards"][seat] == name
+
+
+def test_the_result_says_who_won_and_the_points_held(client: TestClient) -> None:
+    view = _new(client, seed=12, switches={"target_score": 1})
+    end = play_to_end(client, view, random.Random(1))
+    reveal = end["reveal"]
+    winner = reveal["winner"]
+    assert reveal["match_winners"] == [winner] and reveal["target_score"] == 1
+    assert reveal["held_points"][winner] == 0
+    loser = 1 - winner
+    assert reveal["held_points"][loser] > 0
+    assert reveal["hand_points"][winner] == reveal["held_points"][loser]  # winner takes
+
+
+def test_a_cut_record_says_so_in_its_last_frame(client: TestClient, tmp_path: Path) -> None:
+    view = _new(client, seed=12, switches={"target_score": 1})
+    end = play_to_end(client, view, random.Random(1))
+    record = json.loads((tmp_path / "games" / f"{end['id']}.json").read_text())
+    full = client.post("/api/replay-file", content=json.dumps(record)).json()["frames"]
+    assert full[-1]["end"] == "hand" and all(f["end"] is None for f in full[:-1])
+    record["hands"] = [record["hands"][0][:5]]
+    cut = client.post("/api/replay-file", content=json.dumps(record)).json()["frames"]
+    assert len(cut) == 6 and cut[-1]["end"] == "cut" and cut[-1]["decision"] is None
+
+
+def test_agents_on_offer_say_what_they_are(client: TestClient) -> None:
+    agents = {a["id"]: a for a in client.get("/api/options").json()["agents"]}
+    for name in ("random_any", "pimc_strong", "ismcts", "mixbot"):
+        assert agents[name]["about"], name
+    assert "vs random" in agents["mixbot"]["strength"]
+    shipped = [a for a in agents.values() if a["kind"] == "shipped"]
+    assert shipped and all(a["about"] and a["strength"] for a in shipped)
+
+
+def test_the_favicon_is_served(client: TestClient) -> None:
+    answer = client.get("/favicon.ico")
+    assert answer.status_code == 200 and answer.content[:4] == b"\x00\x00\x01\x00"
+    assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from unolab.web import server
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert server.main(["--port", str(port)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.count("\n") == 1 and f"port {port}" in out.err and "in use" in out.err

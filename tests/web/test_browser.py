@@ -1,15 +1,21 @@
-"""The table in a real browser (headless Chromium through Selenium): play a hand, replay it.
+"""The table in a real browser (headless Chromium through Selenium): play hands, reload,
+replay, the phone layout, the Lab tab; the browser's console stays free of errors.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``make browser`` installs them). On a
 user's machine without them the test skips; in CI (``UNO_LAB_CI=1``) it fails instead.
+Screenshots go to ``$UNO_LAB_SCREENSHOTS`` when it is set, else to the test's temporary
+folder.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +30,15 @@ import uvicorn  # noqa: E402
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from unolab.web.app import create_app  # noqa: E402
 
 WHY = "the browser test needs Chromium and its driver (make browser installs them)"
 SCREENSHOTS_TO = "UNO_LAB_SCREENSHOTS"
+RED = (215, 38, 0)
+"""``--red`` of table.css: a red card's face, playable or not."""
 
 
 def _free_port() -> int:
@@ -39,12 +48,11 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    """The table served by uvicorn in a thread; yields its address."""
+def _serve(root: Path) -> Iterator[str]:
+    """The table over the folders under ``root``, served by uvicorn in a thread."""
     port = _free_port()
     config = uvicorn.Config(
-        create_app(make_config(tmp_path)), host="127.0.0.1", port=port, log_level="warning"
+        create_app(make_config(root)), host="127.0.0.1", port=port, log_level="warning"
     )
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
@@ -59,24 +67,46 @@ def server(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """The table served by uvicorn in a thread; yields its address."""
+    yield from _serve(tmp_path)
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where the screenshots go."""
+    folder = Path(os.environ.get(SCREENSHOTS_TO) or tmp_path / "shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
 def browser() -> Iterator[Any]:
-    """Headless Chromium."""
+    """Headless Chromium; at the end, its console must hold no error (a failed request, an
+    uncaught exception, a 404 of the favicon all count)."""
     chromium = require_program("chromium", WHY, ("/usr/bin/chromium",))
     driver_path = require_program("chromedriver", WHY, ("/usr/bin/chromedriver",))
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
         options.add_argument(flag)
-    options.add_argument("--window-size=1200,1000")
+    options.add_argument("--window-size=1280,900")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     options.binary_location = str(chromium)
     driver = webdriver.Chrome(service=Service(str(driver_path)), options=options)
     try:
         yield driver
+        _console_is_clean(driver)
     finally:
         driver.quit()
 
 
+def _console_is_clean(driver: Any) -> None:
+    errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
 def _idle(driver: Any) -> None:
-    WebDriverWait(driver, 30).until(
+    WebDriverWait(driver, 60).until(
         lambda d: d.execute_script("return document.body.dataset.busy") == "0"
     )
 
@@ -84,83 +114,187 @@ def _idle(driver: Any) -> None:
 def _visible(driver: Any, css: str) -> bool:
     return bool(
         driver.execute_script(
-            f"return !document.querySelector('{css}').classList.contains('hidden')"
+            "const n = document.querySelector(arguments[0]);"
+            "return n !== null && !n.classList.contains('hidden')",
+            css,
         )
     )
 
 
-def _click_a_move(driver: Any) -> None:
-    """Click what a player would: UNO when offered, a playable card, else the first button."""
+def _text(driver: Any, css: str) -> str:
+    return str(driver.find_element(By.CSS_SELECTOR, css).text)
+
+
+def _seq(driver: Any) -> str:
+    return str(driver.execute_script("return document.body.dataset.seq"))
+
+
+def _load(driver: Any, url: str) -> None:
+    driver.get(url)
+    WebDriverWait(driver, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#opponent-list select option")
+    )
+    _idle(driver)
+
+
+def _set_speed(driver: Any, delay: str) -> None:
+    """Choose how long each bot's move is shown (the table's speed menu, set before the
+    table is on screen)."""
+    driver.execute_script(
+        "const s = document.getElementById('speed'); s.value = arguments[0];"
+        "s.dispatchEvent(new Event('change'));",
+        delay,
+    )
+
+
+def _watch_bots(driver: Any) -> None:
+    """Record, in the page, each seat that lights up as acting (the bots' moves shown one
+    by one) and each card that arrives on the pile."""
+    driver.execute_script(
+        """
+        window.acted = window.acted || [];
+        new MutationObserver(() => {
+          const seat = document.querySelector('#seats .seat.acting');
+          const top = document.querySelector('#top');
+          const step = [seat ? seat.dataset.seat : null, top ? top.dataset.card : null];
+          const last = window.acted[window.acted.length - 1];
+          if (seat && (!last || last[0] !== step[0] || last[1] !== step[1])) window.acted.push(step);
+        }).observe(document.querySelector('#table-view'), {subtree: true, childList: true});
+        """
+    )
+
+
+def _deal(driver: Any, seed: str, players: int = 2) -> None:
+    if players != 2:
+        count = driver.find_element(By.ID, "num-players")
+        count.clear()
+        count.send_keys(str(players), Keys.TAB)
+    driver.find_element(By.ID, "seed").send_keys(seed)
+    driver.find_element(By.ID, "start").click()
+    WebDriverWait(driver, 30).until(lambda d: _visible(d, "#table-view"))
+    _idle(driver)
+
+
+def _red_of(driver: Any, element: Any) -> tuple[int, int, int]:
+    """A card's face colour as shown: its background, with nothing that fades or filters it
+    (an opacity below 1 would blend the felt's green into the red)."""
+    colour, opacity, filtered = driver.execute_script(
+        "const s = getComputedStyle(arguments[0]);return [s.backgroundColor, s.opacity, s.filter]",
+        element,
+    )
+    assert opacity == "1" and filtered == "none", (opacity, filtered)
+    found = re.findall(r"\d+", colour)
+    return int(found[0]), int(found[1]), int(found[2])
+
+
+def _take_a_turn(driver: Any, use_keys: bool) -> None:
+    """Do what a player would: UNO when prompted, a playable card, else the pile or a button;
+    by keys (1-9, D, U, P and colour letters) when ``use_keys``."""
+    keys = driver.find_element(By.TAG_NAME, "body")
     if _visible(driver, "#colour-picker"):
-        driver.find_elements(By.CSS_SELECTOR, "#colour-picker button")[0].click()
+        if use_keys:
+            colour = driver.find_elements(By.CSS_SELECTOR, "#colour-picker button")[0]
+            keys.send_keys(colour.get_attribute("data-colour").lower())
+        else:
+            driver.find_elements(By.CSS_SELECTOR, "#colour-picker button")[0].click()
         return
-    uno = driver.find_elements(By.CSS_SELECTOR, "#moves button[data-action='uno']")
-    if uno:
-        uno[0].click()
+    if driver.find_elements(By.CSS_SELECTOR, "#moves button[data-kind='uno']"):
+        assert "press UNO!" in _text(driver, "#situation")
+        (
+            keys.send_keys("u")
+            if use_keys
+            else driver.find_element(By.CSS_SELECTOR, "#moves button[data-kind='uno']").click()
+        )
         return
-    cards = driver.find_elements(By.CSS_SELECTOR, "#hand button.card.playable")
-    if cards:
-        cards[0].click()
+    if driver.find_elements(By.CSS_SELECTOR, "#hand button.card.playable"):
+        if use_keys:
+            keys.send_keys("1")
+        else:
+            driver.find_elements(By.CSS_SELECTOR, "#hand button.card.playable")[0].click()
+        return
+    if driver.find_element(By.ID, "pile").is_enabled():
+        if use_keys:
+            keys.send_keys("d")
+        else:
+            driver.find_element(By.ID, "pile").click()
         return
     driver.find_elements(By.CSS_SELECTOR, "#moves button")[0].click()
 
 
+def _play_until(
+    driver: Any, done: Callable[[Any], bool], use_keys: bool = False, limit: int = 400
+) -> dict[str, int]:
+    """Take turns until ``done``; check on the way that only legal cards click and that a
+    card that cannot be played keeps its colour. Returns what was seen."""
+    seen = {"turns": 0, "locked_red": 0, "uno_prompts": 0}
+    while not done(driver):
+        seq = _seq(driver)
+        colour_choice = _visible(driver, "#colour-picker")
+        playable = driver.find_elements(By.CSS_SELECTOR, "#hand button.card.playable")
+        locked = driver.find_elements(By.CSS_SELECTOR, "#hand button.card.locked")
+        assert all(not card.is_enabled() for card in locked)  # only legal moves click
+        for card in driver.find_elements(By.CSS_SELECTOR, "#hand button.card.locked.R"):
+            red = _red_of(driver, card)
+            assert all(abs(a - b) <= 12 for a, b in zip(red, RED, strict=True)), red
+            seen["locked_red"] += 1
+        if driver.find_elements(By.CSS_SELECTOR, "#moves button[data-kind='uno']"):
+            seen["uno_prompts"] += 1
+        _take_a_turn(driver, use_keys and seen["turns"] % 2 == 0)
+        seen["turns"] += 1
+        if not colour_choice and playable and _visible(driver, "#colour-picker"):
+            continue  # a wild: the colour is chosen next
+        WebDriverWait(driver, 60).until(lambda d, seq=seq: _seq(d) != seq or _visible(d, "#result"))
+        _idle(driver)
+        assert seen["turns"] < limit, "the hand does not end"
+        assert not _visible(driver, "#error-box"), _text(driver, "#error")
+    return seen
+
+
+def _hand_over(driver: Any) -> bool:
+    return _visible(driver, "#result")
+
+
 def test_play_a_hand_and_replay_it_in_chromium(
-    server: str, browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: str, browser: Any, shots: Path, tmp_path: Path
 ) -> None:
-    browser.get(server)
-    WebDriverWait(browser, 30).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#opponents select option")
-    )
-    assert (
-        Select(
-            browser.find_element(By.CSS_SELECTOR, "#opponents select")
-        ).first_selected_option.get_attribute("value")
-        == "mixbot"
-    )
-    browser.find_element(By.ID, "seed").send_keys("2024")
-    browser.find_element(By.ID, "start").click()
-    WebDriverWait(browser, 30).until(lambda d: _visible(d, "#table-view"))
-    _idle(browser)
-    assert "seed 2024" in browser.find_element(By.ID, "table-info").text
+    _load(browser, server)
+    first = Select(browser.find_element(By.CSS_SELECTOR, "#opponent-list select"))
+    assert first.first_selected_option.get_attribute("value") == "mixbot"
+    assert "strength" in _text(browser, "#opponent-list .opponent .about")
+    _set_speed(browser, "0")
+    target = browser.find_element(By.ID, "target-score")
+    target.clear()
+    target.send_keys("1")
+    _deal(browser, "2024")
+    assert "seed 2024" in _text(browser, "#table-line")
     assert browser.find_elements(By.CSS_SELECTOR, "#hand .card")
     seat_names = [s.text for s in browser.find_elements(By.CSS_SELECTOR, "#seats .seat .who")]
     assert seat_names == ["you", "player_1 (mixbot)"]
-    assert browser.find_element(By.CSS_SELECTOR, "#centre .pile").text.isdigit()
-    browser.save_screenshot(str(tmp_path / "table_start.png"))
-    clicks = 0
-    while not _visible(browser, "#reveal"):
-        seq = browser.execute_script("return document.body.dataset.seq")
-        colour_choice = _visible(browser, "#colour-picker")
-        playable = browser.find_elements(By.CSS_SELECTOR, "#hand button.card.playable")
-        disabled = browser.find_elements(By.CSS_SELECTOR, "#hand button.card:not(.playable)")
-        assert all(not card.is_enabled() for card in disabled)  # only legal moves click
-        if clicks >= 2 and playable and not (tmp_path / "table.png").exists():
-            browser.save_screenshot(str(tmp_path / "table.png"))
-        _click_a_move(browser)
-        clicks += 1
-        if not colour_choice and playable and _visible(browser, "#colour-picker"):
-            continue  # a wild: the colour is chosen next
-        WebDriverWait(browser, 30).until(
-            lambda d, seq=seq: (
-                d.execute_script("return document.body.dataset.seq") != seq
-                or _visible(d, "#reveal")
-            )
-        )
-        _idle(browser)
-        assert clicks < 400, "the hand does not end"
-        assert not browser.find_element(By.ID, "error").text
-    reveal = browser.find_element(By.ID, "reveal").text
-    assert "points this hand" in reveal and "Hand over" in reveal
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#reveal .revealed")) == 2
-    assert browser.find_elements(By.CSS_SELECTOR, "#log li")
-    browser.save_screenshot(str(tmp_path / "table_end.png"))
+    assert browser.find_element(By.ID, "pile-count").text.isdigit()
+    assert browser.current_url.endswith(
+        "#game=" + browser.execute_script("return document.body.dataset.game")
+    )
+    seen = _play_until(browser, _hand_over, use_keys=True)
+    assert seen["turns"] > 0
 
-    # Replay the saved game, step by step.
+    # The result: who won and by how much, the score against the target, the winner marked,
+    # every hand once (yours is not repeated under the result).
+    result = _text(browser, "#result")
+    assert re.search(r"(You win|player_1 \(mixbot\) wins) the match \d+-\d+", result), result
+    assert re.search(r"wins? the hand, \+\d+", result), result
+    assert "first to 1 wins" in result, result
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#result tr.revealed")) == 2
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#seats .seat.winner")) == 1
+    assert not browser.find_elements(By.CSS_SELECTOR, "#hand .card")
+    assert browser.find_elements(By.CSS_SELECTOR, "#log li")
+    browser.save_screenshot(str(shots / "table_end.png"))
+
+    # Replay the saved game, step by step: buttons, the move box, the arrow keys.
     browser.find_element(By.ID, "tab-replay").click()
     WebDriverWait(browser, 30).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#saved-games option")
     )
+    _idle(browser)
     browser.find_element(By.ID, "open-saved").click()
     WebDriverWait(browser, 30).until(lambda d: _visible(d, "#player"))
     frame = lambda: int(browser.execute_script("return document.body.dataset.frame"))  # noqa: E731
@@ -170,17 +304,189 @@ def test_play_a_hand_and_replay_it_in_chromium(
     assert frame() == 3
     browser.find_element(By.ID, "replay-prev").click()
     assert frame() == 2
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.ARROW_RIGHT)
+    body.send_keys(Keys.ARROW_RIGHT)
+    assert frame() == 4
+    body.send_keys(Keys.ARROW_LEFT)
+    assert frame() == 3
     seats = browser.find_elements(By.CSS_SELECTOR, "#replay-seats .seat")
     assert len(seats) == 2 and all(s.find_elements(By.CSS_SELECTOR, ".card") for s in seats)
     jump = browser.find_element(By.ID, "replay-jump")
     jump.clear()
     jump.send_keys("5\n")
     assert frame() == 5
-    assert "Next move, by" in browser.find_element(By.ID, "decision").text
+    assert "Next move, by" in _text(browser, "#decision")
     browser.find_element(By.ID, "replay-last").click()
-    assert "End of the hand" in browser.find_element(By.ID, "decision").text
-    browser.save_screenshot(str(tmp_path / "replay.png"))
+    assert "End of the hand" in _text(browser, "#decision")
+    browser.save_screenshot(str(shots / "replay.png"))
     browser.find_element(By.ID, "show-hands").click()
     assert not browser.find_elements(By.CSS_SELECTOR, "#replay-seats .card")
-    for name in ("table_start.png", "table_end.png", "replay.png"):
-        assert (tmp_path / name).stat().st_size > 1000
+
+    # A record cut short says so at its last frame.
+    saved = next((tmp_path / "games").glob("*.json"))
+    record = json.loads(saved.read_text())
+    record["hands"] = [record["hands"][0][:6]]
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(record))
+    browser.find_element(By.ID, "record-file").send_keys(str(cut))
+    WebDriverWait(browser, 30).until(lambda d: frame() == 0 and "cut" not in _text(d, "#decision"))
+    body.send_keys(Keys.END)
+    assert frame() == 6
+    assert "cut short" in _text(browser, "#decision")
+    assert "End of the hand" not in _text(browser, "#decision")
+    for name in ("table_end.png", "replay.png"):
+        assert (shots / name).stat().st_size > 1000
+
+
+def test_four_players_with_jump_in_reload_and_result(
+    server: str, browser: Any, shots: Path
+) -> None:
+    _load(browser, server)
+    count = browser.find_element(By.ID, "num-players")
+    count.clear()
+    count.send_keys("4", Keys.TAB)
+    # At 4 players under the official rules the shipped 4-player agent sits; a house rule
+    # takes it out, and the page says why.
+    seat = Select(browser.find_elements(By.CSS_SELECTOR, "#opponent-list select")[0])
+    seat.select_by_value("shipped:ppo_official_4p")
+    browser.find_element(By.CSS_SELECTOR, "#house-rules summary").click()
+    groups = [g.text for g in browser.find_elements(By.CSS_SELECTOR, ".rule-group legend")]
+    assert {"Stacking", "Jump-in", "Seven-zero", "Wild Draw Four"} <= set(groups)
+    assert "jump_in" not in _text(browser, "#switches")
+    # Conflicts cannot be chosen: adding up penalties needs a stacking rule first.
+    cumulative = browser.find_element(By.CSS_SELECTOR, "[data-rule='stack_cumulative']")
+    assert not cumulative.is_enabled()
+    browser.find_element(By.CSS_SELECTOR, "[data-rule='stack_draw_two']").click()
+    assert cumulative.is_enabled()
+    browser.find_element(By.CSS_SELECTOR, "[data-rule='stack_draw_two']").click()
+    assert not cumulative.is_enabled()
+    browser.find_element(By.CSS_SELECTOR, "[data-rule='jump_in']").click()
+    note = _text(browser, "#agent-note")
+    assert "ppo_official_4p" in note and "mixbot sits there instead" in note, note
+    assert "Jump in" in note, note
+    seat = Select(browser.find_elements(By.CSS_SELECTOR, "#opponent-list select")[0])
+    options = [o.get_attribute("value") for o in seat.options]
+    assert not any(v.startswith("shipped:") for v in options)
+    target = browser.find_element(By.ID, "target-score")
+    target.clear()
+    target.send_keys("30")
+    _set_speed(browser, "150")
+    browser.find_element(By.ID, "seed").send_keys("77")
+    browser.find_element(By.ID, "start").click()
+    WebDriverWait(browser, 30).until(lambda d: _visible(d, "#table-view"))
+    _idle(browser)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#seats .seat")) == 4
+    browser.set_window_size(1280, 900)
+    browser.save_screenshot(str(shots / "table_1280x900.png"))
+
+    # A few turns, then a reload: the same match comes back, at the same move.
+    _watch_bots(browser)
+    seen = _play_until(browser, lambda d: int(_seq(d)) >= 12 or _hand_over(d))
+    acted = browser.execute_script("return window.acted")
+    assert {step[0] for step in acted} >= {"1", "2", "3"}, acted  # each bot shown acting
+    game_id = browser.execute_script("return document.body.dataset.game")
+    seq, hand = (
+        _seq(browser),
+        browser.execute_script(
+            "return [...document.querySelectorAll('#hand .card')].map(c => c.dataset.card)"
+        ),
+    )
+    browser.refresh()
+    WebDriverWait(browser, 30).until(lambda d: _visible(d, "#table-view"))
+    _idle(browser)
+    assert browser.execute_script("return document.body.dataset.game") == game_id
+    assert _seq(browser) == seq
+    assert hand == browser.execute_script(
+        "return [...document.querySelectorAll('#hand .card')].map(c => c.dataset.card)"
+    )
+    assert browser.find_elements(By.CSS_SELECTOR, "#log li")
+
+    # New game asks before abandoning the match; keep playing.
+    if not _hand_over(browser):
+        browser.find_element(By.ID, "new-game").click()
+        WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "confirm").is_displayed())
+        browser.find_element(By.ID, "confirm-no").click()
+        assert _visible(browser, "#table-view") and game_id in browser.current_url
+
+    more = _play_until(browser, _hand_over)
+    assert seen["locked_red"] + more["locked_red"] > 0  # the hue check ran
+    result = _text(browser, "#result")
+    assert re.search(r"wins? the (hand|match)", result), result
+    assert re.search(r"(first to 30 wins)", result), result
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#result tr.revealed")) == 4
+    assert browser.find_elements(By.CSS_SELECTOR, "#seats .seat.winner")
+    browser.save_screenshot(str(shots / "table_result_4p.png"))
+
+
+def test_the_phone_layout_has_no_sideways_scroll(server: str, browser: Any, shots: Path) -> None:
+    browser.set_window_size(390, 844)
+    _load(browser, server)
+    _set_speed(browser, "0")
+    _deal(browser, "5", players=4)
+    browser.save_screenshot(str(shots / "table_390x844.png"))
+    width = browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert width[0] <= width[1], width
+    tops = browser.execute_script(
+        "return [...document.querySelectorAll('#seats .seat')].map(s => s.offsetTop)"
+    )
+    assert len(tops) == 4 and len(set(tops)) == 1, tops  # one row
+    hand_top = browser.execute_script(
+        "return document.querySelector('#hand').getBoundingClientRect().top"
+    )
+    assert hand_top < 844, hand_top  # your cards are on the first screen
+    browser.find_element(By.ID, "tab-replay").click()
+    _idle(browser)
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 390
+
+
+def test_the_lab_tab_lists_runs_and_agents(tmp_path: Path, browser: Any, shots: Path) -> None:
+    from unolab.tournament.config import load_config
+    from unolab.tournament.runner import run_tournament
+
+    config = {
+        "name": "bots",
+        "participants": ["random", "mixbot", "card_ranking"],
+        "deal_sets": 4,
+        "games_per_chunk": 6,
+        "bootstrap": 10,
+        "seed": 5,
+        "output_dir": str(tmp_path / "runs" / "tournaments"),
+    }
+    run_tournament(load_config(config), progress=False, plots=False, print_table=False)
+    for url in _serve(tmp_path):
+        _load(browser, url)
+        browser.find_element(By.ID, "tab-lab").click()
+        WebDriverWait(browser, 30).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#lab-tournaments button")
+        )
+        _idle(browser)
+        assert not _visible(browser, "#lab-empty")
+        assert "bots" in _text(browser, "#lab-tournaments")
+        browser.find_element(By.CSS_SELECTOR, "#lab-tournaments button").click()
+        WebDriverWait(browser, 30).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#lab-detail .leaderboard tbody tr")
+        )
+        rows = browser.find_elements(By.CSS_SELECTOR, "#lab-detail .leaderboard tbody tr")
+        assert len(rows) == 3
+        assert {"random", "mixbot", "card_ranking"} <= {
+            r.find_elements(By.TAG_NAME, "td")[1].text for r in rows
+        }
+        assert re.search(r"\d+(\.\d)?%", _text(browser, "#lab-detail"))
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#lab-agents .agent-card")) >= 4
+        browser.save_screenshot(str(shots / "lab.png"))
+        browser.set_window_size(390, 844)
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 390, width
+        browser.save_screenshot(str(shots / "lab_390x844.png"))
+
+
+def test_the_lab_says_when_there_are_no_runs(tmp_path: Path, browser: Any) -> None:
+    for url in _serve(tmp_path):
+        _load(browser, url)
+        browser.find_element(By.ID, "tab-lab").click()
+        WebDriverWait(browser, 30).until(lambda d: _visible(d, "#lab-empty"))
+        assert "No runs yet" in _text(browser, "#lab-empty")

@@ -34,7 +34,7 @@ def _play(client: TestClient, number: int) -> tuple[list[float], dict[str, Any],
         times.append(time.perf_counter() - start)
         assert answer.status_code == 200, answer.text
         new = answer.json()
-        assert new["id"] == game_id and new["seed"] == seed and new["seq"] > view["seq"]
+        assert new["id"] == game_id and new["seed"] == str(seed) and new["seq"] > view["seq"]
         view = new
     return times, view, game_id
 

@@ -25,7 +25,52 @@ from unolab.agents import AGENT_NAMES, SEARCH_NAMES
 from unolab.agents.resolve import policy_factory
 from unolab.agents.shipped import SHIPPED_DIR
 
-__all__ = ["AgentEntry", "Catalogue", "UnknownAgentError"]
+__all__ = ["ABOUT", "AgentEntry", "Catalogue", "UnknownAgentError"]
+
+ABOUT: dict[str, tuple[str, str]] = {
+    "random": (
+        "plays a playable card at random (a wild counts once); the papers' baseline",
+        "50.6% vs random, 2 players",
+    ),
+    "random_action": (
+        "uniform over the legal play actions, so it spends its wilds eagerly",
+        "48.1% vs random, 2 players",
+    ),
+    "random_any": (
+        "uniform over every legal action, voluntary draws included: almost never wins",
+        "1.6% vs random, 2 players",
+    ),
+    "greedy_points": (
+        "dumps the playable card worth the most points",
+        "55.7% vs random, 2 players",
+    ),
+    "card_ranking": (
+        "a fixed order: Draw Two > Skip > number > Reverse > Wild Draw Four > Wild",
+        "65.5% vs random, 2 players",
+    ),
+    "mixbot": (
+        "the lab's best heuristic: colour control, held wilds, aggression, card counting",
+        "68.3% vs random, 2 players",
+    ),
+    "pimc": (
+        "searches 64 simulated playouts per move over guessed hands (about 1 ms a move)",
+        "69.8% vs random, 55.8% vs mixbot, 2 players",
+    ),
+    "pimc_strong": (
+        "the same search with 2,048 playouts per move (about 30 ms a move)",
+        "73.6% vs random, 60.0% vs mixbot, 2 players",
+    ),
+    "pimc_guided": (
+        "1,024 playouts per move, guided by the shipped network of the table size",
+        "76.5% vs random, 60.8% vs mixbot, 2 players: the lab's strongest",
+    ),
+    "ismcts": (
+        "information-set tree search, 4,096 iterations per move (about 30 ms a move)",
+        "about as strong as pimc_strong",
+    ),
+}
+"""A one-line description and the measured strength (official rules; docs/bots.md,
+docs/search.md) of each bot the page offers, shown next to its name."""
 
 
 class UnknownAgentError(ValueError):
@@ -42,6 +87,8 @@ class AgentEntry:
         label: What the table shows next to the seat (``mixbot``, ``ppo_official_2p``).
         rules: The rules a learned agent was trained under (``None`` for bots: any rules).
         path: The agent's weights (learned agents only; never sent to the browser).
+        about: What it is, in one line (``""`` where unknown).
+        strength: How strong it measured, in words (``None`` where not measured).
     """
 
     id: str
@@ -49,10 +96,45 @@ class AgentEntry:
     label: str
     rules: dict[str, Any] | None = None
     path: Path | None = field(default=None, repr=False)
+    about: str = ""
+    strength: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The entry as the API shows it (no path)."""
-        return {"id": self.id, "kind": self.kind, "label": self.label, "rules": self.rules}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "label": self.label,
+            "rules": self.rules,
+            "about": self.about,
+            "strength": self.strength,
+        }
+
+
+def _learned_about(meta: dict[str, Any]) -> tuple[str, str | None]:
+    """An exported agent's description and measured strength, from its metadata (an agent
+    without them, or with odd ones, is still offered: they are only shown)."""
+    found_extra, found_rules = meta.get("extra"), meta.get("rules")
+    extra: dict[str, Any] = found_extra if isinstance(found_extra, dict) else {}
+    rules: dict[str, Any] = found_rules if isinstance(found_rules, dict) else {}
+    algorithm = str(meta.get("algorithm") or "an unnamed algorithm")
+    players = rules.get("num_players")
+    steps = extra.get("steps")
+    about = f"a network trained by {algorithm}"
+    if isinstance(players, int):
+        about += f" for {players} players"
+    if isinstance(steps, int):
+        about += f" ({steps:,} steps)"
+    strength = extra.get("strength")
+    shown = []
+    if isinstance(strength, dict):
+        for opponent in ("random", "mixbot"):
+            found = strength.get(opponent)
+            if isinstance(found, dict) and isinstance(found.get("win_rate"), (int, float)):
+                shown.append(f"{100 * found['win_rate']:.1f}% vs {opponent}")
+    if shown and isinstance(players, int):
+        shown.append(f"{players} players")
+    return about, ", ".join(shown) or None
 
 
 def _learned_entries(folder: Path, kind: str) -> Iterable[AgentEntry]:
@@ -66,7 +148,10 @@ def _learned_entries(folder: Path, kind: str) -> Iterable[AgentEntry]:
             rules = Rules.from_dict(meta["rules"]).game_rules().to_dict()
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not an agent of this lab (or of another engine version): not offered
-        yield AgentEntry(f"{kind}:{meta_path.stem}", kind, meta_path.stem, rules, weights)
+        about, strength = _learned_about(meta) if isinstance(meta, dict) else ("", None)
+        yield AgentEntry(
+            f"{kind}:{meta_path.stem}", kind, meta_path.stem, rules, weights, about, strength
+        )
 
 
 class Catalogue:
@@ -79,7 +164,13 @@ class Catalogue:
 
     def __init__(self, agents_dir: Path | None = None, shipped_dir: Path | None = None) -> None:
         entries = [
-            AgentEntry(name, "search" if name in SEARCH_NAMES else "bot", name)
+            AgentEntry(
+                name,
+                "search" if name in SEARCH_NAMES else "bot",
+                name,
+                about=ABOUT.get(name, ("", None))[0],
+                strength=ABOUT.get(name, ("", None))[1],
+            )
             for name in AGENT_NAMES
         ]
         entries += _learned_entries(shipped_dir or SHIPPED_DIR, "shipped")

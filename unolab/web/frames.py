@@ -3,7 +3,9 @@
 Frame 0 of each hand is the deal; every decision adds a frame. A frame holds the full table
 (every hand: a record is no secret), the sentences that led to it, and the decision taken
 next: who, what, the legal alternatives and, for a learned agent, the probability its
-network gave each of them (``action_probs``).
+network gave each of them (``action_probs``). The last frame of each hand has no decision and
+says how the record ends there: ``end`` is ``"hand"`` (the hand was played out) or ``"cut"``
+(the record stops in the middle of the hand); every other frame's ``end`` is ``None``.
 """
 
 from __future__ import annotations
@@ -98,12 +100,14 @@ def build_frames(
                         "moves": legal_moves(rules, state, narrator, seat),
                         "probs": _probabilities(rules, state, advisors.get(seat)),
                     },
+                    "end": None,
                 }
             )
             after = core.step(rules, state, np.array([action]))
             lines = describe_step(rules, state, after, seat, action, narrator)
             state = after
-        if not bool(state.live[0]):
+        finished = not bool(state.live[0])
+        if finished:
             lines = lines + describe_hand_end(rules, state, narrator, state.hands[0])
         else:
             lines = [*lines, f"(The record stops here, in the middle of hand {h + 1}.)"]
@@ -112,6 +116,7 @@ def build_frames(
                 "table": table_picture(rules, state, names, agents, everyone),
                 "lines": lines,
                 "decision": None,
+                "end": "hand" if finished else "cut",
             }
         )
     return frames

@@ -5,10 +5,18 @@ match, reading it, the human's moves and the next hand (:func:`add_game_routes`)
 from __future__ import annotations
 
 import errno
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
 
 from uno_env.cards import MAX_PLAYERS
 from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
@@ -39,7 +47,22 @@ class NewGame(BaseModel):
     switches: dict[StrictStr, StrictBool | StrictInt | StrictStr | None] = Field(
         default_factory=dict, max_length=64
     )
-    seed: StrictInt | None = Field(None, ge=0, lt=2**63)
+    seed: StrictInt | Annotated[StrictStr, Field(max_length=32)] | None = Field(
+        None, description="a number in 0 .. 2**63 - 1, or its decimal digits (as the view shows)"
+    )
+
+    @field_validator("seed")
+    @classmethod
+    def _seed_in_range(cls, seed: int | str | None) -> int | None:
+        """A seed given as digits is read as the number; its range is checked either way."""
+        if seed is None:
+            return None
+        if isinstance(seed, str) and not (seed.isascii() and seed.isdigit()):
+            raise ValueError("the seed must be a whole number in 0 .. 2**63 - 1")
+        number = int(seed)
+        if not 0 <= number < 2**63:
+            raise ValueError("the seed must be a whole number in 0 .. 2**63 - 1")
+        return number
 
 
 class Move(BaseModel):
@@ -140,8 +163,9 @@ def add_game_routes(
             raise Invalid(str(err)) from None
         except ValueError as err:
             raise Invalid(f"opponents: {err}") from None
-        seed = settings.seed if settings.seed is not None else random_seed()
-        setup = {**settings.model_dump(), "seed": seed}
+        seed = int(settings.seed) if settings.seed is not None else random_seed()
+        # The seed as a string, as in the view: a JavaScript number cannot hold every seed.
+        setup = {**settings.model_dump(), "seed": str(seed)}
         game = WebGame.start(new_game_id(), rules, seed, settings.opponents, catalogue, setup)
         game.client = _client(request)
         games.add(game)
@@ -149,7 +173,7 @@ def add_game_routes(
             game.deal_lines()
             game.play_agents(catalogue, batcher)
             _saved(game)
-            return game.view()
+            return game.view(events_after=0)
 
     def _saved(game: WebGame) -> None:
         """Write the game's record if a finished hand is not on disk yet (the game's lock
@@ -169,37 +193,46 @@ def add_game_routes(
         game.unsaved, game.save_error = False, None
 
     @app.get("/api/games/{game_id}")
-    def get_game(game_id: str, log_from: int = Query(0, ge=0)) -> dict[str, Any]:
-        """The game as you see it; ``log`` holds the sentences from ``log_from`` on."""
+    def get_game(
+        game_id: str,
+        log_from: int = Query(0, ge=0),
+        events_after: int | None = Query(None, ge=0),
+    ) -> dict[str, Any]:
+        """The game as you see it, to take it up again (after a reload, say).
+
+        ``log`` holds the sentences from ``log_from`` on; ``events`` the steps taken after
+        move ``events_after`` (none unless it is given).
+        """
         game = games.get(game_id)
         with game.lock:
             _saved(game)
-            return game.view(min(log_from, len(game.log)))
+            return game.view(min(log_from, len(game.log)), events_after)
 
     @app.post("/api/games/{game_id}/moves")
     def move(game_id: str, body: Move) -> dict[str, Any]:
         """Your move; the agents then play until it is your turn or the hand is over.
 
-        ``log`` in the answer holds the sentences this move added.
+        ``log`` in the answer holds the sentences this move added, ``events`` its steps
+        (yours and the agents', one by one).
         """
         game = games.get(game_id)
         with game.lock:
-            start = len(game.log)
+            start, seq = len(game.log), game.seq
             game.human_move(body.action, body.seq)
             game.play_agents(catalogue, batcher)
             _saved(game)
-            return game.view(start)
+            return game.view(start, seq)
 
     @app.post("/api/games/{game_id}/next-hand")
     def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
         """Deal the next hand of the match (after a hand ended short of the target score)."""
         game = games.get(game_id)
         with game.lock:
-            start = len(game.log)
+            start, seq = len(game.log), game.seq
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
             _saved(game)
-            return game.view(start)
+            return game.view(start, seq)
 
 
 def _client(request: Request) -> str:

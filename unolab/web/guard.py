@@ -72,6 +72,10 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        if scope.get("path") == "/favicon.ico":
+            # Browsers ask for /favicon.ico whatever the page links: answer with the static
+            # icon rather than a 404 (which the browser's console reports as an error).
+            scope = {**scope, "path": "/static/favicon.ico", "raw_path": b"/static/favicon.ico"}
         static = str(scope.get("path", "")).startswith("/static/")
 
         async def send_with_headers(message: Message) -> None:

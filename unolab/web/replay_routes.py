@@ -70,6 +70,7 @@ def add_run_routes(app: FastAPI, runs: RunFinder) -> None:
             "games": [
                 {
                     "game": offset + i,
+                    "seed": str(r.key),  # the deal's 64-bit key, as digits
                     "seats": list(r.seats),
                     "ranks": list(r.ranks),
                     "turns": r.turns,

@@ -83,7 +83,7 @@ def _replay(
     advisors = advisors_for(catalogue, rules, agent_ids)
     first = UnoGame(rules, seed=seed).state
     frames = build_frames(rules, first, hands, names, labels, advisors, where=where)
-    return {"title": where, "names": names, "seed": seed, "frames": frames}
+    return {"title": where, "names": names, "seed": str(seed), "frames": frames}
 
 
 def replay_saved(catalogue: Catalogue, store: GameStore, game_id: str) -> dict[str, Any]:

@@ -177,7 +177,7 @@ class RunFinder:
         return {
             "title": where,
             "names": names,
-            "seed": record.key,
+            "seed": str(record.key),  # as digits: a JSON number loses a 64-bit key
             "frames": frames,
             "logged": {"turns": record.turns, "end": record.end, "ranks": list(record.ranks)},
             "matches_log": matches,

@@ -10,13 +10,34 @@ it by rebinding its own DNS name to this machine.
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from unolab.web.settings import ServeConfig
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "port_in_use"]
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound, or ``None`` if it can (it is let go at once).
+
+    Checked before the server starts so that a busy port gets one clear line instead of
+    the page's address followed by uvicorn's traceback-like error.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # The same option uvicorn sets: a port left in TIME_WAIT by a stopped server is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use (another server?)"
+            return f"cannot bind {host}:{port}: {(err.strerror or str(err)).lower()}"
+    return None
 
 
 def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
@@ -91,7 +112,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
     """Parse the options and serve until Ctrl-C.
 
     Returns:
-        The exit code (0 after a clean stop).
+        The exit code (0 after a clean stop, 1 when the port cannot be bound).
 
     Raises:
         ValueError: for a bad option value (the CLI prints it as one line).
@@ -119,6 +140,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
             "can play here and read the saved games and runs (there is no login)",
             file=sys.stderr,
         )
+    busy = port_in_use(config.host, config.port)
+    if busy is not None:
+        print(f"{prog}: {busy}; choose another with --port", file=sys.stderr)
+        return 1
     print(f"uno-lab table on http://{config.host}:{config.port}/ (Ctrl-C stops it)")
     uvicorn.run(create_app(config), host=config.host, port=config.port, log_level="warning")
     return 0

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from uno_env import cards as C
 from uno_env.game import UnoGame
 from uno_env.rules import Rules
@@ -30,9 +32,14 @@ from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Conflict, Invalid
 from unolab.web.picture import legal_moves, table_picture
 
-__all__ = ["HUMAN_SEAT", "WebGame"]
+__all__ = ["HUMAN_SEAT", "KEPT_EVENTS", "WebGame"]
 
 HUMAN_SEAT = 0
+
+KEPT_EVENTS = 200
+"""Steps kept for :meth:`WebGame.view`'s ``events``: one request adds at most one step per
+seat and a few jump-ins, so the page always finds every step since its last answer, and a
+long match does not grow without bound in memory."""
 
 
 @dataclass
@@ -53,6 +60,9 @@ class WebGame:
         client: The address of the client that started it (for the per-client cap).
         unsaved: A finished hand is not on disk yet (its save failed; it is tried again).
         save_error: Why the last save failed (``None`` once saved).
+        events: The latest steps (at most :data:`KEPT_EVENTS`), each with what the page
+            needs to show it on its own (see :meth:`_event`).
+        last_cards: The card each seat played last in the current hand (``None``: none yet).
     """
 
     id: str
@@ -69,6 +79,8 @@ class WebGame:
     client: str = ""
     unsaved: bool = False
     save_error: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    last_cards: list[str | None] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -83,7 +95,7 @@ class WebGame:
     ) -> WebGame:
         """A new match, dealt (the agents have not moved yet: call :meth:`play_agents`)."""
         labels: list[str | None] = [None] + [catalogue.entry(a).label for a in agents]
-        return cls(
+        game = cls(
             id=game_id,
             rules=rules,
             seed=seed,
@@ -92,6 +104,8 @@ class WebGame:
             game=UnoGame(rules, seed=seed),
             setup=setup,
         )
+        game.last_cards = [None] * rules.num_players
+        return game
 
     @property
     def names(self) -> list[str]:
@@ -128,11 +142,38 @@ class WebGame:
         self.game.step(action)
         self.seq += 1
         self.hands[-1].append(C.action_name(action))
-        self.log += describe_step(self.rules, before, self.game.state, seat, action, self.narrator)
+        lines = describe_step(self.rules, before, self.game.state, seat, action, self.narrator)
+        self.log += lines
+        face = int(C.ACTION_FACE[action])
+        if face >= 0:
+            self.last_cards[seat] = C.FACE_NAMES[face]
+        self.events.append(self._event(seat, action, lines))
+        del self.events[:-KEPT_EVENTS]
         if self.game.over:
             state = self.game.state
             self.log += describe_hand_end(self.rules, state, self.narrator, state.hands[0])
             self.unsaved = True
+
+    def _event(self, seat: int, action: int, lines: list[str]) -> dict[str, Any]:
+        """One step as the page replays it between two answers: who acted, the card put
+        down (if any), the sentences, and the public table just after it (the top card,
+        the colour, the direction and every seat's card count), so that the page can show
+        the bots' moves one at a time without asking the server again."""
+        state = self.game.state
+        face = int(C.ACTION_FACE[action])
+        colour = int(state.colour[0])
+        return {
+            "seq": self.seq,
+            "hand": int(state.hand_no[0]) + 1,
+            "seat": seat,
+            "action": C.action_name(action),
+            "card": C.FACE_NAMES[face] if face >= 0 else None,
+            "lines": list(lines),
+            "top": C.FACE_NAMES[int(state.top[0])],
+            "colour": C.COLOURS[colour] if 0 <= colour < C.NUM_COLOURS else None,
+            "direction": int(state.direction[0]),
+            "counts": [int(n) for n in state.hand_size[0]],
+        }
 
     def human_move(self, action_name: str, seq: int) -> None:
         """Check and take the human's move.
@@ -177,6 +218,7 @@ class WebGame:
             raise Conflict(f"stale request: the game is at move {self.seq}, not {seq}")
         self.game.next_hand()
         self.hands.append([])
+        self.last_cards = [None] * self.rules.num_players
         self.deal_lines()
 
     def record(self) -> dict[str, Any]:
@@ -194,8 +236,23 @@ class WebGame:
             "saved": datetime.now(UTC).isoformat(timespec="seconds"),
         }
 
-    def view(self, log_from: int = 0) -> dict[str, Any]:
-        """The game as the human sees it (their own cards only, until a hand ends)."""
+    def match_winners(self) -> list[int]:
+        """The seats that won the match (the best total: the highest, or the lowest under
+        ``penalty_points``; ties share it), or ``[]`` while the match goes on."""
+        if not self.match_over:
+            return []
+        scores = self.game.match_scores
+        best = min(scores) if self.rules.scoring == "penalty_points" else max(scores)
+        return [seat for seat, score in enumerate(scores) if score == best]
+
+    def view(self, log_from: int = 0, events_after: int | None = None) -> dict[str, Any]:
+        """The game as the human sees it (their own cards only, until a hand ends).
+
+        Args:
+            log_from: ``log`` holds the sentences from this one on.
+            events_after: ``events`` holds the steps taken after this ``seq`` (the latest
+                :data:`KEPT_EVENTS` at most); ``None``: no steps.
+        """
         game, state = self.game, self.game.state
         over = game.over
         shown = set(range(self.rules.num_players)) if over else {HUMAN_SEAT}
@@ -206,11 +263,20 @@ class WebGame:
             reveal = {
                 "winner": game.winner,
                 "hand_points": game.hand_scores,
+                "held_points": [
+                    int(np.dot(state.hands[0, seat], C.FACE_POINTS[: C.NUM_FACES]))
+                    for seat in range(self.rules.num_players)
+                ],
                 "scores": game.match_scores,
+                "target_score": self.rules.target_score,
+                "scoring": self.rules.scoring,
+                "match_winners": self.match_winners(),
             }
+        events = [] if events_after is None else [e for e in self.events if e["seq"] > events_after]
         return {
             "id": self.id,
-            "seed": self.seed,
+            # A string: a seed may exceed what a JavaScript number holds exactly.
+            "seed": str(self.seed),
             "seq": self.seq,
             "setup": self.setup,
             "table": table_picture(self.rules, state, self.names, self.labels, shown),
@@ -222,5 +288,7 @@ class WebGame:
             "reveal": reveal,
             "log_from": log_from,
             "log": self.log[log_from:],
+            "events": events,
+            "last_cards": list(self.last_cards),
             "save_error": self.save_error,
         }
