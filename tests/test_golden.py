@@ -1,8 +1,8 @@
 """Golden results: fixed seeds, and the games and ratings they produce.
 
-The figures in ``tests/golden/golden.json`` were recorded before the layering refactor
-and must never change unless the rules or a bot change on purpose: then
-regenerate them with ``python tests/test_golden.py --write`` and say why in the commit.
+The figures in ``tests/golden/golden.json`` are fixed: they must never change unless the
+rules or a bot change on purpose; then regenerate them with
+``python tests/test_golden.py --write`` and say why in the commit.
 They cover the three batched play paths (evaluation, tournaments, the envs' opponent
 tables), the AEC env, and the ratings a tournament computes from its games.
 """
@@ -40,7 +40,7 @@ def _opponents(names: list[str], seed: int) -> list[Any]:
 
 def _named_opponents(names: list[str]) -> Any:
     """Opponents given by bot name, resolved (and then seeded by the env) by ``agents``."""
-    from unolab.agents import resolve_opponents  # before the refactor the envs took the names
+    from unolab.agents import resolve_opponents  # the envs take policies, not names
 
     return resolve_opponents(names)
 
