@@ -25,6 +25,7 @@ from unolab.web.errors import ApiError
 from unolab.web.game_routes import add_game_routes
 from unolab.web.guard import SECURITY_HEADERS, Guard
 from unolab.web.held_games import Games
+from unolab.web.lab_routes import add_lab_routes
 from unolab.web.replay_routes import add_replay_routes, add_run_routes
 from unolab.web.runs import RunFinder
 from unolab.web.settings import ServeConfig
@@ -101,4 +102,5 @@ def create_app(config: ServeConfig | None = None, catalogue: Catalogue | None = 
     add_game_routes(app, config, catalogue, batcher, games, store)
     add_replay_routes(app, catalogue, store)
     add_run_routes(app, runs)
+    add_lab_routes(app, config.runs_dir)
     return Guard(app, config)

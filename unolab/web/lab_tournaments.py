@@ -1,0 +1,149 @@
+"""A tournament run as the Lab tab shows it: its ``summary.json`` and its plots, read only.
+
+The summary is the one :mod:`unolab.tournament.report` writes; only the keys the tab shows
+are read, each checked for its type (a hand-edited or foreign file gets one line naming
+the file and the key, never a traceback). The plots are the PNG files of the run folder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unolab.web.errors import Invalid, NotFound
+from unolab.web.lab_files import TOURNAMENT_FILE, RunFiles, integer, real, rules_name
+from unolab.web.untrusted import one_line
+
+__all__ = [
+    "MAX_PLOTS",
+    "MAX_PLOT_BYTES",
+    "MAX_SUMMARY_BYTES",
+    "tournament_detail",
+    "tournament_entry",
+    "tournament_plot",
+]
+
+MAX_SUMMARY_BYTES = 8 * 2**20
+"""The largest ``summary.json`` read (a run of 50 participants writes a few hundred kB)."""
+
+MAX_PLOT_BYTES = 8 * 2**20
+"""The largest plot served (the tournament's plots are tens of kB)."""
+
+MAX_PLOTS = 32
+"""Most plots listed for one run."""
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+"""The first bytes of every PNG file: a file that lacks them is not served as one."""
+
+
+def _summary(run: RunFiles) -> dict[str, Any]:
+    """The run's summary, checked to be a mapping with a leaderboard.
+
+    Raises:
+        Invalid: naming the file, for one that cannot be read or is no tournament summary.
+    """
+    data = run.json(TOURNAMENT_FILE, "tournament summary", MAX_SUMMARY_BYTES)
+    if not isinstance(data, dict) or not isinstance(data.get("leaderboard"), list):
+        raise Invalid(
+            f"{run.shown(TOURNAMENT_FILE)}: holds no 'leaderboard' list; it is not the "
+            "summary of a tournament run"
+        )
+    return data
+
+
+def _head(run: RunFiles, summary: dict[str, Any]) -> dict[str, Any]:
+    """What the listing and the detail share: names, format, table size, games."""
+    rules = summary.get("rules")
+    schedule = summary.get("schedule")
+    players = integer(rules.get("num_players")) if isinstance(rules, dict) else None
+    games = integer(schedule.get("games_used")) if isinstance(schedule, dict) else None
+    name, form = summary.get("name"), summary.get("format")
+    return {
+        "id": run.run_id,
+        "name": one_line(name, 200) if isinstance(name, str) else run.folder.name,
+        "format": form if isinstance(form, str) else "",
+        "num_players": players or 0,
+        "games": games or 0,
+    }
+
+
+def tournament_entry(run: RunFiles) -> dict[str, Any]:
+    """The run as the listing shows it.
+
+    A summary that cannot be read is still listed (named after its folder, with zeros), so
+    that opening it says what is wrong with it.
+    """
+    try:
+        summary = _summary(run)
+    except Invalid:
+        summary = {}
+    head = _head(run, summary)
+    return {
+        "id": head["id"],
+        "name": head["name"],
+        "games": head["games"],
+        "format": head["format"],
+        "num_players": head["num_players"],
+        "modified": run.modified(TOURNAMENT_FILE),
+    }
+
+
+def _row(row: Any, number: int, where: str) -> dict[str, Any]:
+    """A leaderboard row as the tab shows it.
+
+    Raises:
+        Invalid: for a row without a name, an Elo or a game count.
+    """
+    if not isinstance(row, dict):
+        raise Invalid(f"{where}: leaderboard row {number} is not a mapping")
+    name, elo, games = row.get("name"), real(row.get("elo")), integer(row.get("games"))
+    if not isinstance(name, str) or elo is None or games is None:
+        raise Invalid(
+            f"{where}: leaderboard row {number} needs a 'name' (text), an 'elo' (a number) "
+            "and 'games' (a whole number)"
+        )
+    return {
+        "name": one_line(name, 200),
+        "elo": elo,
+        # The tournament writes null where an interval or a rate does not exist (one
+        # deal set, no games); so does the tab.
+        "elo_low": real(row.get("elo_low")),
+        "elo_high": real(row.get("elo_high")),
+        "win_rate": real(row.get("win_rate")),
+        "games": games,
+    }
+
+
+def tournament_detail(run: RunFiles) -> dict[str, Any]:
+    """The run's leaderboard, rules and plots.
+
+    Raises:
+        Invalid: naming the file, for a summary that cannot be read or is malformed.
+    """
+    summary = _summary(run)
+    where = run.shown(TOURNAMENT_FILE)
+    return {
+        **_head(run, summary),
+        "rules": rules_name(summary.get("rules")),
+        "leaderboard": [
+            _row(row, number, where) for number, row in enumerate(summary["leaderboard"], 1)
+        ],
+        "plots": run.files(".png", MAX_PLOTS),
+    }
+
+
+def tournament_plot(run: RunFiles, name: str) -> bytes:
+    """The bytes of the run's plot ``name`` (one of those :func:`tournament_detail` lists).
+
+    Raises:
+        NotFound: for a name that is not one of the run's plots.
+        Invalid: for a plot too large, or a file that is not a PNG image.
+    """
+    if name not in run.files(".png", MAX_PLOTS):
+        raise NotFound(
+            f"tournament run {run.run_id!r} has no plot {one_line(repr(name), 120)}; its plots "
+            "are listed by /api/lab/tournaments/<id>"
+        )
+    data = run.read(name, "plot", MAX_PLOT_BYTES)
+    if not data.startswith(PNG_SIGNATURE):
+        raise Invalid(f"{run.shown(name)} is not a PNG image")
+    return data
