@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime
 import json
 import platform
 import sys
@@ -441,6 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "games_per_pairing": args.games,
         "seed": args.seed,
         "seconds": round(elapsed, 1),
+        "date": datetime.date.today().isoformat(),
         "python": platform.python_version(),
         "results": [r.to_dict() for r in results],
     }

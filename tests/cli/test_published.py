@@ -19,6 +19,10 @@ def test_the_committed_pages_match_their_data() -> None:
 
 def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(ROOT / "docs" / "agents", tmp_path / "docs" / "agents")
+    for record in (ROOT / "docs").glob("*.json"):
+        shutil.copy(record, tmp_path / "docs" / record.name)
+    shutil.copy(ROOT / "docs" / "results.md", tmp_path / "docs" / "results.md")
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     (tmp_path / "pyproject.toml").write_text("")
     page = tmp_path / "docs" / "agents" / "ppo_official_2p.md"
     page.write_text(page.read_text().replace("70.2%", "71.2%"))
@@ -26,6 +30,19 @@ def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "docs/agents/ppo_official_2p.md" in capsys.readouterr().err
     assert main(["--root", str(tmp_path)]) == 0  # regenerated
     assert main(["--check", "--root", str(tmp_path)]) == 0
+    # A record changes: its table is stale until the pages are regenerated.
+    bench = tmp_path / "docs" / "benchmarks.json"
+    bench.write_text(bench.read_text().replace('"ratio": 2.', '"ratio": 3.', 1))
+    assert main(["--check", "--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "docs/results.md" in err and "README.md" in err
+
+
+def test_a_readme_without_its_markers_is_refused(tmp_path: Path) -> None:
+    from unolab.published import readme_with_headline
+
+    with pytest.raises(ValueError, match="headline table"):
+        readme_with_headline("# a README without the results block\n")
 
 
 def test_outside_a_checkout_it_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
