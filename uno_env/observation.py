@@ -310,7 +310,9 @@ def encode(
     if seats is None:
         seat = state.current.astype(np.int64)
     else:
-        seat = np.ascontiguousarray(seats, dtype=np.int64)
+        seat = seats  # type: ignore[assignment]
+        if not (type(seats) is np.ndarray and seats.dtype == np.int64 and seats.flags.c_contiguous):
+            seat = np.ascontiguousarray(seats, dtype=np.int64)
         if seat.shape != (n_games,):
             raise ValueError(f"seats must have shape (B,) = ({n_games},), got {seat.shape}")
     obs = np.zeros((n_games, OBS_DIM), dtype=np.float32)

@@ -306,6 +306,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         self.agents = self.possible_agents[:]
         self._seat = {name: s for s, name in enumerate(self.possible_agents)}
         self._seat_array = {name: np.array([s]) for name, s in self._seat.items()}
+        self._actions = np.zeros(1, dtype=np.int64)
         obs_space = spaces.Dict(
             {
                 "observation": observation_space(self.rules),
@@ -420,7 +421,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         try:
             # The hand's state is the env's own: step it in place (a copy per turn would cost
             # more than the step). Illegal actions are refused before anything changes.
-            new = core.step(self.rules, game, np.array([action]), in_place=True)
+            new = core.step(self.rules, game, self._action_row(action), in_place=True)
         except IllegalActionError as err:
             raise IllegalActionError(f"{agent}: {err}") from None
         self._game = new
@@ -439,6 +440,17 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             self.agent_selection = self._agent_of(int(new.current[0]))
         if self.render_mode == "human":
             self.render()
+
+    def _action_row(self, action: int | np.integer | None) -> npt.NDArray[np.int64]:
+        """The action as the one-game batch the core steps (reused: no array per turn)."""
+        if isinstance(action, (int, np.signedinteger)) and not isinstance(action, bool):
+            row = self._actions
+            try:
+                row[0] = action
+            except OverflowError:  # beyond int64: the core names it as given
+                return np.array([action])
+            return row
+        return np.array([action])  # anything else: the core refuses it, naming it
 
     def render(self) -> str | None:
         """Render the table (``ansi``: return the text; ``human``: print it)."""
