@@ -1,0 +1,719 @@
+"""
+# UNO (OpenSpiel)
+
+UNO as an OpenSpiel game, ``python_uno``. One game is one hand of UNO, played by the batched
+uno-lab core (B = 1); this module only adapts it: every rule comes from :mod:`uno_env.core`.
+
+| Import             | `import uno_env.envs.openspiel_game` registers `python_uno`      |
+|--------------------|------------------------------------------------------------------|
+| Load               | `pyspiel.load_game("python_uno", {"num_players": 3})`            |
+| Players            | 2 to 10                                                          |
+| Dynamics           | sequential                                                       |
+| Chance mode        | explicit stochastic: 8 chance nodes of 256 outcomes at the root  |
+| Information        | imperfect                                                        |
+| Utility            | zero-sum, terminal rewards in [-1, 1]                            |
+| Actions            | 80 ids (`docs/engine.md`), named by `uno_env.cards.action_name`  |
+| Observation tensor | (OBS_DIM,) float32: `uno_env.observation.encode`, named slices   |
+| Information state  | a perfect-recall string (no information-state tensor)            |
+| Max game length    | the rules' `max_turns` decisions (then the hand is truncated)    |
+
+Needs OpenSpiel: ``pip install 'uno-lab[openspiel]'``. The module imports without it; using
+it then raises an ``ImportError`` that says so. See ``docs/openspiel.md``.
+
+### Parameters
+
+``preset`` (default ``"official"``): a rules preset of :data:`uno_env.rules.PRESETS` (or the
+path of a rules YAML file), and every field of :class:`uno_env.rules.Rules` by its name, with
+the official default (``num_players`` 2). A switch changes the preset's rules only when it
+differs from the official default, because OpenSpiel fills every parameter that is not given
+with its default (and ``game.to_string()`` lists them all): ``python_uno(preset=street)``
+keeps the street rules. ``two_player_rules`` is a bool here (OpenSpiel parameters cannot be
+``None``): ``True``, the default, is the rules' default (the two-player rules exactly at a
+two-player table); ``False`` turns them off. An unknown parameter, a value of the wrong type
+or an invalid combination raises naming it (``pyspiel.SpielError`` through
+``pyspiel.load_game``, ``ValueError`` when the class is built directly).
+
+### Chance
+
+Every random event of a hand (the deal, the dealer, the starter, each reshuffle, the random
+rules) is a function of the game's 64-bit key (:mod:`uno_env.rng`). The key is drawn at the
+root by 8 explicit chance nodes, one byte each (most significant first), uniform over 0-255:
+the key is uniform over 2**64, exactly the lab's distribution of deals, and after the eighth
+byte the game is deterministic given the players' actions. :func:`key_actions` gives the
+chance outcomes of a given key, so ``UnoGame(seed=s)`` is the state reached with
+``key_actions(UnoGame(seed=s).key)``.
+
+### Observations
+
+The observation tensor is the lab's :func:`uno_env.observation.encode` from the observing
+seat (one dict entry per field of :data:`uno_env.observation.OBS_FIELDS`); the observation
+string renders the same vector as text. The information-state string has perfect recall: the
+seat, the deal's public facts, every step's public action and its public result (card counts,
+top card and colour, draw pile, the seat to act and its phase, the events of
+:mod:`uno_env.core.events`), the seat's own hand whenever it changed, and the current
+observation. Nothing hidden from the seat is in either.
+
+### Resampling
+
+``state.resample_from_infostate(player, sampler)`` returns a state the seat cannot tell from
+this one, drawn by :func:`uno_env.core.determinize` with a key from ``sampler`` (the other
+hands, the draw pile, a card another seat just drew, a pending Wild Draw Four's legality).
+Its ``history()`` is this state's (including the original key bytes): replaying the history
+gives the original game, while ``clone()`` and ``serialize()`` keep the sample. In a sample
+the other seats' own cards before the resampling are not known (their information-state
+strings say so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from uno_env import cards as C
+from uno_env import core
+from uno_env.core import IllegalActionError, UnoState
+from uno_env.observation import OBS_DIM, OBS_FIELDS, OBS_LAYOUT, encode
+from uno_env.rules import Rules, load_rules
+
+try:
+    import pyspiel
+except ImportError:  # optional: the module still imports, and says how to install it
+    pyspiel = None
+
+__all__ = [
+    "GAME_NAME",
+    "INSTALL_HINT",
+    "KEY_BYTES",
+    "PARAMETERS",
+    "UnoOpenSpielGame",
+    "UnoOpenSpielState",
+    "key_actions",
+    "key_of",
+    "register",
+    "rules_from_parameters",
+]
+
+GAME_NAME = "python_uno"
+"""The short name the game is registered under."""
+INSTALL_HINT = "OpenSpiel is not installed: pip install 'uno-lab[openspiel]'"
+"""What a use of the module without OpenSpiel says."""
+KEY_BYTES = 8
+"""Chance nodes at the root: one byte of the game's 64-bit key each."""
+_CHANCE_OUTCOMES = 256
+_CHANCE_PROBABILITIES = [(byte, 1.0 / _CHANCE_OUTCOMES) for byte in range(_CHANCE_OUTCOMES)]
+
+_RULE_DEFAULTS: dict[str, Any] = {
+    field.name: getattr(Rules(), field.name) for field in dataclasses.fields(Rules)
+}
+# OpenSpiel parameters cannot be None: the rules' "auto" (None) is True here, and only
+# False (off) is ever passed on (see rules_from_parameters).
+_RULE_DEFAULTS["two_player_rules"] = True
+
+PARAMETERS: dict[str, Any] = {"preset": "official", **_RULE_DEFAULTS}
+"""The game's parameters and their defaults: ``preset`` and every field of ``Rules``."""
+
+
+def _require_pyspiel() -> Any:
+    """The pyspiel module, or an ImportError that says how to install it."""
+    if pyspiel is None:
+        raise ImportError(INSTALL_HINT)
+    return pyspiel
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(value), "?")
+
+
+def rules_from_parameters(params: Mapping[str, Any]) -> Rules:
+    """The rules of a ``python_uno`` game from its parameters.
+
+    The preset gives the rules; each switch that differs from its official default (see
+    :data:`PARAMETERS`) then replaces the preset's value.
+
+    Args:
+        params: Any of :data:`PARAMETERS` (the others take their defaults).
+
+    Returns:
+        The validated rules.
+
+    Raises:
+        ValueError: naming an unknown parameter, a value of the wrong type, an unknown
+            preset or an invalid rule combination (:class:`uno_env.ConfigError`).
+    """
+    unknown = sorted(set(params) - set(PARAMETERS))
+    if unknown:
+        raise ValueError(
+            f"{GAME_NAME}: unknown parameter {unknown[0]!r}; parameters are {', '.join(PARAMETERS)}"
+        )
+    for name, value in params.items():
+        if type(value) is not type(PARAMETERS[name]):
+            raise ValueError(
+                f"{GAME_NAME}: parameter {name!r} must be a {_type_name(PARAMETERS[name])}, "
+                f"got {value!r}"
+            )
+    changes = {
+        name: value
+        for name, value in params.items()
+        if name != "preset" and value != PARAMETERS[name]
+    }
+    return load_rules(str(params.get("preset", PARAMETERS["preset"])), **changes)
+
+
+def key_of(key_bytes: list[int]) -> int:
+    """The 64-bit game key spelled by the 8 chance outcomes (most significant byte first)."""
+    return int.from_bytes(bytes(key_bytes), "big")
+
+
+def key_actions(key: int) -> list[int]:
+    """The 8 chance outcomes that deal the game of ``key``: its bytes, most significant first.
+
+    Raises:
+        ValueError: for a key outside 0..2**64 - 1.
+    """
+    if isinstance(key, bool) or not isinstance(key, (int, np.integer)) or not 0 <= key < 2**64:
+        raise ValueError(f"a game key is an integer in 0..2**64 - 1, got {key!r}")
+    return list(int(key).to_bytes(KEY_BYTES, "big"))
+
+
+def _exact(reward: float, num_players: int) -> float:
+    """A float32 reward of the core as the exact fraction it stands for (denominator < N).
+
+    The win/loss rewards are multiples of 1/(N-1); read back exactly, they sum to zero in
+    double precision, as OpenSpiel's zero-sum checks require.
+    """
+    return float(Fraction(float(reward)).limit_denominator(max(num_players - 1, 1)))
+
+
+class _Step(NamedTuple):
+    """One applied decision (or the deal, seat -1) and its public and private results."""
+
+    seat: int
+    action: int
+    hands: bytes
+    """Every seat's cards after the step (each seat reads only its own)."""
+    sizes: tuple[int, ...]
+    top: int
+    colour: int
+    pile: int
+    current: int
+    phase: int
+    events: int
+    dealer: int
+
+
+def _step_of(seat: int, action: int, state: UnoState) -> _Step:
+    return _Step(
+        seat=seat,
+        action=action,
+        hands=state.hands[0].tobytes(),
+        sizes=tuple(int(n) for n in state.hand_size[0]),
+        top=int(state.top[0]),
+        colour=int(state.colour[0]),
+        pile=C.DECK_SIZE - int(state.draw_pos[0]),
+        current=int(state.current[0]),
+        phase=int(state.phase[0]),
+        events=int(state.step_events[0]),
+        dealer=int(state.dealer[0]),
+    )
+
+
+class _Table:
+    """Everything a state holds, in one attribute (OpenSpiel deep-copies a Python state's
+    attributes on every clone: this one copies only what changes)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.key_bytes: list[int] = []
+        self.state: UnoState | None = None
+        self.steps: list[_Step] = []
+        self.known_from = [0] * rules.num_players
+        """Per seat: the first step whose own cards this state knows (later than 0 in a
+        resampled state, for the seats other than the one it was resampled for)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Table:
+        # The rules and the steps are immutable: shared; the core state is copied.
+        out = _Table.__new__(_Table)
+        out.rules = self.rules
+        out.key_bytes = list(self.key_bytes)
+        out.state = None if self.state is None else self.state.copy()
+        out.steps = list(self.steps)
+        out.known_from = list(self.known_from)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Only the arrays of the core state are pickled (not its caches).
+        return {
+            "rules": self.rules.to_dict(),
+            "key_bytes": self.key_bytes,
+            "state": None if self.state is None else self.state.array_fields(),
+            "steps": [tuple(step) for step in self.steps],
+            "known_from": self.known_from,
+        }
+
+    def __setstate__(self, data: dict[str, Any]) -> None:
+        self.rules = Rules.from_dict(data["rules"])
+        self.key_bytes = list(data["key_bytes"])
+        arrays = data["state"]
+        self.state = None if arrays is None else UnoState(**arrays)
+        self.steps = [_Step(*step) for step in data["steps"]]
+        self.known_from = list(data["known_from"])
+
+
+def _hand_text(hands: bytes, seat: int) -> str:
+    """The cards of ``seat`` in a step's ``hands`` (54 counts per seat), sorted by face."""
+    return _counts_text(hands[seat * C.NUM_FACES : (seat + 1) * C.NUM_FACES])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _counts_text(counts: bytes) -> str:
+    # Information-state strings render the same hands over and over: cached by their bytes.
+    return " ".join(C.FACE_NAMES[f] for f, n in enumerate(counts) for _ in range(n))
+
+
+def _colour_text(colour: int) -> str:
+    return "-" if colour == C.NO_COLOUR else C.COLOURS[colour]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _step_text(step: _Step) -> str:
+    """The public part of a step, as any seat saw it."""
+    head = (
+        f"dealer {step.dealer} deals"
+        if step.seat < 0
+        else f"{step.seat}:{C.ACTION_NAMES[step.action]}"
+    )
+    events = core.event_names(step.events)
+    return (
+        f"{head} | top {C.FACE_NAMES[step.top]} {_colour_text(step.colour)} | cards "
+        f"{' '.join(map(str, step.sizes))} | pile {step.pile} | "
+        + ("over" if step.phase == core.OVER else f"{step.current} {core.PHASE_NAMES[step.phase]}")
+        + (f" | {' '.join(events)}" if events else "")
+    )
+
+
+def _seat_list(values: np.ndarray, player: int, num_players: int) -> list[tuple[int, np.ndarray]]:
+    """(absolute seat, entry) pairs of a field kept per relative seat (slot k: seat p+k)."""
+    return [((player + k) % num_players, values[k]) for k in range(num_players)]
+
+
+def _observation_text(obs: np.ndarray, player: int, num_players: int) -> str:
+    """The encoded observation of ``player`` as text (what the tensor holds, in words)."""
+
+    def field(name: str) -> np.ndarray:
+        return obs[OBS_LAYOUT[name]]
+
+    def faces(counts: np.ndarray) -> str:
+        return " ".join(C.FACE_NAMES[f] for f in range(C.NUM_FACES) for _ in range(int(counts[f])))
+
+    def one_hot(values: np.ndarray, names: tuple[str, ...] | str) -> str:
+        hot = np.flatnonzero(values)
+        return "-" if hot.size == 0 else names[int(hot[0])]
+
+    def per_seat(name: str, width: int, render: Callable[[np.ndarray], str]) -> str:
+        rows = field(name).reshape(C.MAX_PLAYERS, width)
+        return " ".join(
+            f"{seat}:{render(row)}" for seat, row in _seat_list(rows, player, num_players)
+        )
+
+    def colours(values: np.ndarray) -> str:
+        return "".join(C.COLOURS[c] for c in np.flatnonzero(values)) or "-"
+
+    relative_seats = tuple(str((player + k) % num_players) for k in range(C.MAX_PLAYERS))
+    legal = [C.ACTION_NAMES[a] for a in np.flatnonzero(field("legal_actions"))]
+    played_ranks = (*C.RANK_NAMES, "W", "W+4")
+    parts = [
+        f"p{player}",
+        f"hand {faces(field('hand')) or '-'}",
+        f"top {one_hot(field('top_card'), C.FACE_NAMES)} "
+        f"{one_hot(field('colour'), C.COLOURS + '-')}",
+        f"direction {int(field('direction')[0]):+d}",
+        f"phase {one_hot(field('phase'), core.PHASE_NAMES)}",
+        f"cards {per_seat('hand_sizes', 1, lambda v: str(int(v[0])))}",
+        f"pile {round(float(field('draw_pile_size')[0]) * C.DECK_SIZE)}",
+        f"discards {faces(field('discard_counts')) or '-'}",
+        f"uno_exposed {one_hot(field('uno_exposed'), relative_seats)}",
+        f"drawn {one_hot(field('drawn_card'), C.FACE_NAMES)}",
+        f"pending {int(field('pending_penalty')[0])}",
+        f"declared {int(field('declared')[0])}",
+        f"legal {' '.join(legal) or '-'}",
+        f"lacks {per_seat('shown_lacks', C.NUM_COLOURS, colours)}",
+        "last "
+        + per_seat(
+            "last_played_rank",
+            len(played_ranks),
+            lambda v: one_hot(v, played_ranks),
+        ),
+        "last_colour "
+        + per_seat("last_played_colour", C.NUM_COLOURS + 1, lambda v: one_hot(v, C.COLOURS + "W")),
+        f"named {per_seat('last_named', C.NUM_COLOURS, lambda v: one_hot(v, C.COLOURS))}",
+        f"drew {per_seat('cards_drawn', 1, lambda v: str(int(v[0])))}",
+        "unseen " + " ".join(f"{int(n)}" for n in field("unseen_colours")),
+        "scores " + per_seat("scores", 1, lambda v: f"{float(v[0]):g}"),
+    ]
+    return " | ".join(parts)
+
+
+class _ObservationObserver:
+    """The default observation: :func:`uno_env.observation.encode` from the player's seat.
+
+    ``tensor`` is the flat vector; ``dict`` holds one view per field of ``OBS_FIELDS``.
+    """
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.tensor: np.ndarray | None = np.zeros(OBS_DIM, dtype=np.float32)
+        self.dict = {field.name: self.tensor[OBS_LAYOUT[field.name]] for field in OBS_FIELDS}
+
+    def _encoded(self, state: UnoOpenSpielState, player: int) -> np.ndarray | None:
+        table = state._table
+        _check_player(player, self.rules.num_players)
+        if table.state is None:  # before the deal nothing is on the table
+            return None
+        return encode(self.rules, table.state, np.array([player], dtype=np.int64))[0]
+
+    def set_from(self, state: UnoOpenSpielState, player: int) -> None:
+        """Write the observation of ``state`` from ``player``'s seat into ``tensor``."""
+        assert self.tensor is not None
+        obs = self._encoded(state, player)
+        if obs is None:
+            self.tensor.fill(0.0)
+        else:
+            self.tensor[:] = obs
+
+    def string_from(self, state: UnoOpenSpielState, player: int) -> str:
+        """The observation of ``state`` from ``player``'s seat, as text."""
+        obs = self._encoded(state, player)
+        if obs is None:
+            return f"p{player} | before the deal"
+        return _observation_text(obs, player, self.rules.num_players)
+
+
+class _InfoStateObserver:
+    """The perfect-recall information state: a string only (``tensor`` is None)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.tensor: np.ndarray | None = None
+        self.dict: dict[str, np.ndarray] = {}
+        self._now = _ObservationObserver(rules)
+
+    def set_from(self, state: UnoOpenSpielState, player: int) -> None:
+        """No tensor to write."""
+
+    def string_from(self, state: UnoOpenSpielState, player: int) -> str:
+        """``player``'s information state: its history of public steps and own cards."""
+        table = state._table
+        _check_player(player, self.rules.num_players)
+        if table.state is None:
+            return f"p{player} | before the deal"
+        n_players = self.rules.num_players
+        known = table.known_from[player]
+        lines = [f"p{player} of {n_players}"]
+        if known > 0:
+            lines.append(f"own cards before step {known} not known (a resampled state)")
+        width = C.NUM_FACES
+        shown: bytes | None = None
+        for i, step in enumerate(table.steps):
+            text = _step_text(step)
+            if i >= known:
+                # Render the own hand only where it changed (comparing its bytes is cheap).
+                own = step.hands[player * width : (player + 1) * width]
+                if own != shown:
+                    text += f" | you {_hand_text(step.hands, player) or '-'}"
+                    shown = own
+            lines.append(text)
+        lines.append("now " + self._now.string_from(state, player))
+        return "\n".join(lines)
+
+
+def _check_player(player: int, num_players: int) -> None:
+    if not 0 <= player < num_players:
+        raise ValueError(f"{GAME_NAME}: player must be in 0..{num_players - 1}, got {player}")
+
+
+_GameBase: Any = object if pyspiel is None else pyspiel.Game
+_StateBase: Any = object if pyspiel is None else pyspiel.State
+
+
+def _game_type() -> Any:
+    spiel = _require_pyspiel()
+    return spiel.GameType(
+        short_name=GAME_NAME,
+        long_name="Python UNO (uno-lab)",
+        dynamics=spiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=spiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=spiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=spiel.GameType.Utility.ZERO_SUM,
+        reward_model=spiel.GameType.RewardModel.TERMINAL,
+        max_num_players=C.MAX_PLAYERS,
+        min_num_players=2,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        provides_factored_observation_string=False,
+        parameter_specification=dict(PARAMETERS),
+    )
+
+
+class UnoOpenSpielGame(_GameBase):
+    """The OpenSpiel game ``python_uno``: one hand of UNO under the given rules.
+
+    Args:
+        params: Game parameters (see :data:`PARAMETERS` and the module docstring).
+
+    Raises:
+        ImportError: without OpenSpiel (saying how to install it).
+        ValueError: naming an unknown parameter or an invalid value.
+    """
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        spiel = _require_pyspiel()
+        given = dict(params or {})
+        rules = rules_from_parameters(given)
+        info = spiel.GameInfo(
+            num_distinct_actions=C.NUM_ACTIONS,
+            max_chance_outcomes=_CHANCE_OUTCOMES,
+            num_players=rules.num_players,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=rules.max_turns,
+        )
+        super().__init__(_game_type(), info, {**PARAMETERS, **given})
+        self.rules: Rules = rules
+        """The rules every state of the game plays by."""
+
+    def new_initial_state(self, struct: Any = None) -> UnoOpenSpielState:
+        """The root: a chance node that draws the first byte of the game's key."""
+        if struct is not None:
+            raise ValueError(f"{GAME_NAME} builds no state from a struct, got {struct!r}")
+        return UnoOpenSpielState(self)
+
+    def max_chance_nodes_in_history(self) -> int:
+        """The 8 chance nodes of the key (no later event is a chance node)."""
+        return KEY_BYTES
+
+    def make_py_observer(
+        self, iig_obs_type: Any = None, params: Mapping[str, Any] | None = None
+    ) -> _ObservationObserver | _InfoStateObserver:
+        """The observer of an observation type: the default observation or the info state.
+
+        Raises:
+            ValueError: for observer parameters or an observation type other than the
+                default (one seat, no perfect recall) and the information state (one seat,
+                perfect recall).
+        """
+        if isinstance(iig_obs_type, Mapping):  # called with the parameters alone
+            iig_obs_type, params = None, iig_obs_type
+        if params:
+            raise ValueError(f"{GAME_NAME} observers take no parameters, got {dict(params)}")
+        if iig_obs_type is None:
+            return _ObservationObserver(self.rules)
+        spiel = _require_pyspiel()
+        single = iig_obs_type.private_info == spiel.PrivateInfoType.SINGLE_PLAYER
+        if single and iig_obs_type.public_info:
+            if iig_obs_type.perfect_recall:
+                return _InfoStateObserver(self.rules)
+            return _ObservationObserver(self.rules)
+        raise ValueError(
+            f"{GAME_NAME} observes from one seat with public information (perfect recall or "
+            f"not), got {iig_obs_type}"
+        )
+
+
+class UnoOpenSpielState(_StateBase):
+    """A state of ``python_uno``: the key's chance nodes, then the decisions of a hand.
+
+    Args:
+        game: The game it belongs to.
+    """
+
+    def __init__(self, game: UnoOpenSpielGame) -> None:
+        super().__init__(game)
+        self._table = _Table(game.rules)
+
+    # ---- reading ------------------------------------------------------------------------
+
+    @property
+    def rules(self) -> Rules:
+        """The rules of the hand."""
+        return self._table.rules
+
+    @property
+    def uno_state(self) -> UnoState | None:
+        """The core state (B = 1) after the deal, ``None`` before it. Treat it as read-only."""
+        return self._table.state
+
+    @property
+    def key(self) -> int | None:
+        """The game key of the state's core state (``None`` before the deal)."""
+        state = self._table.state
+        return None if state is None else int(state.key[0])
+
+    def current_player(self) -> int:
+        """The seat to act, ``CHANCE`` before the deal, ``TERMINAL`` when the hand is over."""
+        spiel = _require_pyspiel()
+        state = self._table.state
+        if state is None:
+            return int(spiel.PlayerId.CHANCE)
+        if int(state.phase[0]) == core.OVER:
+            return int(spiel.PlayerId.TERMINAL)
+        return int(state.current[0])
+
+    def is_terminal(self) -> bool:
+        """Whether the hand is over: won, or truncated at ``max_turns``."""
+        state = self._table.state
+        return state is not None and int(state.phase[0]) == core.OVER
+
+    def _legal_actions(self, player: int) -> list[int]:
+        """The legal action ids of the acting seat: the core's mask, ascending."""
+        state = self._table.state
+        assert state is not None and player == int(state.current[0])
+        return [int(a) for a in np.flatnonzero(core.legal_action_mask(self.rules, state)[0])]
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The next byte of the game key: 0-255, uniform."""
+        if self._table.state is not None:
+            raise ValueError(f"{GAME_NAME}: chance_outcomes() called at a decision node")
+        return list(_CHANCE_PROBABILITIES)
+
+    def returns(self) -> list[float]:
+        """The lab's win/loss rewards (:func:`uno_env.core.hand_rewards`) at the end of the
+        hand, zeros before it and for a truncated hand."""
+        n_players = self.rules.num_players
+        state = self._table.state
+        if state is None or not self.is_terminal():
+            return [0.0] * n_players
+        rewards = core.hand_rewards(self.rules, state)[0]
+        return [_exact(r, n_players) for r in rewards]
+
+    def rewards(self) -> list[float]:
+        """Rewards come only at the end: the returns at a terminal state, else zeros."""
+        return self.returns()
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        """A key byte for the chance player, else the action's name (``G7``, ``W:B``...)."""
+        if player == int(_require_pyspiel().PlayerId.CHANCE):
+            if not 0 <= action < _CHANCE_OUTCOMES:
+                raise ValueError(f"{GAME_NAME}: a chance outcome is a byte 0..255, got {action}")
+            return f"key byte 0x{action:02x}"
+        return C.action_name(action)
+
+    # ---- acting -------------------------------------------------------------------------
+
+    def _apply_action(self, action: int) -> None:
+        """Apply a key byte (chance) or a decision of the acting seat.
+
+        Raises:
+            IllegalActionError: naming the action, for an id that is not legal here (the
+                state is unchanged).
+        """
+        table = self._table
+        if table.state is None:
+            if isinstance(action, bool) or not 0 <= action < _CHANCE_OUTCOMES:
+                raise IllegalActionError(
+                    f"{GAME_NAME}: illegal chance outcome {action}: a key byte is 0..255"
+                )
+            table.key_bytes.append(int(action))
+            if len(table.key_bytes) == KEY_BYTES:
+                keys = np.array([key_of(table.key_bytes)], dtype=np.uint64)
+                table.state = core.init(self.rules, keys=keys)
+                table.steps.append(_step_of(-1, -1, table.state))
+            return
+        if self.is_terminal():
+            raise IllegalActionError(f"{GAME_NAME}: action {action} applied after the hand ended")
+        legal = core.legal_action_mask(self.rules, table.state)[0]
+        if not 0 <= action < C.NUM_ACTIONS or not legal[action]:
+            name = f" ({C.ACTION_NAMES[action]})" if 0 <= action < C.NUM_ACTIONS else ""
+            raise IllegalActionError(
+                f"{GAME_NAME}: illegal action {action}{name} for player "
+                f"{int(table.state.current[0])}; legal: "
+                + ", ".join(f"{a} ({C.ACTION_NAMES[a]})" for a in np.flatnonzero(legal))
+            )
+        seat = int(table.state.current[0])
+        table.state = core.step(self.rules, table.state, np.array([action], dtype=np.int64))
+        table.steps.append(_step_of(seat, int(action), table.state))
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> Any:
+        """A state ``player_id`` cannot tell from this one (:func:`uno_env.core.determinize`).
+
+        Args:
+            player_id: The seat whose information is kept.
+            probability_sampler: A callable giving uniform numbers in [0, 1), such as
+                ``pyspiel.UniformProbabilitySampler``; it draws the sample's key.
+
+        Returns:
+            The sampled state (before the deal: a root with key bytes drawn afresh).
+
+        Raises:
+            ValueError: for a seat outside the table or a finished hand.
+        """
+        table = self._table
+        _check_player(player_id, self.rules.num_players)
+
+        def word() -> int:
+            return min(int(probability_sampler() * 2**32), 2**32 - 1)
+
+        if table.state is None:  # nobody has seen a key byte: any bytes are as likely
+            fresh = self.get_game().new_initial_state()
+            for _ in table.key_bytes:
+                fresh.apply_action(min(int(probability_sampler() * 256), 255))
+            return fresh
+        if self.is_terminal():
+            raise ValueError(f"{GAME_NAME}: the hand is over: there is nothing to resample")
+        key = (word() << 32) | word()
+        sample = self.clone()
+        sampled = sample._table
+        sampled.state = core.determinize(
+            self.rules, table.state, player_id, np.array([key], dtype=np.uint64)
+        )
+        for seat in range(self.rules.num_players):
+            if seat != player_id:
+                sampled.known_from[seat] = max(sampled.known_from[seat], len(sampled.steps))
+        return sample
+
+    def __str__(self) -> str:
+        """The whole state, hidden cards included (for debugging)."""
+        table = self._table
+        state = table.state
+        if state is None:
+            drawn = " ".join(f"{b:02x}" for b in table.key_bytes) or "-"
+            return f"before the deal: key bytes {drawn} ({len(table.key_bytes)} of {KEY_BYTES})"
+        n_players = self.rules.num_players
+        lines = [
+            f"key {int(state.key[0]):016x} | dealer {int(state.dealer[0])} | turn "
+            f"{int(state.turn[0])} | "
+            + ("over" if self.is_terminal() else f"{int(state.current[0])} to act")
+            + f" | phase {core.PHASE_NAMES[int(state.phase[0])]}",
+            f"top {C.FACE_NAMES[int(state.top[0])]} {_colour_text(int(state.colour[0]))} | "
+            f"direction {int(state.direction[0]):+d} | pile "
+            f"{C.DECK_SIZE - int(state.draw_pos[0])} | discards {int(state.discard_len[0])}",
+        ]
+        hands = state.hands[0].tobytes()
+        for seat in range(n_players):
+            lines.append(f"seat {seat}: {_hand_text(hands, seat) or '-'}")
+        if self.is_terminal():
+            winner = int(state.winner[0])
+            lines.append("truncated" if winner < 0 else f"winner {winner}")
+        return "\n".join(lines)
+
+
+def register() -> None:
+    """Register ``python_uno`` with OpenSpiel (done on import when OpenSpiel is there).
+
+    Raises:
+        ImportError: without OpenSpiel (saying how to install it).
+    """
+    spiel = _require_pyspiel()
+    if GAME_NAME not in spiel.registered_names():
+        spiel.register_game(_game_type(), UnoOpenSpielGame)
+
+
+if pyspiel is not None:
+    register()
