@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from uno_env.configuration import ConfigError, check_float, check_int
 from unolab.agents import BOT_NAMES
+from unolab.agents.resolve import is_agent_file
+from unolab.agents.shipped import shipped_agent_names
 from unolab.train.config_limits import (
     MAX_BATCH_SIZE,
     MAX_BUFFER_SIZE,
@@ -31,9 +33,20 @@ __all__ = ["DQNParams", "EvalConfig", "OpponentMix", "PPOParams"]
 
 
 def _check_bots(where: str, names: Sequence[str]) -> None:
-    unknown = sorted(set(names) - set(BOT_NAMES))
+    """Each name is a bot, a shipped agent or an exported agent's path (its rules are
+    checked when the run loads it, against the run's rules)."""
+    shipped = shipped_agent_names()
+    unknown = sorted(
+        name
+        for name in set(names)
+        if name not in BOT_NAMES and name not in shipped and not is_agent_file(name)
+    )
     if unknown:
-        raise ConfigError(f"{where}: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}")
+        raise ConfigError(
+            f"{where}: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}, or give a shipped "
+            f"agent ({', '.join(shipped)}) or an exported agent's path (.safetensors with its "
+            ".json beside it)"
+        )
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,8 @@ class OpponentMix:
     """Who the learner plays against.
 
     Attributes:
-        bots: Bot name -> relative weight in the opponent pool.
+        bots: Bot name (or a shipped agent's name, or an exported agent's path: a frozen
+            network opponent) -> relative weight in the opponent pool.
         self_play: Total weight of the frozen snapshots of the learner (0 disables self-play).
         snapshot_every: Learner steps between two snapshots frozen into the pool.
         pool_size: Most recent snapshots kept in the pool (each is a network held in memory).
@@ -79,7 +93,8 @@ class EvalConfig:
     Attributes:
         every: Learner steps between evaluations.
         games: Games against each bot.
-        bots: The bots to evaluate against; the first one picks the best checkpoint.
+        bots: The bots to evaluate against (shipped agents and exported agents' paths too);
+            the first one picks the best checkpoint.
     """
 
     every: int = 100_000

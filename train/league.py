@@ -12,7 +12,7 @@ import torch
 from uno_env.envs.opponents import OpponentPool
 from uno_env.policy import Policy
 from uno_env.rules import Rules
-from unolab.agents import make_agent
+from unolab.agents import policy_factory
 from unolab.agents.learned import TorchPolicy, load_policy, save_policy
 from unolab.train.config_sections import OpponentMix
 from unolab.train.export import snapshot_policy
@@ -57,9 +57,10 @@ class League:
     def __init__(self, mix: OpponentMix, rules: Rules, seed: int) -> None:
         self.mix = mix
         self.rules = rules
-        bot_names = [name for name, w in mix.bots.items() if w > 0]
-        self.bots = [make_agent(name, seed + i) for i, name in enumerate(bot_names)]
-        weights = [mix.bots[name] for name in bot_names]
+        self.bot_names = [name for name, w in mix.bots.items() if w > 0]
+        # A bot by name, or a frozen exported agent (checked against the run's rules).
+        self.bots = [policy_factory(name, rules)(seed + i) for i, name in enumerate(self.bot_names)]
+        weights = [mix.bots[name] for name in self.bot_names]
         self.slots: list[SnapshotSlot] = []
         if mix.self_play > 0:
             self.slots = [SnapshotSlot(i, self.bots[0]) for i in range(mix.pool_size)]
@@ -98,5 +99,5 @@ class League:
     def describe(self) -> str:
         """One line for logs."""
         filled = sum(slot.snapshot is not None for slot in self.slots)
-        bots = ", ".join(f"{b.name}:{self.mix.bots[b.name]}" for b in self.bots)
+        bots = ", ".join(f"{name}:{self.mix.bots[name]}" for name in self.bot_names)
         return f"bots {bots}; snapshots {filled}/{len(self.slots)} (weight {self.mix.self_play})"

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from stable_baselines3.common.callbacks import BaseCallback
 
 from uno_env.rules import Rules
+from unolab.agents import BOT_NAMES, policy_factory
 from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.train.algorithms import algorithm_for_model
 from unolab.train.config import TrainConfig
@@ -67,8 +68,10 @@ def evaluate_model(
                 file=log,
                 flush=True,
             )
+        # A bot by name; a shipped or exported agent through its factory (loaded once).
+        opponent = bot if bot in BOT_NAMES else policy_factory(bot, rules)
         results[bot] = evaluate_vs(
-            rules, policy, bot, config.eval.games, seed=config.seed + 7919, progress=progress
+            rules, policy, opponent, config.eval.games, seed=config.seed + 7919, progress=progress
         )
     return results
 

@@ -76,7 +76,10 @@ def run_files(config: TrainConfig) -> list[Path]:
     run_dir = config.run_dir
     if not run_dir.is_dir():
         return []
+    # evaluations.jsonl too: a run started over appends its curve, which must not follow
+    # the old run's.
     named = ["config.yaml", "tb", "latest.zip", "latest.json", "best.zip", "best.json"]
+    named.append("evaluations.jsonl")
     for stem in {LEGACY_POLICY_NAME, policy_path(config).name}:
         named += [f"{stem}.safetensors", f"{stem}.json"]
     found = [run_dir / name for name in named if (run_dir / name).exists()]

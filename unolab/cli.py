@@ -1,7 +1,7 @@
 """``uno-lab``: one command for the lab. Run ``uno-lab --help`` or ``uno-lab <command> --help``.
 
-Commands: ``train ppo|dqn|imitate``, ``tournament``, ``sweep``, ``play``, ``serve``, ``bench``,
-``rules``, ``replay``.
+Commands: ``train ppo|dqn|imitate``, ``tournament``, ``sweep``, ``exploit``, ``play``,
+``serve``, ``bench``, ``rules``, ``agents``, ``replay``.
 
 Every error a user can cause ends in one line on stderr, never a traceback: bad arguments are
 argparse's (exit 2), a domain error raised below :func:`main` (a ``ValueError`` such as
@@ -22,9 +22,11 @@ from pathlib import Path
 from uno_env.files import FolderInUseError
 from uno_env.rules import DEFAULT_NUM_PLAYERS
 from unolab import __version__
+from unolab.cli_exploit import add_exploit_parser
 from unolab.cli_game import cmd_play, cmd_replay, cmd_rules
 from unolab.cli_tools import (
     BENCHMARKS,
+    cmd_agents,
     cmd_bench,
     cmd_config,
     cmd_serve,
@@ -108,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.set_defaults(func=cmd_sweep, passthrough=True)
 
+    add_exploit_parser(sub)
+
     play = sub.add_parser(
         "play",
         help="play UNO against agents in the terminal",
@@ -155,6 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-h", "--help", action="store_true", help="show this help, or the benchmark's options"
     )
     bench.set_defaults(func=cmd_bench, passthrough=True, subparser=bench)
+
+    agents = sub.add_parser(
+        "agents",
+        help="list the shipped agents, or print one's model card",
+        description="The shipped agents with their strength against random; with a name, its "
+        "model card (rules, recipe, strength with intervals, intended use and limits).",
+    )
+    agents.add_argument("name", nargs="?", help="a shipped agent, e.g. ppo_official_2p")
+    agents.set_defaults(func=cmd_agents, passthrough=False)
 
     rules = sub.add_parser("rules", help="print the rules switches and presets")
     rules.add_argument("--preset", help="show one preset's switches")

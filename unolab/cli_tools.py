@@ -117,3 +117,24 @@ def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
         print(f"== {what} benchmark ==")
         module.main(rest, prog=f"uno-lab bench {what}")
     return 0
+
+
+def cmd_agents(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``uno-lab agents [NAME]``: the shipped agents, or one agent's model card."""
+    from unolab.agents.model_card import card_markdown, model_cards
+
+    cards = model_cards()
+    if args.name is None:
+        width = max((len(card.name) for card in cards), default=0)
+        for card in cards:
+            versus = {row.opponent: row for row in card.strength}.get("random")
+            rate = f"; {versus.win_rate:.1%} vs random" if versus else ""
+            print(f"{card.name:<{width}}  {card.title}{rate}")
+        print("\n(uno-lab agents NAME prints its model card)")
+        return 0
+    for card in cards:
+        if card.name == args.name:
+            print(card_markdown(card), end="")
+            return 0
+    names = ", ".join(card.name for card in cards)
+    raise ValueError(f"unknown agent {args.name!r}; the shipped agents are: {names}")

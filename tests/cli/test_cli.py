@@ -14,7 +14,9 @@ from unolab.cli import main
 from unolab.shipped_configs import CONFIGS_DIR as SHIPPED
 
 
-@pytest.mark.parametrize("command", ["train", "tournament", "play", "bench", "rules", "replay"])
+@pytest.mark.parametrize(
+    "command", ["train", "tournament", "exploit", "play", "bench", "rules", "replay"]
+)
 def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])

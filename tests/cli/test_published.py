@@ -60,3 +60,17 @@ def test_every_shipped_agent_has_a_card_with_its_measured_strength() -> None:
         random_row = {row.opponent: row for row in card.strength}["random"]
         assert random_row.ci_low <= random_row.win_rate <= random_row.ci_high
         assert f"{random_row.win_rate:.1%}" in text
+
+
+def test_uno_lab_agents_lists_the_cards_and_prints_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from unolab.cli import main as uno_lab
+
+    assert uno_lab(["agents"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in shipped_agent_names())
+    assert uno_lab(["agents", "ppo_official_2p"]) == 0
+    card = capsys.readouterr().out
+    assert card.startswith("# ppo_official_2p") and "## Known limits" in card
+    assert uno_lab(["agents", "nobody"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown agent 'nobody'" in err and "ppo_official_2p" in err
