@@ -10,7 +10,7 @@ space (the compiled rules never allocate, see :mod:`uno_env.jit`).
 from __future__ import annotations
 
 import threading
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -65,58 +65,13 @@ class RuleParams(NamedTuple):
     stack_table: np.ndarray  # (2, 5, 54) bool: see tables.stack_responses
 
 
-class StateArrays(NamedTuple):
-    """The arrays of an :class:`UnoState`, by the same names (see ``docs/engine.md``)."""
-
-    key: np.ndarray
-    hand_no: np.ndarray
-    deck: np.ndarray
-    draw_pos: np.ndarray
-    discard: np.ndarray
-    discard_len: np.ndarray
-    hands: np.ndarray
-    hand_size: np.ndarray
-    top: np.ndarray
-    colour: np.ndarray
-    direction: np.ndarray
-    current: np.ndarray
-    phase: np.ndarray
-    drawn: np.ndarray
-    pending: np.ndarray
-    penalty_kind: np.ndarray
-    wd4_seat: np.ndarray
-    wd4_illegal: np.ndarray
-    declared: np.ndarray
-    uno_exposed: np.ndarray
-    effect_face: np.ndarray
-    effect_seat: np.ndarray
-    shuffles: np.ndarray
-    dealer: np.ndarray
-    turn: np.ndarray
-    done: np.ndarray
-    truncated: np.ndarray
-    winner: np.ndarray
-    seat_draws: np.ndarray
-    shown_lacks: np.ndarray
-    lack_marks: np.ndarray
-    choice_colour: np.ndarray
-    choice_top: np.ndarray
-    choice_draws: np.ndarray
-    last_played: np.ndarray
-    last_named: np.ndarray
-    pile_faces: np.ndarray
-    shown_holds: np.ndarray
-    finish_rank: np.ndarray
-    hand_points: np.ndarray
-    scores: np.ndarray
-    match_over: np.ndarray
-    step_drawn: np.ndarray
-    step_skipped: np.ndarray
-    step_events: np.ndarray
-
-
-if StateArrays._fields != ARRAY_FIELDS:  # checked at import, under python -O too
-    raise ImportError("StateArrays must list UnoState's arrays in the order UnoState declares")
+if TYPE_CHECKING:
+    # For the type checker the compiled view has the state's own fields and types.
+    StateArrays = UnoState
+else:
+    StateArrays = NamedTuple("StateArrays", [(name, np.ndarray) for name in ARRAY_FIELDS])
+    StateArrays.__doc__ = """The arrays of an :class:`UnoState`, by the same names, as one tuple
+    for compiled code (built from :data:`ARRAY_FIELDS`: the field list exists once)."""
 
 
 class Scratch(NamedTuple):
