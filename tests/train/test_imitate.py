@@ -373,11 +373,11 @@ def test_expert_iteration_clones_the_search_agent(tmp_path: Path) -> None:
     assert result.report["strength"]["pimc"]["random"]["games"] == 10
     meta = json.loads(result.policy.with_suffix(".json").read_text())
     assert meta["extra"]["teachers"] == {"pimc": 1.0}
-    config = load_imitate_config(ROOT / "configs" / "imitate" / "pimc_2p.yaml")
+    config = load_imitate_config(ROOT / "configs" / "experiments" / "pimc_2p.yaml")
     assert config.teachers == {"pimc": 1.0} and config.teacher_budget == 64
-    assert load_config(ROOT / "configs" / "ppo" / "official_2p_from_pimc.yaml").init_from == (
-        "runs/imitate_pimc_2p/imitate_pimc_2p.safetensors"
-    )
+    assert load_config(
+        ROOT / "configs" / "experiments" / "official_2p_from_pimc.yaml"
+    ).init_from == ("runs/imitate_pimc_2p/imitate_pimc_2p.safetensors")
 
 
 @pytest.mark.parametrize(
