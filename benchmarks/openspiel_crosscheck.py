@@ -5,6 +5,10 @@ on the same deals (keys from ``--seed``), with the searcher's seat alternated:
 
 * OpenSpiel's own ``ISMCTSBot`` (its Python code, random rollouts, UCT with c = 2) on the
   ``python_uno`` game against the lab's ``random`` player (the UNO papers' random player);
+* the same bot with the lab's ``fast`` heuristic as its rollout evaluator
+  (``--rollouts fast``): the trees compared with the rollouts made equal, and a rollout of
+  about 60 steps instead of about 1,200 (uniformly random play draws voluntarily and makes
+  long hands);
 * the lab's ``ismcts`` at the same iteration budget against ``random``.
 
 It reports both win rates with Wilson 95% intervals and the median time per decision of each
@@ -28,15 +32,17 @@ from typing import Any
 
 import numpy as np
 
-from uno_env import load_rules
+from uno_env import Rules, load_rules
+from uno_env.core import hand_rewards
 from uno_env.observation import encode
 from uno_env.play import Round, play_tables
 from uno_env.rng import derive_keys
 from unolab.agents import make_agent
+from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.stats import wilson_interval
 from unolab.benchmarks.options import int_in_range
 
-__all__ = ["lab_ismcts", "main", "openspiel_ismcts"]
+__all__ = ["ROLLOUTS", "lab_ismcts", "main", "openspiel_ismcts"]
 
 
 def _rate(wins: int, games: int) -> dict[str, float | int]:
@@ -44,10 +50,38 @@ def _rate(wins: int, games: int) -> dict[str, float | int]:
     return {"games": games, "wins": wins, "win_rate": wins / games, "ci_low": low, "ci_high": high}
 
 
+ROLLOUTS = ("random", "fast")
+"""OpenSpiel's bot's evaluators: its own uniformly random rollouts, or the lab's heuristic."""
+
+
+def _heuristic_evaluator(rules: Rules) -> Any:
+    """An OpenSpiel MCTS evaluator: one rollout of the lab's compiled ``fast`` heuristic."""
+    from open_spiel.python.algorithms import mcts
+
+    class HeuristicRolloutEvaluator(mcts.Evaluator):
+        def evaluate(self, state: Any) -> np.ndarray:
+            final = play_out(rules, state.uno_state.copy(), FAST_ROLLOUT)
+            return np.asarray(hand_rewards(rules, final)[0], dtype=np.float64)
+
+        def prior(self, state: Any) -> list[tuple[int, float]]:
+            legal = state.legal_actions()
+            return [(action, 1.0 / len(legal)) for action in legal]
+
+    return HeuristicRolloutEvaluator()
+
+
 def openspiel_ismcts(
-    keys: np.ndarray, iterations: int, seed: int, progress: bool = True
+    keys: np.ndarray, iterations: int, seed: int, rollouts: str = "random", progress: bool = True
 ) -> dict[str, Any]:
-    """OpenSpiel's ISMCTSBot against ``random`` on ``python_uno``, seats alternated."""
+    """OpenSpiel's ISMCTSBot against ``random`` on ``python_uno``, seats alternated.
+
+    Args:
+        keys: The deals.
+        iterations: The bot's ``max_simulations``.
+        seed: Seeds the bot and ``random``.
+        rollouts: One of :data:`ROLLOUTS`.
+        progress: Print a line every 50 hands to stderr.
+    """
     import pyspiel
     from open_spiel.python.algorithms import ismcts, mcts
 
@@ -57,13 +91,12 @@ def openspiel_ismcts(
     game = pyspiel.load_game("python_uno", {"num_players": 2})
     rules = load_rules("official", num_players=2)
     rng = np.random.RandomState(seed)
-    bot = ismcts.ISMCTSBot(
-        game,
-        mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng),
-        uct_c=2.0,
-        max_simulations=iterations,
-        random_state=rng,
+    evaluator = (
+        mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
+        if rollouts == "random"
+        else _heuristic_evaluator(rules)
     )
+    bot = ismcts.ISMCTSBot(game, evaluator, uct_c=2.0, max_simulations=iterations, random_state=rng)
     opponent = make_agent("random", seed)
     wins, seconds = 0, []
     for game_no, key in enumerate(keys.tolist()):
@@ -85,7 +118,11 @@ def openspiel_ismcts(
             state.apply_action(action)
         wins += int(state.returns()[searcher] > 0)
         if progress and (game_no + 1) % 50 == 0:
-            print(f"  openspiel ismcts {iterations}: {game_no + 1} hands", file=sys.stderr)
+            print(
+                f"  openspiel ismcts {iterations} ({rollouts} rollouts): {game_no + 1} hands",
+                file=sys.stderr,
+                flush=True,
+            )
     return {**_rate(wins, len(keys)), "median_ms_per_decision": 1000 * statistics.median(seconds)}
 
 
@@ -116,45 +153,87 @@ def lab_ismcts(keys: np.ndarray, iterations: int, seed: int) -> dict[str, Any]:
     }
 
 
+SEARCHERS = ("lab", "openspiel-random", "openspiel-fast")
+"""``--searchers``: the lab's ismcts, OpenSpiel's bot with random or with heuristic rollouts."""
+
+
+def _run(searcher: str, keys: np.ndarray, budget: int, seed: int) -> dict[str, Any]:
+    if searcher == "lab":
+        return lab_ismcts(keys, budget, seed)
+    return openspiel_ismcts(keys, budget, seed, rollouts=searcher.split("-", 1)[1])
+
+
+def _merged(path: Path | None, record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with the rows of an earlier run in ``path`` with the same seed kept (the
+    searchers can run in parallel processes; the deals of a shorter run are the first deals
+    of a longer one)."""
+    if path is None or not path.exists():
+        return record
+    old = json.loads(path.read_text())
+    if old.get("seed") != record["seed"]:
+        return record
+    done = {(row["iterations"], row["searcher"]) for row in record["results"]}
+    kept = [row for row in old["results"] if (row["iterations"], row["searcher"]) not in done]
+    rows = sorted(kept + record["results"], key=lambda row: (row["iterations"], row["searcher"]))
+    return {**record, "results": rows}
+
+
+def _record(seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "description": (
+            "Searchers against the papers' random player at 2 players, official rules, on "
+            "the same deals with the searcher's seat alternated; Wilson 95% intervals. "
+            "lab: the lab's ismcts; openspiel-random: OpenSpiel's ISMCTSBot (uct_c 2) with "
+            "its random rollouts; openspiel-fast: the same bot with the lab's fast heuristic "
+            "as its rollout. The deals of a row with fewer games are the first of the others'."
+        ),
+        "seed": seed,
+        "date": datetime.date.today().isoformat(),
+        "results": rows,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the cross-check; print a table and write ``--out``."""
+    """Run the cross-check; print a table and write (or add to) ``--out``."""
     parser = argparse.ArgumentParser(
         prog="python -m unolab.benchmarks.openspiel_crosscheck", description=__doc__
     )
     parser.add_argument(
-        "--budgets", type=int_in_range(1, 100_000), nargs="+", default=[8, 32], help="iterations"
+        "--budgets",
+        type=int_in_range(2, 100_000),
+        nargs="+",
+        default=[4, 16],
+        help="iterations (OpenSpiel's bot needs 2 or more)",
+    )
+    parser.add_argument(
+        "--searchers", choices=SEARCHERS, nargs="+", default=list(SEARCHERS), help="who searches"
     )
     parser.add_argument("--hands", type=int_in_range(2, 1_000_000), default=1000)
     parser.add_argument("--seed", type=int_in_range(0, 2**62), default=3232)
-    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write the results as JSON (rows of other "
+        "searchers and budgets already there, on the same deals, are kept)",
+    )
     args = parser.parse_args(argv)
     keys = derive_keys(args.seed, args.hands)
     rows = []
     for budget in args.budgets:
-        lab = lab_ismcts(keys, budget, args.seed)
-        peer = openspiel_ismcts(keys, budget, args.seed)
-        rows.append({"iterations": budget, "lab_ismcts": lab, "openspiel_ismcts": peer})
-        for name, res in (("lab ismcts", lab), ("OpenSpiel ISMCTSBot", peer)):
-            ms = res["median_ms_per_decision"]
+        for searcher in args.searchers:
+            result = _run(searcher, keys, budget, args.seed)
+            rows.append({"iterations": budget, "searcher": searcher, **result})
+            if args.out is not None:  # after each row: a long run keeps what it finished
+                record = _record(args.seed, rows)
+                args.out.write_text(json.dumps(_merged(args.out, record), indent=2) + "\n")
+            ms = result["median_ms_per_decision"]
             print(
-                f"{budget:>6} iterations  {name:<20} {res['win_rate']:.1%} "
-                f"[{res['ci_low']:.1%}, {res['ci_high']:.1%}]  "
+                f"{budget:>6} iterations  {searcher:<17} {result['win_rate']:.1%} "
+                f"[{result['ci_low']:.1%}, {result['ci_high']:.1%}]  "
                 f"{'-' if ms is None else f'{ms:.2f} ms'} per decision",
                 flush=True,
             )
-    record = {
-        "description": (
-            "OpenSpiel's ISMCTSBot (random rollouts, uct_c 2) on python_uno and the lab's "
-            "ismcts, each against the papers' random player at 2 players, official rules, on "
-            "the same deals with the searcher's seat alternated; Wilson 95% intervals"
-        ),
-        "seed": args.seed,
-        "hands": args.hands,
-        "date": datetime.date.today().isoformat(),
-        "results": rows,
-    }
-    if args.out is not None:
-        args.out.write_text(json.dumps(record, indent=2) + "\n")
     return 0
 
 

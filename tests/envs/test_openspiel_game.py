@@ -68,6 +68,8 @@ def test_registered_and_typed() -> None:
     assert game.max_game_length() == SHORT["max_turns"]
     assert game.observation_tensor_shape() == [OBS_DIM]
     assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-1.0, 1.0, 0.0)
+    assert int(pyspiel.PlayerId.CHANCE) == openspiel_game._CHANCE_PLAYER
+    assert int(pyspiel.PlayerId.TERMINAL) == openspiel_game._TERMINAL_PLAYER
 
 
 @pytest.mark.parametrize(
@@ -154,6 +156,23 @@ def test_resampled_states_share_the_information_set(params: dict[str, Any]) -> N
             checked += 1
         random_walk(state, rng, 5)
     assert checked > 10
+
+
+def test_states_step_in_place_and_clones_stay_apart() -> None:
+    game = load()
+    state = deal(game, 21)
+    before = state.uno_state.copy()
+    history = state.history()
+    clone = state.clone()
+    random_walk(clone, np.random.default_rng(3), 400)
+    assert clone.is_terminal() and clone.current_player() == pyspiel.PlayerId.TERMINAL
+    assert state.history() == history and not state.is_terminal()
+    for name, array in before.array_fields().items():
+        np.testing.assert_array_equal(getattr(state.uno_state, name), array, err_msg=name)
+    arrays = state.uno_state
+    state.apply_action(state.legal_actions()[0])
+    assert state.uno_state is arrays  # OpenSpiel states change as actions apply
+    assert clone.uno_state is not arrays
 
 
 def test_resample_draws_other_hands_and_keeps_playing() -> None:

@@ -112,6 +112,10 @@ KEY_BYTES = 8
 """Chance nodes at the root: one byte of the game's 64-bit key each."""
 _CHANCE_OUTCOMES = 256
 _CHANCE_PROBABILITIES = [(byte, 1.0 / _CHANCE_OUTCOMES) for byte in range(_CHANCE_OUTCOMES)]
+_CHANCE_PLAYER = -1
+"""``pyspiel.PlayerId.CHANCE`` (checked against pyspiel in the tests)."""
+_TERMINAL_PLAYER = -4
+"""``pyspiel.PlayerId.TERMINAL`` (checked against pyspiel in the tests)."""
 
 _RULE_DEFAULTS: dict[str, Any] = {
     field.name: getattr(Rules(), field.name) for field in dataclasses.fields(Rules)
@@ -306,7 +310,11 @@ class UnoOpenSpielState(_StateBase):
 
     @property
     def uno_state(self) -> UnoState | None:
-        """The core state (B = 1) after the deal, ``None`` before it. Treat it as read-only."""
+        """The core state (B = 1) after the deal, ``None`` before it.
+
+        Treat it as read-only. It is this state's own and changes as actions are applied
+        (clones copy it): ``.copy()`` it to keep a snapshot.
+        """
         return self._table.state
 
     @property
@@ -317,24 +325,25 @@ class UnoOpenSpielState(_StateBase):
 
     def current_player(self) -> int:
         """The seat to act, ``CHANCE`` before the deal, ``TERMINAL`` when the hand is over."""
-        spiel = _require_pyspiel()
-        state = self._table.state
-        if state is None:
-            return int(spiel.PlayerId.CHANCE)
-        if int(state.phase[0]) == core.OVER:
-            return int(spiel.PlayerId.TERMINAL)
-        return int(state.current[0])
+        # From the last step's record, not the arrays: OpenSpiel's bridge asks this several
+        # times per action.
+        steps = self._table.steps
+        if not steps:
+            return _CHANCE_PLAYER
+        last = steps[-1]
+        return _TERMINAL_PLAYER if last.phase == core.OVER else last.current
 
     def is_terminal(self) -> bool:
         """Whether the hand is over: won, or truncated at ``max_turns``."""
-        state = self._table.state
-        return state is not None and int(state.phase[0]) == core.OVER
+        steps = self._table.steps
+        return bool(steps) and steps[-1].phase == core.OVER
 
     def _legal_actions(self, player: int) -> list[int]:
         """The legal action ids of the acting seat: the core's mask, ascending."""
         state = self._table.state
         assert state is not None and player == int(state.current[0])
-        return [int(a) for a in np.flatnonzero(core.legal_action_mask(self.rules, state)[0])]
+        legal: list[int] = np.flatnonzero(core.legal_action_mask(self.rules, state)[0]).tolist()
+        return legal
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The next byte of the game key: 0-255, uniform."""
@@ -358,7 +367,7 @@ class UnoOpenSpielState(_StateBase):
 
     def _action_to_string(self, player: int, action: int) -> str:
         """A key byte for the chance player, else the action's name (``G7``, ``W:B``...)."""
-        if player == int(_require_pyspiel().PlayerId.CHANCE):
+        if player == _CHANCE_PLAYER:
             if not 0 <= action < _CHANCE_OUTCOMES:
                 raise ValueError(f"{GAME_NAME}: a chance outcome is a byte 0..255, got {action}")
             return f"key byte 0x{action:02x}"
@@ -396,8 +405,13 @@ class UnoOpenSpielState(_StateBase):
                 + ", ".join(f"{a} ({C.ACTION_NAMES[a]})" for a in np.flatnonzero(legal))
             )
         seat = int(table.state.current[0])
-        table.state = core.step(self.rules, table.state, np.array([action], dtype=np.int64))
-        table.steps.append(_step_of(seat, int(action), table.state))
+        # In place: the core state is this OpenSpiel state's own (a clone copies it), and
+        # OpenSpiel's states change as actions apply; a copy per step was a third of a
+        # rollout's time.
+        state = core.step(
+            self.rules, table.state, np.array([action], dtype=np.int64), in_place=True
+        )
+        table.steps.append(_step_of(seat, int(action), state))
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> Any:
         """A state ``player_id`` cannot tell from this one (:func:`uno_env.core.determinize`).

@@ -54,7 +54,7 @@ def _step_of(seat: int, action: int, state: UnoState) -> _Step:
         seat=seat,
         action=action,
         hands=state.hands[0].tobytes(),
-        sizes=tuple(int(n) for n in state.hand_size[0]),
+        sizes=tuple(state.hand_size[0].tolist()),
         top=int(state.top[0]),
         colour=int(state.colour[0]),
         pile=C.DECK_SIZE - int(state.draw_pos[0]),
