@@ -26,6 +26,7 @@ __all__ = [
     "MAX_METADATA_BYTES",
     "AgentFileError",
     "agent_paths",
+    "agent_stem",
     "is_json_int",
     "parse_json",
     "read_bounded",
@@ -103,7 +104,7 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
             "(its .json metadata beside it)"
         )
     suffix = given.suffix.lower()
-    base = given.with_suffix("") if suffix in (".safetensors", ".json") else given
+    base = agent_stem(given)
     if not base.name:
         raise AgentFileError(
             f"{str(path)!r} is not an agent file; give an exported agent's .safetensors file"
@@ -130,6 +131,13 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
                 "CHECKPOINT OUT writes both)"
             )
     return weights, meta_path
+
+
+def agent_stem(path: str | Path) -> Path:
+    """An agent's path without its ``.safetensors`` or ``.json`` suffix (any other dot is
+    part of its name: ``runs/gamma_0.99`` names ``gamma_0.99.safetensors``)."""
+    given = Path(path)
+    return given.with_suffix("") if given.suffix.lower() in (".safetensors", ".json") else given
 
 
 def _beside(base: Path, suffix: str) -> Path:

@@ -34,6 +34,7 @@ from unolab.agents.agent_files import (
     MAX_METADATA_BYTES,
     AgentFileError,
     agent_paths,
+    agent_stem,
     read_bounded,
     shown,
     tensor_header,
@@ -94,17 +95,17 @@ def save_policy(
     Returns:
         The path of the safetensors file.
     """
-    base = Path(path).with_suffix("")
+    base = agent_stem(path)
     base.parent.mkdir(parents=True, exist_ok=True)
     tensors = {}
     for i, (weight, bias) in enumerate(layers):
         tensors[f"layer{i}.weight"] = weight.detach().cpu().contiguous()
         tensors[f"layer{i}.bias"] = bias.detach().cpu().contiguous()
-    weights_path = base.with_suffix(".safetensors")
+    weights_path = base.with_name(base.name + ".safetensors")
     raw = save(tensors)
     signed = dataclasses.replace(meta, digest=meta.digest_of(raw))
     write_atomically(weights_path, raw)
-    write_atomically(base.with_suffix(".json"), signed.to_json())
+    write_atomically(base.with_name(base.name + ".json"), signed.to_json())
     return weights_path
 
 

@@ -31,6 +31,7 @@ from uno_env.cards import NUM_ACTIONS
 from uno_env.configuration import ConfigError
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
+from unolab.agents.agent_files import agent_stem
 from unolab.agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
 from unolab.train.algorithms import ALGORITHMS, load_checkpoint, load_policy_layers, policy_layers
 from unolab.train.config import load_config
@@ -154,8 +155,11 @@ def export_checkpoint(
                 f"{str(needed)!r} does not exist: give a checkpoint of a training run "
                 "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
             )
-    target = Path(out).with_suffix("")
-    outputs = (target.with_suffix(".safetensors"), target.with_suffix(".json"))
+    target = agent_stem(out)
+    outputs = (
+        target.with_name(f"{target.name}.safetensors"),
+        target.with_name(f"{target.name}.json"),
+    )
     taken = [p for p in outputs if p.exists()]
     if taken and not overwrite:
         raise FileExistsError(

@@ -48,8 +48,8 @@ def run_files(config: ImitateConfig) -> list[Path]:
     """The files of an imitation run that exist in ``config.run_dir`` (what it would write)."""
     stem = clone_path(config)
     named = [
-        stem.with_suffix(".safetensors"),
-        stem.with_suffix(".json"),
+        stem.with_name(f"{stem.name}.safetensors"),
+        stem.with_name(f"{stem.name}.json"),
         config.run_dir / REPORT_NAME,
         config.run_dir / "config.yaml",
         config.run_dir / DEMONSTRATIONS_FILE,

@@ -275,7 +275,9 @@ def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResu
         session.env.close()
         session.lock.release()
     stem = policy_path(config)
-    exported = [p.with_suffix(".safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))]
+    exported = [
+        p.with_name(f"{p.name}.safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))
+    ]
     return RunResult(
         run_dir=config.run_dir,
         steps=int(model.num_timesteps),

@@ -98,6 +98,17 @@ def test_agent_loads_by_stem_json_and_dotted_names(tmp_path: Path) -> None:
         np.testing.assert_array_equal(resolve_policy(str(spec)).act(obs, masks), expected)
 
 
+def test_a_dotted_name_is_written_whole(tmp_path: Path) -> None:
+    # A run named gamma_0.99 exports gamma_0.99.safetensors, not gamma_0.safetensors.
+    weights = write_tiny_agent(tmp_path, "gamma_0.99")
+    assert weights == tmp_path / "gamma_0.99.safetensors"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "gamma_0.99.json",
+        "gamma_0.99.safetensors",
+    ]
+    assert load_policy(tmp_path / "gamma_0.99").name == "gamma_0.99"
+
+
 def test_resolve_opponents_plays_an_exported_agent_in_the_gym_env() -> None:
     opponents = resolve_opponents(str(PRETRAINED_2P), rules=RULES_2P)
     assert isinstance(opponents, PolicyFactory)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from support import ROOT
 
 from unolab.agents.model_card import card_markdown, model_cards
 from unolab.agents.shipped import shipped_agent_names
-from unolab.published import main
+from unolab.published import CURVES, DIGEST_KEY, curve_picture, main, png_text
 
 
 def test_the_committed_pages_match_their_data() -> None:
@@ -21,6 +22,7 @@ def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     shutil.copytree(ROOT / "docs" / "agents", tmp_path / "docs" / "agents")
     for record in (ROOT / "docs").glob("*.json"):
         shutil.copy(record, tmp_path / "docs" / record.name)
+    _copy_curves(tmp_path)
     shutil.copy(ROOT / "docs" / "results.md", tmp_path / "docs" / "results.md")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     (tmp_path / "pyproject.toml").write_text("")
@@ -36,6 +38,43 @@ def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["--check", "--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "docs/results.md" in err and "README.md" in err
+
+
+def _copy_curves(root: Path) -> None:
+    shutil.copytree(ROOT / "docs" / "data", root / "docs" / "data")
+    shutil.copytree(ROOT / "docs" / "img" / "curves", root / "docs" / "img" / "curves")
+
+
+def test_curve_pictures_carry_their_data_and_a_changed_curve_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = json.loads((ROOT / "docs" / CURVES).read_text())
+    assert record["figures"], "no learning curve is published"
+    for name, figure in record["figures"].items():
+        picture = ROOT / "docs" / "img" / "curves" / f"{name}.png"
+        assert f"img/curves/{name}.png" in (ROOT / "docs" / "training.md").read_text()
+        committed = png_text(picture.read_bytes())[DIGEST_KEY]
+        assert committed == png_text(curve_picture(figure))[DIGEST_KEY]
+        for line in figure["lines"]:
+            for point in line["points"]:
+                assert point["ci_low"] <= point["win_rate"] <= point["ci_high"]
+    # A point of a curve changes: its picture and results.md are stale.
+    (tmp_path / "docs").mkdir()
+    shutil.copytree(ROOT / "docs" / "agents", tmp_path / "docs" / "agents")
+    for name in ("results.md", *[p.name for p in (ROOT / "docs").glob("*.json")]):
+        shutil.copy(ROOT / "docs" / name, tmp_path / "docs" / name)
+    _copy_curves(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    assert main(["--check", "--root", str(tmp_path)]) == 0
+    name = next(iter(record["figures"]))
+    record["figures"][name]["lines"][0]["points"][0]["win_rate"] += 0.001
+    (tmp_path / "docs" / CURVES).write_text(json.dumps(record))
+    assert main(["--check", "--root", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"docs/img/curves/{name}.png" in err and "docs/results.md" in err
+    assert main(["--root", str(tmp_path)]) == 0
+    assert main(["--check", "--root", str(tmp_path)]) == 0
+    assert png_text(b"not a png") == {}
 
 
 def test_a_readme_without_its_markers_is_refused(tmp_path: Path) -> None:

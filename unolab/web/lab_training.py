@@ -4,16 +4,16 @@ The curve is the run's ``evaluations.jsonl`` (one line per evaluation: the learn
 each bot's win rate with its Wilson interval; a resumed run repeats a step, and the last
 line of a step counts). A run written before that file existed has only its checkpoints'
 metadata (``latest.json``, ``best.json``): their evaluations are the curve's points. The
-PNG of the curve is drawn on request from those files (matplotlib's Agg renderer, through a
+PNG of the curve is drawn on request from those files (:mod:`unolab.curves`, through a
 figure of its own: no pyplot state is shared between requests).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 from typing import Any
 
+from unolab.curves import Series, curves_png
 from unolab.web.errors import Invalid
 from unolab.web.lab_files import TRAINING_CONFIG, RunFiles, integer, real, rules_name
 from unolab.web.untrusted import one_line, parse_json
@@ -221,48 +221,25 @@ def curve_png(run: RunFiles) -> bytes:
     Raises:
         Invalid: as :func:`training_detail`.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     detail = training_detail(run)
     curve: list[_Point] = detail["curve"]
-    figure = Figure(figsize=(7, 4), dpi=100)
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
     opponents = list(dict.fromkeys(p["opponent"] for p in curve))[:MAX_LINES]
+    series = []
     for opponent in opponents:
         points = [p for p in curve if p["opponent"] == opponent]
-        steps = [p["steps"] for p in points]
-        (line,) = axes.plot(
-            steps,
-            [p["win_rate"] for p in points],
-            marker="o" if len(points) <= 40 else None,
-            label=_plain(opponent),
+        series.append(
+            Series(
+                label=_plain(opponent),
+                steps=[p["steps"] for p in points],
+                win_rate=[p["win_rate"] for p in points],
+                ci_low=[p["ci_low"] for p in points],
+                ci_high=[p["ci_high"] for p in points],
+            )
         )
-        axes.fill_between(
-            steps,
-            [p["ci_low"] for p in points],
-            [p["ci_high"] for p in points],
-            color=line.get_color(),
-            alpha=0.2,
-            linewidth=0,
-        )
-    axes.set_ylim(0.0, 1.0)
-    axes.set_xlabel("training steps")
-    axes.set_ylabel("win rate (95% interval shaded)")
-    axes.set_title(_plain(f"{detail['name']} ({detail['algorithm'] or 'training run'})"))
-    axes.grid(alpha=0.3)
-    if opponents:
-        axes.legend(title="against", fontsize=8)
-    else:
-        axes.text(0.5, 0.5, "no evaluations yet", ha="center", transform=axes.transAxes)
-    figure.tight_layout()
-    data = io.BytesIO()
-    figure.savefig(data, format="png")
-    return data.getvalue()
+    title = _plain(f"{detail['name']} ({detail['algorithm'] or 'training run'})")
+    return curves_png(title, series)
 
 
 def _plain(text: str) -> str:
-    """Text from a file as matplotlib shows it literally: ``$`` would start mathematics
-    (and a malformed formula fails the drawing), a leading ``_`` hides a legend entry."""
-    return one_line(text, 80).replace("$", r"\$").lstrip("_") or "?"
+    """Text from a file on one line, at most 80 characters (the drawing shows it literally)."""
+    return one_line(text, 80) or "?"
