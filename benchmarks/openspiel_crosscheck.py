@@ -71,7 +71,12 @@ def _heuristic_evaluator(rules: Rules) -> Any:
 
 
 def openspiel_ismcts(
-    keys: np.ndarray, iterations: int, seed: int, rollouts: str = "random", progress: bool = True
+    keys: np.ndarray,
+    iterations: int,
+    seed: int,
+    rollouts: str = "random",
+    progress: bool = True,
+    voluntary_draw: bool = True,
 ) -> dict[str, Any]:
     """OpenSpiel's ISMCTSBot against ``random`` on ``python_uno``, seats alternated.
 
@@ -81,6 +86,7 @@ def openspiel_ismcts(
         seed: Seeds the bot and ``random``.
         rollouts: One of :data:`ROLLOUTS`.
         progress: Print a line every 50 hands to stderr.
+        voluntary_draw: The house rule: off, a seat draws only when nothing plays.
     """
     import pyspiel
     from open_spiel.python.algorithms import ismcts, mcts
@@ -88,8 +94,8 @@ def openspiel_ismcts(
     from uno_env.envs.openspiel_game import key_actions, register
 
     register()
-    game = pyspiel.load_game("python_uno", {"num_players": 2})
-    rules = load_rules("official", num_players=2)
+    game = pyspiel.load_game("python_uno", {"num_players": 2, "voluntary_draw": voluntary_draw})
+    rules = load_rules("official", num_players=2, voluntary_draw=voluntary_draw)
     rng = np.random.RandomState(seed)
     evaluator = (
         mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
@@ -126,9 +132,11 @@ def openspiel_ismcts(
     return {**_rate(wins, len(keys)), "median_ms_per_decision": 1000 * statistics.median(seconds)}
 
 
-def lab_ismcts(keys: np.ndarray, iterations: int, seed: int) -> dict[str, Any]:
+def lab_ismcts(
+    keys: np.ndarray, iterations: int, seed: int, voluntary_draw: bool = True
+) -> dict[str, Any]:
     """The lab's ``ismcts`` at ``iterations`` against ``random``, on the same deals."""
-    rules = load_rules("official", num_players=2)
+    rules = load_rules("official", num_players=2, voluntary_draw=voluntary_draw)
     searcher = make_agent(f"ismcts:{iterations}", seed)
     opponent = make_agent("random", seed)
     lineups = np.array([[0, 1] if g % 2 == 0 else [1, 0] for g in range(len(keys))])
@@ -157,10 +165,23 @@ SEARCHERS = ("lab", "openspiel-random", "openspiel-fast")
 """``--searchers``: the lab's ismcts, OpenSpiel's bot with random or with heuristic rollouts."""
 
 
-def _run(searcher: str, keys: np.ndarray, budget: int, seed: int) -> dict[str, Any]:
+def _run(
+    searcher: str, keys: np.ndarray, budget: int, seed: int, voluntary_draw: bool
+) -> dict[str, Any]:
     if searcher == "lab":
-        return lab_ismcts(keys, budget, seed)
-    return openspiel_ismcts(keys, budget, seed, rollouts=searcher.split("-", 1)[1])
+        return lab_ismcts(keys, budget, seed, voluntary_draw=voluntary_draw)
+    rollouts = searcher.split("-", 1)[1]
+    return openspiel_ismcts(keys, budget, seed, rollouts=rollouts, voluntary_draw=voluntary_draw)
+
+
+def _row_key(row: dict[str, Any]) -> tuple[str, int, str]:
+    return (row.get("rules", OFFICIAL), row["iterations"], row["searcher"])
+
+
+OFFICIAL = "official"
+NO_VOLUNTARY_DRAW = "official, voluntary_draw off"
+"""The rules of a row: official, or official with the house rule that a seat draws only
+when nothing plays (``--no-voluntary-draw``)."""
 
 
 def _merged(path: Path | None, record: dict[str, Any]) -> dict[str, Any]:
@@ -172,20 +193,21 @@ def _merged(path: Path | None, record: dict[str, Any]) -> dict[str, Any]:
     old = json.loads(path.read_text())
     if old.get("seed") != record["seed"]:
         return record
-    done = {(row["iterations"], row["searcher"]) for row in record["results"]}
-    kept = [row for row in old["results"] if (row["iterations"], row["searcher"]) not in done]
-    rows = sorted(kept + record["results"], key=lambda row: (row["iterations"], row["searcher"]))
+    done = {_row_key(row) for row in record["results"]}
+    kept = [row for row in old["results"] if _row_key(row) not in done]
+    rows = sorted(kept + record["results"], key=_row_key)
     return {**record, "results": rows}
 
 
 def _record(seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "description": (
-            "Searchers against the papers' random player at 2 players, official rules, on "
+            "Searchers against the papers' random player at 2 players, on "
             "the same deals with the searcher's seat alternated; Wilson 95% intervals. "
             "lab: the lab's ismcts; openspiel-random: OpenSpiel's ISMCTSBot (uct_c 2) with "
             "its random rollouts; openspiel-fast: the same bot with the lab's fast heuristic "
-            "as its rollout. The deals of a row with fewer games are the first of the others'."
+            "as its rollout. Rules: official, or official with voluntary draws off (a seat "
+            "draws only when nothing plays). The deals of a row with fewer games are the first of the others'."
         ),
         "seed": seed,
         "date": datetime.date.today().isoformat(),
@@ -209,6 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--searchers", choices=SEARCHERS, nargs="+", default=list(SEARCHERS), help="who searches"
     )
     parser.add_argument("--hands", type=int_in_range(2, 1_000_000), default=1000)
+    parser.add_argument(
+        "--no-voluntary-draw",
+        action="store_true",
+        help="the house rule: a seat draws only when nothing plays (both searchers)",
+    )
     parser.add_argument("--seed", type=int_in_range(0, 2**62), default=3232)
     parser.add_argument(
         "--out",
@@ -222,8 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for budget in args.budgets:
         for searcher in args.searchers:
-            result = _run(searcher, keys, budget, args.seed)
-            rows.append({"iterations": budget, "searcher": searcher, **result})
+            result = _run(searcher, keys, budget, args.seed, not args.no_voluntary_draw)
+            rules = NO_VOLUNTARY_DRAW if args.no_voluntary_draw else OFFICIAL
+            rows.append({"rules": rules, "iterations": budget, "searcher": searcher, **result})
             if args.out is not None:  # after each row: a long run keeps what it finished
                 record = _record(args.seed, rows)
                 args.out.write_text(json.dumps(_merged(args.out, record), indent=2) + "\n")

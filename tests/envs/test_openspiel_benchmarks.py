@@ -40,10 +40,24 @@ def test_crosscheck_rows_are_written_after_each_and_merged(
     assert record["seed"] == 5
     rows = {(row["iterations"], row["searcher"]): row for row in record["results"]}
     assert set(rows) == {(2, "lab"), (2, "openspiel-fast")}
+    assert {row["rules"] for row in rows.values()} == {"official"}
     for row in rows.values():
         assert row["games"] == 4 and 0 <= row["wins"] <= 4
         assert row["ci_low"] <= row["win_rate"] <= row["ci_high"]
         assert row["median_ms_per_decision"] > 0
+    # The same searcher under the house rule is a row of its own.
+    assert (
+        openspiel_crosscheck.main(
+            [*args, "--budgets", "2", "--searchers", "lab", "--no-voluntary-draw"]
+        )
+        == 0
+    )
+    record = json.loads(out.read_text())
+    assert [(row["rules"], row["searcher"]) for row in record["results"]] == [
+        ("official", "lab"),
+        ("official", "openspiel-fast"),
+        ("official, voluntary_draw off", "lab"),
+    ]
     # Another seed starts the record afresh: rows on other deals are not mixed in.
     assert (
         openspiel_crosscheck.main(
