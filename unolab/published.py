@@ -10,6 +10,8 @@ the records, never typed by hand:
 * the README's headline table (between its ``results`` markers);
 * the model cards of the shipped agents (``docs/agents/``), from the agents' JSON metadata
   (:mod:`unolab.agents.model_card`);
+* the exploitability table of ``docs/exploitability.md`` (``docs/data/exploitability.json``,
+  :mod:`unolab.benchmarks.exploit_table`);
 * the learning curves (``docs/data/training_curves.json``): a picture per figure
   (``docs/img/curves/<name>.png``, shown by docs/training.md) and its table in results.md.
 
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from unolab.agents.model_card import card_markdown, model_cards
+from unolab.benchmarks import exploit_table
 from unolab.curves import Series, curves_png
 
 __all__ = [
@@ -240,7 +243,13 @@ def readme_with_headline(text: str, root: Path = ROOT) -> str:
 
 def pages(root: Path = ROOT) -> dict[Path, str | bytes]:
     """Every generated page, by its path, with the text (or picture) its data gives now."""
-    out_pages = {root / "docs" / "results.md": results_page(root)}
+    out_pages: dict[Path, str | bytes] = {root / "docs" / "results.md": results_page(root)}
+    exploit_page = root / exploit_table.PAGE
+    if exploit_page.is_file():
+        out_pages[exploit_page] = exploit_table.render_page(
+            exploit_page.read_text(encoding="utf-8"),
+            json.loads((root / exploit_table.DATA).read_text(encoding="utf-8")),
+        )
     readme = root / "README.md"
     if readme.is_file():
         out_pages[readme] = readme_with_headline(readme.read_text(encoding="utf-8"), root)
