@@ -136,8 +136,15 @@ def lab_ismcts(
     keys: np.ndarray, iterations: int, seed: int, voluntary_draw: bool = True
 ) -> dict[str, Any]:
     """The lab's ``ismcts`` at ``iterations`` against ``random``, on the same deals."""
+    return lab_agent(keys, f"ismcts:{iterations}", seed, voluntary_draw)
+
+
+def lab_agent(
+    keys: np.ndarray, spec: str, seed: int, voluntary_draw: bool = True
+) -> dict[str, Any]:
+    """A lab agent (by its registry spec) against ``random``, on the same deals."""
     rules = load_rules("official", num_players=2, voluntary_draw=voluntary_draw)
-    searcher = make_agent(f"ismcts:{iterations}", seed)
+    searcher = make_agent(spec, seed)
     opponent = make_agent("random", seed)
     lineups = np.array([[0, 1] if g % 2 == 0 else [1, 0] for g in range(len(keys))])
     seconds: list[float] = []
@@ -157,12 +164,15 @@ def lab_ismcts(
     return {
         **_rate(wins, len(keys)),
         "median_ms_per_decision": 1000 * statistics.median(seconds) if seconds else None,
-        "note": "time per decision: a round's time shared by the rows where the search acts",
+        "note": "time per decision: a round's time shared by the rows where the agent acts",
     }
 
 
 SEARCHERS = ("lab", "openspiel-random", "openspiel-fast")
 """``--searchers``: the lab's ismcts, OpenSpiel's bot with random or with heuristic rollouts."""
+BASELINE = "random_any"
+"""``--baseline``: the lab's bot uniform over the legal actions, a row of 0 iterations: what
+a search with too few iterations to tell its actions apart plays like."""
 
 
 def _run(
@@ -206,7 +216,8 @@ def _record(seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "the same deals with the searcher's seat alternated; Wilson 95% intervals. "
             "lab: the lab's ismcts; openspiel-random: OpenSpiel's ISMCTSBot (uct_c 2) with "
             "its random rollouts; openspiel-fast: the same bot with the lab's fast heuristic "
-            "as its rollout. Rules: official, or official with voluntary draws off (a seat "
+            "as its rollout; random_any (0 iterations): the lab's bot uniform over the legal "
+            "actions, no search. Rules: official, or official with voluntary draws off (a seat "
             "draws only when nothing plays). The deals of a row with fewer games are the first of the others'."
         ),
         "seed": seed,
@@ -244,24 +255,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the results as JSON (rows of other "
         "searchers and budgets already there, on the same deals, are kept)",
     )
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help=f"also play {BASELINE} (uniform over the legal actions), as 0 iterations",
+    )
     args = parser.parse_args(argv)
     keys = derive_keys(args.seed, args.hands)
     rows = []
-    for budget in args.budgets:
-        for searcher in args.searchers:
+    runs = [(budget, searcher) for budget in args.budgets for searcher in args.searchers]
+    for budget, searcher in ([(0, BASELINE)] if args.baseline else []) + runs:
+        if searcher == BASELINE:
+            result = lab_agent(keys, BASELINE, args.seed, not args.no_voluntary_draw)
+        else:
             result = _run(searcher, keys, budget, args.seed, not args.no_voluntary_draw)
-            rules = NO_VOLUNTARY_DRAW if args.no_voluntary_draw else OFFICIAL
-            rows.append({"rules": rules, "iterations": budget, "searcher": searcher, **result})
-            if args.out is not None:  # after each row: a long run keeps what it finished
-                record = _record(args.seed, rows)
-                args.out.write_text(json.dumps(_merged(args.out, record), indent=2) + "\n")
-            ms = result["median_ms_per_decision"]
-            print(
-                f"{budget:>6} iterations  {searcher:<17} {result['win_rate']:.1%} "
-                f"[{result['ci_low']:.1%}, {result['ci_high']:.1%}]  "
-                f"{'-' if ms is None else f'{ms:.2f} ms'} per decision",
-                flush=True,
-            )
+        rules = NO_VOLUNTARY_DRAW if args.no_voluntary_draw else OFFICIAL
+        rows.append({"rules": rules, "iterations": budget, "searcher": searcher, **result})
+        if args.out is not None:  # after each row: a long run keeps what it finished
+            record = _record(args.seed, rows)
+            args.out.write_text(json.dumps(_merged(args.out, record), indent=2) + "\n")
+        ms = result["median_ms_per_decision"]
+        print(
+            f"{budget:>6} iterations  {searcher:<17} {result['win_rate']:.1%} "
+            f"[{result['ci_low']:.1%}, {result['ci_high']:.1%}]  "
+            f"{'-' if ms is None else f'{ms:.2f} ms'} per decision",
+            flush=True,
+        )
     return 0
 
 

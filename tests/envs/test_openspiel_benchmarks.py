@@ -58,6 +58,16 @@ def test_crosscheck_rows_are_written_after_each_and_merged(
         ("official", "openspiel-fast"),
         ("official, voluntary_draw off", "lab"),
     ]
+    # The baseline: uniform over the legal actions, as 0 iterations.
+    assert (
+        openspiel_crosscheck.main([*args, "--budgets", "2", "--searchers", "lab", "--baseline"])
+        == 0
+    )
+    record = json.loads(out.read_text())
+    assert [(row["iterations"], row["searcher"]) for row in record["results"]][:2] == [
+        (0, "random_any"),
+        (2, "lab"),
+    ]
     # Another seed starts the record afresh: rows on other deals are not mixed in.
     assert (
         openspiel_crosscheck.main(
