@@ -113,3 +113,20 @@ def test_uno_lab_agents_lists_the_cards_and_prints_one(capsys: pytest.CaptureFix
     assert uno_lab(["agents", "nobody"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown agent 'nobody'" in err and "ppo_official_2p" in err
+
+
+def test_marked_tables_are_generated_from_their_record() -> None:
+    from unolab.published import with_tables
+
+    page = "intro\n<!-- table: agents pretrained_strength.json -->\nstale\n<!-- end of table -->\nend\n"
+    text = with_tables(page)
+    assert text.startswith("intro\n<!-- table: agents pretrained_strength.json -->\n| agent |")
+    assert "stale" not in text and text.endswith("<!-- end of table -->\nend\n")
+    assert "| `ppo_official_2p` | 2 | 70.2% [69.3, 71.0] |" in text
+    assert with_tables(text) == text
+    bots = (ROOT / "docs" / "bots.md").read_text()
+    assert bots.count("<!-- table: ") == 3 and with_tables(bots) == bots
+    with pytest.raises(ValueError, match="unknown table kind 'pie'"):
+        with_tables("<!-- table: pie bot_strength.json -->\n<!-- end of table -->")
+    with pytest.raises(ValueError, match="has no"):
+        with_tables("<!-- table: strength bot_strength.json -->\n| a |\n")
