@@ -6,7 +6,7 @@ the records, never typed by hand:
 * ``docs/results.md``: the strength of the bots (``docs/bot_strength.json``, and against
   ``random_action``: ``docs/bot_strength_vs_random_action.json``), of the shipped
   agents (``docs/pretrained_strength.json``) and of the search agents
-  (``docs/search_strength.json``), and the speed figures (``docs/benchmarks.json``), each
+  (``docs/search_strength.json``; ``pimc`` by budget: ``docs/search_budgets.json``), and the speed figures (``docs/benchmarks.json``), each
   with its seed, hands, interval and date;
 * the README's headline table (between its ``results`` markers);
 * the tables of a guide between ``<!-- table: KIND RECORD.json -->`` and
@@ -65,11 +65,12 @@ STRENGTH_RECORDS = (
     "search_strength.json",
     "bot_strength.json",
     "bot_strength_vs_random_action.json",
+    "search_budgets.json",
 )
 """The strength records under docs/, in the order of results.md."""
 TABLE_START = "<!-- table: "
 TABLE_END = "<!-- end of table -->"
-GUIDES_WITH_TABLES = ("bots.md",)
+GUIDES_WITH_TABLES = ("bots.md", "search.md")
 """The guides (under docs/) whose marked tables are generated."""
 CROSSCHECK = Path("data") / "openspiel_crosscheck.json"
 """The OpenSpiel cross-check's record, under docs/."""
@@ -144,7 +145,32 @@ def _agents_table(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-TABLE_KINDS = {"strength": _strength_table, "agents": _agents_table}
+def _ms(value: float | list[float] | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return f"{value[0]:.1f}-{value[1]:.1f}"
+    return f"{value:.1f}"
+
+
+def _searches_table(record: dict[str, Any]) -> list[str]:
+    """A search record: per search and table size, each opponent's rate, time and seed."""
+    lines = [
+        "| search | budget | players | vs | win rate [95% interval] | hands | seed | "
+        "ms / decision | note |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in record["results"]:
+        budget = row.get("budget") or f"{row['rollouts']:,} rollouts per action"
+        lines.append(
+            f"| `{row['candidate']}` | {budget} | {row['num_players']} | `{row['opponent']}` | "
+            f"{_rate_short(row)} | {row['games']:,} | {row.get('seed', record.get('seed'))} | "
+            f"{_ms(row.get('ms_per_decision'))} | {row.get('note', '')} |"
+        )
+    return lines
+
+
+TABLE_KINDS = {"strength": _strength_table, "agents": _agents_table, "searches": _searches_table}
 """The kinds of marked table: every row of a strength record, or its agents by opponent."""
 
 
@@ -321,7 +347,8 @@ def headline_table(root: Path = ROOT) -> str:
         (search, "search_strength.json"),
     ):
         for row in record["results"]:
-            if row["num_players"] == 2 and row["opponent"] in ("random", "mixbot"):
+            headline = row.get("headline", True)  # a record may leave rows out of it
+            if headline and row["num_players"] == 2 and row["opponent"] in ("random", "mixbot"):
                 agent = Path(str(row["candidate"])).stem
                 lines.append(
                     f"| `{agent}` vs `{row['opponent']}`, 2 players | {_rate(row)}, "
