@@ -17,6 +17,8 @@ the records, never typed by hand:
   :mod:`unolab.benchmarks.exploit_table`);
 * the OpenSpiel cross-check (``docs/data/openspiel_crosscheck.json``, written by
   :mod:`unolab.benchmarks.openspiel_crosscheck`), a table in results.md;
+* the strength line of each bot in the browser's agent list (``unolab/web/strength.json``,
+  shipped with the package), from the bots' and searches' records;
 * the learning curves (``docs/data/training_curves.json``): a picture per figure
   (``docs/img/curves/<name>.png``, shown by docs/training.md) and its table in results.md.
 
@@ -373,6 +375,22 @@ def readme_with_headline(text: str, root: Path = ROOT) -> str:
     return f"{before}{start}\n{headline_table(root)}\n{end}{after}"
 
 
+def bot_strength_lines(root: Path = ROOT) -> dict[str, str]:
+    """Per bot, its measured strength at 2 players in words, from the strength records
+    (the searches' rows a record marks for the headline, else its first rows)."""
+    lines: dict[str, dict[str, str]] = {}
+    for name in ("bot_strength.json", "search_strength.json"):
+        for row in _record(root, name)["results"]:
+            if row["num_players"] != 2 or row["opponent"] not in ("random", "mixbot"):
+                continue
+            rates = lines.setdefault(str(row["candidate"]), {})
+            rates.setdefault(row["opponent"], f"{row['win_rate']:.1%} vs {row['opponent']}")
+    return {
+        bot: ", ".join(rates[o] for o in ("random", "mixbot") if o in rates) + ", 2 players"
+        for bot, rates in lines.items()
+    }
+
+
 def pages(root: Path = ROOT) -> dict[Path, str | bytes]:
     """Every generated page, by its path, with the text (or picture) its data gives now."""
     out_pages: dict[Path, str | bytes] = {root / "docs" / "results.md": results_page(root)}
@@ -380,6 +398,9 @@ def pages(root: Path = ROOT) -> dict[Path, str | bytes]:
         path = root / "docs" / guide
         if path.is_file():
             out_pages[path] = with_tables(path.read_text(encoding="utf-8"), root)
+    web = root / "unolab" / "web"
+    if web.is_dir():
+        out_pages[web / "strength.json"] = json.dumps(bot_strength_lines(root), indent=2) + "\n"
     exploit_page = root / exploit_table.PAGE
     if exploit_page.is_file():
         out_pages[exploit_page] = exploit_table.render_page(

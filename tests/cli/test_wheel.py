@@ -115,7 +115,12 @@ def test_the_wheel_exposes_two_packages_and_carries_the_data(wheel: Path) -> Non
     for config in ("ppo/quick", "ppo/tiny", "dqn/tiny", "imitate/tiny", "rules/street"):
         assert f"unolab/configs/{config}.yaml" in names
     assert "unolab/configs/tournament/bots_round_robin.yaml" in names
-    assert {"unolab/web/static/index.html", "unolab/py.typed", "uno_env/py.typed"} <= set(names)
+    assert {
+        "unolab/web/static/index.html",
+        "unolab/web/strength.json",
+        "unolab/py.typed",
+        "uno_env/py.typed",
+    } <= set(names)
     for layer in ("agents", "train", "tournament", "benchmarks"):
         assert f"unolab/{layer}/__init__.py" in names
         assert not any(name.startswith(f"{layer}/") for name in names)

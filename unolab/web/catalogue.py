@@ -25,52 +25,34 @@ from unolab.agents import AGENT_NAMES, SEARCH_NAMES
 from unolab.agents.resolve import policy_factory
 from unolab.agents.shipped import SHIPPED_DIR
 
-__all__ = ["ABOUT", "AgentEntry", "Catalogue", "UnknownAgentError"]
+__all__ = ["ABOUT", "STRENGTH_FILE", "AgentEntry", "Catalogue", "UnknownAgentError", "bot_strength"]
 
-ABOUT: dict[str, tuple[str, str]] = {
-    "random": (
-        "plays a playable card at random (a wild counts once); the papers' baseline",
-        "50.6% vs random, 2 players",
-    ),
-    "random_action": (
-        "uniform over the legal play actions, so it spends its wilds eagerly",
-        "48.1% vs random, 2 players",
-    ),
-    "random_any": (
-        "uniform over every legal action, voluntary draws included: almost never wins",
-        "1.6% vs random, 2 players",
-    ),
-    "greedy_points": (
-        "dumps the playable card worth the most points",
-        "55.7% vs random, 2 players",
-    ),
-    "card_ranking": (
-        "a fixed order: Draw Two > Skip > number > Reverse > Wild Draw Four > Wild",
-        "65.5% vs random, 2 players",
-    ),
-    "mixbot": (
-        "the lab's best heuristic: colour control, held wilds, aggression, card counting",
-        "68.3% vs random, 2 players",
-    ),
-    "pimc": (
-        "searches 64 simulated playouts per move over guessed hands (about 1 ms a move)",
-        "69.8% vs random, 55.8% vs mixbot, 2 players",
-    ),
-    "pimc_strong": (
-        "the same search with 2,048 playouts per move (about 30 ms a move)",
-        "73.6% vs random, 60.0% vs mixbot, 2 players",
-    ),
-    "pimc_guided": (
-        "1,024 playouts per move, guided by the shipped network of the table size",
-        "76.5% vs random, 60.8% vs mixbot, 2 players: the lab's strongest",
-    ),
-    "ismcts": (
-        "information-set tree search, 4,096 iterations per move (about 30 ms a move)",
-        "about as strong as pimc_strong",
-    ),
+ABOUT: dict[str, str] = {
+    "random": "plays a playable card at random (a wild counts once); the papers' baseline",
+    "random_action": "uniform over the legal play actions, so it spends its wilds eagerly",
+    "random_any": "uniform over every legal action, voluntary draws included: almost never wins",
+    "greedy_points": "dumps the playable card worth the most points",
+    "card_ranking": "a fixed order: Draw Two > Skip > number > Reverse > Wild Draw Four > Wild",
+    "mixbot": "the lab's best heuristic: colour control, held wilds, aggression, card counting",
+    "pimc": "searches 64 simulated playouts per move over guessed hands (about 1 ms a move)",
+    "pimc_strong": "the same search with 2,048 playouts per move (about 30 ms a move)",
+    "pimc_guided": "1,024 playouts per move, guided by the shipped network of the table size",
+    "ismcts": "information-set tree search, 4,096 iterations per move (about 30 ms a move)",
 }
-"""A one-line description and the measured strength (official rules; docs/bots.md,
-docs/search.md) of each bot the page offers, shown next to its name."""
+"""A one-line description of each bot the page offers, shown next to its name."""
+
+STRENGTH_FILE = Path(__file__).resolve().parent / "strength.json"
+"""The measured strength of each bot in words (official rules, 2 players), generated from
+the docs' strength records by ``python -m unolab.published`` and shipped with the package."""
+
+
+def bot_strength() -> dict[str, str]:
+    """The strength line of each bot measured (``{}`` if the file is missing)."""
+    try:
+        data: dict[str, str] = json.loads(STRENGTH_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data
 
 
 class UnknownAgentError(ValueError):
@@ -163,13 +145,14 @@ class Catalogue:
     """
 
     def __init__(self, agents_dir: Path | None = None, shipped_dir: Path | None = None) -> None:
+        strength = bot_strength()
         entries = [
             AgentEntry(
                 name,
                 "search" if name in SEARCH_NAMES else "bot",
                 name,
-                about=ABOUT.get(name, ("", None))[0],
-                strength=ABOUT.get(name, ("", None))[1],
+                about=ABOUT.get(name, ""),
+                strength=strength.get(name),
             )
             for name in AGENT_NAMES
         ]
