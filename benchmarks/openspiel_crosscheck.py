@@ -34,6 +34,7 @@ import numpy as np
 
 from uno_env import Rules, load_rules
 from uno_env.core import hand_rewards
+from uno_env.envs.openspiel_game import INSTALL_HINT
 from uno_env.observation import encode
 from uno_env.play import Round, play_tables
 from uno_env.rng import derive_keys
@@ -261,6 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"also play {BASELINE} (uniform over the legal actions), as 0 iterations",
     )
     args = parser.parse_args(argv)
+    if any(searcher.startswith("openspiel") for searcher in args.searchers):
+        try:
+            import pyspiel  # noqa: F401
+        except ImportError:
+            print(f"{parser.prog}: {INSTALL_HINT}", file=sys.stderr)
+            return 2
     keys = derive_keys(args.seed, args.hands)
     rows = []
     runs = [(budget, searcher) for budget in args.budgets for searcher in args.searchers]

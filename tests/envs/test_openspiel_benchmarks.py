@@ -7,6 +7,7 @@ fails.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,16 @@ def test_crosscheck_refuses_an_unknown_searcher(capsys: pytest.CaptureFixture[st
         openspiel_crosscheck.main(["--searchers", "alphazero"])
     assert exit_info.value.code == 2
     assert "alphazero" in capsys.readouterr().err
+
+
+def test_without_openspiel_both_say_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # import pyspiel now fails
+    assert openspiel_crosscheck.main(["--searchers", "openspiel-fast", "--hands", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'uno-lab[openspiel]'" in err
+    with pytest.raises(SystemExit) as exit_info:
+        openspiel_speed.main(["--seconds", "0.1"])
+    assert exit_info.value.code == 2
+    assert "pip install 'uno-lab[openspiel]'" in capsys.readouterr().err
