@@ -68,23 +68,11 @@ EXPERIMENTS: dict[str, dict[str, Any]] = {
 """The experiments: a title, a description and the training configs of its runs, by label."""
 
 
-def curve_points(evaluations_file: Path) -> list[dict[str, Any]]:
+def curve_points(run_dir: Path, bots: Sequence[str]) -> list[dict[str, Any]]:
     """A run's evaluations as curve points: steps, opponent, win rate, interval, hands."""
-    points = []
-    for line in evaluations_file.read_text().splitlines():
-        entry = json.loads(line)
-        for opponent, result in entry["results"].items():
-            points.append(
-                {
-                    "steps": int(entry["steps"]),
-                    "opponent": opponent,
-                    "win_rate": result["win_rate"],
-                    "ci_low": result["ci_low"],
-                    "ci_high": result["ci_high"],
-                    "games": int(result["games"]),
-                }
-            )
-    return points
+    from unolab.train.run_callback import read_curve
+
+    return [{**point, "opponent": bot} for bot in bots for point in read_curve(run_dir, bot)]
 
 
 def run_experiment(name: str, runs_dir: Path) -> dict[str, Any]:
@@ -110,7 +98,7 @@ def run_experiment(name: str, runs_dir: Path) -> dict[str, Any]:
                 "label": label,
                 "config": config,
                 "seconds": round(time.perf_counter() - start, 1),
-                "points": curve_points(result.run_dir / "evaluations.jsonl"),
+                "points": curve_points(result.run_dir, config["eval"]["bots"]),
             }
         )
     return {

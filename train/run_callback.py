@@ -32,6 +32,7 @@ __all__ = [
     "LabCallback",
     "evaluate_model",
     "freeze_policy",
+    "read_curve",
     "record_evaluation",
 ]
 
@@ -192,6 +193,28 @@ def record_evaluation(run_dir: Path, steps: int, results: dict[str, dict[str, An
     line = json.dumps({"steps": steps, "results": results}, sort_keys=True)
     with open(run_dir / EVALUATIONS_FILE, "a", encoding="utf-8") as log:
         log.write(line + "\n")
+
+
+def read_curve(run_dir: Path, opponent: str) -> list[dict[str, Any]]:
+    """A run's learning curve against ``opponent``, from its :data:`EVALUATIONS_FILE`.
+
+    A resumed run may repeat a step: the last line of each step count is kept.
+    """
+    points: dict[int, dict[str, Any]] = {}
+    path = run_dir / EVALUATIONS_FILE
+    if not path.is_file():
+        return []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        result = record["results"].get(opponent)
+        if result is not None:
+            points[int(record["steps"])] = {
+                "steps": int(record["steps"]),
+                **{k: result[k] for k in ("win_rate", "ci_low", "ci_high", "games")},
+            }
+    return [points[step] for step in sorted(points)]
 
 
 def freeze_policy(model: Any, frozen: bool) -> None:

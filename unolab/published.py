@@ -458,7 +458,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     stale = []
-    for path, page in pages(root).items():
+    try:
+        generated = pages(root)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"python -m unolab.published: {err}", file=sys.stderr)
+        return 2
+    for path, page in generated.items():
         if _same(path, page):
             continue
         if args.check:

@@ -130,3 +130,17 @@ def test_marked_tables_are_generated_from_their_record() -> None:
         with_tables("<!-- table: pie bot_strength.json -->\n<!-- end of table -->")
     with pytest.raises(ValueError, match="has no"):
         with_tables("<!-- table: strength bot_strength.json -->\n| a |\n")
+
+
+def test_a_broken_marker_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    (tmp_path / "pyproject.toml").write_text("")
+    bots = tmp_path / "docs" / "bots.md"
+    bots.write_text(
+        bots.read_text().replace("table: strength bot_strength", "table: pie bot_strength")
+    )
+    before = bots.read_text()
+    assert main(["--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown table kind 'pie'" in err
+    assert bots.read_text() == before  # nothing written
