@@ -387,3 +387,64 @@ def test_a_file_named_like_a_shipped_config_is_read_and_said(
     assert main(["train", "ppo", "--config", "quick"]) == 0
     assert calls == [["--config", "quick"]]
     assert "reading the file quick, not the shipped config of that name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["train", "ppo", "--config", "configs/ppo/quick.yaml"], "ppo/quick"),
+        (["train", "ppo", "--config", "./configs/ppo/quick.yaml"], "ppo/quick"),
+        (["train", "ppo", "--config=ppo/quick.yaml"], "ppo/quick"),
+        (["train", "ppo", "--config", "quick.yaml"], "ppo/quick"),
+        (["train", "--config", "configs/dqn/tiny.yaml"], "dqn/tiny"),
+        (["train", "imitate", "--config", "configs/imitate/mixbot_2p.yaml"], "imitate/mixbot_2p"),
+        (["tournament", "--config", "configs/tournament/bots_round_robin.yaml"], None),
+    ],
+)
+def test_a_checkout_path_run_elsewhere_is_the_shipped_config(
+    argv: list[str],
+    name: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A path from the docs of a checkout, run in a folder without it: the shipped config."""
+    import unolab.train.imitate
+    import unolab.train.run_cli
+    from unolab.tournament import cli as tournament_cli
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(unolab.train.run_cli, "main", lambda alg, argv, prog: calls.append(argv))
+    monkeypatch.setattr(unolab.train.imitate, "main", lambda argv, prog: calls.append(argv))
+    monkeypatch.setattr(tournament_cli, "main", lambda argv: calls.append(list(argv)) or 0)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 0
+    expected = name or "tournament/bots_round_robin"
+    (called,) = calls
+    assert str(SHIPPED / f"{expected}.yaml") in " ".join(called)
+    note = capsys.readouterr().err.strip().splitlines()
+    assert len(note) == 1 and note[0].startswith("note: no file "), note
+    assert f"using the shipped config {expected}" in note[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "ppo", "--config", "configs/ppo/nope.yaml"],
+        ["train", "ppo", "--config", "my_quick.yaml"],
+        ["tournament", "--config", "configs/tournament/nope.yaml"],
+        ["config", "show", "configs/ppo/nope.yaml"],
+    ],
+)
+def test_a_missing_config_file_says_so_and_points_at_the_list(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    (line,) = err.strip().splitlines()
+    assert f"config file '{argv[-1]}' does not exist" in line
+    assert "uno-lab config list" in line and "Traceback" not in err
