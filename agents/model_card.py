@@ -108,10 +108,15 @@ def _preset_of(rules: dict[str, Any]) -> str:
 
 
 def _command(stage: dict[str, Any]) -> str:
-    """The command that ran a stage of the recipe, from its config."""
+    """The command that ran a stage of the recipe, from its config.
+
+    The metadata records the config's path in the checkout (``configs/ppo/official_2p.yaml``);
+    the command names it as a shipped config (``ppo/official_2p``), which works from any folder.
+    """
     config = str(stage.get("config", "?"))
     kind = "imitate" if "/imitate/" in config else "dqn" if "/dqn/" in config else "ppo"
-    command = f"uno-lab train {kind} --config {config}"
+    name = config.removeprefix("configs/").removesuffix(".yaml")
+    command = f"uno-lab train {kind} --config {name}"
     if "init_from" in stage:
         command += f" --set init_from={stage['init_from']}"
     return command
