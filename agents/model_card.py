@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from uno_env.files import read_regular_text, shown
 from uno_env.rules import PRESETS
+from unolab.agents.agent_files import EXPORT_HINT, MAX_METADATA_BYTES
+from unolab.agents.registry import SEARCH_NAMES
 from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
 
 __all__ = ["ModelCard", "StrengthRow", "card_markdown", "model_card", "model_cards"]
@@ -56,6 +59,8 @@ class ModelCard:
         seed: The seed of the strength measurement.
         intended_use: What it is for.
         limits: What it is not for.
+        method: How it was made, in words, where its algorithm's name says too little (an
+            imitation of a search is expert iteration); ``""`` otherwise.
     """
 
     name: str
@@ -71,11 +76,12 @@ class ModelCard:
     seed: int | None
     intended_use: str
     limits: tuple[str, ...]
+    method: str = ""
 
     @property
     def title(self) -> str:
         """One line: the algorithm, the rules and the table size."""
-        kind = _ALGORITHMS.get(self.algorithm, self.algorithm)
+        kind = self.method or _ALGORITHMS.get(self.algorithm, self.algorithm)
         return f"{kind}, {self.rules} rules, {self.num_players} players"
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,6 +165,24 @@ def _strength(extra: dict[str, Any]) -> tuple[tuple[StrengthRow, ...], str, int 
     return rows, method, int(seed) if seed is not None else None
 
 
+def _method(algorithm: str, extra: dict[str, Any]) -> str:
+    """How an agent was made, where its algorithm's name says too little (else ``""``).
+
+    A clone whose teachers include a search (``pimc``, ``ismcts``) learned from the search's
+    decisions: that is expert iteration (docs/training.md), not the plain imitation of a bot.
+    """
+    teachers = extra.get("teachers")
+    if algorithm != "imitation" or not isinstance(teachers, dict):
+        return ""
+    searches = sorted({str(t).partition(":")[0] for t in teachers} & set(SEARCH_NAMES))
+    if not searches:
+        return ""
+    return (
+        "imitation network refined by expert iteration (cloned from the decisions of the "
+        f"{' and '.join(searches)} search)"
+    )
+
+
 def _limits(name: str, preset: str, num_players: int, version: int) -> tuple[str, ...]:
     return (
         f"It plays only the {preset} rules at {num_players} players: loading it for other "
@@ -172,22 +196,31 @@ def _limits(name: str, preset: str, num_players: int, version: int) -> tuple[str
 
 
 def model_card(meta_path: Path) -> ModelCard:
-    """The card of the agent whose metadata is ``meta_path`` (a shipped agent's ``.json``).
+    """The card of the agent whose metadata is ``meta_path`` (an exported agent's ``.json``).
 
     Raises:
-        OSError: if the file cannot be read.
-        ValueError: if it is not an agent's metadata.
+        ValueError: if the file cannot be read (missing, too large, not UTF-8: the message
+            names it) or is not an agent's metadata.
     """
+    text = read_regular_text(meta_path, MAX_METADATA_BYTES, "agent metadata")
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        name = str(meta["name"])
-        rules = dict(meta["rules"])
-        extra = dict(meta.get("extra") or {})
-        num_players = int(rules["num_players"])
-        version = int(meta["obs_version"])
-        network = f"{'-'.join(str(w) for w in meta['hidden'])} {meta['activation']}"
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(f"{meta_path.name}: not an agent's metadata ({err})") from None
+        return _card_of(json.loads(text))
+    except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as err:
+        # Any file may be named: whatever its shape, one line naming it.
+        reason = f"no field {shown(err.args[0])}" if isinstance(err, KeyError) else str(err)
+        raise ValueError(
+            f"{meta_path}: not an exported agent's metadata ({reason[:120]}); {EXPORT_HINT}"
+        ) from None
+
+
+def _card_of(meta: dict[str, Any]) -> ModelCard:
+    """The card of parsed metadata (any malformed field raises; see :func:`model_card`)."""
+    name = str(meta["name"])
+    rules = dict(meta["rules"])
+    extra = dict(meta.get("extra") or {})
+    num_players = int(rules["num_players"])
+    version = int(meta["obs_version"])
+    network = f"{'-'.join(str(w) for w in meta['hidden'])} {meta['activation']}"
     preset = _preset_of(rules)
     stages = tuple(_stage_line(stage) for stage in extra.get("stages", ()))
     strength, method, seed = _strength(extra)
@@ -211,6 +244,7 @@ def model_card(meta_path: Path) -> ModelCard:
         seed=seed,
         intended_use=use,
         limits=_limits(name, preset, num_players, version),
+        method=_method(algorithm, extra),
     )
 
 

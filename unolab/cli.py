@@ -162,11 +162,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     agents = sub.add_parser(
         "agents",
-        help="list the shipped agents, or print one's model card",
-        description="The shipped agents with their strength against random; with a name, its "
-        "model card (rules, recipe, strength with intervals, intended use and limits).",
+        help="list every agent you can name (bots, searches, networks), or print one's card",
+        description="Every agent a command takes by name: the bots, the searches and the "
+        "shipped networks, with their measured strength; with a name (or an exported agent's "
+        "path), its card: what it is, how strong it measured and, for a network, its model "
+        "card (rules, recipe, strength with intervals, intended use and limits).",
     )
-    agents.add_argument("name", nargs="?", help="a shipped agent, e.g. ppo_official_2p")
+    agents.add_argument(
+        "name", nargs="?", help="a bot, a search, a shipped agent or an agent file, e.g. mixbot"
+    )
     agents.set_defaults(func=cmd_agents, passthrough=False)
 
     rules = sub.add_parser("rules", help="print the rules switches and presets")

@@ -1,6 +1,7 @@
 """The ``uno-lab`` commands that hand their words to another tool of the lab (``tournament``,
-``sweep``, ``serve``, ``bench``), and ``config``, which lists and prints the shipped configs
-those tools take by name.
+``sweep``, ``serve``, ``bench``), ``config``, which lists and prints the shipped configs
+those tools take by name, and ``agents``, which lists and describes the agents they take
+(:mod:`unolab.agent_cards`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 __all__ = [
     "BENCHMARKS",
+    "cmd_agents",
     "cmd_bench",
     "cmd_config",
     "cmd_serve",
@@ -120,21 +122,11 @@ def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_agents(args: argparse.Namespace, rest: list[str]) -> int:
-    """Run ``uno-lab agents [NAME]``: the shipped agents, or one agent's model card."""
-    from unolab.agents.model_card import card_markdown, model_cards
+    """Run ``uno-lab agents [NAME]``: every agent a user can name, or one agent's card."""
+    from unolab.agent_cards import agent_card, agent_listing, print_markdown
 
-    cards = model_cards()
     if args.name is None:
-        width = max((len(card.name) for card in cards), default=0)
-        for card in cards:
-            versus = {row.opponent: row for row in card.strength}.get("random")
-            rate = f"; {versus.win_rate:.1%} vs random" if versus else ""
-            print(f"{card.name:<{width}}  {card.title}{rate}")
-        print("\n(uno-lab agents NAME prints its model card)")
+        print(agent_listing(), end="")
         return 0
-    for card in cards:
-        if card.name == args.name:
-            print(card_markdown(card), end="")
-            return 0
-    names = ", ".join(card.name for card in cards)
-    raise ValueError(f"unknown agent {args.name!r}; the shipped agents are: {names}")
+    print_markdown(agent_card(args.name))
+    return 0
