@@ -25,6 +25,7 @@ def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     _copy_curves(tmp_path)
     shutil.copy(ROOT / "docs" / "results.md", tmp_path / "docs" / "results.md")
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copy(ROOT / "docs" / "index.md", tmp_path / "docs" / "index.md")
     (tmp_path / "pyproject.toml").write_text("")
     page = tmp_path / "docs" / "agents" / "ppo_official_2p.md"
     page.write_text(page.read_text().replace("70.2%", "71.2%"))
@@ -37,7 +38,17 @@ def test_a_stale_page_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     bench.write_text(bench.read_text().replace('"ratio": 2.', '"ratio": 3.', 1))
     assert main(["--check", "--root", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "docs/results.md" in err and "README.md" in err
+    assert "docs/results.md" in err and "README.md" in err and "docs/index.md" in err
+    assert main(["--root", str(tmp_path)]) == 0
+    # The same figures on both pages, each linking to results.md from where it is.
+    readme, home = (
+        (tmp_path / "README.md").read_text(),
+        (tmp_path / "docs" / "index.md").read_text(),
+    )
+    row = "| core random play, B = 1 (steps/s) | 3.61x"
+    assert row in readme and row in home
+    assert "](docs/results.md#speed)" in readme and "](docs/results.md" not in home
+    assert "](results.md#speed)" in home
 
 
 def _copy_curves(root: Path) -> None:
@@ -77,11 +88,13 @@ def test_curve_pictures_carry_their_data_and_a_changed_curve_is_named(
     assert png_text(b"not a png") == {}
 
 
-def test_a_readme_without_its_markers_is_refused(tmp_path: Path) -> None:
-    from unolab.published import readme_with_headline
+def test_a_page_without_its_markers_is_refused(tmp_path: Path) -> None:
+    from unolab.published import with_headline
 
-    with pytest.raises(ValueError, match="headline table"):
-        readme_with_headline("# a README without the results block\n")
+    with pytest.raises(ValueError, match=r"README\.md has no .* headline table"):
+        with_headline("# a README without the results block\n")
+    with pytest.raises(ValueError, match=r"docs/index\.md has no"):
+        with_headline("# a home page without it\n", Path("docs") / "index.md")
 
 
 def test_outside_a_checkout_it_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
