@@ -25,10 +25,12 @@ __all__ = [
     "colour_word",
     "describe_deal",
     "describe_hand_end",
+    "describe_match_end",
     "describe_situation",
     "describe_step",
     "describe_table",
     "move_label",
+    "offered_moves",
 ]
 
 _COLOUR_WORDS = ("red", "yellow", "green", "blue")
@@ -198,7 +200,8 @@ def describe_step(
         if events & core.EVENT_BLUFF_CAUGHT:
             lines.append(
                 f"{subject(seat, 'challenges', 'challenged')}: {table.possessive(bluffer)} Wild "
-                f"Draw Four was illegal (they could match the colour): "
+                f"Draw Four was illegal ({'you' if bluffer == table.listener else 'they'} could "
+                "match the colour): "
                 f"{subject(bluffer, 'draws', 'draw')}" + drew(bluffer) + "."
             )
         else:
@@ -269,9 +272,11 @@ def describe_table(rules: Rules, state: core.UnoState, table: Table) -> list[str
     """The table as the listener sees it: top card, colour, every seat's count, own hand."""
     top = int(state.top[0])
     colour = int(state.colour[0])
+    # With two players the turn alternates whichever way play goes: no direction is told.
     way = "clockwise" if int(state.direction[0]) > 0 else "counter-clockwise"
+    going = f"play goes {way}; " if rules.num_players > 2 else ""
     lines = [
-        f"Hand {int(state.hand_no[0]) + 1}, turn {int(state.turn[0]) + 1}; play goes {way}; "
+        f"Hand {int(state.hand_no[0]) + 1}, turn {int(state.turn[0]) + 1}; {going}"
         f"draw pile {C.DECK_SIZE - int(state.draw_pos[0])} cards.",
         f"Top card {table.card(top)}, colour "
         f"{colour_card(colour_word(colour), colour if colour < 4 else 4, table.colour)}.",
@@ -320,6 +325,19 @@ def describe_situation(rules: Rules, state: core.UnoState, table: Table) -> str:
     return "Your turn: play a card that matches the colour or the top card's symbol, or draw."
 
 
+def offered_moves(legal: Sequence[int]) -> list[int]:
+    """The legal moves worth offering a player: ``legal`` without an ``uno`` that cannot matter.
+
+    The rules let a seat holding two cards declare UNO at any decision of its turn, but the
+    declaration only spares it from being caught when it plays a card in that decision (the
+    play that leaves one card); with no card to play (it can only draw, or take a penalty)
+    its hand stays at two or more and the declaration lapses with the turn. Such an ``uno``
+    is legal yet meaningless, so it is not offered (it is still accepted if typed).
+    """
+    can_play = any(action < C.NUM_PLAY_ACTIONS for action in legal)
+    return [action for action in legal if action != C.UNO or can_play]
+
+
 def move_label(action: int, table: Table, seat: int, num_players: int) -> str:
     """An action's name with a few words where the name alone is terse."""
     name = C.action_name(action)
@@ -338,6 +356,31 @@ def move_label(action: int, table: Table, seat: int, num_players: int) -> str:
         C.PASS: "let the chance go",
     }
     return f"{name}" + (f" ({extra[action]})" if action in extra and extra[action] != name else "")
+
+
+def describe_match_end(rules: Rules, state: core.UnoState, table: Table) -> str:
+    """The last line of a match, played or replayed: who won it, or who leads if it stopped.
+
+    Args:
+        rules: The rules (their scoring says whether the highest or the lowest total leads).
+        state: The game after its last finished hand.
+        table: Names; the listener's seat is addressed as "you".
+    """
+    scores = [int(s) for s in state.scores[0]]
+    best = min(scores) if rules.scoring == "penalty_points" else max(scores)
+    seats = [seat for seat, score in enumerate(scores) if score == best]
+    who = " and ".join(table.names[seat] for seat in seats)
+    plural = len(seats) > 1 or seats == [table.listener]
+    hands = int(state.hand_no[0]) + 1
+    after = f"after {_count(hands, 'hand')}"
+    if bool(state.match_over[0]):
+        return (
+            f"Game over: {who} {'win' if plural else 'wins'} the match with {best} points {after}."
+        )
+    return (
+        f"Game over {after} (match not finished; {who} {'lead' if plural else 'leads'} "
+        f"with {best})."
+    )
 
 
 def describe_hand_end(

@@ -33,10 +33,12 @@ from unolab.narrate import (
     Table,
     describe_deal,
     describe_hand_end,
+    describe_match_end,
     describe_situation,
     describe_step,
     describe_table,
     move_label,
+    offered_moves,
 )
 from unolab.records import (
     RECORD_FORMAT,
@@ -63,18 +65,31 @@ _MAX_META_BYTES = 16 * 2**20
 
 _QUIT_WORDS = ("q", "quit", "exit")
 
-_HELP = """\
-How to answer:
-  a number          the move with that number in the list
-  a move's name     G7 (green 7), RS / RR / R+2 (red Skip / Reverse / Draw Two),
-                    W:B (Wild naming blue), W+4:R (Wild Draw Four naming red)
-  draw / keep       draw a card; keep the card just drawn instead of playing it
-  uno               call UNO before playing your second-to-last card
-  catch             catch a player who is down to one card without calling UNO
-  challenge/accept  answer a Wild Draw Four played on you
-  help              this text
-  q                 stop (a --record file is still written)
-A card matches the top card by colour or by symbol; Wilds match anything."""
+_HELP_LINES = (
+    "How to answer:",
+    "  a number          the move with that number in the list",
+    "  a move's name     G7 (green 7), RS / RR / R+2 (red Skip / Reverse / Draw Two),",
+    "                    W:B (Wild naming blue), W+4:R (Wild Draw Four naming red)",
+    "  draw / keep       draw a card; keep the card just drawn instead of playing it",
+    "  uno               call UNO before playing your second-to-last card",
+    "  catch             catch a player who is down to one card without calling UNO",
+    "  challenge/accept  answer a Wild Draw Four played on you",
+    "  help              this text",
+    "  q                 stop (a --record file is still written)",
+    "A card matches the top card by colour or by symbol; Wilds match anything.",
+)
+
+
+def _help(rules: Rules) -> str:
+    """The help text for these rules: without the UNO call and catch where the rules have
+    none (``uno_call: false``), nor the challenge where a Wild Draw Four cannot be
+    challenged."""
+    dropped = set()
+    if not rules.uno_call:
+        dropped |= {"  uno ", "  catch "}
+    if not rules.wd4_challenge:
+        dropped.add("  challenge/accept ")
+    return "\n".join(line for line in _HELP_LINES if not any(line.startswith(d) for d in dropped))
 
 
 class SessionEnd(Exception):
@@ -167,22 +182,23 @@ class _Session:
         """Ask the human for a legal action until the answer is one."""
         game = self.game
         legal = game.legal_action_ids()
-        n = len(legal)
+        offered = offered_moves(legal)  # an "uno" that cannot matter is not listed
+        n = len(offered)
         for line in describe_table(self.rules, game.state, self.table):
             self.say(line)
         self.say(describe_situation(self.rules, game.state, self.table))
-        labels = [move_label(a, self.table, self.human, self.rules.num_players) for a in legal]
+        labels = [move_label(a, self.table, self.human, self.rules.num_players) for a in offered]
         self.say("Your moves: " + "  ".join(f"[{i + 1}] {label}" for i, label in enumerate(labels)))
         while True:
             answer = self.read("Your move (number or name, 'help', 'q' to quit): ").strip()
             if answer.lower() in _QUIT_WORDS:
                 raise SessionEnd("you stopped")
             if answer.lower() in ("help", "h", "?"):
-                self.say(_HELP)
+                self.say(_help(self.rules))
                 continue
             if answer.isdigit():
                 if 1 <= int(answer) <= n:
-                    return legal[int(answer) - 1]
+                    return offered[int(answer) - 1]
                 self.say(f"There is no move {answer}: choose 1–{n}.")
                 continue
             try:
@@ -233,17 +249,7 @@ class _Session:
             self.say("Answer y (deal the next hand) or n (stop here).")
 
     def match_result(self) -> str:
-        scores = [int(s) for s in self.game.state.scores[0]]
-        best = min(scores) if self.rules.scoring == "penalty_points" else max(scores)
-        leaders = [self.table.names[s] for s, v in enumerate(scores) if v == best]
-        hands = int(self.game.state.hand_no[0]) + 1
-        if self.game.match_over:
-            who = " and ".join(leaders)
-            return f"Game over: {who} {'win' if leaders == ['you'] else 'wins'} the match with {best} points after {hands} hand{'s' if hands != 1 else ''}."
-        return (
-            f"Game over after {hands} hand{'s' if hands != 1 else ''} (match not finished; "
-            f"{' and '.join(leaders)} {'lead' if leaders == ['you'] else 'leads'} with {best})."
-        )
+        return describe_match_end(self.rules, self.game.state, self.table)
 
 
 def play_session(
@@ -401,12 +407,10 @@ def replay(path: Path, say: SayFn = print, show_hands: bool = False) -> UnoGame:
             lines.append(f"{turn:4d}. {name:<9} " + " ".join(told))
         if game.over:
             lines += describe_hand_end(rules, game.state, spectator, game.state.hands[0])
-            if game.done and game.winner is not None:
-                lines.append(
-                    f"{names[game.winner]} won with {game.hand_scores[game.winner]} points."
-                )
         else:
             lines.append(f"(The record stops here, in the middle of hand {h + 1}.)")
+    if hands and game.over:  # the match's last line, as the game itself said it
+        lines.append(describe_match_end(rules, game.state, spectator))
     for line in lines:
         say(line)
     return game

@@ -22,7 +22,14 @@ from uno_env import cards as C
 from uno_env.rules import Rules
 from unolab.agents import resolve_policy
 from unolab.cli import main
-from unolab.narrate import Table, describe_deal, describe_situation, describe_step
+from unolab.narrate import (
+    Table,
+    describe_deal,
+    describe_situation,
+    describe_step,
+    describe_table,
+    offered_moves,
+)
 from unolab.play import fitting_agents, play_session, replay
 from unolab.records import check_record_path
 
@@ -365,3 +372,84 @@ def test_terminal_hand_then_stop_and_ctrl_d(tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0 and "Traceback" not in (child.before or "")
+
+
+# ---- what is offered and said ------------------------------------------------------------
+
+
+def test_your_own_failed_bluff_is_told_to_you() -> None:
+    bluffer = ["W+4", "R8", "G2", "G3", "G4", "G5", "G6"]
+    deck = stacked([SEVEN_RED, bluffer], dealer=0, starter="R9", rest=["Y1", "Y2", "Y3", "Y4"])
+    game = UnoGame("official", num_players=2, dealer=0, deck=deck)
+    step_words(game, "W+4:B", listener=1)
+    said = step_words(game, "challenge", listener=1)
+    assert said.startswith(
+        "player_0 challenges: your Wild Draw Four was illegal (you could match the colour): "
+        "you draw 4: "
+    )
+    assert "they could" not in said
+
+
+def moves_line(said: str) -> str:
+    return next(line for line in said.splitlines() if line.startswith("Your moves:"))
+
+
+def test_uno_is_offered_only_where_calling_it_matters() -> None:
+    rules = load_rules("official", num_players=2, hand_size=2)
+    # Seed 1: you hold G3 G4 and cannot play; a declaration could not spare you anything.
+    game = UnoGame(rules, seed=1)
+    assert game.current_seat == 0 and C.UNO in game.legal_action_ids()
+    assert offered_moves(game.legal_action_ids()) == [C.DRAW]
+    _, said = run_session(rules, answers("q"), seed=1)
+    assert moves_line(said) == "Your moves: [1] draw"
+    # Seed 3: you can play a card and go down to one: calling UNO matters, and is offered.
+    game = UnoGame(rules, seed=3)
+    assert game.current_seat == 0 and C.UNO in offered_moves(game.legal_action_ids())
+    _, said = run_session(rules, answers("q"), seed=3)
+    assert "uno (call UNO)" in moves_line(said)
+
+
+def test_help_leaves_out_what_the_rules_do_not_have() -> None:
+    _, said = run_session(load_rules("official", num_players=2), answers("help", "q"), seed=1)
+    assert "call UNO before" in said and "challenge/accept" in said
+    plain = load_rules("official", num_players=2, uno_call=False, wd4_challenge=False)
+    _, said = run_session(plain, answers("help", "q"), seed=1)
+    assert "How to answer:" in said and "  draw / keep" in said
+    assert "call UNO before" not in said and "catch a player" not in said
+    assert "challenge/accept" not in said
+
+
+@pytest.mark.parametrize(("players", "told"), [(2, False), (3, True)])
+def test_the_direction_is_told_only_where_it_means_something(players: int, told: bool) -> None:
+    from uno_env.envs.render import render_table
+
+    game = UnoGame("official", num_players=players, seed=4)
+    names = ["you", *(f"player_{s}" for s in range(1, players))]
+    header = describe_table(game.rules, game.state, Table(names=names, listener=0))[0]
+    assert ("clockwise" in header) is told
+    assert ("clockwise" in render_table(game.rules, game.state, 0, colour=False)) is told
+
+
+def game_over_line(lines: Iterable[str]) -> str:
+    return next(line for line in lines if line.startswith("Game over"))
+
+
+@pytest.mark.parametrize("target", [1, None])
+def test_the_game_and_its_replay_end_on_the_same_result_line(
+    tmp_path: Path, target: int | None
+) -> None:
+    # target 1: the first hand ends the match; otherwise the player stops after one hand.
+    rules = load_rules("official", num_players=2, **({"target_score": target} if target else {}))
+    record = tmp_path / "game.json"
+    hands_offered = iter(["n"])
+
+    def ask(prompt: str) -> str:
+        return next(hands_offered) if prompt.startswith("Deal the next hand") else "1"
+
+    game, said = run_session(rules, ask, seed=3, record=record)
+    live = game_over_line(said.splitlines())
+    assert ("wins the match" in live or "win the match" in live) is game.match_over
+    lines: list[str] = []
+    replay(record, say=lines.append)
+    assert lines[-1] == live
+    assert not any(" won with " in line for line in lines)

@@ -73,12 +73,14 @@ def render_table(
     seen = set(range(n_players)) if view == "all" else {current if view is None else int(view)}
     phase = int(state.phase[game])
     phase_name = core.PHASE_NAMES[phase] if phase < len(core.PHASE_NAMES) else f"phase {phase}"
+    # With two players the turn alternates whichever way play goes: no direction is shown.
     direction = "clockwise" if state.direction[game] > 0 else "counter-clockwise"
+    going = f"{direction}  " if n_players > 2 else ""
     top = int(state.top[game])
     table_colour = int(state.colour[game])
     lines = [
         f"UNO  hand {int(state.hand_no[game]) + 1}  turn {int(state.turn[game])}  "
-        f"{direction}  phase: {phase_name}",
+        f"{going}phase: {phase_name}",
         f"top: {_face_text(top, colour)}  colour: "
         f"{colour_card(_COLOUR_NAMES[table_colour], table_colour, colour)}  "
         f"draw pile: {C.DECK_SIZE - int(state.draw_pos[game])}  "
