@@ -1,13 +1,13 @@
 """Tournaments: rank bots and agents with duplicate deals, ratings and honest error bars.
 
-Run one from a YAML file (``configs/tournament/``) or from flags::
+Run one from a YAML file (a shipped one by name: ``uno-lab config list``) or from flags::
 
-    python -m unolab.tournament --config configs/tournament/bots_round_robin.yaml
+    uno-lab tournament --config tournament/bots_round_robin
 
 or from Python::
 
     from unolab.tournament import load_config, run_tournament
-    summary = run_tournament(load_config("configs/tournament/bots_round_robin.yaml"))
+    summary = run_tournament(load_config("my_tournament.yaml"))
 
 Modules: ``config`` (the YAML schema), ``participants`` (bots and agents), ``design``
 (tables, seatings, deal sets, chunks), ``chunks`` (playing one chunk through the lab's play

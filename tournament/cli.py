@@ -1,12 +1,13 @@
-"""Command line: ``python -m unolab.tournament --config configs/tournament/<x>.yaml [flags]``.
+"""Command line: ``uno-lab tournament --config tournament/<x> [flags]`` (or ``python -m
+unolab.tournament --config FILE``).
 
 Flags override the YAML file (or describe the whole tournament without one)::
 
-    python -m unolab.tournament --config configs/tournament/bots_round_robin.yaml --workers 2
-    python -m unolab.tournament --config configs/tournament/bots_round_robin.yaml --backend ray \\
+    uno-lab tournament --config tournament/bots_round_robin --workers 2
+    uno-lab tournament --config tournament/bots_round_robin --backend ray \\
         --address auto
-    python -m unolab.tournament --name quick --participants random mixbot --deal-sets 50
-    python -m unolab.tournament --name gate --format ab --candidate runs/x/x.safetensors \\
+    uno-lab tournament --name quick --participants random mixbot --deal-sets 50
+    uno-lab tournament --name gate --format ab --candidate runs/x/x.safetensors \\
         --incumbent mixbot --participants random greedy_points --sprt 0 20
 
 Running the same command again resumes the run (the games already on disk are kept);
@@ -45,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m unolab.tournament",
         description="Fair, rated, reproducible, crash-safe UNO tournaments.",
     )
-    p.add_argument("--config", help="YAML file under configs/tournament/")
+    p.add_argument(
+        "--config", help="tournament YAML (uno-lab also takes a shipped name: bots_round_robin)"
+    )
     p.add_argument("--name", help="run name (results in <output-dir>/<name>/)")
     p.add_argument("--format", choices=["round_robin", "gauntlet", "ab"])
     p.add_argument(
@@ -162,8 +165,8 @@ def _refuse_rules_file(path: str, data: Mapping[str, Any], named: bool) -> None:
     if only_rules or (stray and stray <= _RULES_KEYS):
         raise ConfigError(
             f"{path} is a rules file, not a tournament config: give it with --rules {path} "
-            "(with --name NAME --participants ..., or a tournament config from "
-            "configs/tournament/)"
+            "(with --name NAME --participants ..., or a tournament config: uno-lab config list "
+            "shows the shipped ones)"
         )
 
 

@@ -1,4 +1,4 @@
-"""Tournament configs: frozen dataclasses loaded from YAML (``configs/tournament/*.yaml``).
+"""Tournament configs: frozen dataclasses loaded from YAML (the shipped ``tournament/*``: ``uno-lab config list``).
 
 Every key is validated by :func:`uno_env.configuration.from_mapping`: an unknown key or a bad
 value raises :class:`~uno_env.configuration.ConfigError` naming it and what is allowed.

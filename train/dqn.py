@@ -1,4 +1,5 @@
-"""Masked DQN on the batched UNO VecEnv: ``python -m unolab.train.dqn --config configs/dqn/<name>.yaml``.
+"""Masked DQN on the batched UNO VecEnv: ``uno-lab train dqn --config dqn/<name>``
+(``python -m unolab.train.dqn --config FILE``).
 
 The command line of the masked DQN. The algorithm, :class:`MaskedDQN` (SB3's DQN acting and
 bootstrapping over legal actions only) and its :class:`MaskedReplayBuffer`, lives in

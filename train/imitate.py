@@ -1,4 +1,5 @@
-"""Warm starts by imitation: ``python -m unolab.train.imitate --config configs/imitate/<name>.yaml``.
+"""Warm starts by imitation: ``uno-lab train imitate --config imitate/<name>``
+(``python -m unolab.train.imitate --config FILE``).
 
 An imitation run clones a teacher (any bot, an exported agent, or a weighted mix of them)
 into a network of the PPO policy's architecture, so that a PPO run can start from a player
@@ -334,6 +335,11 @@ def _fail(err: BaseException, prog: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def _config_example(prog: str | None) -> str:
+    """The config the help names: a shipped name where ``uno-lab`` resolves it, else a file."""
+    return "imitate/mixbot_2p" if (prog or "").startswith("uno-lab") else "my_imitate.yaml"
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The options of ``python -m unolab.train.imitate`` (and ``uno-lab train imitate``)."""
     parser = argparse.ArgumentParser(
@@ -341,9 +347,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         description="Clone a bot (or a weighted mix of bots) into a network that a PPO run can "
         "start from (init_from: runs/<name>/<name>.safetensors).",
     )
-    add_config_options(
-        parser, "configs/imitate/mixbot_2p.yaml", "samples=200000", run="runs/<name>"
-    )
+    add_config_options(parser, _config_example(prog), "samples=200000", run="runs/<name>")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser
 
@@ -358,7 +362,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.config is None:
-        parser.error("give --config FILE (e.g. configs/imitate/mixbot_2p.yaml)")
+        parser.error(f"give --config FILE (e.g. {_config_example(prog)})")
     config: ImitateConfig | None = None
     try:
         config = load_imitate_config(args.config, args.overrides)

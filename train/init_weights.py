@@ -44,7 +44,7 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
     if not path.is_file():
         raise FileNotFoundError(
             f"init_from: {str(path)!r} does not exist (train that run first, e.g. "
-            "uno-lab train ppo --config configs/ppo/official_2p.yaml)"
+            "uno-lab train ppo --config ppo/official_2p)"
         )
     if path.suffix == ".safetensors":
         try:

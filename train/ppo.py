@@ -1,4 +1,5 @@
-"""MaskablePPO on the batched UNO VecEnv: ``python -m unolab.train.ppo --config configs/ppo/<name>.yaml``.
+"""MaskablePPO on the batched UNO VecEnv: ``uno-lab train ppo --config ppo/<name>``
+(``python -m unolab.train.ppo --config FILE``).
 
 The model is sb3-contrib's MaskablePPO with an MLP policy; the env gives it the legal-action
 masks (``UnoVecEnv.action_masks``). How it is built from a config and loaded from a

@@ -88,7 +88,13 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
         prog=prog or f"python -m unolab.train.{algorithm}",
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
-    add_config_options(parser, "configs/ppo/quick.yaml", "ppo.learning_rate=1e-4")
+    # uno-lab resolves a shipped config's name (unolab.shipped_configs); python -m takes a file.
+    example = f"{algorithm}/{'quick' if algorithm == 'ppo' else 'tiny'}"
+    add_config_options(
+        parser,
+        example if (prog or "").startswith("uno-lab") else "my_config.yaml",
+        "ppo.learning_rate=1e-4",
+    )
     parser.add_argument(
         "--resume", type=Path, metavar="RUN_DIR", help="continue the run in runs/<name>"
     )

@@ -1,4 +1,4 @@
-"""Hyper-parameter sweeps on Ray Tune: ``uno-lab sweep --config configs/sweep/<name>.yaml``.
+"""Hyper-parameter sweeps on Ray Tune: ``uno-lab sweep --config sweep/<name>``.
 
 Each trial is a normal training run (:func:`unolab.train.run.train`) of the sweep's training config
 with the trial's values (:mod:`unolab.train.sweep_config`), on one CPU and one torch thread, with
@@ -381,7 +381,10 @@ def build_parser(prog: str = "python -m unolab.train.sweep") -> argparse.Argumen
         "trial a normal training run, ASHA stopping the bad ones. Rerun to resume.",
     )
     parser.add_argument(
-        "--config", required=True, type=Path, help="sweep YAML (e.g. configs/sweep/x.yaml)"
+        "--config",
+        required=True,
+        type=Path,
+        help="sweep YAML (uno-lab also takes a shipped name: sweep/quick_lr_ent)",
     )
     parser.add_argument(
         "--num-samples", type=int, help="samples of the search space (overrides the file)"

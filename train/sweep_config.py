@@ -1,4 +1,4 @@
-"""Sweep configs: frozen dataclasses loaded from YAML (``configs/sweep/*.yaml``).
+"""Sweep configs: frozen dataclasses loaded from YAML (the shipped ``sweep/*``: ``uno-lab config list``).
 
 A sweep varies keys of one training config (``train_config``). Each key of ``search_space``
 is a dotted training-config key (``ppo.learning_rate``, ``seed``, ``opponents.self_play``)

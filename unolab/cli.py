@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tournament",
         parents=[real_tournament],
         add_help=False,
-        help="run a tournament (see configs/tournament/)",
+        help="run a tournament (shipped configs: uno-lab config list)",
         description=real_tournament.description,
         epilog=real_tournament.epilog,
     )
@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sweep = sub.add_parser(
         "sweep",
-        help="tune training settings with Ray Tune (see configs/sweep/)",
+        help="tune training settings with Ray Tune (shipped configs: uno-lab config list)",
         description="Run a hyper-parameter sweep on Ray Tune: uno-lab sweep --help lists the options.",
         add_help=False,
     )

@@ -1,6 +1,6 @@
 """The lab's main job (``make run``): train, rank, report, in a few minutes on a laptop.
 
-1. Train a PPO agent on the quick config (``configs/ppo/quick.yaml``), with a progress bar.
+1. Train a PPO agent on the shipped quick config (``ppo/quick``), with a progress bar.
 2. Run a round-robin tournament of it against the shipped pretrained agent and every bot,
    with duplicate deals, ratings and error bars.
 3. Print the leaderboard and say where the TensorBoard logs, checkpoints and plots are.
@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
 
-    print("== 1/3 Training a PPO agent (configs/ppo/quick.yaml) ==", flush=True)
+    print("== 1/3 Training a PPO agent (the shipped config ppo/quick) ==", flush=True)
     train_args = [
         "--config",
         str(shipped_configs()["ppo/quick"]),

@@ -98,3 +98,23 @@ def test_every_config_path_named_in_configs_docs_and_agents_exists() -> None:
     assert mentions
     missing = [f"{source}: {name}" for source, name in mentions if not (ROOT / name).is_file()]
     assert not missing, missing
+
+
+_CONFIG_OPTION = re.compile(r"(?:--config|uno-lab config show)[ =\n]+([^\s`)'\"]+)")
+_PLACEHOLDERS = ("FILE", "...", "NAME")
+
+
+def test_every_config_a_doc_or_config_names_is_a_shipped_name() -> None:
+    """The README, the docs, the model cards and the configs' own comments name configs the
+    way ``uno-lab`` takes them in any folder (``--config ppo/quick``), not by a checkout path."""
+    shipped = shipped_configs()
+    sources = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *FILES]
+    named = [
+        (source.relative_to(ROOT).as_posix(), name)
+        for source in sources
+        for name in _CONFIG_OPTION.findall(source.read_text(encoding="utf-8"))
+        if name not in _PLACEHOLDERS and "<" not in name
+    ]
+    assert len(named) > 20, named
+    wrong = [f"{source}: --config {name}" for source, name in named if name not in shipped]
+    assert not wrong, wrong
