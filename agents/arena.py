@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from tqdm.auto import tqdm
 
 from uno_env.outcomes import TableResults
-from uno_env.play import play_tables
+from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
+from unolab.agents.progress import Bar, progress_bar
 from unolab.agents.registry import make_agent
 from unolab.agents.stats import wilson_interval
 
@@ -69,7 +69,8 @@ def play_games(
         num_games: Hands to play (each a fresh match's first hand).
         seed: Seed of the game keys (:func:`uno_env.rng.derive_keys`).
         batch_size: Games played side by side.
-        progress: Show a tqdm bar (hidden anyway when the output is not a terminal).
+        progress: Show a progress bar (:mod:`unolab.agents.progress`: plain lines off a
+            terminal).
         description: Label of the progress bar.
 
     Returns:
@@ -83,29 +84,91 @@ def play_games(
     n_players = rules.num_players
     if len(policies) != n_players:
         raise ValueError(f"need one policy per seat: {n_players} seats, {len(policies)} policies")
+    _check_counts(num_games, batch_size)
+    with progress_bar(description, num_games, unit="hands", enabled=progress) as bar:
+        return _play(rules, policies, num_games, seed, batch_size, _Count(bar, num_games))
+
+
+def _check_counts(num_games: int, batch_size: int) -> None:
     if num_games < 0:
         raise ValueError(f"num_games must be >= 0, got {num_games}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+
+
+class _Count:
+    """Advances a bar by hands as they end or, given the decisions a hand takes, by
+    decisions as they are played.
+
+    A search agent's evaluation plays its hands as one batch, so they all end near its end;
+    its time goes into the decisions, which are counted as they are made against an
+    estimate of their total: ``decisions_per_hand`` at first, then the decisions per hand
+    of the hands played so far, measured after each batch. The total never drops below
+    what is certain (a decision per live hand and per hand not yet dealt), and it becomes
+    the true count when the last hand ends.
+    """
+
+    def __init__(self, bar: Bar, hands: int, decisions_per_hand: float | None = None) -> None:
+        self.bar = bar
+        self.per_hand = decisions_per_hand
+        self.unstarted = hands
+        self.hands_done = 0
+
+    def on_round(self, turn: Round) -> None:
+        """Count a round's decisions."""
+        acting = int(np.count_nonzero(turn.acting >= 0))
+        self.bar.advance(acting)
+        certain = self.bar.completed + acting + self.unstarted
+        if self.bar.total < certain:
+            self.bar.update(total=certain)
+
+    def start(self, hands: int) -> None:
+        """A batch of ``hands`` is dealt."""
+        self.unstarted -= hands
+
+    def finish(self, hands: int) -> None:
+        """A batch of ``hands`` ended: re-estimate what is left from what was played."""
+        self.hands_done += hands
+        if self.per_hand is None:
+            return
+        measured = self.bar.completed / max(self.hands_done, 1)
+        if self.unstarted:
+            self.bar.update(total=self.bar.completed + self.unstarted * measured)
+        else:
+            self.bar.update(total=self.bar.completed)
+
+
+def _play(
+    rules: Rules,
+    policies: Sequence[Policy],
+    num_games: int,
+    seed: int | None,
+    batch_size: int,
+    count: _Count,
+) -> TableResults:
+    """:func:`play_games` (arguments checked), counted by ``count``."""
+    n_players = rules.num_players
     results = TableResults.empty(num_games, n_players)
     if num_games == 0:
         return results
     keys = derive_keys(seed, num_games)
     unique, seat_index = _seat_groups(policies)
-    with tqdm(total=num_games, desc=description, disable=None if progress else True) as bar:
-        for start in range(0, num_games, batch_size):
-            ids = np.arange(start, min(start + batch_size, num_games))
-            lineups = np.broadcast_to(seat_index, (ids.size, n_players))
-            out = play_tables(
-                rules,
-                unique,
-                lineups,
-                keys[ids],
-                on_error="raise",
-                first_game=start,
-                on_finished=bar.update,
-            )
-            results.put(ids, out)
+    for start in range(0, num_games, batch_size):
+        ids = np.arange(start, min(start + batch_size, num_games))
+        lineups = np.broadcast_to(seat_index, (ids.size, n_players))
+        count.start(ids.size)
+        out = play_tables(
+            rules,
+            unique,
+            lineups,
+            keys[ids],
+            on_error="raise",
+            first_game=start,
+            on_finished=count.bar.advance if count.per_hand is None else None,
+            on_round=None if count.per_hand is None else count.on_round,
+        )
+        count.finish(ids.size)
+        results.put(ids, out)
     return results
 
 
@@ -189,6 +252,7 @@ def evaluate_vs(
     batch_size: int = DEFAULT_BATCH_SIZE,
     *,
     progress: bool = True,
+    decisions_per_hand: float | None = None,
 ) -> EvalResult:
     """Rate ``candidate`` against opponents, its seat rotated evenly over all seats.
 
@@ -204,39 +268,47 @@ def evaluate_vs(
         num_games: Hands in all.
         seed: Seed of the game keys and of the opponents.
         batch_size: Games played side by side.
-        progress: Show a tqdm bar per seat (hidden when the output is not a terminal).
+        progress: Show one progress bar for all seats (:mod:`unolab.agents.progress`:
+            plain lines off a terminal).
+        decisions_per_hand: Count the bar in decisions (every seat's), starting from this
+            estimate of a hand's decisions, rather than in hands: for a search agent, whose
+            hands all end near the end of its batch. ``None``: count hands.
 
     Returns:
         The candidate's wins, win rate and Wilson 95% interval.
     """
     check_policy(candidate, "candidate")
     n_players = rules.num_players
+    _check_counts(num_games, batch_size)
     build = _opponent_builder(opponent_factory)
     # Per rotation: one seed per opponent seat, and one (the last) for the game keys.
     seeds = np.random.SeedSequence(seed).generate_state(n_players * (n_players + 1), np.uint32)
     seat_seeds = seeds.reshape(n_players, n_players + 1).astype(np.int64)
-    opponent_name = opponent_factory if isinstance(opponent_factory, str) else ""
-    seat_games, seat_wins, turns, truncated = [], [], 0, 0
-    for seat in range(n_players):
-        games = num_games // n_players + (1 if seat < num_games % n_players else 0)
-        policies: list[Policy] = [
+    lineups: list[list[Policy]] = [
+        [
             candidate if other == seat else build(int(seat_seeds[seat, other]))
             for other in range(n_players)
         ]
-        opponent_name = opponent_name or policies[(seat + 1) % n_players].name
-        results = play_games(
-            rules,
-            policies,
-            games,
-            seed=int(seat_seeds[seat, n_players]),
-            batch_size=batch_size,
-            progress=progress,
-            description=f"{candidate.name} vs {opponent_name} (seat {seat} of {n_players})",
-        )
-        seat_games.append(games)
-        seat_wins.append(int(np.count_nonzero(results.winners == seat)))
-        turns += int(results.turns.sum(dtype=np.int64))
-        truncated += int(np.count_nonzero(results.truncated))
+        for seat in range(n_players)
+    ]
+    opponent_name = (
+        opponent_factory if isinstance(opponent_factory, str) else lineups[0][1 % n_players].name
+    )
+    seat_games, seat_wins, turns, truncated = [], [], 0, 0
+    unit, total = "hands", float(num_games)
+    if decisions_per_hand is not None:
+        unit, total = "decisions", num_games * decisions_per_hand
+    description = f"{candidate.name} vs {opponent_name}"
+    with progress_bar(description, total, unit=unit, enabled=progress) as bar:
+        count = _Count(bar, num_games, decisions_per_hand)
+        for seat, policies in enumerate(lineups):
+            games = num_games // n_players + (1 if seat < num_games % n_players else 0)
+            seed_of_keys = int(seat_seeds[seat, n_players])
+            results = _play(rules, policies, games, seed_of_keys, batch_size, count)
+            seat_games.append(games)
+            seat_wins.append(int(np.count_nonzero(results.winners == seat)))
+            turns += int(results.turns.sum(dtype=np.int64))
+            truncated += int(np.count_nonzero(results.truncated))
     wins = sum(seat_wins)
     low, high = wilson_interval(wins, num_games)
     return EvalResult(

@@ -32,14 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES, make_agent
 from unolab.agents.arena import DEFAULT_BATCH_SIZE, EvalResult, evaluate_vs
+from unolab.agents.progress import progress_bar, say
 from unolab.agents.ray_backend import BACKENDS, AgentFiles, RayBackendError, connect
 
 __all__ = [
@@ -188,7 +187,7 @@ def measure(
         seed: Seed of every pairing (each pairing deals the same hands).
         preset: Rules preset; the table size overrides its ``num_players``.
         batch_size: Games played side by side.
-        progress: Show progress bars (hidden anyway when the output is not a terminal).
+        progress: Show progress bars (plain lines off a terminal).
         agents: Paths of exported agents; each is rated at the table sizes it was trained
             for (see :func:`agent_table_sizes`), with its deterministic (argmax) policy.
         opponents: The opponent bots, one in every other seat (``random`` by default).
@@ -250,16 +249,14 @@ def _measure_on_ray(
         ]
         results: dict[Any, EvalResult] = {}
         start = time.perf_counter()
-        with tqdm(total=len(refs), desc="pairings", disable=None if progress else True) as bar:
-            # Off a terminal tqdm hides its bar; a long run still says what it has done.
-            log = progress and bar.disable
+        with progress_bar("pairings", len(refs), unit="pairings", enabled=progress) as bar:
             waiting = list(refs)
             while waiting:
                 finished, waiting = ray.wait(waiting, num_returns=1)
                 result = results[finished[0]] = ray.get(finished[0])
-                bar.update(1)
-                if log:
-                    print(pairing_line(result, len(results), len(refs), start), file=sys.stderr)
+                bar.advance()
+                if progress:  # what each pairing measured, above the bar on a terminal
+                    say(pairing_line(result, len(results), len(refs), start))
         return [results[ref] for ref in refs]
 
 

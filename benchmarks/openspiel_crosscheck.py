@@ -39,6 +39,7 @@ from uno_env.observation import encode
 from uno_env.play import Round, play_tables
 from uno_env.rng import derive_keys
 from unolab.agents import make_agent
+from unolab.agents.progress import progress_bar
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.stats import wilson_interval
 from unolab.benchmarks.options import int_in_range
@@ -86,7 +87,7 @@ def openspiel_ismcts(
         iterations: The bot's ``max_simulations``.
         seed: Seeds the bot and ``random``.
         rollouts: One of :data:`ROLLOUTS`.
-        progress: Print a line every 50 hands to stderr.
+        progress: Show a progress bar (plain lines off a terminal).
         voluntary_draw: The house rule: off, a seat draws only when nothing plays.
     """
     import pyspiel
@@ -106,30 +107,27 @@ def openspiel_ismcts(
     bot = ismcts.ISMCTSBot(game, evaluator, uct_c=2.0, max_simulations=iterations, random_state=rng)
     opponent = make_agent("random", seed)
     wins, seconds = 0, []
-    for game_no, key in enumerate(keys.tolist()):
-        searcher = game_no % 2
-        state = game.new_initial_state()
-        for byte in key_actions(int(key)):
-            state.apply_action(byte)
-        while not state.is_terminal():
-            player = state.current_player()
-            if player == searcher:
-                start = time.perf_counter()
-                action = bot.step(state)
-                seconds.append(time.perf_counter() - start)
-            else:
-                core_state = state.uno_state
-                mask = np.zeros((1, 80), dtype=bool)
-                mask[0, state.legal_actions()] = True
-                action = int(opponent.act(encode(rules, core_state), mask)[0])
-            state.apply_action(action)
-        wins += int(state.returns()[searcher] > 0)
-        if progress and (game_no + 1) % 50 == 0:
-            print(
-                f"  openspiel ismcts {iterations} ({rollouts} rollouts): {game_no + 1} hands",
-                file=sys.stderr,
-                flush=True,
-            )
+    label = f"openspiel ismcts {iterations} ({rollouts} rollouts)"
+    with progress_bar(label, len(keys), unit="hands", enabled=progress) as bar:
+        for game_no, key in enumerate(keys.tolist()):
+            searcher = game_no % 2
+            state = game.new_initial_state()
+            for byte in key_actions(int(key)):
+                state.apply_action(byte)
+            while not state.is_terminal():
+                player = state.current_player()
+                if player == searcher:
+                    start = time.perf_counter()
+                    action = bot.step(state)
+                    seconds.append(time.perf_counter() - start)
+                else:
+                    core_state = state.uno_state
+                    mask = np.zeros((1, 80), dtype=bool)
+                    mask[0, state.legal_actions()] = True
+                    action = int(opponent.act(encode(rules, core_state), mask)[0])
+                state.apply_action(action)
+            wins += int(state.returns()[searcher] > 0)
+            bar.advance()
     return {**_rate(wins, len(keys)), "median_ms_per_decision": 1000 * statistics.median(seconds)}
 
 

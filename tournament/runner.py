@@ -7,7 +7,8 @@ fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`unolab.tour
 One run at a time. The run holds the folder's lock (:class:`uno_env.files.FolderLock`, the
 file ``.lock``) from its start to its end; a second run started on the same folder is
 refused, naming the pid of the first. The operating system drops the lock when the process
-ends, however it ends, so a killed run never blocks its resume.
+ends, however it ends, so a killed run never blocks its resume; a run that ends removes the
+file.
 
 Resuming. Starting a run whose folder already holds games resumes it: the games on disk are
 read (a torn last line is dropped), and only the missing ``(deal, seating, variant)`` units
@@ -50,15 +51,14 @@ from __future__ import annotations
 import functools
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from uno_env.configuration import ConfigError
+from unolab.agents.progress import Bar, progress_bar
 from unolab.tournament.analysis import GameTable, deal_set_scores
 from unolab.tournament.chunks import ChunkResult, play_chunk, policy_seed, schedule_for
 from unolab.tournament.config import TournamentConfig
@@ -137,23 +137,6 @@ class _Progress:
         self.sprt = sequential_sprt(self.scores, s.elo0, s.elo1, s.alpha, s.beta)
 
 
-@contextmanager
-def _progress_bar(enabled: bool, total: int, done: int, console: Console) -> Iterator[Any]:
-    if not enabled:
-        yield None
-        return
-    columns = (
-        TextColumn("[bold]games"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task("games", total=total, completed=done, rate="")
-        yield (bar, task)
-
-
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -216,7 +199,7 @@ def run_tournament(
         with ray_cluster(config) as ray:
             return run(config, ray, None)
     finally:
-        folder.lock.release()
+        folder.release()
 
 
 def _run(
@@ -244,6 +227,9 @@ def _run(
     rules = config.game_rules()
     check_records(schedule, loaded, store)
     counts = folder.deal_set_counts(meta) if loaded else set()
+    # Seats taken by policies given in code, now or by an earlier run of the log: the
+    # config names only their placeholders, so a replay must not rebuild them from it.
+    overridden = set(overrides or ()) | (folder.overridden(meta) if loaded else set())
     partial, whole_ends = partial_chunks(schedule, loaded, counts)
     drop = {unit for unit in loaded if schedule.chunk_of(unit[0]) in partial}
     torn = store.dropped_tail
@@ -251,7 +237,8 @@ def _run(
     for unit in drop:
         del loaded[unit]
     # An older log does not say where its runs ended: the chunks it holds whole say it.
-    folder.write(config, (whole_ends if counts is None else counts) | {schedule.num_deal_sets})
+    ends = (whole_ends if counts is None else counts) | {schedule.num_deal_sets}
+    folder.write(config, ends, overridden)
     if torn:
         console.print(f"[yellow]dropped a torn last line ({torn} bytes)")
     if removed:
@@ -274,24 +261,28 @@ def _run(
     start, cpu_start = time.perf_counter(), cpu_seconds()
     total = schedule.num_games
 
-    def handle(result: ChunkResult, bar: Any) -> None:
+    def handle(result: ChunkResult, bar: Bar) -> None:
         nonlocal played
         store.append_text(result.text)
         tables.append(result.table)
         done.update(result.table.units())
         played += result.table.num_games
         state.feed(result.table)
-        if bar is not None:
-            elapsed = time.perf_counter() - start
-            rate = f"{played / elapsed:,.0f} games/s"
-            bar[0].update(bar[1], advance=result.table.num_games, rate=rate)
+        bar.advance(result.table.num_games)
 
     if ray is not None:
         entrants = shipped_entrants(entrants)
     parallel = ray is None and config.workers > 1 and len(todo) > 1 and not state.stopped
     with (
         worker_pool(config.workers, play_chunk, rules, schedule, entrants, parallel) as pool,
-        _progress_bar(progress, total, resumed, console) as bar,
+        progress_bar(
+            f"tournament {config.name}",
+            total,
+            unit="games",
+            completed=resumed,
+            enabled=progress,
+            console=console,
+        ) as bar,
     ):
 
         def stopped() -> bool:

@@ -43,6 +43,7 @@ __all__ = [
     "ALGORITHMS",
     "Algorithm",
     "algorithm_for_model",
+    "final_steps",
     "get_algorithm",
     "hand_size_potential",
     "load_checkpoint",
@@ -67,6 +68,8 @@ class Algorithm:
             (flatten features extractor: they map the observation straight to one logit or
             Q-value per action).
         owns: Whether a model has this algorithm's acting network.
+        steps_per_collect: The learner steps SB3 collects between two checks of the step
+            budget (a PPO rollout: ``n_steps`` x ``num_envs``): a run ends on a multiple.
         custom_objects: Passed to ``model_class.load`` (replace pickled attributes).
     """
 
@@ -76,6 +79,7 @@ class Algorithm:
     build: Callable[[TrainConfig, VecEnv], BaseAlgorithm]
     acting_modules: Callable[[Any], list[nn.Module]]
     owns: Callable[[Any], bool]
+    steps_per_collect: Callable[[TrainConfig], int]
     custom_objects: Mapping[str, Any] = field(default_factory=dict)
 
     def make_model(self, config: TrainConfig, env: VecEnv) -> Any:
@@ -213,6 +217,8 @@ ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
             build=_build_ppo,
             acting_modules=_ppo_acting_modules,
             owns=_ppo_owns,
+            # learn() collects whole rollouts of n_steps in every env
+            steps_per_collect=lambda config: config.ppo.n_steps * config.num_envs,
         ),
         "dqn": Algorithm(
             name="dqn",
@@ -221,6 +227,8 @@ ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
             build=_build_dqn,
             acting_modules=_dqn_acting_modules,
             owns=_dqn_owns,
+            # learn() collects train_freq steps of every env between two updates
+            steps_per_collect=lambda config: config.dqn.train_freq * config.num_envs,
             # The zip names its replay buffer class by a pickled reference: load the masked
             # buffer whatever module that reference names.
             custom_objects={"replay_buffer_class": MaskedReplayBuffer},
@@ -245,6 +253,19 @@ def get_algorithm(name: str) -> Algorithm:
 def make_model(config: TrainConfig, env: VecEnv) -> Any:
     """A fresh model of ``config.algorithm`` for a training run."""
     return get_algorithm(config.algorithm).make_model(config, env)
+
+
+def final_steps(config: TrainConfig, done: int = 0) -> int:
+    """The learner steps a run of ``config`` really ends at, from ``done`` steps.
+
+    SB3 checks the step budget only between two collections of
+    :attr:`Algorithm.steps_per_collect` steps, so a run goes on to the first multiple of
+    them (counted from ``done``) that reaches ``total_steps``: 250,000 steps of 64 envs x
+    128-step rollouts run 262,144.
+    """
+    per_collect = get_algorithm(config.algorithm).steps_per_collect(config)
+    remaining = max(config.total_steps - done, 0)
+    return done + -(-remaining // per_collect) * per_collect
 
 
 def load_checkpoint(path: str | Path, algorithm: str, env: VecEnv | None = None) -> Any:

@@ -60,6 +60,7 @@ from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import TorchPolicy
+from unolab.agents.progress import say as status_line
 from unolab.train.demonstration_files import (
     DEMONSTRATIONS_FILE,
     concat_demonstrations,
@@ -78,6 +79,7 @@ from unolab.train.imitate_outputs import (
     write_clone,
 )
 from unolab.train.imitation_data import generate_demonstrations, teacher_factory
+from unolab.train.run_folder import release_run_lock
 
 __all__ = [
     "ALGORITHM",
@@ -161,7 +163,7 @@ def imitate(
     Args:
         config: The run.
         overwrite: Replace the files of an earlier run of the same name.
-        progress: Show progress bars (hidden anyway when not a terminal).
+        progress: Show progress bars (plain lines off a terminal).
         log: Where to say what runs now (None: silent).
 
     Returns:
@@ -175,7 +177,7 @@ def imitate(
 
     def say(message: str) -> None:
         if log is not None:
-            print(f"[{config.name}] {message}", file=log, flush=True)
+            status_line(f"[{config.name}] {message}", log)
 
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
@@ -186,9 +188,10 @@ def imitate(
         _check_run_dir(config, overwrite)
         result = _imitate(config, rules, progress, say)
     except BaseException:
-        lock.release(undo=not run_files(config))  # a refused start leaves nothing behind
+        # A refused start leaves nothing behind; a stopped one keeps its files, not the lock.
+        release_run_lock(lock, undo=not run_files(config))
         raise
-    lock.release()
+    release_run_lock(lock)
     return result
 
 

@@ -16,11 +16,11 @@ import numpy as np
 import numpy.typing as npt
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from uno_env import cards as C
 from uno_env.observation import OBS_DIM
 from unolab.agents.learned import MLPNet
+from unolab.agents.progress import progress_bar
 from unolab.train.imitate_config import ImitateConfig
 from unolab.train.imitation_data import DECISION_KINDS, Demonstrations, decision_kinds
 
@@ -177,7 +177,7 @@ def fit_clone(
         demos: The recorded decisions.
         train_rows: The rows trained on.
         valid_rows: The held-out rows, scored after each epoch.
-        progress: Show a progress bar (hidden anyway when not a terminal).
+        progress: Show a progress bar (plain lines off a terminal).
 
     Returns:
         The trained network, and per epoch its mean training loss, validation loss and
@@ -201,11 +201,8 @@ def fit_clone(
     generator = torch.Generator().manual_seed(config.seed)
     steps_per_epoch = math.ceil(train_rows.size / config.batch_size)
     history: list[dict[str, float]] = []
-    with tqdm(
-        total=steps_per_epoch * config.epochs,
-        desc="fitting the clone",
-        unit="batch",
-        disable=None if progress else True,
+    with progress_bar(
+        "fitting the clone", steps_per_epoch * config.epochs, unit="batches", enabled=progress
     ) as bar:
         for epoch in range(config.epochs):
             net.train()
@@ -223,9 +220,9 @@ def fit_clone(
                 optimiser.step()
                 total += float(loss.detach()) * rows.numel()
                 seen += rows.numel()
-                bar.update(1)
-                if bar.n % 50 == 0:
-                    bar.set_postfix(epoch=epoch + 1, loss=f"{total / seen:.3f}")
+                bar.advance()
+                if bar.completed % 50 == 0:
+                    bar.update(note=f"epoch {epoch + 1}, loss {total / seen:.3f}")
             net.eval()
             valid = _validation_loss(net, demos, valid_rows, config.label_smoothing, temperature)
             predicted = predict(net, demos.observations[valid_rows], demos.masks[valid_rows])
@@ -238,7 +235,10 @@ def fit_clone(
                     "valid_accuracy": accuracy,
                 }
             )
-            bar.set_postfix(epoch=epoch + 1, loss=f"{total / max(seen, 1):.3f}", val=accuracy)
+            bar.update(
+                note=f"epoch {epoch + 1}, loss {total / max(seen, 1):.3f}, "
+                f"validation agreement {accuracy:.1%}"
+            )
     return net.eval(), history
 
 

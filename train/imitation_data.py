@@ -14,14 +14,12 @@ gives an accuracy for, and its game's number, so that validation holds out whole
 from __future__ import annotations
 
 import functools
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from tqdm.auto import tqdm
 
 from uno_env import cards as C
 from uno_env.core import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
@@ -30,6 +28,7 @@ from uno_env.play import Round, choose_actions, play_tables
 from uno_env.policy import Policy, PolicyFactory
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
+from unolab.agents.progress import progress_bar, say
 from unolab.agents.registry import SEARCH_NAMES
 from unolab.agents.resolve import policy_factory
 
@@ -175,7 +174,7 @@ def generate_demonstrations(
             by these bots (their decisions are not recorded).
         seed: Seed of the deals, the seating and the bots' own random choices.
         games_per_batch: Games played side by side.
-        progress: Show a progress bar (hidden anyway when not a terminal).
+        progress: Show a progress bar (off a terminal, a line after every batch of games).
         teacher_budget: Rollouts per candidate action of a search teacher (``pimc``);
             ``None``: the agent's default (:func:`teacher_factory`).
         behaviour: A bot name or exported agent (typically the clone being trained) that
@@ -256,7 +255,7 @@ def generate_demonstrations(
             out_teachers[into] = lineup[games[rows], current[rows]]
             out_games[into] = first_game + games[rows]
             filled += rows.size
-            bar.update(rows.size)
+            bar.advance(rows.size)
         if acts_instead:
             instead = teacher_turn & (behaviour_rng.random(state.batch_size) < behaviour_share)
             if instead.any():
@@ -271,12 +270,12 @@ def generate_demonstrations(
                 turn.actions[instead] = others[instead]
         return filled < num_samples
 
-    with tqdm(
-        total=num_samples,
-        desc=f"recording {'+'.join(teacher_names)}",
-        unit="decision",
-        unit_scale=True,
-        disable=None if progress else True,
+    with progress_bar(
+        f"recording {'+'.join(teacher_names)}",
+        num_samples,
+        unit="decisions",
+        enabled=progress,
+        plain_lines=False,  # off a terminal: the line after every batch below
     ) as bar:
         while filled < num_samples:
             n_games = games_per_batch
@@ -308,14 +307,12 @@ def generate_demonstrations(
                 first_game=first_game,
                 on_round=functools.partial(record, seating=seating),
             )
-            if progress and bar.disable:
-                # Off a terminal tqdm hides its bar: one line per batch of games instead.
+            if bar.shown and not bar.live:
+                # Off a terminal no bar is drawn: one line per batch of games instead.
                 elapsed = time.perf_counter() - start
-                print(
+                say(
                     f"recorded {filled:,} of {num_samples:,} decisions in {games_started:,} "
-                    f"games after {elapsed:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
+                    f"games after {elapsed:.0f} s"
                 )
     return Demonstrations(
         observations=out_obs,

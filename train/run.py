@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import torch
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 from uno_env.envs.vec_env import UnoVecEnv
@@ -49,6 +50,8 @@ from uno_env.files import (
     RunFolderLock,
 )
 from uno_env.rules import Rules
+from unolab.agents import progress
+from unolab.agents.progress import say
 from unolab.train import algorithms
 from unolab.train.config import TrainConfig, config_for
 from unolab.train.init_weights import initialise_from
@@ -64,6 +67,7 @@ from unolab.train.run_folder import (
     _remove,
     _save_atomically,
     policy_path,
+    release_run_lock,
     run_files,
 )
 
@@ -232,6 +236,18 @@ def _start(
     return _Session(config, rules, env, model, league, callback, resume, lock)
 
 
+class _BarCallback(BaseCallback):
+    """Moves the run's progress bar to the model's step count after every step."""
+
+    def __init__(self, bar: progress.Bar) -> None:
+        super().__init__()
+        self.bar = bar
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.num_timesteps)
+        return True
+
+
 def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResult:
     """Train a started run to its ``total_steps``; on Ctrl-C save ``latest`` and stop.
 
@@ -239,28 +255,40 @@ def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResu
         TrainingInterrupted: on Ctrl-C, after saving what ``--resume`` needs.
     """
     config, model, callback = session.config, session.model, session.callback
-    remaining = max(config.total_steps - int(model.num_timesteps), 0)
+    done = int(model.num_timesteps)
+    remaining = max(config.total_steps - done, 0)
+    end = algorithms.final_steps(config, done)
     if log is not None:
         verb = "resuming" if session.resume else "training"
-        print(
-            f"[{config.name}] {verb} {config.algorithm} to {config.total_steps:,} steps in "
+        rounded = ""
+        if end > config.total_steps:
+            per = algorithms.get_algorithm(config.algorithm).steps_per_collect(config)
+            rounded = (
+                f" (total_steps {config.total_steps:,} rounded up to whole rollouts of "
+                f"{per:,} steps)"
+            )
+        say(
+            f"[{config.name}] {verb} {config.algorithm} to {end:,} steps{rounded} in "
             f"{config.run_dir} (Ctrl-C saves a checkpoint and stops)",
-            file=log,
-            flush=True,
+            log,
         )
     start = time.perf_counter()
     try:
-        if remaining:
-            model.learn(
-                total_timesteps=remaining,
-                callback=callback,
-                progress_bar=progress_bar,
-                reset_num_timesteps=not session.resume,
-                tb_log_name=config.algorithm,
-            )
-        callback.init_callback(model)
-        if callback.last_eval_step != model.num_timesteps:
-            callback.evaluate_and_checkpoint()  # the final evaluation and checkpoint
+        # One bar for the whole run; the evaluations' own bars stay quiet under it.
+        with progress.progress_bar(
+            f"training {config.name}", end, unit="steps", completed=done, enabled=progress_bar
+        ) as bar:
+            if remaining:
+                model.learn(
+                    total_timesteps=remaining,
+                    callback=[_BarCallback(bar), callback],  # the bar moves before an evaluation
+                    progress_bar=False,
+                    reset_num_timesteps=not session.resume,
+                    tb_log_name=config.algorithm,
+                )
+            callback.init_callback(model)
+            if callback.last_eval_step != model.num_timesteps:
+                callback.evaluate_and_checkpoint()  # the final evaluation and checkpoint
     except KeyboardInterrupt as interrupt:
         steps = int(model.num_timesteps)
         with _interrupts_deferred():
@@ -273,7 +301,7 @@ def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResu
         raise TrainingInterrupted(config.run_dir, steps, checkpoint, reason) from interrupt
     finally:
         session.env.close()
-        session.lock.release()
+        release_run_lock(session.lock)
     stem = policy_path(config)
     exported = [
         p.with_name(f"{p.name}.safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))
@@ -303,8 +331,9 @@ def train(
     Args:
         config: The run.
         resume: Continue the run in ``config.run_dir`` from its ``latest.zip``.
-        progress_bar: Show progress bars (training and evaluations; hidden when not a
-            terminal).
+        progress_bar: Show the run's progress bar (:mod:`unolab.agents.progress`: on a
+            terminal a bar of the steps the run really ends at, ``total_steps`` rounded up
+            to whole rollouts; plain lines off a terminal).
         overwrite: Start over if ``config.run_dir`` holds a run: its files are removed
             once the new run has been built.
         log: Where to report the start and each evaluation (None: silent).

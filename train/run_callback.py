@@ -20,6 +20,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from uno_env.rules import Rules
 from unolab.agents import BOT_NAMES, policy_factory
 from unolab.agents.arena import EvalResult, evaluate_vs
+from unolab.agents.progress import say
 from unolab.train.algorithms import algorithm_for_model
 from unolab.train.config import TrainConfig
 from unolab.train.export import snapshot_policy
@@ -56,18 +57,17 @@ def evaluate_model(
         config: The run's config (``eval`` section, seed).
         rules: The rules of the run.
         steps: The learner steps, for the policy's name.
-        progress: Show a progress bar per seat (hidden anyway when not a terminal).
+        progress: Show a progress bar per bot (quiet under the training run's own bar).
         log: Where to say which evaluation runs now (e.g. ``sys.stderr``), or None.
     """
     policy = snapshot_policy(model, f"{config.name}@{steps}", config.algorithm, rules)
     results = {}
     for bot in config.eval.bots:
         if log is not None:
-            print(
+            say(
                 f"[{config.name}] step {steps:,}: evaluating vs {bot} "
                 f"({config.eval.games:,} hands)...",
-                file=log,
-                flush=True,
+                log,
             )
         # A bot by name; a shipped or exported agent through its factory (loaded once).
         opponent = bot if bot in BOT_NAMES else policy_factory(bot, rules)
@@ -164,11 +164,7 @@ class LabCallback(BaseCallback):
             for bot, r in results.items()
         )
         if self.log is not None:
-            print(
-                f"[{self.config.name}] step {steps:,}: win rate vs {summary}",
-                file=self.log,
-                flush=True,
-            )
+            say(f"[{self.config.name}] step {steps:,}: win rate vs {summary}", self.log)
         if self.on_evaluation is not None:  # last: the checkpoints are on disk by now
             self.on_evaluation(steps, results)
 

@@ -215,7 +215,7 @@ def test_strength_on_ray_equals_local(ray_cluster: ModuleType, tmp_path: Path) -
 def test_strength_on_ray_reports_each_pairing_off_a_terminal(
     ray_cluster: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Under pytest stderr is no terminal, so tqdm hides its bar: a line per pairing says
+    """Under pytest stderr is no terminal, so no bar is drawn: a line per pairing says
     what finished (a 68-minute run used to be silent until its end)."""
     results = measure(["random"], [2], 20, seed=1, opponents=["random", "mixbot"], backend="ray")
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pairing")]

@@ -86,7 +86,7 @@ def test_recorded_decisions_are_the_teachers_own() -> None:
 
 
 def test_a_recording_off_a_terminal_logs_each_batch(capsys: pytest.CaptureFixture[str]) -> None:
-    """Under pytest stderr is no terminal and tqdm hides its bar; an hour-long recording of
+    """Under pytest stderr is no terminal and no bar is drawn; an hour-long recording of
     a search teacher still reports after every batch of games."""
     rules = load_rules("official", num_players=2)
     generate_demonstrations(rules, {"mixbot": 1.0}, 2000, seed=5, games_per_batch=32)
