@@ -35,6 +35,7 @@ from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mappin
 from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
 from unolab.tournament.config import TournamentConfig, load_config
+from unolab.tournament.run_folder import RunFolder
 from unolab.tournament.runner import run_tournament
 
 __all__ = ["build_parser", "config_from_args", "main"]
@@ -191,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             console=console,
             plots=not args.no_plots,
         )
+        # The last line says where everything went (summary, leaderboard, plots, games).
+        print(f"results in {RunFolder(config).path}/")
     except KeyboardInterrupt:
         print("interrupted; rerun to resume", file=sys.stderr)
         return 130

@@ -73,6 +73,17 @@ class RunFolder:
                 "writable; choose another output_dir or name"
             ) from None
 
+    def release(self) -> None:
+        """Drop the lock, removing its file: a run that ended leaves no ``.lock`` behind.
+
+        The file is removed while the lock is still held (no other run holds it meanwhile);
+        nothing happens when this run does not hold the lock (another run's file stays).
+        """
+        if self.lock.held:
+            with contextlib.suppress(OSError):
+                (self.path / FolderLock.LOCK_NAME).unlink()
+        self.lock.release()
+
     def prepare(self, config: TournamentConfig, fresh: bool) -> None:
         """Create the folder; with ``fresh``, discard the games and results already there.
 

@@ -17,14 +17,20 @@ import re
 import shutil
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from safetensors import SafetensorError
 
 from uno_env.configuration import ConfigError
-from uno_env.files import PARTIAL_SUFFIX, save_atomically, write_atomically
+from uno_env.files import (
+    PARTIAL_SUFFIX,
+    FolderLock,
+    RunFolderLock,
+    save_atomically,
+    write_atomically,
+)
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.train.config import TrainConfig
@@ -35,6 +41,7 @@ __all__ = [
     "RunExistsError",
     "RunWriteError",
     "policy_path",
+    "release_run_lock",
     "run_files",
     "save_checkpoint",
 ]
@@ -280,3 +287,17 @@ def save_checkpoint(
 def _one_line(err: BaseException | str) -> str:
     """An exception's message on one line (YAML and numpy messages span several)."""
     return " ".join(str(err).split()) or type(err).__name__
+
+
+def release_run_lock(lock: RunFolderLock, undo: bool = False) -> None:
+    """Drop a run folder's lock and remove its lock file: a run that ended leaves no
+    ``.lock`` behind (it would only name a process that is gone).
+
+    The file is removed while the lock is still held, so no other run holds it meanwhile;
+    a run starting later creates it afresh. ``undo`` is as for :meth:`RunFolderLock.release`
+    (a refused start also removes the folders it created).
+    """
+    if lock.lock.held:
+        with suppress(OSError):
+            (lock.run_dir / FolderLock.LOCK_NAME).unlink()
+    lock.release(undo=undo)
