@@ -35,6 +35,16 @@ Three choices keep the compiled code fast and honest:
   the next start a compile, nothing more. Old caches are pruned by name (only folders
   named like a digest), so a cache directory shared with other files is safe.
 
+* **Machine code ships with the wheel.** A first start would otherwise spend one to two
+  minutes compiling. The wheel carries the compiled code of its own sources for a portable
+  CPU level (``precompiled/<level>/``, built by ``tools/precompile.py`` for
+  ``x86-64-v3``, the AVX2 machines of the last decade, on Linux and CPython 3.11): where the
+  host has that level's features, the triple and the Python and numba versions match, and
+  the sources are the ones it was built from (the same digest), a function missing from the
+  user's cache is loaded from there, read-only. Everywhere else the code compiles once, as
+  before. Cache folders are named by module, not by path, so the same sources share entries
+  wherever they are installed. ``UNO_LAB_NO_PRECOMPILED=1`` ignores the shipped code.
+
 Set ``NUMBA_DISABLE_JIT=1`` to run the same functions as plain Python (slow, but
 debuggable with pdb and measurable by coverage). ``UNO_LAB_CACHE_DIR`` moves the cache
 (default: ``~/.cache/uno-lab/numba``).
@@ -45,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 import pickle
 import re
@@ -60,7 +71,17 @@ from numba.core import caching, serialize
 
 from uno_env.jit_sources import caller_digest, source_digest
 
-__all__ = ["CACHE_DIR", "Kernel", "jit", "jit_inline", "vectorize"]
+__all__ = [
+    "CACHE_DIR",
+    "PRECOMPILED_ROOT",
+    "Kernel",
+    "Precompiled",
+    "cache_subpath",
+    "jit",
+    "jit_inline",
+    "precompiled",
+    "vectorize",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -135,6 +156,86 @@ def _cache_dir() -> str:
 
 CACHE_DIR = _cache_dir()
 """Where the compiled rules of these sources are cached."""
+
+PRECOMPILED_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "precompiled")
+"""The machine code shipped with the package: one folder per CPU level, each with a
+``manifest.json`` saying what it was built for and a cache folder named by the digest."""
+
+
+class Precompiled:
+    """Shipped machine code for one CPU level, usable on this machine.
+
+    Args:
+        folder: The cache folder of these sources inside the level's folder.
+        magic: numba's description of the code generator it was built with (the triple,
+            the CPU name and its features), which is part of every entry's key.
+        level: The CPU level's name (``x86-64-v3``).
+    """
+
+    def __init__(self, folder: str, magic: tuple[str, str, str], level: str) -> None:
+        self.folder = folder
+        self.magic = magic
+        self.level = level
+
+    def __repr__(self) -> str:
+        return f"Precompiled({self.level!r}, {self.folder!r})"
+
+
+def _host_features() -> set[str]:
+    """The CPU features of this machine, as LLVM names them."""
+    import llvmlite.binding as ll
+
+    return {name for name, present in ll.get_host_cpu_features().items() if present}
+
+
+def _find_precompiled(root: str = PRECOMPILED_ROOT) -> Precompiled | None:
+    """The shipped code that runs here and was built from these very sources, if any.
+
+    A level qualifies when its manifest names this numba, this Python (major.minor), this
+    process's target triple and the digest of these sources, and the host has every CPU
+    feature the level requires. A manifest that cannot be read is skipped, never fatal.
+    """
+    if (
+        os.environ.get("NUMBA_DISABLE_JIT") == "1"
+        or os.environ.get("UNO_LAB_NO_PRECOMPILED") == "1"
+        or not os.path.isdir(root)
+    ):
+        return None
+    import llvmlite.binding as ll
+
+    digest = os.path.basename(CACHE_DIR)
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for level in sorted(os.listdir(root)):
+        folder = os.path.join(root, level)
+        try:
+            raw = _read_regular(os.path.join(folder, "manifest.json"))
+            manifest = json.loads(raw or b"null")
+            if not (
+                isinstance(manifest, dict)
+                and manifest.get("digest") == digest
+                and manifest.get("numba") == numba.__version__
+                and manifest.get("python") == python
+                and manifest.get("triple") == ll.get_process_triple()
+                and os.path.isdir(os.path.join(folder, digest))
+            ):
+                continue
+            required = set(manifest["requires"])
+            magic = (manifest["triple"], manifest["cpu_name"], manifest["cpu_features"])
+        except (_DamagedEntry, ValueError, KeyError, TypeError):
+            continue
+        if required <= _host_features() and all(isinstance(part, str) for part in magic):
+            return Precompiled(os.path.join(folder, digest), magic, level)
+    return None
+
+
+_PRECOMPILED: list[Precompiled | None] = []
+
+
+def precompiled() -> Precompiled | None:
+    """The shipped machine code this process loads functions from, if any (looked up once)."""
+    if not _PRECOMPILED:
+        _PRECOMPILED.append(_find_precompiled())
+    return _PRECOMPILED[0]
 
 
 def _warn(message: str) -> None:
@@ -246,12 +347,58 @@ class _CheckedCacheFile(caching.IndexDataCacheFile):
         _remove(path)
 
 
+class _ShippedCacheFile(_CheckedCacheFile):
+    """The index and data files of one function in the shipped machine code: read-only.
+
+    The files' source stamps are those of the machine that built them; the folder's digest
+    stands for the sources instead. A file that cannot be read is skipped (and the function
+    compiles), never removed: it belongs to the installed package.
+    """
+
+    def _load_index(self) -> dict[Any, str]:
+        try:
+            raw = _read_regular(self._index_path)
+            if raw is None:
+                return {}
+            stream = io.BytesIO(raw)
+            if pickle.load(stream) != self._version:
+                return {}
+            _stamp, overloads = pickle.loads(_unseal(stream.read()))
+            if isinstance(overloads, dict):
+                return overloads
+        except Exception as exc:
+            self.drop(self._index_path, exc)
+        return {}
+
+    def drop(self, path: str, reason: BaseException) -> None:
+        """Say that a shipped file is unusable (the function compiles instead)."""
+        _warn(f"shipped machine code {path} {_reason(reason)}: compiling the function instead")
+
+    def save(self, key: Any, data: Any) -> None:
+        """Never written: the shipped code is read-only."""
+
+
 def _reason(exc: BaseException) -> str:
     """Why a cache file was dropped, on one short line."""
     if isinstance(exc, _DamagedEntry):
         return str(exc)
     detail = " ".join(str(exc).split())[:160]
     return f"cannot be read back ({type(exc).__name__}{': ' if detail else ''}{detail})"
+
+
+def cache_subpath(module: str, py_file: str) -> str:
+    """The folder, inside a cache directory, of the functions of module ``module``.
+
+    It is named by the module's package (``uno_env.core``), not by the path of its file as
+    numba's own is: the directory's name already stands for the sources' contents, so the
+    same sources share their entries wherever they are installed, and the shipped machine
+    code is found by the same name. A function of a module without a package name (a
+    script) falls back to numba's name, which holds the path.
+    """
+    package = module.rpartition(".")[0] or module
+    if not package or package == "__main__" or not re.fullmatch(r"[\w.]+", package):
+        return str(caching.UserProvidedCacheLocator.get_suitable_cache_subpath(py_file))
+    return package
 
 
 class _Locator(caching.UserProvidedCacheLocator):
@@ -261,10 +408,11 @@ class _Locator(caching.UserProvidedCacheLocator):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         folder = CACHE_DIR
-        caller = caller_digest(py_file, getattr(py_func, "__module__", "") or "")
+        module = getattr(py_func, "__module__", "") or ""
+        caller = caller_digest(py_file, module)
         if caller is not None:  # compiled code of another package: keyed by what it reaches
             folder = os.path.join(CACHE_DIR, f"{_CALLER_PREFIX}{caller}")
-        self._cache_path = os.path.join(folder, self.get_suitable_cache_subpath(py_file))
+        self._cache_path = os.path.join(folder, cache_subpath(module, py_file))
 
     @classmethod
     def from_function(cls, py_func: Callable[..., Any], py_file: str) -> _Locator | None:
@@ -308,9 +456,31 @@ class _CheckedCache(caching.FunctionCache):
 
     def _load_overload(self, sig: Any, target_context: Any) -> Any:
         try:
-            return super()._load_overload(sig, target_context)
+            loaded = super()._load_overload(sig, target_context)
         except Exception as exc:  # checked bytes that still do not rebuild
             self._cache_file.drop(self._cache_file._index_path, exc)
+            loaded = None
+        return loaded if loaded is not None else self._load_shipped(sig, target_context)
+
+    def _load_shipped(self, sig: Any, target_context: Any) -> Any:
+        """The function's entry in the shipped machine code, or None."""
+        shipped = precompiled()
+        if shipped is None or not self._enabled:
+            return None
+        relative = os.path.relpath(self._cache_path, CACHE_DIR)
+        if relative.startswith(os.pardir):
+            return None
+        key = self._index_key(sig, target_context.codegen())
+        files = _ShippedCacheFile(
+            cache_path=os.path.join(shipped.folder, relative),
+            filename_base=self._impl.filename_base,
+            source_stamp=None,
+        )
+        try:
+            data = files.load((key[0], shipped.magic, key[2]))
+            return None if data is None else self._impl.rebuild(target_context, data)
+        except Exception as exc:
+            files.drop(files._index_path, exc)
             return None
 
     def save_overload(self, sig: Any, data: Any) -> None:

@@ -19,10 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from uno_env.files import FolderInUseError
-from uno_env.rules import DEFAULT_NUM_PLAYERS
 from unolab import __version__
-from unolab.cli_exploit import add_exploit_parser
+from unolab.cli_exploit import EXPLOIT_HELP, add_exploit_parser
 from unolab.cli_game import cmd_play, cmd_replay, cmd_rules
 from unolab.cli_tools import (
     BENCHMARKS,
@@ -45,13 +43,30 @@ DOMAIN_ERRORS: tuple[type[Exception], ...] = (
     NotADirectoryError,
     FileExistsError,
     PermissionError,
-    FolderInUseError,  # another run holds the folder: the message names its pid
 )
-"""What a user's input can cause below :func:`main`: one line ``error: ...``, exit 2."""
+"""What a user's input can cause below :func:`main`: one line ``error: ...``, exit 2 (and
+``uno_env.files.FolderInUseError``, another run holding the folder, where that module was
+loaded: it is not imported here, so that ``uno-lab --help`` loads nothing of the engine)."""
+
+WARM_COMMANDS = frozenset({"play", "tournament", "train", "exploit", "sweep", "bench"})
+"""The commands that play games: before them, the engine is compiled if this install has
+not done so yet, with a line that says so and a progress display (:mod:`unolab.warmup`).
+``serve`` compiles behind its page instead (:mod:`unolab.web.warming`)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``uno-lab``."""
+def _domain_errors() -> tuple[type[Exception], ...]:
+    files = sys.modules.get("uno_env.files")  # if it was never loaded, it raised nothing
+    return DOMAIN_ERRORS + ((files.FolderInUseError,) if files is not None else ())
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``uno-lab``.
+
+    Args:
+        command: The command about to run, if known. Only its parser is built in full
+            where that means importing the lab (the tournament's options come from its own
+            parser); the others get their help line, which keeps ``uno-lab --help`` fast.
+    """
     parser = argparse.ArgumentParser(
         prog="uno-lab",
         description="uno-lab: train, rank and play UNO agents on a vectorised engine.",
@@ -78,19 +93,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.set_defaults(func=cmd_train, passthrough=True, subparser=train)
 
-    # Built from unolab.tournament.cli's own parser, so --help shows its real options.
-    from unolab.tournament.cli import build_parser as tournament_parser
+    tournament_help = "run a tournament (shipped configs: uno-lab config list)"
+    if command == "tournament":
+        # Built from unolab.tournament.cli's own parser, so --help shows its real options.
+        from unolab.tournament.cli import build_parser as tournament_parser
 
-    real_tournament = tournament_parser()
-    tournament = sub.add_parser(
-        "tournament",
-        parents=[real_tournament],
-        add_help=False,
-        help="run a tournament (shipped configs: uno-lab config list)",
-        description=real_tournament.description,
-        epilog=real_tournament.epilog,
-    )
-    tournament.set_defaults(func=cmd_tournament, passthrough=False)
+        real_tournament = tournament_parser()
+        tournament = sub.add_parser(
+            "tournament",
+            parents=[real_tournament],
+            add_help=False,
+            help=tournament_help,
+            description=real_tournament.description,
+            epilog=real_tournament.epilog,
+        )
+        tournament.set_defaults(func=cmd_tournament, passthrough=False)
+    else:  # only its line in uno-lab --help: the tournament's parser imports the lab
+        sub.add_parser("tournament", help=tournament_help, add_help=False)
 
     config = sub.add_parser(
         "config",
@@ -110,7 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.set_defaults(func=cmd_sweep, passthrough=True)
 
-    add_exploit_parser(sub)
+    if command == "exploit":  # its parser's defaults come from the lab's config classes
+        add_exploit_parser(sub)
+    else:
+        sub.add_parser("exploit", help=EXPLOIT_HELP, add_help=False)
 
     play = sub.add_parser(
         "play",
@@ -119,15 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
         "Type 'help' at the prompt for the notation; 'q' or Ctrl-D stops (--record still saves).",
     )
     play.add_argument("--rules", default="official", help="preset name or YAML file")
-    play.add_argument(
-        "--players", type=int, default=DEFAULT_NUM_PLAYERS, help="seats at the table (2-10)"
-    )
+    play.add_argument("--players", type=int, help="seats at the table, 2-10 (default: 2)")
     play.add_argument(
         "--opponents",
         nargs="+",
         default=["mixbot"],
         metavar="AGENT",
-        help="bot names or exported agent paths: one for every seat, or one per seat",
+        help="bot names, Python classes (my_bots.py:MyBot) or exported agent paths: one for "
+        "every seat, or one per seat",
     )
     play.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1")
     play.add_argument(
@@ -173,6 +194,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agents.set_defaults(func=cmd_agents, passthrough=False)
 
+    warmup = sub.add_parser(
+        "warmup",
+        help="compile the game engine now (once per install), so the first game starts at once",
+        description="Compile the game engine, the observation encoder and the searches, or "
+        "check that their machine code is there (shipped with the wheel for Linux x86-64 "
+        "with AVX2 and CPython 3.11, else compiled once per install and cached). Every "
+        "command that plays games does this itself when needed, saying so; this does it "
+        "ahead of time.",
+    )
+    warmup.add_argument(
+        "--check", action="store_true", help="only say whether it is compiled (exit 1 if not)"
+    )
+    warmup.set_defaults(func=_cmd_warmup, passthrough=False)
+
     rules = sub.add_parser("rules", help="print the rules switches and presets")
     rules.add_argument("--preset", help="show one preset's switches")
     rules.set_defaults(func=cmd_rules, passthrough=False)
@@ -189,6 +224,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.set_defaults(func=cmd_replay, passthrough=False)
     return parser
+
+
+def _cmd_warmup(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``uno-lab warmup``: compile what is not compiled yet, and say where it stands."""
+    from unolab.warmup import describe_cache, ensure_compiled, is_warm
+
+    if args.check:
+        warm = is_warm()
+        print(("ready: " if warm else "not compiled yet: ") + describe_cache())
+        return 0 if warm else 1
+    if not ensure_compiled(stream=sys.stdout):
+        print("ready: " + describe_cache())
+    return 0
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (its first word that is not an option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _asks_for_help(words: Sequence[str]) -> bool:
+    return any(word in ("-h", "--help") for word in words)
 
 
 def _one_line(err: BaseException) -> str:
@@ -235,8 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     command = "uno-lab"
     try:
-        parser = build_parser()
         argv = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(_command_of(argv))
         if not argv:  # a bare ``uno-lab``: what it can do, not an error
             parser.print_help()
             return 0
@@ -245,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command_argv = argv[argv.index(args.command) + 1 :]  # what follows the command
         if rest and not args.passthrough:
             parser.error(f"unrecognised arguments: {' '.join(rest)}")
+        if args.command in WARM_COMMANDS and not _asks_for_help(args.command_argv):
+            from unolab.warmup import ensure_compiled
+
+            ensure_compiled()
         code = int(args.func(args, rest))
         # Flush here, not at exit: a stdout that cannot take the output (a full disk,
         # /dev/full) is then reported as one line instead of an interpreter warning.
@@ -256,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as err:  # an optional extra that is not installed
         print(f"{command}: error: {missing_extra_message(err)}", file=sys.stderr)
         return 2
-    except DOMAIN_ERRORS as err:
+    except _domain_errors() as err:
         print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
         return 2
     except OSError as err:

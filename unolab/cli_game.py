@@ -32,16 +32,18 @@ def cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
 def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     """Run ``uno-lab play``: a match at the terminal against bots or exported agents."""
     from uno_env.cards import MAX_PLAYERS
-    from uno_env.rules import load_rules
+    from uno_env.rules import DEFAULT_NUM_PLAYERS, load_rules
     from unolab.agents import resolve_policy
+    from unolab.agents.python_bots import class_spec_name, is_class_spec
     from unolab.agents.resolve import is_agent_file
     from unolab.agents.shipped import shipped_agent_path
     from unolab.play import agent_mismatch_hint, play_session, random_seed
     from unolab.records import check_record_path
 
-    if not 2 <= args.players <= MAX_PLAYERS:
-        raise ValueError(f"--players must be 2..{MAX_PLAYERS}, got {args.players}")
-    rules = load_rules(args.rules, num_players=args.players)
+    players = DEFAULT_NUM_PLAYERS if args.players is None else args.players
+    if not 2 <= players <= MAX_PLAYERS:
+        raise ValueError(f"--players must be 2..{MAX_PLAYERS}, got {players}")
+    rules = load_rules(args.rules, num_players=players)
     if not 0 <= args.seat < rules.num_players:
         raise ValueError(
             f"--seat must be a seat of the {rules.num_players}-player table, "
@@ -72,7 +74,14 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
             if not isinstance(err, CheckpointMismatchError):
                 raise
             raise ValueError(f"{err}. {agent_mismatch_hint(spec, rules)}") from None
-    names = [Path(spec).stem if is_agent_file(spec) else spec for spec in opponents]
+    names = [
+        Path(spec).stem
+        if is_agent_file(spec)
+        else class_spec_name(spec)
+        if is_class_spec(spec)
+        else spec
+        for spec in opponents
+    ]
     # q, Ctrl-D and a closed input end the session normally (exit 0); Ctrl-C is raised again
     # once the record is written, and main() turns it into exit 130.
     play_session(

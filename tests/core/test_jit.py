@@ -276,7 +276,8 @@ _DAMAGED_ENTRIES = (
 def _play(cache_root: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", _PLAY_A_FEW_GAMES],
-        env={**os.environ, "UNO_LAB_CACHE_DIR": str(cache_root)},
+        # Compiled here, not loaded from the machine code shipped with the package.
+        env={**os.environ, "UNO_LAB_CACHE_DIR": str(cache_root), "UNO_LAB_NO_PRECOMPILED": "1"},
         capture_output=True,
         text=True,
         timeout=240,
@@ -286,9 +287,8 @@ def _play(cache_root: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def warm_cache(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A copy of the compile cache holding the games' functions, and what the games print."""
-    exec(compile(_PLAY_A_FEW_GAMES, "<games>", "exec"), {})  # fills the cache, if needed
     root = tmp_path_factory.mktemp("warm")
-    shutil.copytree(jit.CACHE_DIR, root / Path(jit.CACHE_DIR).name)
+    _play(root)  # fills the cache
     played = _play(root)
     assert played.returncode == 0 and played.stderr == "", played.stderr
     return root, played.stdout
@@ -304,8 +304,8 @@ def test_games_play_on_a_damaged_cache(
     warm, games = warm_cache
     root = tmp_path / "cache"
     shutil.copytree(warm, root)
-    # This checkout's entries (a cache may also hold those of other copies of the same source).
-    folder = jit._Locator.get_suitable_cache_subpath(jit.__file__)
+    # The entries of the engine's own package folder.
+    folder = jit.cache_subpath("uno_env.rng", jit.__file__)
     damaged = []
     for pattern in _DAMAGED_ENTRIES:
         (path,) = root.glob(f"*/{folder}/{pattern}")
@@ -362,7 +362,7 @@ def test_a_stray_file_where_a_source_folder_cache_belongs(
 ) -> None:
     monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
     source = inspect.getfile(uniform_legal_actions)
-    folder = tmp_path / jit._Locator.get_suitable_cache_subpath(source)
+    folder = tmp_path / jit.cache_subpath(uniform_legal_actions.__module__, source)
     folder.write_bytes(b"stray")
     locator = jit._Locator.from_function(uniform_legal_actions, source)
     assert locator is not None and locator.get_cache_path() == str(folder)
@@ -433,3 +433,23 @@ def test_every_compiled_module_is_under_a_cache_key() -> None:
                 assert (root / "agents" / "search_base.py") in reached
         else:
             assert path.resolve() in digest_sources, path
+
+
+def test_the_shipped_machine_code_plays_the_same_games(
+    warm_cache: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A fresh cache on a machine the wheel's code suits loads the shipped code, compiles
+    nothing (no entry is saved) and plays what the locally compiled code plays."""
+    if jit.precompiled() is None:
+        pytest.skip("no shipped machine code suits this machine")  # tested where it does
+    _, games = warm_cache
+    root = tmp_path / "fresh"
+    played = subprocess.run(
+        [sys.executable, "-c", _PLAY_A_FEW_GAMES],
+        env={**os.environ, "UNO_LAB_CACHE_DIR": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert (played.returncode, played.stderr, played.stdout) == (0, "", games)
+    assert not list(root.rglob("*.nbi")), "nothing was compiled"

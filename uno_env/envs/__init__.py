@@ -21,20 +21,24 @@ See ``docs/envs.md``.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from uno_env.envs.rewards import (
-    POINTS_PER_UNIT,
-    REWARD_SCHEMES,
-    RewardFn,
-    place_rewards,
-    points_rewards,
-    resolve_reward,
-    win_loss_rewards,
-)
-from uno_env.envs.seeding import base_key, episode_words
-from uno_env.envs.spaces import action_space, observation_space
-from uno_env.observation import field_bounds, observation_bounds
+if TYPE_CHECKING:
+    from uno_env.envs.gym_env import UnoGymEnv
+    from uno_env.envs.pettingzoo_env import env, raw_env
+    from uno_env.envs.rewards import (
+        POINTS_PER_UNIT,
+        REWARD_SCHEMES,
+        RewardFn,
+        place_rewards,
+        points_rewards,
+        resolve_reward,
+        win_loss_rewards,
+    )
+    from uno_env.envs.seeding import base_key, episode_words
+    from uno_env.envs.spaces import action_space, observation_space
+    from uno_env.envs.vec_env import UnoVecEnv
+    from uno_env.observation import field_bounds, observation_bounds
 
 __all__ = [
     "POINTS_PER_UNIT",
@@ -56,8 +60,23 @@ __all__ = [
     "win_loss_rewards",
 ]
 
-# The env classes import gymnasium, pettingzoo and stable-baselines3: loaded on first use.
+# Every name is loaded on first use: the env classes import gymnasium, pettingzoo and
+# stable-baselines3, and the rest the compiled engine, none of which the Gymnasium
+# registration (uno_env.envs.registration, run by ``import uno_env``) needs.
 _LAZY = {
+    "POINTS_PER_UNIT": "uno_env.envs.rewards",
+    "REWARD_SCHEMES": "uno_env.envs.rewards",
+    "RewardFn": "uno_env.envs.rewards",
+    "place_rewards": "uno_env.envs.rewards",
+    "points_rewards": "uno_env.envs.rewards",
+    "resolve_reward": "uno_env.envs.rewards",
+    "win_loss_rewards": "uno_env.envs.rewards",
+    "base_key": "uno_env.envs.seeding",
+    "episode_words": "uno_env.envs.seeding",
+    "action_space": "uno_env.envs.spaces",
+    "observation_space": "uno_env.envs.spaces",
+    "field_bounds": "uno_env.observation",
+    "observation_bounds": "uno_env.observation",
     "UnoGymEnv": "uno_env.envs.gym_env",
     "UnoVecEnv": "uno_env.envs.vec_env",
     "env": "uno_env.envs.pettingzoo_env",
@@ -66,6 +85,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    """Import a name from its module on first use."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'uno_env.envs' has no attribute {name!r}")
