@@ -50,6 +50,7 @@ from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
 
@@ -353,7 +354,8 @@ class PimcAgent(StateSearchAgent):
 
 
 def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy | str:
-    """The rollout policy named ``spec``: ``"fast"``, a bot name or an exported agent's path.
+    """The rollout policy named ``spec``: ``"fast"``, a bot name, a Python class
+    (``my_bots.py:MyBot``) or an exported agent's path.
 
     Args:
         spec: What to roll out with.
@@ -378,6 +380,8 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
             f"pimc: rollout policy {text!r} is a search agent; roll out with 'fast', a bot "
             "or an exported agent"
         )
+    if is_class_spec(text):  # before the path test: a file's class has slashes too
+        return make_class_agent(text, seed)
     path = Path(text)
     if path.suffix in (".safetensors", ".json") or "/" in text or "\\" in text or path.is_file():
         from unolab.agents.learned import load_policy  # torch only for learned rollouts
@@ -385,8 +389,8 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         return load_policy(text, rules=rules, seed=seed)
     raise ValueError(
         f"pimc: unknown rollout policy {text!r}; give {FAST_ROLLOUT!r} (compiled, the "
-        f"default), a bot name ({', '.join(PLAIN_BOTS)}) or the path of an exported agent "
-        "(a .safetensors file with its .json metadata beside it)"
+        f"default), a bot name ({', '.join(PLAIN_BOTS)}), {CLASS_FORMS} or the path of an "
+        "exported agent (a .safetensors file with its .json metadata beside it)"
     )
 
 

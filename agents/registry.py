@@ -10,6 +10,10 @@ A search's name may carry its options after a colon: its budget alone, in its ow
 (``pimc:2048`` rollouts per candidate action, ``ismcts:8192`` iterations per decision), or
 ``key=value`` pairs of its constructor (``pimc:rollouts=1024,prior_weight=0.1``). The
 agent's constructor checks each value, and the agent plays under the spec's name.
+
+A bot of the user's own is named by its class, ``path/to/file.py:ClassName`` or
+``package.module:ClassName`` (:mod:`unolab.agents.python_bots`); :func:`make_agent` builds it
+like any other.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from uno_env.policy import Policy, Seed
 from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
 from unolab.agents.search import PimcAgent, guided_pimc, strong_pimc
 
 __all__ = [
@@ -119,31 +124,42 @@ _NOT_OPTIONS = ("self", "seed", "rules")
 
 
 def is_agent_spec(spec: str) -> bool:
-    """Whether ``spec`` names a bot or a search (with or without options), not a file."""
+    """Whether ``spec`` names a bot, a search (with or without options) or a Python class
+    (``my_bots.py:MyBot``, by its form: nothing is imported), not an exported agent's file."""
     name, colon, _ = str(spec).partition(":")
-    return name in AGENT_NAMES and (not colon or name in _SEARCH)
+    if name in AGENT_NAMES:
+        return not colon or name in _SEARCH
+    return is_class_spec(spec)
 
 
 def make_agent(name: str, seed: Seed = None) -> Policy:
     """Build a bot or a search by name, a search's options included (``pimc:2048``).
 
     Args:
-        name: One of :data:`AGENT_NAMES`, a search with options after a colon.
+        name: One of :data:`AGENT_NAMES`, a search with options after a colon, or a Python
+            class (``my_bots.py:MyBot``, ``package.module:MyBot``; see
+            :mod:`unolab.agents.python_bots`).
         seed: Seed of the bot's random choices (the heuristic bots are deterministic and
-            ignore it; ``pimc`` seeds its determinizations with it).
+            ignore it; ``pimc`` seeds its determinizations with it; a class gets it as
+            ``seed=`` when its constructor takes one).
 
     Returns:
         A fresh :class:`~uno_env.policy.Policy`.
 
     Raises:
-        ValueError: for an unknown name (the message lists the valid names) or options the
-            agent does not take or refuses (naming the option and its bounds).
+        ValueError: for an unknown name (the message lists the valid names), options the
+            agent does not take or refuses (naming the option and its bounds), or a class
+            that cannot be built (one line saying why).
     """
     known = name.partition(":")[0] in AGENT_NAMES
+    if not known and is_class_spec(name):
+        return make_class_agent(name, seed)
     base, options = parse_agent_spec(name) if known else (name, {})
     build = _REGISTRY.get(base) or _SEARCH.get(base)
     if build is None:
-        raise ValueError(f"unknown bot {name!r}; valid names are: {', '.join(AGENT_NAMES)}")
+        raise ValueError(
+            f"unknown bot {name!r}; valid names are: {', '.join(AGENT_NAMES)}, or {CLASS_FORMS}"
+        )
     if not options:
         return build(seed)
     agent = build(seed, **options)

@@ -1,4 +1,4 @@
-"""Turning what a user types (a bot name or an exported agent's path) into policies.
+"""Turning what a user types (a bot name, a Python class or an exported agent's path) into policies.
 
 The envs, the play loop and the tournament runner take policy objects; resolving names and
 files is the job of their callers. This module is the one resolver they share:
@@ -24,6 +24,7 @@ import numpy as np
 
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
+from unolab.agents.python_bots import CLASS_FORMS, canonical_class_spec
 from unolab.agents.registry import AGENT_NAMES, is_agent_spec, make_agent
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
@@ -66,8 +67,8 @@ def _unknown(spec: str) -> ValueError:
     return ValueError(
         f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}; a search "
         "with its budget, e.g. pimc:2048 or ismcts:8192), a shipped agent "
-        f"({', '.join(shipped_agent_names())}) or the path of an exported agent (a "
-        ".safetensors file with its .json metadata beside it)"
+        f"({', '.join(shipped_agent_names())}), {CLASS_FORMS} or the path of an exported "
+        "agent (a .safetensors file with its .json metadata beside it)"
     )
 
 
@@ -90,6 +91,8 @@ def _not_an_agent(spec: str) -> ValueError:
         return ValueError(
             f"agent file {str(_agent_file(spec, '.json'))!r} does not exist; {_AGENT_FORMS}"
         )
+    if looks_like_path and spec.rpartition(":")[2].isidentifier():
+        return ValueError(f"agent {spec!r} is neither an exported agent nor {CLASS_FORMS}")
     if looks_like_path:
         return ValueError(f"agent file {spec!r} does not exist; {_AGENT_FORMS}")
     return _unknown(spec)
@@ -98,21 +101,26 @@ def _not_an_agent(spec: str) -> ValueError:
 def policy_factory(
     spec: str | Path, rules: Rules | str | Mapping[str, Any] | None = None
 ) -> PolicyFactory:
-    """A factory of fresh policies for a bot name or an exported agent's path.
+    """A factory of fresh policies for a bot name, a Python class or an exported agent's path.
 
     An exported agent is loaded (and checked) once, here, so a bad file fails now rather
-    than when the first game starts; the policies built share its network.
+    than when the first game starts; the policies built share its network. A class is
+    loaded and built once, here, for the same reason; the factory names it by an absolute
+    path, so it rebuilds the same class from any working folder.
 
     Args:
         spec: A name of :data:`unolab.agents.AGENT_NAMES` (bots and search agents; a
             search with its options, ``pimc:2048``), a shipped agent's name
-            (``ppo_official_2p``) or the path of an exported agent.
+            (``ppo_official_2p``), a Python class (``my_bots.py:MyBot`` or
+            ``package.module:MyBot``, :mod:`unolab.agents.python_bots`) or the path of an
+            exported agent.
         rules: The rules the agent will play (Rules, a preset name, a YAML path or a
             mapping); an exported agent must have been trained under them. Unused for bots.
 
     Raises:
         ValueError: naming ``spec`` when it is neither a bot name nor an existing exported
-            agent (the bots and the expected file forms are listed).
+            agent (the bots and the expected file forms are listed), or a class that cannot
+            be loaded or built (one line saying why).
         unolab.agents.learned.AgentFileError: (a ValueError) if the agent's files are malformed.
         unolab.agents.learned.CheckpointMismatchError: (a ValueError) if it was trained under other
             rules or another observation encoding.
@@ -130,7 +138,9 @@ def policy_factory(
         text = str(shipped)
     if is_agent_spec(text):
         make_agent(text, 0)  # a search's options are checked now, naming the bad one
-        return PolicyFactory(text, _BuildBot(text))
+        # A file's class by its absolute path: built again in another working folder (a
+        # worker process), it is the same class.
+        return PolicyFactory(text, _BuildBot(canonical_class_spec(text)))
     if is_agent_file(text):
         from unolab.agents.learned import load_policy  # torch only for learned agents
 
@@ -168,7 +178,8 @@ class _BuildLearned:
 def resolve_policy(
     spec: str | Path, rules: Rules | str | Mapping[str, Any] | None = None, seed: Seed = 0
 ) -> Policy:
-    """One policy for a bot name or an exported agent's path, built and seeded now.
+    """One policy for a bot name, a Python class or an exported agent's path, built and
+    seeded now (see :func:`policy_factory` for the forms of ``spec``).
 
     Raises:
         ValueError: as :func:`policy_factory` (an unknown name, a missing file, a malformed

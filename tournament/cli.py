@@ -53,7 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="run name (results in <output-dir>/<name>/)")
     p.add_argument("--format", choices=["round_robin", "gauntlet", "ab"])
     p.add_argument(
-        "--participants", nargs="+", metavar="P", help="bot names or agent paths (the field)"
+        "--participants",
+        nargs="+",
+        metavar="P",
+        help="bot names, Python classes (my_bots.py:MyBot) or agent paths (the field)",
     )
     p.add_argument("--candidate", help="gauntlet / ab: the player tested")
     p.add_argument("--incumbent", help="ab: the player the candidate replaces")

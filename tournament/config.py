@@ -2,8 +2,9 @@
 
 Every key is validated by :func:`uno_env.configuration.from_mapping`: an unknown key or a bad
 value raises :class:`~uno_env.configuration.ConfigError` naming it and what is allowed.
-A participant may be written as a plain string (a bot name, or the path of an exported
-agent) or as a mapping ``{name, bot | path, deterministic}``.
+A participant may be written as a plain string (a bot name, a Python class such as
+``my_bots.py:MyBot``, or the path of an exported agent) or as a mapping
+``{name, bot | path, deterministic}``.
 
 Example (``configs/tournament/bots_round_robin.yaml``)::
 
@@ -36,6 +37,12 @@ from uno_env.configuration import (
 )
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
+from unolab.agents.python_bots import (
+    CLASS_FORMS,
+    canonical_class_spec,
+    class_spec_name,
+    is_class_spec,
+)
 from unolab.agents.ray_backend import check_address
 from unolab.agents.registry import is_agent_spec, make_agent
 
@@ -99,11 +106,15 @@ it is analysed, where it is written."""
 
 @dataclass(frozen=True)
 class ParticipantSpec:
-    """One participant: a bot by name or an exported agent by path.
+    """One participant: a bot by name or class, or an exported agent by path.
 
     Attributes:
-        name: The name on the leaderboard (default: the bot name, or the file stem).
-        bot: A name of :data:`unolab.agents.AGENT_NAMES` (a bot or a search agent such as ``pimc``).
+        name: The name on the leaderboard (default: the bot name, the class name, or the
+            file stem).
+        bot: A name of :data:`unolab.agents.AGENT_NAMES` (a bot or a search agent such as
+            ``pimc``), or a Python class (``my_bots.py:MyBot``, ``package.module:MyBot``),
+            whose file is recorded by its absolute path so that the run's record rebuilds it
+            from any working folder.
         path: An exported agent (``.safetensors`` + ``.json``, loaded without pickle) or an
             SB3 ``.zip`` checkpoint (needs ``allow_pickle``: loading it runs code).
         deterministic: Learned agents play the argmax (True) or sample (False).
@@ -129,17 +140,21 @@ class ParticipantSpec:
         if self.bot is not None and not is_agent_spec(self.bot):
             raise ConfigError(
                 f"participant: unknown bot {self.bot!r}; bots are {list(AGENT_NAMES)} (a "
-                "search may carry its budget: pimc:2048)"
+                f"search may carry its budget: pimc:2048), or {CLASS_FORMS}"
             )
         if self.bot is not None and ":" in self.bot:
             try:
-                make_agent(self.bot, 0)  # a search's options: checked by its constructor
+                # A search's options are checked by its constructor; a class is loaded and
+                # built once, so that a bad one is named before any game.
+                make_agent(self.bot, 0)
             except ValueError as err:
                 raise ConfigError(f"participant: {err}") from None
+            object.__setattr__(self, "bot", canonical_class_spec(self.bot))
         if self.path is not None and Path(self.path).suffix not in _AGENT_SUFFIXES:
+            as_class = " (a Python class is a 'bot')" if is_class_spec(self.path) else ""
             raise ConfigError(
                 f"participant: {self.path!r} is not an agent file; expected .safetensors "
-                "(exported agent) or .zip (SB3 checkpoint, with allow_pickle)"
+                f"(exported agent) or .zip (SB3 checkpoint, with allow_pickle){as_class}"
             )
 
     @property
@@ -148,6 +163,8 @@ class ParticipantSpec:
         if self.name:
             return self.name
         if self.bot is not None:
+            if self.bot.partition(":")[0] not in AGENT_NAMES and is_class_spec(self.bot):
+                return class_spec_name(self.bot)
             return self.bot
         return Path(str(self.path)).stem
 
@@ -337,7 +354,7 @@ class TournamentConfig:
 
 
 def _participant_entry(value: Any) -> Any:
-    """A string participant becomes a mapping: a bot name, or the path of an agent."""
+    """A string participant becomes a mapping: a bot name or class, or the path of an agent."""
     if isinstance(value, str):
         return {"bot": value} if is_agent_spec(value) else {"path": value}
     return value

@@ -7,7 +7,9 @@ same config always gives the same games.
 
 Kinds of participant:
 
-* a bot by name (:func:`unolab.agents.make_agent`);
+* a bot by name (:func:`unolab.agents.make_agent`), or a Python class by its spec
+  (``my_bots.py:MyBot``, ``package.module:MyBot``: :mod:`unolab.agents.python_bots`), built
+  in each worker from the spec (a file by its absolute path);
 * an exported agent, ``.safetensors`` + ``.json`` (:func:`unolab.agents.learned.load_policy`):
   plain tensors and a JSON description, nothing is unpickled;
 * an SB3 ``.zip`` checkpoint (MaskablePPO or the lab's DQN), only with ``allow_pickle``:
@@ -141,7 +143,9 @@ def entrants_for(
     Args:
         config: The tournament.
         overrides: Factories that replace configured participants by name (tests use this
-            for faulty agents; a library user for agents that are not files).
+            for faulty agents; a library user for agents that are neither files nor
+            importable classes). The run records their names: a replay of their games says
+            it cannot rebuild them.
 
     Raises:
         ConfigError: for an override naming no participant, or a participant that cannot be

@@ -3,15 +3,18 @@ resumed run is the same tournament.
 
 ``<output_dir>/<name>/`` holds ``config.json`` (the config and its fingerprint),
 ``games.meta.json`` (how many deal sets the log's chunks hold), ``games.jsonl`` (the games,
-:mod:`unolab.tournament.results`) and the reports. The run holds the folder's lock while it
-plays; a resume with another config is refused, naming the keys that differ.
+:mod:`unolab.tournament.results`) and the reports. Both records list under ``overrides`` the
+participants whose seats a policy given in code took (``run_tournament(overrides=...)``): the
+config names only their placeholders, so a replay must not rebuild them from it. The run
+holds the folder's lock while it plays; a resume with another config is refused, naming the
+keys that differ.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -180,12 +183,33 @@ class RunFolder:
             )
         return data
 
-    def write(self, config: TournamentConfig, counts: set[int]) -> None:
+    def overridden(self, meta: Mapping[str, Any] | None) -> set[str]:
+        """The participants the log's earlier runs played with policies given in code.
+
+        Raises:
+            ConfigError: when the record holds something else than a list of names there.
+        """
+        if meta is None or "overrides" not in meta:
+            return set()
+        names = meta["overrides"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(
+                f"{self.meta}: 'overrides' must be a list of participant names, got "
+                f"{shown(names)}: restore or delete the file, or rerun with --fresh to "
+                "discard the games"
+            )
+        return set(names)
+
+    def write(
+        self, config: TournamentConfig, counts: set[int], overridden: Collection[str] = ()
+    ) -> None:
         """Record the config: ``games.meta.json`` (before any game) and ``config.json``.
 
         Args:
             config: The config of this run.
             counts: The deal-set counts of the runs that wrote the log, this one included.
+            overridden: The participants whose games policies given in code played (in
+                this run or an earlier one of the log).
 
         Raises:
             OSError: one line naming the file that cannot be written.
@@ -194,11 +218,13 @@ class RunFolder:
             "fingerprint": config.fingerprint(),
             "games_config": game_fields(config),
             "deal_set_counts": sorted(counts),
+            "overrides": sorted(overridden),
         }
         config_data = {
             "fingerprint": config.fingerprint(),
             "config": config.to_dict(),
             "games_config": meta["games_config"],
+            "overrides": meta["overrides"],
         }
         for path, data in ((self.meta, meta), (self.config, config_data)):
             write_file(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

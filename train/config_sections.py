@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from uno_env.configuration import ConfigError, check_float, check_int
 from unolab.agents import BOT_NAMES
+from unolab.agents.python_bots import CLASS_FORMS, is_class_spec
 from unolab.agents.resolve import is_agent_file
 from unolab.agents.shipped import shipped_agent_names
 from unolab.train.config_limits import (
@@ -33,19 +34,23 @@ __all__ = ["DQNParams", "EvalConfig", "OpponentMix", "PPOParams"]
 
 
 def _check_bots(where: str, names: Sequence[str]) -> None:
-    """Each name is a bot, a shipped agent or an exported agent's path (its rules are
-    checked when the run loads it, against the run's rules)."""
+    """Each name is a bot, a shipped agent, a Python class (``my_bots.py:MyBot``, loaded
+    when the run starts) or an exported agent's path (its rules are checked when the run
+    loads it, against the run's rules)."""
     shipped = shipped_agent_names()
     unknown = sorted(
         name
         for name in set(names)
-        if name not in BOT_NAMES and name not in shipped and not is_agent_file(name)
+        if name not in BOT_NAMES
+        and name not in shipped
+        and not is_agent_file(name)
+        and not (is_class_spec(name) and name.partition(":")[0] not in BOT_NAMES)
     )
     if unknown:
         raise ConfigError(
             f"{where}: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}, or give a shipped "
-            f"agent ({', '.join(shipped)}) or an exported agent's path (.safetensors with its "
-            ".json beside it)"
+            f"agent ({', '.join(shipped)}), {CLASS_FORMS} or an exported agent's path "
+            "(.safetensors with its .json beside it)"
         )
 
 

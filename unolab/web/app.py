@@ -56,7 +56,7 @@ def create_app(config: ServeConfig | None = None, catalogue: Catalogue | None = 
     batcher = AgentBatcher()
     games = Games(config)
     store = GameStore(config.games_dir)
-    runs = RunFinder(config.runs_dir, config.agents_dir)
+    runs = RunFinder(config.runs_dir, config.agents_dir, trusted_code=config.trusted_code)
     # The API is described at /openapi.json only: the /docs and /redoc pages load their
     # scripts from a CDN, which the page's content security policy (self only) forbids.
     app = FastAPI(

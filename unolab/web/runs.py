@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import PRESETS, Rules
 from unolab.agents import AGENT_NAMES
+from unolab.agents.python_bots import canonical_class_spec, class_spec_name, is_class_spec
 from unolab.tournament.config import TournamentConfig, load_config, normalise
 from unolab.tournament.design import deal_keys
 from unolab.tournament.participants import entrants_for
@@ -63,26 +65,43 @@ class RunFinder:
 
     A run folder is data, never code, whoever wrote it: its ``config.json`` may name
     only bots and exported agents (``.safetensors``, loaded without unpickling) that lie
-    in the run folder, among the shipped agents or in ``--agents-dir``; its rules may be a
-    preset, a mapping of switches or a YAML file inside the run folder. A stored
-    ``allow_pickle`` is ignored. Messages name files by run id, never by server path.
+    in the runs folder (the run's own folder or any other under it, such as a training
+    run's), among the shipped agents or in ``--agents-dir``; its rules may be a preset, a
+    mapping of switches or a YAML file inside the run folder. A stored ``allow_pickle`` is
+    ignored. A participant that is a Python class (``my_bots.py:MyBot``) is code: it is
+    rebuilt only when its file or module is one the server was told to trust
+    (``--trust-code``). A seat that a policy given in code took (the run's ``overrides``)
+    cannot be rebuilt: its games are refused, naming the seat. Messages name files by run
+    id, never by server path.
 
     Args:
         folder: The runs folder of ``serve --runs-dir``.
         agents_dir: The folder of ``serve --agents-dir`` (its agents may play in a replay).
         shipped_dir: The shipped agents (default: ``agents/pretrained``).
+        trusted_code: The Python files (by path) and modules (by name, a package covering
+            its modules) whose classes may play in a replay (``serve --trust-code``).
     """
 
     def __init__(
-        self, folder: Path, agents_dir: Path | None = None, shipped_dir: Path | None = None
+        self,
+        folder: Path,
+        agents_dir: Path | None = None,
+        shipped_dir: Path | None = None,
+        trusted_code: Sequence[str] = (),
     ) -> None:
         if shipped_dir is None:
             from unolab.agents.shipped import SHIPPED_DIR
 
             shipped_dir = SHIPPED_DIR
         self.folder = Path(folder)
-        self.agent_roots = [Path(shipped_dir)] + ([Path(agents_dir)] if agents_dir else [])
-        self._labels = [(Path(shipped_dir), "agents/pretrained")]
+        self.agent_roots = [self.folder, Path(shipped_dir)] + (
+            [Path(agents_dir)] if agents_dir else []
+        )
+        self.trusted_code = tuple(trusted_code)
+        self._labels = [
+            (Path(shipped_dir), "agents/pretrained"),
+            (self.folder.absolute(), "--runs-dir"),  # absolute: "runs" is also a word
+        ]
         if agents_dir is not None:
             self._labels.append((Path(agents_dir), "--agents-dir"))
 
@@ -141,7 +160,8 @@ class RunFinder:
             raise Invalid(self._scrub(str(err), folder, run_id)) from None
 
     def _replay(self, folder: Path, run_id: str, record: GameRecord, index: int) -> dict[str, Any]:
-        config = self._config(folder, run_id)
+        where = f"run {run_id}, game {index}"
+        config = self._config(folder, run_id, where, record.seats)
         try:
             entrants = entrants_for(config)
         except (ValueError, TypeError, OSError, RecursionError) as err:
@@ -170,7 +190,6 @@ class RunFinder:
                 advisors[seat] = probs
         names = [f"seat {s}: {schedule.names[p]}" for s, p in enumerate(seated)]
         labels: list[str | None] = [schedule.names[p] for p in seated]
-        where = f"run {run_id}, game {index}"
         frames = build_frames(rules, first, [actions], names, labels, advisors, where=where)
         counts = [seat["count"] for seat in frames[-1]["table"]["seats"]]
         matches = len(actions) == record.turns and counts == list(record.cards_left)
@@ -183,12 +202,20 @@ class RunFinder:
             "matches_log": matches,
         }
 
-    def _config(self, folder: Path, run_id: str) -> TournamentConfig:
+    def _config(
+        self, folder: Path, run_id: str, where: str, seats: Sequence[str]
+    ) -> TournamentConfig:
         """The run's tournament config, made safe to rebuild (see the class docstring).
 
+        Args:
+            folder: The run folder.
+            run_id: Its id.
+            where: The game replayed, for messages (``run x, game 3``).
+            seats: The participant in each seat of that game, for messages.
+
         Raises:
-            Invalid: for a config that cannot be read or rebuilt, or that names what a
-                replay may not load.
+            Invalid: for a config that cannot be read or rebuilt, that names what a replay
+                may not load, or for a game in which a seat cannot be rebuilt.
         """
         stored = read_json(folder / "config.json", "run config", f"{run_id}/config.json")
         raw = stored.get("config") if isinstance(stored, dict) else None
@@ -197,17 +224,30 @@ class RunFinder:
                 f"run {run_id}: config.json holds no 'config' mapping; it is not the config "
                 "of a tournament run"
             )
+        overridden = stored.get("overrides", [])
+        if not isinstance(overridden, list) or not all(isinstance(n, str) for n in overridden):
+            raise Invalid(
+                f"run {run_id}: config.json: 'overrides' must be a list of participant names"
+            )
+        for seat, name in enumerate(seats):
+            if name in overridden:
+                raise Invalid(
+                    f"{where} cannot be shown: seat {seat} ({name!r}) was played by a policy "
+                    "given in code (run_tournament overrides), which the run cannot rebuild "
+                    "(its config names only the seat's placeholder); to replay such games, "
+                    "enter the bot as a class (my_bots.py:MyBot) among the participants"
+                )
         data = normalise(raw)
         for key in _NOT_REPLAYED:
             data.pop(key, None)
         data["allow_pickle"] = False  # whatever the file says: a replay never unpickles
         for key in ("candidate", "incumbent"):
-            data[key] = self._participant(data.get(key), folder, run_id)
+            data[key] = self._participant(data.get(key), folder, run_id, where, seats)
             if data[key] is None:
                 del data[key]
         if isinstance(data.get("participants"), list):
             data["participants"] = [
-                self._participant(p, folder, run_id) for p in data["participants"]
+                self._participant(p, folder, run_id, where, seats) for p in data["participants"]
             ]
         if "rules" in data:
             data["rules"] = self._rules(data["rules"], folder, run_id, 0)
@@ -216,15 +256,20 @@ class RunFinder:
         except (ValueError, TypeError, RecursionError) as err:
             raise Invalid(f"run {run_id}: config.json: {err}") from None
 
-    def _participant(self, entry: Any, folder: Path, run_id: str) -> Any:
+    def _participant(
+        self, entry: Any, folder: Path, run_id: str, where: str, seats: Sequence[str]
+    ) -> Any:
         """A participant entry with its agent file checked and made absolute.
 
         Bots and malformed entries pass unchanged (the config check names them).
 
         Raises:
-            Invalid: for an SB3 ``.zip``, or an agent file outside the run folder, the
-                shipped agents and ``--agents-dir``.
+            Invalid: for an SB3 ``.zip``, an agent file outside the runs folder, the
+                shipped agents and ``--agents-dir``, or a Python class the server was not
+                told to trust.
         """
+        if isinstance(entry, dict) and isinstance(entry.get("bot"), str):
+            return self._python_bot(entry, folder, where, seats)
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             return entry
         path = Path(entry["path"])
@@ -244,25 +289,75 @@ class RunFinder:
             bot_hint = "" if path.suffix else f" (nor is it a bot: {', '.join(AGENT_NAMES)})"
             raise Invalid(
                 f"run {run_id}: participant {name!r}: its agent {path.name!r} is not in the "
-                f"run folder, the shipped agents or --agents-dir{bot_hint}; copy its "
-                ".safetensors and .json into the run folder (or serve with --agents-dir "
+                f"runs folder, the shipped agents or --agents-dir{bot_hint}; copy its "
+                ".safetensors and .json into the runs folder (or serve with --agents-dir "
                 "naming their folder)"
             )
         # The name stays the one the games were logged under, even if links lead elsewhere.
         return {**entry, "name": name, "path": str(found)}
 
+    def _python_bot(
+        self, entry: dict[str, Any], folder: Path, where: str, seats: Sequence[str]
+    ) -> dict[str, Any]:
+        """A participant that names a bot: a Python class only if its code is trusted.
+
+        A relative file is taken in the run folder (a tournament records an absolute path).
+
+        Raises:
+            Invalid: for a class whose file or module the server was not told to trust,
+                naming the seat it takes in the game (or the participant, when it sits out).
+        """
+        spec = entry["bot"]
+        if spec.partition(":")[0] in AGENT_NAMES or not is_class_spec(spec):
+            return entry  # a bot, a search, or a malformed name the config check names
+        source = spec.rpartition(":")[0]
+        if source.lower().endswith(".py") and not Path(source).expanduser().is_absolute():
+            spec = f"{folder / source}:{class_spec_name(spec)}"
+        spec = canonical_class_spec(spec)
+        if self._trusts(spec):
+            return {**entry, "bot": spec}
+        given = entry.get("name")
+        name = given if isinstance(given, str) and given else class_spec_name(spec)
+        shown_source = Path(source).name if source.lower().endswith(".py") else source
+        who = (
+            f"seat {list(seats).index(name)} ({name!r})"
+            if name in seats
+            else f"participant {name!r}"
+        )
+        kind = "file" if source.lower().endswith(".py") else "module"
+        raise Invalid(
+            f"{where} cannot be shown: {who} is the Python class "
+            f"{shown_source}:{class_spec_name(spec)}, code that this server does not run "
+            f"unless told to (a run folder is data): serve with --trust-code naming its "
+            f"{kind} to replay this run's games"
+        )
+
+    def _trusts(self, spec: str) -> bool:
+        """Whether the class ``spec`` (canonical) lies in a file or module trusted here."""
+        source = spec.rpartition(":")[0]
+        for trusted in self.trusted_code:
+            if trusted.lower().endswith(".py"):
+                if source.lower().endswith(".py") and _same_file(Path(source), Path(trusted)):
+                    return True
+            elif source == trusted or source.startswith(trusted + "."):
+                return True
+        return False
+
     def _agent_file(self, path: Path, folder: Path) -> Path | None:
         """The weights of an exported agent named by a run, if both of its files are regular
-        files inside the run folder or an agents folder of this server; else ``None``.
+        files inside the runs folder or an agents folder of this server; else ``None``.
 
-        A relative path is looked for in the run folder, then (as a tournament started
-        from the project root wrote it, ``agents/pretrained/...``) in the working folder.
+        A relative path is looked for in the run folder, then as a tournament started in
+        the runs folder or in the folder above it wrote it (``runs/ppo/agent.safetensors``),
+        then (as a tournament started from the project root wrote it,
+        ``agents/pretrained/...``) in the working folder.
         """
         try:
             base = path.with_suffix("") if path.suffix in _AGENT_SUFFIXES else path
             if not base.name:
                 return None
-            bases = [base] if path.is_absolute() else [folder / base, Path.cwd() / base]
+            above = [self.folder / base, self.folder.absolute().parent / base]
+            bases = [base] if path.is_absolute() else [folder / base, *above, Path.cwd() / base]
         except (OSError, ValueError):  # an empty name, a working folder that is gone
             return None
         roots = [folder, *self.agent_roots]
@@ -330,6 +425,14 @@ class RunFinder:
             if str(root) not in (".", "/"):
                 message = message.replace(str(root), label)
         return one_line(_ABSOLUTE.sub("", message), 600)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (links followed); never raises."""
+    try:
+        return a.expanduser().resolve() == b.expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):  # a link loop, a NUL in the name
+        return False
 
 
 def _parse_log(raw: bytes, where: str) -> list[GameRecord]:

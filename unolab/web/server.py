@@ -100,6 +100,15 @@ def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
         "be addressed to, e.g. the machine's DNS name; repeat for more",
     )
     parser.add_argument(
+        "--trust-code",
+        action="append",
+        default=[],
+        metavar="FILE_OR_MODULE",
+        help="a Python file (my_bots.py) or module whose bot classes may run here, to replay "
+        "the tournament games they played (the server runs no other code a run folder "
+        "names); repeat for more",
+    )
+    parser.add_argument(
         "--max-body-bytes",
         type=int,
         default=defaults.max_body_bytes,
@@ -129,6 +138,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
         idle_minutes=args.idle_minutes,
         max_games_per_client=args.max_games_per_client,
         allowed_hosts=tuple(args.allowed_host),
+        trusted_code=tuple(args.trust_code),
     )
     import uvicorn
 

@@ -47,6 +47,9 @@ class ServeConfig:
         allowed_hosts: Host names (besides this machine's) that requests may be addressed
             to; the server answers any other ``Host`` header with HTTP 400, so a web page
             of another site cannot read it through DNS rebinding.
+        trusted_code: Python files (``my_bots.py``, kept by absolute path) and modules
+            (``my_package.bots``; a package covers its modules) whose bot classes a
+            tournament replay may run; the server runs no other code a run folder names.
     """
 
     host: str = "127.0.0.1"
@@ -59,6 +62,7 @@ class ServeConfig:
     idle_minutes: int = 120
     max_games_per_client: int = 50
     allowed_hosts: tuple[str, ...] = ()
+    trusted_code: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_int("port", self.port, 1, 65535, "a TCP port")
@@ -81,6 +85,7 @@ class ServeConfig:
             )
         if Path(self.games_dir).exists() and not Path(self.games_dir).is_dir():
             raise ValueError(f"--games-dir {self.games_dir}: exists and is not a folder")
+        object.__setattr__(self, "trusted_code", tuple(_trusted(c) for c in self.trusted_code))
 
     @property
     def is_local(self) -> bool:
@@ -114,6 +119,22 @@ class ServeConfig:
         if host in trusted:
             return True
         return self.binds_all and _is_ip(host)
+
+
+def _trusted(code: str) -> str:
+    """A ``--trust-code`` value checked: an existing ``.py`` file (made absolute) or a
+    module's dotted name."""
+    if code.lower().endswith(".py"):
+        path = Path(code).expanduser()
+        if not path.is_file():
+            raise ValueError(f"--trust-code {code}: no such Python file")
+        return str(path.resolve())
+    if not code or not all(part.isidentifier() for part in code.split(".")):
+        raise ValueError(
+            f"--trust-code {code!r}: give a Python file (my_bots.py) or a module's name "
+            "(my_package.bots)"
+        )
+    return code
 
 
 def host_of(header: str | None) -> str | None:
