@@ -28,7 +28,10 @@ browser:
 		echo "make: the browser test needs chromium and chromedriver (Debian: sudo apt-get install chromium chromium-driver)"; \
 	fi
 
+# warmup first: the engine's machine code is shipped for common machines, and compiled once
+# (with a progress line) where it is not.
 run: $(STAMP)
+	$(PY) -m unolab warmup
 	$(PY) -m unolab.main_job
 
 lint: $(STAMP)

@@ -62,6 +62,8 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be a whole number >= 0, got {args.seed}")
     seed = random_seed() if args.seed is None else args.seed
+    # At once, before the agents load (a network brings torch with it: seconds).
+    print(f"Setting the table: you against {', '.join(opponents)}...", flush=True)
     policies = []
     for i, spec in enumerate(opponents):
         try:
