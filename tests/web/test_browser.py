@@ -1,5 +1,6 @@
 """The table in a real browser (headless Chromium through Selenium): play hands, reload,
-replay, the phone layout, the Lab tab; the browser's console stays free of errors.
+replay, the phone layout, the Lab tab, the first start while the engine compiles; the
+browser's console stays free of errors.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` (``make browser`` installs them). On a
 user's machine without them the test skips; in CI (``UNO_LAB_CI=1``) it fails instead.
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 from conftest import make_config
 from support.optional import require, require_program
+from support.warmup import PARTS, FakeWarmup
 
 require("selenium", "the browser test drives Chromium with Selenium (pip install -e .[dev])")
 require("uvicorn", "the browser test serves the table (pip install -e .[web])")
@@ -33,7 +35,9 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
+from unolab.warmup import WarmupStatus  # noqa: E402
 from unolab.web.app import create_app  # noqa: E402
+from unolab.web.warming import start_warmup  # noqa: E402
 
 WHY = "the browser test needs Chromium and its driver (make browser installs them)"
 SCREENSHOTS_TO = "UNO_LAB_SCREENSHOTS"
@@ -48,11 +52,15 @@ def _free_port() -> int:
         return port
 
 
-def _serve(root: Path) -> Iterator[str]:
-    """The table over the folders under ``root``, served by uvicorn in a thread."""
+def _serve(root: Path, warmup: WarmupStatus | None = None) -> Iterator[str]:
+    """The table over the folders under ``root``, served by uvicorn in a thread (with the
+    engine's ``warmup`` running, if given)."""
     port = _free_port()
     config = uvicorn.Config(
-        create_app(make_config(root)), host="127.0.0.1", port=port, log_level="warning"
+        create_app(make_config(root), warmup=warmup),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
     )
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
@@ -490,3 +498,61 @@ def test_the_lab_says_when_there_are_no_runs(tmp_path: Path, browser: Any) -> No
         browser.find_element(By.ID, "tab-lab").click()
         WebDriverWait(browser, 30).until(lambda d: _visible(d, "#lab-empty"))
         assert "No runs yet" in _text(browser, "#lab-empty")
+
+
+def test_the_page_shows_the_engine_compiling_and_deals_when_it_is_ready(
+    tmp_path: Path, browser: Any, shots: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeWarmup()
+    fake.install(monkeypatch)
+    status = start_warmup(lambda line: None)
+    for url in _serve(tmp_path, status):
+        _load(browser, url)  # the page and the game's settings load while it compiles
+        assert _visible(browser, "#warmup")
+        banner = _text(browser, "#warmup")
+        assert banner.startswith("Preparing the game engine (first start of this install"), banner
+        assert f"step 1 of 3: {PARTS[0]}" in banner and "of about 150 s" in banner
+        start = browser.find_element(By.ID, "start")
+        assert start.is_enabled() and start.text == "Deal"
+        browser.save_screenshot(str(shots / "warmup.png"))
+        fake.step()
+        WebDriverWait(browser, 10).until(
+            lambda d: f"step 2 of 3: {PARTS[1]}" in _text(d, "#warmup")
+        )
+        # A Deal clicked now waits in the page (the server would refuse it) ...
+        browser.find_element(By.ID, "seed").send_keys("7")
+        start.click()
+        assert not start.is_enabled() and "when the engine is ready" in start.text
+        assert "dealt as soon as it is ready" in _text(browser, "#warmup")
+        browser.save_screenshot(str(shots / "warmup_deal_waits.png"))
+        assert not _visible(browser, "#table-view")
+        fake.step(2)
+        # ... and is dealt as soon as the engine is: the banner goes, the table comes.
+        WebDriverWait(browser, 10).until(lambda d: _visible(d, "#table-view"))
+        _idle(browser)
+        assert not _visible(browser, "#warmup")
+        assert not _visible(browser, "#error-box"), _text(browser, "#error")
+        browser.find_element(By.ID, "new-game").click()
+        dialog = browser.find_element(By.ID, "confirm")
+        if dialog.get_attribute("open") is not None:
+            browser.find_element(By.ID, "confirm-yes").click()
+        WebDriverWait(browser, 10).until(lambda d: _visible(d, "#setup"))
+        start = browser.find_element(By.ID, "start")
+        assert start.is_enabled() and start.text == "Deal"
+
+
+def test_the_page_shows_a_failed_compile_in_one_line(
+    tmp_path: Path, browser: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeWarmup(fail=PARTS[2])
+    fake.install(monkeypatch)
+    status = start_warmup(lambda line: None)
+    for url in _serve(tmp_path, status):
+        _load(browser, url)
+        fake.step(3)
+        WebDriverWait(browser, 10).until(lambda d: "could not be compiled" in _text(d, "#warmup"))
+        assert f"compiling {PARTS[2]} failed: MemoryError: out of memory" in _text(
+            browser, "#warmup"
+        )
+        assert len(_text(browser, "#warmup").splitlines()) == 1
+        assert browser.find_element(By.ID, "start").is_enabled()

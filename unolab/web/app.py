@@ -4,8 +4,10 @@ Every refusal is a 4xx with ``{"detail": "<one line>"}`` and changes nothing: a 
 addressed to a host name this server does not answer to (400), unknown ids (404), moves
 that do not fit the moment (409: stale, repeated, out of turn, finished game), malformed or
 illegal moves, bad settings and files that are not games (422), bodies over the size limit
-(413) and more games than the caps (429). A failure of the server itself is a 500 with a
-one-line ``detail`` too (no traceback, no path). Every answer carries the security headers
+(413) and more games than the caps (429). On the first start of an install a request that
+runs the engine while it still compiles gets a 503 of the same form
+(:mod:`unolab.web.warming`). A failure of the server itself is a 500 with a one-line
+``detail`` too (no traceback, no path). Every answer carries the security headers
 of :data:`SECURITY_HEADERS`. The API is described at ``/openapi.json`` and in
 ``docs/web.md``.
 """
@@ -19,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from unolab.warmup import WarmupStatus
 from unolab.web.batching import AgentBatcher
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import ApiError
@@ -30,6 +33,7 @@ from unolab.web.replay_routes import add_replay_routes, add_run_routes
 from unolab.web.runs import RunFinder
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore
+from unolab.web.warming import ready_status
 
 __all__ = ["SECURITY_HEADERS", "Guard", "create_app"]
 
@@ -41,12 +45,20 @@ INTERNAL_ERROR = (
 )
 
 
-def create_app(config: ServeConfig | None = None, catalogue: Catalogue | None = None) -> Guard:
+def create_app(
+    config: ServeConfig | None = None,
+    catalogue: Catalogue | None = None,
+    warmup: WarmupStatus | None = None,
+) -> Guard:
     """The ASGI app of the browser table.
 
     Args:
         config: The server's options (defaults: :class:`ServeConfig`).
         catalogue: The agents on offer (default: built from ``config.agents_dir``).
+        warmup: The engine's warm-up running in the background
+            (:func:`unolab.web.warming.start_warmup`), which ``GET /api/warmup`` reports
+            and the routes that run the engine refuse with a 503 until it ends; none: the
+            engine is ready.
 
     Returns:
         The app, with the :class:`Guard` (host check, headers, body limit) in front of it.
@@ -68,10 +80,11 @@ def create_app(config: ServeConfig | None = None, catalogue: Catalogue | None = 
     )
     app.state.batcher = batcher
     app.state.games = games
+    app.state.warmup = warmup if warmup is not None else ready_status()
 
     @app.exception_handler(ApiError)
     async def refused(request: Request, err: ApiError) -> JSONResponse:
-        return JSONResponse({"detail": str(err)}, status_code=err.status)
+        return JSONResponse({"detail": str(err)}, status_code=err.status, headers=dict(err.headers))
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, err: RequestValidationError) -> JSONResponse:
@@ -98,6 +111,13 @@ def create_app(config: ServeConfig | None = None, catalogue: Catalogue | None = 
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/warmup")
+    def warmup_state() -> dict[str, object]:
+        """Whether the engine is ready; while it compiles (the first start of an install),
+        the parts done, what compiles now, the seconds spent and about how many in all."""
+        status: WarmupStatus = app.state.warmup
+        return status.as_dict()
 
     add_game_routes(app, config, catalogue, batcher, games, store)
     add_replay_routes(app, catalogue, store)

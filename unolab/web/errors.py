@@ -1,8 +1,12 @@
-"""The errors the API answers with a 4xx status and a one-line message."""
+"""The errors the API answers with a 4xx status (503 while the engine compiles) and a one-line
+message."""
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "Busy", "Conflict", "Invalid", "NotFound"]
+from collections.abc import Mapping
+from typing import ClassVar
+
+__all__ = ["ApiError", "Busy", "Conflict", "Invalid", "NotFound", "NotReady"]
 
 
 class ApiError(Exception):
@@ -10,9 +14,11 @@ class ApiError(Exception):
 
     Attributes:
         status: The HTTP status.
+        headers: Headers the answer carries besides the usual ones.
     """
 
     status = 400
+    headers: ClassVar[Mapping[str, str]] = {}
 
 
 class NotFound(ApiError):
@@ -37,3 +43,10 @@ class Busy(ApiError):
     """The cap on games held at once is reached (429)."""
 
     status = 429
+
+
+class NotReady(ApiError):
+    """The engine is still compiling on the first start of an install (503); try again."""
+
+    status = 503
+    headers: ClassVar[Mapping[str, str]] = {"Retry-After": "2"}

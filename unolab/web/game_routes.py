@@ -28,6 +28,7 @@ from unolab.web.held_games import Games
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.table import WebGame
+from unolab.web.warming import NEEDS_ENGINE
 
 __all__ = ["Move", "NewGame", "NextHand", "add_game_routes"]
 
@@ -147,7 +148,7 @@ def add_game_routes(
             },
         }
 
-    @app.post("/api/games", status_code=201)
+    @app.post("/api/games", status_code=201, dependencies=[NEEDS_ENGINE])
     def new_game(settings: NewGame, request: Request) -> dict[str, Any]:
         """Deal a new match: you in seat 0, the chosen agents in seats 1.. (in order)."""
         rules = _rules_for(settings)
@@ -208,7 +209,7 @@ def add_game_routes(
             _saved(game)
             return game.view(min(log_from, len(game.log)), events_after)
 
-    @app.post("/api/games/{game_id}/moves")
+    @app.post("/api/games/{game_id}/moves", dependencies=[NEEDS_ENGINE])
     def move(game_id: str, body: Move) -> dict[str, Any]:
         """Your move; the agents then play until it is your turn or the hand is over.
 
@@ -223,7 +224,7 @@ def add_game_routes(
             _saved(game)
             return game.view(start, seq)
 
-    @app.post("/api/games/{game_id}/next-hand")
+    @app.post("/api/games/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
     def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
         """Deal the next hand of the match (after a hand ended short of the target score)."""
         game = games.get(game_id)

@@ -13,6 +13,7 @@ from unolab.web.catalogue import Catalogue
 from unolab.web.replays import replay_saved, replay_upload
 from unolab.web.runs import RunFinder
 from unolab.web.store import GameStore
+from unolab.web.warming import NEEDS_ENGINE
 
 __all__ = ["add_replay_routes", "add_run_routes"]
 
@@ -31,12 +32,12 @@ def add_replay_routes(app: FastAPI, catalogue: Catalogue, store: GameStore) -> N
         """The saved web games, newest first."""
         return store.listing()
 
-    @app.get("/api/replays/{game_id}")
+    @app.get("/api/replays/{game_id}", dependencies=[NEEDS_ENGINE])
     def replay_game(game_id: str) -> dict[str, Any]:
         """A saved web game, frame by frame."""
         return replay_saved(catalogue, store, game_id)
 
-    @app.post("/api/replay-file")
+    @app.post("/api/replay-file", dependencies=[NEEDS_ENGINE])
     async def replay_file(request: Request) -> dict[str, Any]:
         """An uploaded record (the JSON of ``uno-lab play --record``), frame by frame."""
         body = await request.body()
@@ -80,7 +81,7 @@ def add_run_routes(app: FastAPI, runs: RunFinder) -> None:
             ],
         }
 
-    @app.get("/api/runs/replay")
+    @app.get("/api/runs/replay", dependencies=[NEEDS_ENGINE])
     def run_replay(
         run: str = Query(..., max_length=300), game: int = Query(..., ge=0)
     ) -> dict[str, Any]:

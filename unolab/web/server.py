@@ -1,5 +1,9 @@
 """``uno-lab serve``: the browser table on http://127.0.0.1:8000 (``--help`` for the options).
 
+The page loads at once even on the first start of an install, when the game engine still
+has to compile: that happens in the background while the page shows its progress
+(:mod:`unolab.web.warming`).
+
 It binds to 127.0.0.1 (this machine only) unless ``--host`` says otherwise: another address
 lets anyone who can reach it play on this server and read its saved games and tournament
 runs, so it is an explicit choice and a warning is printed. Requests must be addressed to
@@ -143,6 +147,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
     import uvicorn
 
     from unolab.web.app import create_app
+    from unolab.web.warming import start_warmup
 
     if not config.is_local:
         print(
@@ -154,6 +159,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
     if busy is not None:
         print(f"{prog}: {busy}; choose another with --port", file=sys.stderr)
         return 1
-    print(f"uno-lab table on http://{config.host}:{config.port}/ (Ctrl-C stops it)")
-    uvicorn.run(create_app(config), host=config.host, port=config.port, log_level="warning")
+    print(f"uno-lab table on http://{config.host}:{config.port}/ (Ctrl-C stops it)", flush=True)
+    # The page loads at once: an engine not compiled yet compiles behind it, and the page
+    # shows the progress instead of the first deal waiting minutes without a word.
+    warmup = start_warmup(lambda line: print(f"{prog}: {line}", file=sys.stderr, flush=True))
+    app = create_app(config, warmup=warmup)
+    uvicorn.run(app, host=config.host, port=config.port, log_level="warning")
     return 0

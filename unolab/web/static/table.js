@@ -432,6 +432,15 @@ async function setup() {
 }
 on("#setup-form", "submit", async (event) => {
   event.preventDefault();
+  if (!engineReady) {  // sent the moment it is ready (watchWarmup)
+    dealWhenReady = true;
+    renderDeal();
+    if (lastWarmup) showWarmup(lastWarmup);
+    return;
+  }
+  await deal();
+});
+async function deal() {
   const body = {
     preset: $("#preset").value,
     num_players: Number($("#num-players").value),
@@ -445,7 +454,65 @@ on("#setup-form", "submit", async (event) => {
   $("#setup-note").classList.add("hidden");
   attach(view, true, { ...view, last_cards: view.last_cards.map(() => null) });
   await showEvents(view);
-});
+}
+
+// ---- the engine's first compile ------------------------------------------------------
+
+// On the first start of an install the server compiles the game engine (minutes) while the
+// page is already in use: a banner says how far it is, and a Deal clicked meanwhile waits
+// here and is sent the moment the engine is ready (the server would refuse it before).
+let engineReady = false;
+let dealWhenReady = false;
+let lastWarmup = null;  // the server's last word on it
+const WARMUP_POLL_MS = 1000;
+function renderDeal() {
+  const waiting = dealWhenReady && !engineReady;
+  const button = $("#start");
+  button.disabled = waiting;
+  button.classList.toggle("waiting", waiting);
+  button.textContent = waiting ? "Dealing when the engine is ready\u2026" : "Deal";
+}
+function warmupWords(w) {
+  const total = w.total || "?";
+  const step = w.total ? Math.min(w.done + 1, w.total) : 1;
+  const elapsed = Math.round(w.elapsed_s);
+  const time = elapsed <= w.estimate_s ? `${elapsed} s of about ${w.estimate_s} s`
+    : `${elapsed} s (it usually takes about ${w.estimate_s} s)`;
+  const what = w.current ? `: ${w.current}` : "";
+  const then = dealWhenReady ? "Your game is dealt as soon as it is ready."
+    : "Choose your game meanwhile: Deal deals it as soon as the engine is ready.";
+  return `Preparing the game engine (first start of this install, done once): ${time} \u2014 step ${step} of ${total}${what}. ${then}`;
+}
+function showWarmup(w) {
+  lastWarmup = w;
+  const failed = Boolean(w.error);
+  $("#warmup").classList.toggle("hidden", Boolean(w.ready));
+  $("#warmup").classList.toggle("failed", failed);
+  $("#warmup-text").textContent = failed
+    ? `The game engine could not be compiled (${w.error}); games that need it may fail, and the server's terminal says more.`
+    : warmupWords(w);
+}
+async function watchWarmup() {
+  for (;;) {
+    let w = null;
+    try {
+      const response = await fetch("/api/warmup");
+      if (response.ok) w = await response.json();
+    } catch (_) {
+      w = null;  // the server is away: /api/options says so in the header; ask again later
+    }
+    if (w) {
+      showWarmup(w);
+      if (w.ready || w.error) break;  // after a failure, the parts that compiled still play
+    }
+    await sleep(w ? WARMUP_POLL_MS : 5 * WARMUP_POLL_MS);
+  }
+  engineReady = true;
+  const queued = dealWhenReady;
+  dealWhenReady = false;
+  renderDeal();
+  if (queued && !$("#setup").classList.contains("hidden")) await deal();
+}
 
 // ---- the table -----------------------------------------------------------------------
 
@@ -960,6 +1027,7 @@ window.addEventListener("hashchange", safely(async () => {
   if (game && location.hash === `#game=${game.id}`) return;
   if (/^#game=/.test(location.hash)) await resume();
 }));
+safely(watchWarmup)();
 safely(async () => {
   await setup();
   await resume();
