@@ -48,10 +48,11 @@ DOMAIN_ERRORS: tuple[type[Exception], ...] = (
 ``uno_env.files.FolderInUseError``, another run holding the folder, where that module was
 loaded: it is not imported here, so that ``uno-lab --help`` loads nothing of the engine)."""
 
-WARM_COMMANDS = frozenset({"play", "tournament", "train", "exploit", "sweep", "bench"})
+WARM_COMMANDS = frozenset({"tournament", "train", "exploit", "sweep", "bench"})
 """The commands that play games: before them, the engine is compiled if this install has
 not done so yet, with a line that says so and a progress display (:mod:`unolab.warmup`).
-``serve`` compiles behind its page instead (:mod:`unolab.web.warming`)."""
+``serve`` compiles behind its page instead (:mod:`unolab.web.warming`), and ``play`` once
+it knows its opponents (only the searches need their part)."""
 
 
 def _domain_errors() -> tuple[type[Exception], ...]:

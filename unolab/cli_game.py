@@ -76,6 +76,10 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
             if not isinstance(err, CheckpointMismatchError):
                 raise
             raise ValueError(f"{err}. {agent_mismatch_hint(spec, rules)}") from None
+    from unolab.warmup import GAME_PARTS, ensure_compiled
+
+    searches = any(getattr(policy, "needs_state", False) for policy in policies)
+    ensure_compiled(names=(*GAME_PARTS, "searches") if searches else GAME_PARTS)
     names = [
         Path(spec).stem
         if is_agent_file(spec)

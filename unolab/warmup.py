@@ -22,11 +22,13 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
 __all__ = [
+    "GAME_PARTS",
+    "PART_NAMES",
     "WARMUP_SECONDS",
     "WarmupStatus",
     "describe_cache",
@@ -36,11 +38,8 @@ __all__ = [
     "warmup_parts",
 ]
 
-WARMUP_SECONDS = 150
-"""About how long compiling everything takes on a 2-core machine, for the announcement."""
-
 _MARKER = "warm"
-"""The file, in the cache directory, that says every part compiled (holds their digests)."""
+"""The files, in the cache directory, that say a part compiled (each holds its digests)."""
 
 
 def _part_rules() -> None:
@@ -87,16 +86,37 @@ def _part_searches() -> None:
 class _Part:
     label: str
     run: Callable[[], None]
+    seconds: int  # about how long it compiles on a 2-core machine
 
 
-def warmup_parts() -> list[tuple[str, Callable[[], None]]]:
-    """What is compiled, in order: (what it is, the function that compiles it)."""
-    parts = [
-        _Part("the rules", _part_rules),
-        _Part("the observation encoder", _part_observation),
-        _Part("the searches", _part_searches),
-    ]
-    return [(part.label, part.run) for part in parts]
+_PARTS: dict[str, _Part] = {
+    "rules": _Part("the rules", _part_rules, 90),
+    "observation": _Part("the observation encoder", _part_observation, 10),
+    "searches": _Part("the searches", _part_searches, 50),
+}
+
+PART_NAMES: tuple[str, ...] = tuple(_PARTS)
+"""The parts a command may need compiled: ``rules``, ``observation``, ``searches``."""
+
+GAME_PARTS: tuple[str, ...] = ("rules", "observation")
+"""What a game between bots or networks needs (the searches are for ``pimc``, ``ismcts``)."""
+
+
+def warmup_parts(names: Sequence[str] = PART_NAMES) -> list[tuple[str, Callable[[], None]]]:
+    """What is compiled, in order: (what it is, the function that compiles it).
+
+    Args:
+        names: The parts wanted (see :data:`PART_NAMES`).
+    """
+    return [(_PARTS[name].label, _PARTS[name].run) for name in PART_NAMES if name in names]
+
+
+def _estimate(names: Sequence[str]) -> int:
+    return sum(_PARTS[name].seconds for name in PART_NAMES if name in names)
+
+
+WARMUP_SECONDS = _estimate(PART_NAMES)
+"""About how long compiling every part takes on a 2-core machine, for the announcements."""
 
 
 def _caller_digests() -> list[str]:
@@ -114,16 +134,24 @@ def _caller_digests() -> list[str]:
     return [digest or "" for digest in digests]
 
 
-def _marker_text() -> str:
-    """What the marker holds: the digests of the compiled sources, engine and searches."""
+def _marker(label: str) -> tuple[str, str]:
+    """The file that says a part compiled, and what it holds: the digests of its sources."""
     from uno_env import jit
 
-    text = "\n".join([os.path.basename(jit.CACHE_DIR), *_caller_digests()])
-    return hashlib.sha256(text.encode()).hexdigest()
+    sources = [os.path.basename(jit.CACHE_DIR)]
+    if label == _PARTS["searches"].label:
+        sources += _caller_digests()
+    name = hashlib.sha256(label.encode()).hexdigest()[:12]
+    text = hashlib.sha256("\n".join(sources).encode()).hexdigest()
+    return os.path.join(jit.CACHE_DIR, f"{_MARKER}-{name}"), text
 
 
-def is_warm() -> bool:
-    """Whether the compiled code of everything loads without compiling (shipped or cached)."""
+def is_warm(names: Sequence[str] = PART_NAMES) -> bool:
+    """Whether the compiled code of these parts loads without compiling (shipped or cached).
+
+    Args:
+        names: The parts (see :data:`PART_NAMES`; all by default).
+    """
     if os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return True
     from uno_env import jit
@@ -134,11 +162,15 @@ def is_warm() -> bool:
         for digest in _caller_digests()
     ):
         return True
-    try:
-        with open(os.path.join(jit.CACHE_DIR, _MARKER), encoding="utf-8") as file:
-            return file.read().strip() == _marker_text()
-    except (OSError, UnicodeDecodeError):
-        return False
+    for label, _ in warmup_parts(names):
+        path, text = _marker(label)
+        try:
+            with open(path, encoding="utf-8") as file:
+                if file.read().strip() != text:
+                    return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return True
 
 
 def describe_cache() -> str:
@@ -151,13 +183,11 @@ def describe_cache() -> str:
     return f"the compile cache in {jit.CACHE_DIR}"
 
 
-def _mark_warm() -> None:
-    from uno_env import jit
-
-    path = os.path.join(jit.CACHE_DIR, _MARKER)
+def _mark_warm(label: str) -> None:
+    path, text = _marker(label)
     try:
         with open(path + ".tmp", "w", encoding="utf-8") as file:
-            file.write(_marker_text() + "\n")
+            file.write(text + "\n")
         os.replace(path + ".tmp", path)
     except OSError:
         pass  # a cache that cannot be written costs the next start the check, nothing more
@@ -196,22 +226,24 @@ class WarmupStatus:
         }
 
 
-def warm_up(status: WarmupStatus | None = None) -> WarmupStatus:
-    """Compile (or load) every part, recording progress in ``status``, and mark the cache.
+def warm_up(status: WarmupStatus | None = None, names: Sequence[str] = PART_NAMES) -> WarmupStatus:
+    """Compile (or load) the parts, recording progress in ``status``, and mark the cache.
 
     Args:
         status: Updated as parts finish (a new one if not given).
+        names: The parts (see :data:`PART_NAMES`; all by default).
 
     Returns:
         The status, finished.
     """
     status = status if status is not None else WarmupStatus()
-    parts = warmup_parts()
+    parts = warmup_parts(names)
     status.total = len(parts)
     try:
         for label, run in parts:
             status.current = label
             run()
+            _mark_warm(label)
             status.done += 1
     except Exception as exc:  # reported by the caller in one line
         status.error = f"compiling {status.current} failed: {type(exc).__name__}: {exc}"
@@ -219,7 +251,6 @@ def warm_up(status: WarmupStatus | None = None) -> WarmupStatus:
     finally:
         status.current = ""
         status.finished = True
-    _mark_warm()
     return status
 
 
@@ -227,8 +258,10 @@ def _minutes(seconds: float) -> str:
     return f"about {round(seconds / 60)} minutes" if seconds >= 90 else f"about {seconds:.0f} s"
 
 
-def ensure_compiled(stream: TextIO | None = None, force: bool = False) -> bool:
-    """Compile everything before a command uses it, saying so, unless it is already there.
+def ensure_compiled(
+    stream: TextIO | None = None, force: bool = False, names: Sequence[str] = PART_NAMES
+) -> bool:
+    """Compile what a command needs before it starts, saying so, unless it is there already.
 
     In a terminal a spinner shows the part being compiled, the count and the seconds; in a
     log a line per part. Nothing is printed when the compiled code is shipped or cached.
@@ -236,21 +269,22 @@ def ensure_compiled(stream: TextIO | None = None, force: bool = False) -> bool:
     Args:
         stream: Where to report (standard error by default).
         force: Compile (or load) and report even when the cache says it is warm.
+        names: The parts the command needs (see :data:`PART_NAMES`; all by default).
 
     Returns:
         Whether anything had to be compiled.
     """
-    if not force and is_warm():
+    if not force and is_warm(names):
         return False
     stream = stream if stream is not None else sys.stderr
     print(
-        f"uno-lab: compiling the game engine once for this install: {_minutes(WARMUP_SECONDS)}"
+        f"uno-lab: compiling the game engine once for this install: {_minutes(_estimate(names))}"
         " (later starts take seconds)",
         file=stream,
         flush=True,
     )
     status = WarmupStatus()
-    worker = threading.Thread(target=_run_quietly, args=(status,), daemon=True)
+    worker = threading.Thread(target=_run_quietly, args=(status, names), daemon=True)
     worker.start()
     if stream.isatty():
         from rich.console import Console
@@ -281,6 +315,6 @@ def _progress_line(status: WarmupStatus) -> str:
     return f"compiling {status.current} ({step}/{status.total}), {elapsed:.0f} s"
 
 
-def _run_quietly(status: WarmupStatus) -> None:
+def _run_quietly(status: WarmupStatus, names: Sequence[str]) -> None:
     with contextlib.suppress(Exception):  # status.error holds it; the caller raises
-        warm_up(status)
+        warm_up(status, names)

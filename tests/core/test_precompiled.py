@@ -96,7 +96,7 @@ def test_a_cold_start_says_what_it_compiles_and_marks_the_cache(
     calls: list[str] = []
     monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(jit, "precompiled", lambda: None)
-    monkeypatch.setattr(warmup, "warmup_parts", lambda: _fake_parts(calls))
+    monkeypatch.setattr(warmup, "warmup_parts", lambda names=(): _fake_parts(calls))
     assert not warmup.is_warm()
     assert warmup.ensure_compiled() is True
     err = capsys.readouterr().err.splitlines()
@@ -116,7 +116,7 @@ def test_a_failed_compile_is_one_error(
 
     monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(jit, "precompiled", lambda: None)
-    monkeypatch.setattr(warmup, "warmup_parts", lambda: [("the rules", broken)])
+    monkeypatch.setattr(warmup, "warmup_parts", lambda names=(): [("the rules", broken)])
     with pytest.raises(RuntimeError, match="compiling the rules failed: ValueError: no luck"):
         warmup.ensure_compiled()
     assert not warmup.is_warm()
@@ -139,3 +139,25 @@ def test_warmup_command_on_a_fresh_install(tmp_path: Path) -> None:
         assert "shipped for x86-64-v3" in done.stdout
     else:
         assert (done.returncode, done.stdout.split(":")[0]) == (1, "not compiled yet")
+
+
+def test_a_command_compiles_only_the_parts_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A game against bots needs the rules and the encoder, not the searches: only those
+    compile, and the searches are still reported as not compiled."""
+    calls: list[str] = []
+    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit, "precompiled", lambda: None)
+    parts = {
+        name: (label, lambda label=label: calls.append(label))
+        for name, (label, _) in zip(warmup.PART_NAMES, warmup.warmup_parts(), strict=True)
+    }
+    monkeypatch.setattr(
+        warmup, "warmup_parts", lambda names=warmup.PART_NAMES: [parts[n] for n in names]
+    )
+    assert warmup.ensure_compiled(names=warmup.GAME_PARTS) is True
+    assert calls == ["the rules", "the observation encoder"]
+    assert "about" in capsys.readouterr().err
+    assert warmup.is_warm(warmup.GAME_PARTS)
+    assert not warmup.is_warm()
