@@ -133,7 +133,7 @@ class _Count:
             return
         measured = self.bar.completed / max(self.hands_done, 1)
         if self.unstarted:
-            self.bar.update(total=self.bar.completed + self.unstarted * measured)
+            self.bar.update(total=self.bar.completed + round(self.unstarted * measured))
         else:
             self.bar.update(total=self.bar.completed)
 
@@ -297,7 +297,7 @@ def evaluate_vs(
     seat_games, seat_wins, turns, truncated = [], [], 0, 0
     unit, total = "hands", float(num_games)
     if decisions_per_hand is not None:
-        unit, total = "decisions", num_games * decisions_per_hand
+        unit, total = "decisions", float(round(num_games * decisions_per_hand))
     description = f"{candidate.name} vs {opponent_name}"
     with progress_bar(description, total, unit=unit, enabled=progress) as bar:
         count = _Count(bar, num_games, decisions_per_hand)

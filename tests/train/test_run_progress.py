@@ -12,7 +12,10 @@ from unolab.agents import progress
 from unolab.train import algorithms, dqn, ppo
 from unolab.train.config import load_config
 
-CONFIGS = {"ppo": ROOT / "configs" / "ppo" / "tiny.yaml", "dqn": ROOT / "configs" / "dqn" / "tiny.yaml"}
+CONFIGS = {
+    "ppo": ROOT / "configs" / "ppo" / "tiny.yaml",
+    "dqn": ROOT / "configs" / "dqn" / "tiny.yaml",
+}
 
 
 @pytest.mark.parametrize(
