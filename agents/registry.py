@@ -18,15 +18,14 @@ like any other.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 from uno_env.policy import Policy, Seed
-from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
-from unolab.agents.search import PimcAgent, guided_pimc, strong_pimc
 
 __all__ = [
     "AGENT_NAMES",
@@ -39,12 +38,21 @@ __all__ = [
 ]
 
 _REGISTRY: dict[str, Callable[[Seed], Policy]] = dict(PLAIN_BOTS)
-_SEARCH: dict[str, Callable[..., Policy]] = {
-    PimcAgent.name: PimcAgent,
-    "pimc_strong": strong_pimc,
-    "pimc_guided": guided_pimc,
-    IsmctsAgent.name: IsmctsAgent,
+_SEARCH: dict[str, tuple[str, str]] = {
+    "pimc": ("unolab.agents.search", "PimcAgent"),
+    "pimc_strong": ("unolab.agents.search", "strong_pimc"),
+    "pimc_guided": ("unolab.agents.search", "guided_pimc"),
+    "ismcts": ("unolab.agents.ismcts", "IsmctsAgent"),
 }
+"""Each search's builder, by module and name: imported when first built, since loading
+the searches' compiled code takes a second that a game between other agents need not wait."""
+
+
+def _search(name: str) -> Callable[..., Policy]:
+    module, attribute = _SEARCH[name]
+    build: Callable[..., Policy] = getattr(importlib.import_module(module), attribute)
+    return build
+
 
 BOT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 """The bots that act on observations (the lists of "every bot")."""
@@ -116,7 +124,7 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def _options_of(name: str) -> list[str]:
     """The keyword options of a search's constructor (its seed and rules excluded)."""
-    cls = IsmctsAgent if name == IsmctsAgent.name else PimcAgent
+    cls = _search("ismcts" if name == "ismcts" else "pimc")
     return [p for p in inspect.signature(cls.__init__).parameters if p not in _NOT_OPTIONS]
 
 
@@ -155,7 +163,7 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
     if not known and is_class_spec(name):
         return make_class_agent(name, seed)
     base, options = parse_agent_spec(name) if known else (name, {})
-    build = _REGISTRY.get(base) or _SEARCH.get(base)
+    build = _REGISTRY.get(base) or (_search(base) if base in _SEARCH else None)
     if build is None:
         raise ValueError(
             f"unknown bot {name!r}; valid names are: {', '.join(AGENT_NAMES)}, or {CLASS_FORMS}"

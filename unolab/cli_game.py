@@ -33,11 +33,6 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     """Run ``uno-lab play``: a match at the terminal against bots or exported agents."""
     from uno_env.cards import MAX_PLAYERS
     from uno_env.rules import DEFAULT_NUM_PLAYERS, load_rules
-    from unolab.agents import resolve_policy
-    from unolab.agents.python_bots import class_spec_name, is_class_spec
-    from unolab.agents.resolve import is_agent_file
-    from unolab.agents.shipped import shipped_agent_path
-    from unolab.play import agent_mismatch_hint, play_session, random_seed
     from unolab.records import check_record_path
 
     players = DEFAULT_NUM_PLAYERS if args.players is None else args.players
@@ -61,9 +56,15 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
         )
     if args.seed is not None and args.seed < 0:
         raise ValueError(f"--seed must be a whole number >= 0, got {args.seed}")
-    seed = random_seed() if args.seed is None else args.seed
-    # At once, before the agents load (a network brings torch with it: seconds).
+    # At once, before the engine and the agents load (a network brings torch: seconds).
     print(f"Setting the table: you against {', '.join(opponents)}...", flush=True)
+    from unolab.agents import resolve_policy
+    from unolab.agents.python_bots import class_spec_name, is_class_spec
+    from unolab.agents.resolve import is_agent_file
+    from unolab.agents.shipped import shipped_agent_path
+    from unolab.play import agent_mismatch_hint, play_session, random_seed
+
+    seed = random_seed() if args.seed is None else args.seed
     policies = []
     for i, spec in enumerate(opponents):
         try:
