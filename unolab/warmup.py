@@ -6,6 +6,10 @@ CPython 3.11, x86-64 with AVX2), so a first start there loads it in a second. El
 after the sources changed, the code compiles once per install, which takes one to three
 minutes on a laptop, and is cached.
 
+The shipped code is portable, for a CPU level rather than this very machine; ``uno-lab
+warmup`` compiles code tuned for the machine (the same one to three minutes), which every
+later start prefers.
+
 That wait is never silent: before a command that plays games starts, :func:`ensure_compiled`
 checks whether this install has compiled everything, and if not, says so on one line (how
 long it takes, that it happens once), compiles each part with a spinner and a count in a
@@ -33,6 +37,7 @@ __all__ = [
     "WarmupStatus",
     "describe_cache",
     "ensure_compiled",
+    "is_native",
     "is_warm",
     "warm_up",
     "warmup_parts",
@@ -146,6 +151,23 @@ def _marker(label: str) -> tuple[str, str]:
     return os.path.join(jit.CACHE_DIR, f"{_MARKER}-{name}"), text
 
 
+def is_native(names: Sequence[str] = PART_NAMES) -> bool:
+    """Whether these parts were compiled for this very machine (by a warm-up) and cached.
+
+    Args:
+        names: The parts (see :data:`PART_NAMES`; all by default).
+    """
+    for label, _ in warmup_parts(names):
+        path, text = _marker(label)
+        try:
+            with open(path, encoding="utf-8") as file:
+                if file.read().strip() != text:
+                    return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return True
+
+
 def is_warm(names: Sequence[str] = PART_NAMES) -> bool:
     """Whether the compiled code of these parts loads without compiling (shipped or cached).
 
@@ -162,28 +184,29 @@ def is_warm(names: Sequence[str] = PART_NAMES) -> bool:
         for digest in _caller_digests()
     ):
         return True
-    for label, _ in warmup_parts(names):
-        path, text = _marker(label)
-        try:
-            with open(path, encoding="utf-8") as file:
-                if file.read().strip() != text:
-                    return False
-        except (OSError, UnicodeDecodeError):
-            return False
-    return True
+    return is_native(names)
 
 
 def describe_cache() -> str:
     """Where this install's compiled code comes from, in one line."""
     from uno_env import jit
 
+    if is_native():
+        return f"compiled for this machine, in {jit.CACHE_DIR}"
     shipped = jit.precompiled()
     if shipped is not None:
-        return f"the machine code shipped for {shipped.level} ({shipped.folder})"
+        return (
+            f"the portable machine code shipped for {shipped.level} ({shipped.folder}); "
+            "uno-lab warmup compiles code tuned for this machine, faster on many"
+        )
     return f"the compile cache in {jit.CACHE_DIR}"
 
 
 def _mark_warm(label: str) -> None:
+    from uno_env import jit
+
+    if jit.precompiled() is not None:
+        return  # the shipped code may have served it: nothing was compiled for this machine
     path, text = _marker(label)
     try:
         with open(path + ".tmp", "w", encoding="utf-8") as file:
