@@ -17,7 +17,7 @@ training config refuses (both ends of a range) or an empty search space raises
 Example (``configs/sweep/quick_lr_ent.yaml``)::
 
     name: quick_lr_ent
-    train_config: configs/ppo/quick.yaml
+    train_config: ../ppo/quick.yaml
     search_space:
       ppo.learning_rate: {grid: [1.0e-4, 3.0e-4]}
       ppo.ent_coef: {grid: [0.0, 0.01]}
@@ -27,6 +27,7 @@ Example (``configs/sweep/quick_lr_ent.yaml``)::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -254,10 +255,16 @@ def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[
     """
     where = str(path)
     sweep = from_mapping(SweepConfig, load_yaml_mapping(path), where=where)
+    beside = Path(path).parent / sweep.train_config
+    if not Path(sweep.train_config).is_file() and beside.is_file():
+        # A path relative to the sweep file: how a shipped sweep names its training config,
+        # which works from the package data as from a checkout.
+        sweep = dataclasses.replace(sweep, train_config=str(beside))
     if not Path(sweep.train_config).is_file():
         raise ConfigError(
-            f"{where}: train_config: {sweep.train_config!r} does not exist (give a training "
-            "config such as configs/ppo/quick.yaml)"
+            f"{where}: train_config: {sweep.train_config!r} does not exist, here or beside "
+            "the sweep file (give a training config's path, e.g. ../ppo/quick.yaml beside "
+            "a sweep in configs/sweep/)"
         )
     try:
         base = load_train_config(sweep.train_config, sweep.overrides)

@@ -118,3 +118,20 @@ def test_every_config_a_doc_or_config_names_is_a_shipped_name() -> None:
     assert len(named) > 20, named
     wrong = [f"{source}: --config {name}" for source, name in named if name not in shipped]
     assert not wrong, wrong
+
+
+def test_a_shipped_sweep_finds_its_training_config_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """train_config is relative to the sweep file, so the shipped sweep works outside a
+    checkout; a name that is nowhere is one error naming the key."""
+    from unolab.train.sweep_config import load_sweep_config
+
+    monkeypatch.chdir(tmp_path)
+    sweep, base, dimensions = load_sweep_config(shipped_configs()["sweep/quick_lr_ent"])
+    assert Path(sweep.train_config).resolve() == shipped_configs()["ppo/quick"].resolve()
+    assert base.name == "quick" and dimensions
+    broken = tmp_path / "sweep.yaml"
+    broken.write_text("name: s\ntrain_config: nowhere.yaml\nsearch_space: {seed: {grid: [1]}}\n")
+    with pytest.raises(ValueError, match="train_config: 'nowhere.yaml' does not exist"):
+        load_sweep_config(broken)
