@@ -133,5 +133,5 @@ def test_a_shipped_sweep_finds_its_training_config_from_any_folder(
     assert base.name == "quick" and dimensions
     broken = tmp_path / "sweep.yaml"
     broken.write_text("name: s\ntrain_config: nowhere.yaml\nsearch_space: {seed: {grid: [1]}}\n")
-    with pytest.raises(ValueError, match="train_config: 'nowhere.yaml' does not exist"):
+    with pytest.raises(ValueError, match=r"train_config: 'nowhere\.yaml' does not exist"):
         load_sweep_config(broken)
