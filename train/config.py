@@ -48,6 +48,7 @@ from unolab.train.config_limits import (
     check_net_arch,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
+from unolab.train.imitate_config import CLONE_NAME, ImitateConfig, ImitateStage
 
 __all__ = [
     "INIT_SUFFIXES",
@@ -62,6 +63,7 @@ __all__ = [
     "MAX_STEPS",
     "DQNParams",
     "EvalConfig",
+    "ImitateStage",
     "OpponentMix",
     "PPOParams",
     "TrainConfig",
@@ -104,6 +106,11 @@ class TrainConfig:
             scratch. Steps count from 0 in the new run; ``--resume`` ignores it.
             :func:`load_config` checks that the file exists, unless it lies under
             ``runs_dir`` (the output of an earlier stage, checked when training starts).
+        imitate: Clone teachers first and start from the clone (a PPO run only; see
+            :class:`~unolab.train.imitate_config.ImitateStage`): one command runs the
+            imitation into ``<run_dir>/clone/``, then trains from its clone as
+            ``init_from`` would. ``None`` (the default): no such stage. Not with
+            ``init_from``; ``--resume`` skips it.
     """
 
     name: str
@@ -121,6 +128,7 @@ class TrainConfig:
     ppo: PPOParams = field(default_factory=PPOParams)
     dqn: DQNParams = field(default_factory=DQNParams)
     init_from: str | None = None
+    imitate: ImitateStage | None = None
 
     def __post_init__(self) -> None:
         if self.init_from is not None and Path(self.init_from).suffix not in INIT_SUFFIXES:
@@ -172,9 +180,41 @@ class TrainConfig:
                 "the rollout buffer holds that many transitions; SB3 needs two",
             )
 
+        if self.imitate is not None:
+            if self.algorithm != "ppo":
+                raise ConfigError(
+                    "imitate: a clone stage starts PPO runs only; for dqn, clone with uno-lab "
+                    "train imitate (activation: relu) and give the clone as init_from"
+                )
+            if self.init_from is not None:
+                raise ConfigError(
+                    f"imitate and init_from both start the network (init_from: "
+                    f"{self.init_from!r}); give one of them"
+                )
+            try:
+                self.imitation_config()
+            except ConfigError as err:
+                raise ConfigError(f"imitate: {err}") from None
+
     def build_rules(self) -> Rules:
         """The rules of this run (preset or YAML, with ``num_players``)."""
         return load_rules(self.rules, num_players=self.num_players)
+
+    def imitation_config(self) -> ImitateConfig | None:
+        """The imitation run of the ``imitate`` stage (``None`` without one): the clone goes
+        to ``<run_dir>/clone/clone.safetensors``, shaped as this run's policy network."""
+        if self.imitate is None:
+            return None
+        return self.imitate.imitate_config(
+            CLONE_NAME,
+            rules=self.rules,
+            num_players=self.num_players,
+            net_arch=self.ppo.net_arch,
+            seed=self.seed,
+            torch_threads=self.torch_threads,
+            runs_dir=str(self.run_dir),
+            eval_bots=self.eval.bots,
+        )
 
     @property
     def seat(self) -> int | Literal["random"]:

@@ -42,9 +42,11 @@ from unolab.train.config_limits import (
 )
 
 __all__ = [
+    "CLONE_NAME",
     "MAX_IMITATION_EPOCHS",
     "MAX_SAMPLES",
     "ImitateConfig",
+    "ImitateStage",
     "load_imitate_config",
 ]
 
@@ -270,6 +272,89 @@ class ImitateConfig:
     def to_yaml(self) -> str:
         """The config as YAML."""
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+CLONE_NAME = "clone"
+"""The folder, inside a training run's folder, of its ``imitate`` stage's clone
+(``<run_dir>/clone/clone.safetensors``)."""
+
+
+@dataclass(frozen=True)
+class ImitateStage:
+    """A training config's ``imitate`` section: clone teachers first, then train from the clone.
+
+    One ``uno-lab train ppo`` command then does both stages of the warm start: an imitation
+    run into ``<run_dir>/clone/`` (as ``uno-lab train imitate`` would), then the PPO run
+    from its clone, as with ``init_from``. The keys are an imitation config's (same meaning,
+    same bounds, checked by building one); the rest comes from the training run: its rules
+    and table size, ``ppo.net_arch`` with tanh activations, its seed, torch threads, and
+    its ``eval.bots`` that are bots (the clone's measurement; the teachers are not measured).
+
+    Attributes:
+        teachers: Agent name or exported agent ``.safetensors`` -> relative weight.
+        samples: Teacher decisions to record (1,000 to :data:`MAX_SAMPLES`).
+        validation: Share of the games held out to score the clone's agreement.
+        games_per_batch: Games played side by side while recording.
+        epochs: Passes over the recorded decisions.
+        batch_size: Decisions per gradient step.
+        learning_rate: Adam's learning rate, in (0, 1].
+        label_smoothing: Share of the target spread over the other legal actions, in
+            [0, 0.5): keeps the clone's logits moderate, so PPO can still explore from it.
+        eval_games: Hands of the clone's measurement against each evaluation bot.
+    """
+
+    teachers: dict[str, float] = field(default_factory=lambda: {"mixbot": 1.0})
+    samples: int = 200_000
+    validation: float = 0.05
+    games_per_batch: int = 2048
+    epochs: int = 4
+    batch_size: int = 1024
+    learning_rate: float = 1e-3
+    label_smoothing: float = 0.02
+    eval_games: int = 1000
+
+    def __post_init__(self) -> None:
+        self.imitate_config(name=CLONE_NAME)  # the imitation config's checks, stated once
+
+    def imitate_config(
+        self,
+        name: str,
+        *,
+        rules: str = "official",
+        num_players: int = DEFAULT_NUM_PLAYERS,
+        net_arch: tuple[int, ...] = (256, 256),
+        seed: int = 0,
+        torch_threads: int = 1,
+        runs_dir: str = "runs",
+        eval_bots: Sequence[str] = ("random",),
+    ) -> ImitateConfig:
+        """The imitation run of this stage, with the training run's settings.
+
+        Raises:
+            ConfigError: naming the key at fault (``samples: ...``).
+        """
+        bots = tuple(bot for bot in eval_bots if bot in BOT_NAMES) or ("random",)
+        return ImitateConfig(
+            name=name,
+            rules=rules,
+            num_players=num_players,
+            teachers=dict(self.teachers),
+            samples=self.samples,
+            validation=self.validation,
+            games_per_batch=self.games_per_batch,
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            learning_rate=self.learning_rate,
+            label_smoothing=self.label_smoothing,
+            net_arch=tuple(net_arch),
+            activation="tanh",
+            eval_games=self.eval_games,
+            eval_bots=bots,
+            eval_teachers=False,
+            seed=seed,
+            torch_threads=torch_threads,
+            runs_dir=runs_dir,
+        )
 
 
 def load_imitate_config(

@@ -2,7 +2,8 @@
 
 Read it top to bottom: :func:`train` builds the batched env and the league, creates (or
 resumes) the model of the config's algorithm (through the registry,
-:mod:`unolab.train.algorithms`; ``init_from`` through :mod:`unolab.train.init_weights`), and
+:mod:`unolab.train.algorithms`; ``init_from`` through :mod:`unolab.train.init_weights`; an
+``imitate`` stage first clones its teachers through :mod:`unolab.train.imitate`), and
 calls SB3's ``learn`` with :class:`LabCallback` (:mod:`unolab.train.run_callback`), which
 freezes snapshots into the league, evaluates against bots (win rates with Wilson intervals
 in TensorBoard), and writes checkpoints:
@@ -13,7 +14,8 @@ in TensorBoard), and writes checkpoints:
     (rules, observation version, algorithm, steps, evaluations, seed, git commit),
     ``<name>.safetensors`` + ``<name>.json`` the pickle-free export of the best checkpoint,
     named after the run (``best_policy.*`` is the same export under its older name), ``tb/``
-    the TensorBoard logs, ``league_slot*.safetensors`` the self-play pool.
+    the TensorBoard logs, ``league_slot*.safetensors`` the self-play pool, ``clone/`` the
+    imitation run of an ``imitate`` stage (its clone, report and config).
 
 A run never silently replaces another: training into a folder that already holds a run is
 refused unless it resumes (``--resume``) or starts over (``--overwrite``, which first removes
@@ -54,6 +56,7 @@ from unolab.agents import progress
 from unolab.agents.progress import say
 from unolab.train import algorithms
 from unolab.train.config import TrainConfig, config_for
+from unolab.train.imitate import imitate
 from unolab.train.init_weights import initialise_from
 from unolab.train.league import League
 from unolab.train.run_callback import EvaluationHook, LabCallback, evaluate_model, freeze_policy
@@ -161,6 +164,19 @@ def _best_score(run_dir: Path, first_bot: str) -> float:
         ) from err
 
 
+def _clone_summary(report: Mapping[str, Any]) -> str:
+    """One line on a clone stage's clone: its agreement with the teachers, its win rates."""
+    rates = ", ".join(
+        f"{bot} {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]"
+        for bot, r in report["strength"]["clone"].items()
+    )
+    overall = report["accuracy"]["overall"]
+    agreement = (
+        "no held-out decisions" if overall is None else f"{overall:.1%} of held-out decisions"
+    )
+    return f"the clone agrees with {report['teachers_label']} on {agreement}; win rate vs {rates}"
+
+
 @dataclass
 class _Session:
     """A started run: everything :func:`_learn` needs (it holds the run folder's lock)."""
@@ -187,7 +203,8 @@ def _start(
 
     The run folder's lock is taken before the model is built or loaded and held until
     :func:`_learn` ends (a run that holds it already is named at once). An old run is
-    removed (``overwrite``) only once the new one has been built.
+    removed (``overwrite``) only once the new one has been built; an ``imitate`` stage then
+    records and fits its clone (``<run_dir>/clone/``) and the model starts from it.
 
     Raises:
         FolderInUseError: another run holds the folder; the message names its pid.
@@ -224,6 +241,14 @@ def _start(
             if config.init_from is not None:
                 initialise_from(model, config.init_from, rules)
         _remove(stale)
+        stage = None if resume else config.imitation_config()
+        if stage is not None:  # stage 1: the clone the network starts from
+            if log is not None:
+                print(f"[{config.name}] stage 1: a clone in {stage.run_dir}", file=log, flush=True)
+            clone = imitate(stage, overwrite=True, progress=progress_bar, log=log)
+            initialise_from(model, clone.policy, rules)
+            if log is not None:
+                print(f"[{config.name}] {_clone_summary(clone.report)}", file=log, flush=True)
         _save_atomically(lambda p: p.write_text(config.to_yaml()), run_dir / "config.yaml")
     except BaseException:
         if env is not None:

@@ -16,6 +16,7 @@ from typing import NoReturn
 import yaml
 
 from uno_env.configuration import ConfigError, add_config_options
+from uno_env.files import FolderLock
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.run import _START_ERRORS, RunResult, TrainingInterrupted, _learn, _start
 from unolab.train.run_folder import RunWriteError, _one_line, _write_failed
@@ -141,11 +142,18 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     if args.resume is not None and args.overwrite:
         parser.error("--resume continues a run, --overwrite starts it over: give one of them")
     progress = not args.no_progress
+    config: TrainConfig | None = None
     try:
         config = _load_run_config(args, algorithm)
         session = _start(config, args.resume is not None, args.overwrite, progress, sys.stderr)
     except KeyboardInterrupt:
-        print("interrupted before training started: nothing was written", file=sys.stderr)
+        stage = None if config is None else config.imitation_config()
+        kept = []
+        if stage is not None and stage.run_dir.is_dir():  # what the clone stage wrote
+            kept = sorted(p.name for p in stage.run_dir.iterdir() if p.name != FolderLock.LOCK_NAME)
+        where = f"; {stage.run_dir} holds {', '.join(kept)}" if stage and kept else ""
+        where = where or ": nothing was written"
+        print(f"interrupted before training started{where}", file=sys.stderr)
         raise SystemExit(130) from None
     except _START_ERRORS as err:
         _fail(err, parser.prog)

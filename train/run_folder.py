@@ -35,6 +35,7 @@ from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.train.config import TrainConfig
 from unolab.train.export import export_policy, git_commit
+from unolab.train.imitate_config import CLONE_NAME
 
 __all__ = [
     "LEGACY_POLICY_NAME",
@@ -87,6 +88,8 @@ def run_files(config: TrainConfig) -> list[Path]:
     # the old run's.
     named = ["config.yaml", "tb", "latest.zip", "latest.json", "best.zip", "best.json"]
     named.append("evaluations.jsonl")
+    if config.imitate is not None:  # the folder of the run's own clone stage
+        named.append(CLONE_NAME)
     for stem in {LEGACY_POLICY_NAME, policy_path(config).name}:
         named += [f"{stem}.safetensors", f"{stem}.json"]
     found = [run_dir / name for name in named if (run_dir / name).exists()]

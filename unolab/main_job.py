@@ -1,6 +1,7 @@
 """The lab's main job (``make run``): train, rank, report, in a few minutes on a laptop.
 
-1. Train a PPO agent on the shipped quick config (``ppo/quick``), with a progress bar.
+1. Train a PPO agent on the shipped quick config (``ppo/quick``: a clone of ``mixbot``, then
+   PPO from it), with a progress bar.
 2. Run a round-robin tournament of it against the shipped pretrained agent and every bot,
    with duplicate deals, ratings and error bars.
 3. Print the leaderboard and say where the TensorBoard logs, checkpoints and plots are.
@@ -19,6 +20,7 @@ from unolab.agents import BOT_NAMES
 from unolab.agents.shipped import SHIPPED_DIR
 from unolab.shipped_configs import shipped_configs
 from unolab.train import ppo
+from unolab.train.config import load_config
 
 __all__ = ["main"]
 
@@ -29,15 +31,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the main job; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m unolab.main_job", description=__doc__)
     parser.add_argument("--runs-dir", default="runs", help="where runs are written")
-    parser.add_argument("--steps", type=int, default=None, help="override the training steps")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="override the training steps (the clone then records as many decisions, at "
+        "least 1,000: a smoke test)",
+    )
     parser.add_argument("--deal-sets", type=int, default=150, help="deal sets per pairing")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
 
     print("== 1/3 Training a PPO agent (the shipped config ppo/quick) ==", flush=True)
+    config = shipped_configs()["ppo/quick"]
     train_args = [
         "--config",
-        str(shipped_configs()["ppo/quick"]),
+        str(config),
         "--set",
         f"runs_dir={args.runs_dir}",
         "--overwrite",  # the main job starts its run over each time it is run
@@ -49,6 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--set",
             f"eval.every={max(args.steps // 2, 1)}",
         ]
+        if load_config(config).imitate is not None:
+            train_args += [
+                "--set",
+                f"imitate.samples={max(args.steps, 1000)}",
+                "--set",
+                "imitate.eval_games=100",
+            ]
     result = ppo.main(train_args)
     trained = result.policy or result.run_dir / "best_policy.safetensors"
 
