@@ -10,9 +10,10 @@ from support import ROOT
 
 from uno_env import ConfigError
 from unolab.agents.learned import load_policy
-from unolab.train import algorithms, ppo
+from unolab.train import algorithms, ppo, run
 from unolab.train.config import load_config
 from unolab.train.export import policy_layers
+from unolab.train.imitate_config import ImitateConfig
 from unolab.train.run import RunExistsError, train
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -78,3 +79,20 @@ def test_a_bad_stage_is_named(overrides: list[str], message: str) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(TINY, overrides)
     assert message in str(err.value)
+
+
+def test_ctrl_c_in_the_clone_stage_says_what_it_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(stage: ImitateConfig, **_: object) -> None:
+        stage.run_dir.mkdir(parents=True)
+        (stage.run_dir / "clone.safetensors").write_bytes(b"")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "imitate", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        ppo.main(_args(tmp_path))
+    assert stop.value.code == 130
+    err = capsys.readouterr().err
+    assert "interrupted before training started" in err
+    assert f"{tmp_path / 'ppo_tiny' / 'clone'} holds clone.safetensors" in err
