@@ -500,7 +500,11 @@ def test_the_lab_says_when_there_are_no_runs(tmp_path: Path, browser: Any) -> No
         assert "No runs yet" in _text(browser, "#lab-empty")
 
 
-def test_the_page_shows_the_engine_compiling_and_deals_when_it_is_ready(
+def _opponent(driver: Any, agent: str) -> None:
+    Select(driver.find_element(By.CSS_SELECTOR, "#opponent-list select")).select_by_value(agent)
+
+
+def test_the_page_shows_the_engine_compiling_and_deals_as_soon_as_it_can(
     tmp_path: Path, browser: Any, shots: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeWarmup()
@@ -526,16 +530,32 @@ def test_the_page_shows_the_engine_compiling_and_deals_when_it_is_ready(
         assert "dealt as soon as it is ready" in _text(browser, "#warmup")
         browser.save_screenshot(str(shots / "warmup_deal_waits.png"))
         assert not _visible(browser, "#table-view")
-        fake.step(2)
-        # ... and is dealt as soon as the engine is: the banner goes, the table comes.
+        fake.step()
+        # ... and is dealt as soon as the engine can play it, the searches still compiling.
         WebDriverWait(browser, 10).until(lambda d: _visible(d, "#table-view"))
         _idle(browser)
-        assert not _visible(browser, "#warmup")
         assert not _visible(browser, "#error-box"), _text(browser, "#error")
+        banner = _text(browser, "#warmup")
+        assert banner.startswith("The game engine is ready to play. The searches"), banner
+        assert f"step 3 of 3: {PARTS[2]}" in banner
+        # A game against a search waits for the searches; with another opponent it deals.
         browser.find_element(By.ID, "new-game").click()
-        dialog = browser.find_element(By.ID, "confirm")
-        if dialog.get_attribute("open") is not None:
-            browser.find_element(By.ID, "confirm-yes").click()
+        browser.find_element(By.ID, "confirm-yes").click()
+        WebDriverWait(browser, 10).until(lambda d: _visible(d, "#setup"))
+        _opponent(browser, "pimc")
+        start = browser.find_element(By.ID, "start")
+        start.click()
+        assert not start.is_enabled() and "when the engine is ready" in start.text
+        assert "Your game is dealt as soon as they are ready" in _text(browser, "#warmup")
+        time.sleep(1.5)  # a poll or two: still waiting
+        assert _visible(browser, "#setup") and not start.is_enabled()
+        _opponent(browser, "mixbot")
+        WebDriverWait(browser, 10).until(lambda d: _visible(d, "#table-view"))
+        _idle(browser)
+        fake.step()
+        WebDriverWait(browser, 10).until(lambda d: not _visible(d, "#warmup"))
+        browser.find_element(By.ID, "new-game").click()
+        browser.find_element(By.ID, "confirm-yes").click()
         WebDriverWait(browser, 10).until(lambda d: _visible(d, "#setup"))
         start = browser.find_element(By.ID, "start")
         assert start.is_enabled() and start.text == "Deal"

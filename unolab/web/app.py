@@ -33,7 +33,7 @@ from unolab.web.replay_routes import add_replay_routes, add_run_routes
 from unolab.web.runs import RunFinder
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore
-from unolab.web.warming import ready_status
+from unolab.web.warming import ready_status, warmup_state
 
 __all__ = ["SECURITY_HEADERS", "Guard", "create_app"]
 
@@ -113,11 +113,11 @@ def create_app(
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/api/warmup")
-    def warmup_state() -> dict[str, object]:
-        """Whether the engine is ready; while it compiles (the first start of an install),
-        the parts done, what compiles now, the seconds spent and about how many in all."""
-        status: WarmupStatus = app.state.warmup
-        return status.as_dict()
+    def warmup_progress() -> dict[str, object]:
+        """Whether the engine is ready, or ``playable`` (every game but one against a
+        search); while it compiles (the first start of an install), the parts done, what
+        compiles now, the seconds spent and about how many in all."""
+        return warmup_state(app.state.warmup)
 
     add_game_routes(app, config, catalogue, batcher, games, store)
     add_replay_routes(app, catalogue, store)

@@ -28,7 +28,7 @@ from unolab.web.held_games import Games
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.table import WebGame
-from unolab.web.warming import NEEDS_ENGINE
+from unolab.web.warming import NEEDS_ENGINE, require_searches
 
 __all__ = ["Move", "NewGame", "NextHand", "add_game_routes"]
 
@@ -158,6 +158,9 @@ def add_game_routes(
                 f"opponent(s), got {len(settings.opponents)}"
             )
         try:
+            for agent_id in settings.opponents:
+                if catalogue.entry(agent_id).kind == "search":  # compiled last, if just now
+                    require_searches(request.app.state.warmup, agent_id)
             for agent_id in settings.opponents:
                 catalogue.policy(agent_id, rules)  # unknown or unfit agents fail here
         except UnknownAgentError as err:

@@ -13,7 +13,7 @@ from unolab.web.catalogue import Catalogue
 from unolab.web.replays import replay_saved, replay_upload
 from unolab.web.runs import RunFinder
 from unolab.web.store import GameStore
-from unolab.web.warming import NEEDS_ENGINE
+from unolab.web.warming import NEEDS_ENGINE, NEEDS_SEARCHES
 
 __all__ = ["add_replay_routes", "add_run_routes"]
 
@@ -81,7 +81,7 @@ def add_run_routes(app: FastAPI, runs: RunFinder) -> None:
             ],
         }
 
-    @app.get("/api/runs/replay", dependencies=[NEEDS_ENGINE])
+    @app.get("/api/runs/replay", dependencies=[NEEDS_SEARCHES])
     def run_replay(
         run: str = Query(..., max_length=300), game: int = Query(..., ge=0)
     ) -> dict[str, Any]:

@@ -432,10 +432,10 @@ async function setup() {
 }
 on("#setup-form", "submit", async (event) => {
   event.preventDefault();
-  if (!engineReady) {  // sent the moment it is ready (watchWarmup)
+  if (!canDeal()) {  // sent the moment it can be (watchWarmup)
     dealWhenReady = true;
     renderDeal();
-    if (lastWarmup) showWarmup(lastWarmup);
+    showWarmup();
     return;
   }
   await deal();
@@ -460,13 +460,23 @@ async function deal() {
 
 // On the first start of an install the server compiles the game engine (minutes) while the
 // page is already in use: a banner says how far it is, and a Deal clicked meanwhile waits
-// here and is sent the moment the engine is ready (the server would refuse it before).
-let engineReady = false;
+// here and is sent the moment the game can be dealt (the server would refuse it before).
+// Every game but one against a search can be dealt once the engine is "playable"; the
+// searches compile last.
+let warmup = null;  // the server's last word on it (GET /api/warmup)
 let dealWhenReady = false;
-let lastWarmup = null;  // the server's last word on it
 const WARMUP_POLL_MS = 1000;
+function choosesSearch() {
+  const kinds = new Map((options ? options.agents : []).map((a) => [a.id, a.kind]));
+  return $$("#opponent-list select").some((s) => kinds.get(s.value) === "search");
+}
+function canDeal() {
+  if (!warmup) return false;
+  if (warmup.ready || warmup.error) return true;  // after a failure, what compiled still plays
+  return warmup.playable && !choosesSearch();
+}
 function renderDeal() {
-  const waiting = dealWhenReady && !engineReady;
+  const waiting = dealWhenReady && !canDeal();
   const button = $("#start");
   button.disabled = waiting;
   button.classList.toggle("waiting", waiting);
@@ -478,19 +488,30 @@ function warmupWords(w) {
   const elapsed = Math.round(w.elapsed_s);
   const time = elapsed <= w.estimate_s ? `${elapsed} s of about ${w.estimate_s} s`
     : `${elapsed} s (it usually takes about ${w.estimate_s} s)`;
-  const what = w.current ? `: ${w.current}` : "";
+  const where = `${time} \u2014 step ${step} of ${total}${w.current ? `: ${w.current}` : ""}`;
+  if (w.playable) {
+    const then = dealWhenReady ? "Your game is dealt as soon as they are ready." : "A game against them is dealt as soon as they are ready.";
+    return `The game engine is ready to play. The searches (pimc, ismcts) are still compiling (first start of this install, done once): ${where}. ${then}`;
+  }
   const then = dealWhenReady ? "Your game is dealt as soon as it is ready."
     : "Choose your game meanwhile: Deal deals it as soon as the engine is ready.";
-  return `Preparing the game engine (first start of this install, done once): ${time} \u2014 step ${step} of ${total}${what}. ${then}`;
+  return `Preparing the game engine (first start of this install, done once): ${where}. ${then}`;
 }
-function showWarmup(w) {
-  lastWarmup = w;
+function showWarmup() {
+  const w = warmup;
+  if (!w) return;
   const failed = Boolean(w.error);
   $("#warmup").classList.toggle("hidden", Boolean(w.ready));
   $("#warmup").classList.toggle("failed", failed);
   $("#warmup-text").textContent = failed
     ? `The game engine could not be compiled (${w.error}); games that need it may fail, and the server's terminal says more.`
     : warmupWords(w);
+}
+async function dealIfWaiting() {
+  if (!dealWhenReady || !canDeal()) return;
+  dealWhenReady = false;
+  renderDeal();
+  if (!$("#setup").classList.contains("hidden")) await deal();  // not if you went elsewhere
 }
 async function watchWarmup() {
   for (;;) {
@@ -502,16 +523,14 @@ async function watchWarmup() {
       w = null;  // the server is away: /api/options says so in the header; ask again later
     }
     if (w) {
-      showWarmup(w);
-      if (w.ready || w.error) break;  // after a failure, the parts that compiled still play
+      warmup = w;
+      showWarmup();
+      renderDeal();
+      await dealIfWaiting();
+      if (w.ready || w.error) return;
     }
     await sleep(w ? WARMUP_POLL_MS : 5 * WARMUP_POLL_MS);
   }
-  engineReady = true;
-  const queued = dealWhenReady;
-  dealWhenReady = false;
-  renderDeal();
-  if (queued && !$("#setup").classList.contains("hidden")) await deal();
 }
 
 // ---- the table -----------------------------------------------------------------------
