@@ -37,8 +37,9 @@ Three choices keep the compiled code fast and honest:
 
 * **Machine code ships with the wheel.** A first start would otherwise spend one to two
   minutes compiling. The wheel carries the compiled code of its own sources for a portable
-  CPU level (``precompiled/<level>/``, built by ``tools/precompile.py`` for
-  ``x86-64-v3``, the AVX2 machines of the last decade, on Linux and CPython 3.11): where the
+  CPU level (``precompiled/<level>/``, built by ``tools/precompile.py`` for ``x86-64-v4``,
+  the AVX-512 machines, and ``x86-64-v3``, the AVX2 machines of the last decade, on Linux and
+  CPython 3.11; the highest level the CPU has is used): where the
   host has that level's features, the triple and the Python and numba versions match, and
   the sources are the ones it was built from (the same digest), a function missing from the
   user's cache is loaded from there, read-only. Everywhere else the code compiles once, as
@@ -205,7 +206,7 @@ def _find_precompiled(root: str = PRECOMPILED_ROOT) -> Precompiled | None:
 
     digest = os.path.basename(CACHE_DIR)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    for level in sorted(os.listdir(root)):
+    for level in sorted(os.listdir(root), reverse=True):  # the highest level first (v4, v3)
         folder = os.path.join(root, level)
         try:
             raw = _read_regular(os.path.join(folder, "manifest.json"))

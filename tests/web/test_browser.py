@@ -35,7 +35,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-from unolab.warmup import WarmupStatus  # noqa: E402
+from unolab.warmup import WARMUP_SECONDS, WarmupStatus  # noqa: E402
 from unolab.web.app import create_app  # noqa: E402
 from unolab.web.warming import start_warmup  # noqa: E402
 
@@ -515,7 +515,7 @@ def test_the_page_shows_the_engine_compiling_and_deals_as_soon_as_it_can(
         assert _visible(browser, "#warmup")
         banner = _text(browser, "#warmup")
         assert banner.startswith("Preparing the game engine (first start of this install"), banner
-        assert f"step 1 of 3: {PARTS[0]}" in banner and "of about 150 s" in banner
+        assert f"step 1 of 3: {PARTS[0]}" in banner and f"of about {WARMUP_SECONDS} s" in banner
         start = browser.find_element(By.ID, "start")
         assert start.is_enabled() and start.text == "Deal"
         browser.save_screenshot(str(shots / "warmup.png"))
