@@ -32,7 +32,11 @@ def uniform_legal_actions(
     if legal.ndim != 2:
         raise ValueError(f"mask must have shape (B, A), got {legal.shape}")
     chosen = np.zeros(legal.shape[0], dtype=np.int64)
-    _PICK(legal.view(np.uint8), rng.random(legal.shape[0]), chosen)
+    # Always read-only, as the engine's cached masks are: one type for every caller, so the
+    # kernel's one compiled entry (and the shipped machine code) fits each call.
+    flags = legal.view(np.uint8)
+    flags.flags.writeable = False
+    _PICK(flags, rng.random(legal.shape[0]), chosen)
     return chosen
 
 
