@@ -55,6 +55,11 @@ not done so yet, with a line that says so and a progress display (:mod:`unolab.w
 it knows its opponents (only the searches need their part)."""
 
 
+def _compile_errors() -> tuple[type[Exception], ...]:
+    warmup = sys.modules.get("unolab.warmup")  # if it was never loaded, nothing compiled
+    return (warmup.CompileFailed,) if warmup is not None else ()
+
+
 def _domain_errors() -> tuple[type[Exception], ...]:
     files = sys.modules.get("uno_env.files")  # if it was never loaded, it raised nothing
     return DOMAIN_ERRORS + ((files.FolderInUseError,) if files is not None else ())
@@ -335,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if err.filename is None:
                 err = OSError(err.errno, err.strerror or str(err), "the standard output")
         print(f"{command}: error: {_system_error_line(err)}", file=sys.stderr)
+        return 1
+    except _compile_errors() as err:  # the machine's compiler, not the input: exit 1
+        print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr)

@@ -34,6 +34,7 @@ __all__ = [
     "GAME_PARTS",
     "PART_NAMES",
     "WARMUP_SECONDS",
+    "CompileFailed",
     "WarmupStatus",
     "describe_cache",
     "ensure_compiled",
@@ -223,6 +224,10 @@ def _mark_warm(label: str) -> None:
         pass  # a cache that cannot be written costs the next start the check, nothing more
 
 
+class CompileFailed(RuntimeError):
+    """Compiling a part of the engine failed (the message says which, in one line)."""
+
+
 @dataclass
 class WarmupStatus:
     """Where a warm-up stands, for a page or a terminal (thread-safe to read).
@@ -333,7 +338,7 @@ def ensure_compiled(
             worker.join(0.5)
     worker.join()
     if status.error:
-        raise RuntimeError(status.error)
+        raise CompileFailed(status.error)
     elapsed = time.monotonic() - status.started
     print(f"uno-lab: compiled in {elapsed:.0f} s", file=stream, flush=True)
     return True

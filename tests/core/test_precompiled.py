@@ -164,3 +164,23 @@ def test_a_command_compiles_only_the_parts_it_needs(
     assert "about" in capsys.readouterr().err
     assert warmup.is_warm(warmup.GAME_PARTS)
     assert not warmup.is_warm()
+
+
+def test_a_failed_compile_ends_the_command_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from unolab.cli import main
+
+    def broken() -> None:
+        raise ValueError("no luck")
+
+    monkeypatch.setenv("UNO_LAB_NO_PRECOMPILED", "1")  # what uno-lab warmup sets
+    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit, "precompiled", lambda: None)
+    monkeypatch.setattr(warmup, "warmup_parts", lambda names=(): [("the rules", broken)])
+    assert main(["warmup"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == ("uno-lab warmup: error: compiling the rules failed: ValueError: no luck"), (
+        err
+    )
+    assert "Traceback" not in "\n".join(err)
