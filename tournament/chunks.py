@@ -22,7 +22,7 @@ from unolab.tournament.design import Schedule, build_schedule, deal_keys
 from unolab.tournament.participants import Entrant
 from unolab.tournament.results import Unit, encode_lines
 
-__all__ = ["ChunkResult", "PlayChunk", "play_chunk", "policy_seed", "schedule_for"]
+__all__ = ["ChunkOrder", "ChunkResult", "PlayChunk", "play_chunk", "policy_seed", "schedule_for"]
 
 
 def policy_seed(seed: int, chunk: int, participant: int) -> int:
@@ -61,6 +61,40 @@ class ChunkResult:
 
 PlayChunk = Callable[[Rules, Schedule, Sequence[Entrant], int, list[Unit]], ChunkResult]
 """The signature of :func:`play_chunk`: how a backend is told to play its chunks."""
+
+
+class ChunkOrder:
+    """Hands finished chunks on in the order they were planned, whatever order they finish in.
+
+    Chunks played in parallel finish in any order (and a chunk lost with its worker finishes
+    later still); handing them on in plan order makes ``games.jsonl`` the same bytes with any
+    number of workers, after any restart, and after a resume (the log always holds a prefix
+    of the plan, and the resume appends the rest in order).
+
+    Args:
+        count: How many chunks are planned (indices ``0 .. count-1`` into the plan).
+        handle: Called with each chunk's result, in plan order.
+    """
+
+    def __init__(self, count: int, handle: Callable[[ChunkResult], None]) -> None:
+        self.count = count
+        self.handle = handle
+        self.delivered = 0
+        """Chunks ``0 .. delivered-1`` of the plan have been handed on."""
+        self.waiting: dict[int, ChunkResult] = {}
+        """Finished chunks held until those before them in the plan are handed on."""
+
+    def put(self, index: int, result: ChunkResult) -> None:
+        """Take the result of the chunk at ``index`` of the plan; hand on all that are due."""
+        self.waiting[index] = result
+        while self.delivered in self.waiting:
+            self.handle(self.waiting.pop(self.delivered))
+            self.delivered += 1
+
+    @property
+    def complete(self) -> bool:
+        """Every planned chunk has been handed on."""
+        return self.delivered >= self.count
 
 
 def play_chunk(

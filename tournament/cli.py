@@ -35,6 +35,7 @@ from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mappin
 from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
 from unolab.tournament.config import TournamentConfig, load_config
+from unolab.tournament.pool import WorkerLostError
 from unolab.tournament.run_folder import RunFolder
 from unolab.tournament.runner import run_tournament
 
@@ -180,7 +181,8 @@ def _one_line(err: BaseException | str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0, 2 for bad input, 130 interrupted)."""
+    """Run the command line; return the exit status (0, 1 when the machine failed: a full
+    disk, a worker killed again and again; 2 for bad input, 130 interrupted)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse printed the usage and the problem (or --help)
@@ -207,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as err:  # the machine, not the input: a full disk, a failed write
         print(f"error: {_system_error_line(err)}", file=sys.stderr)
+        return 1
+    except WorkerLostError as err:  # the machine: a worker killed again and again
+        print(f"error: {_one_line(err)}", file=sys.stderr)
         return 1
     return 0
 

@@ -3,6 +3,17 @@
 The pool uses ``fork`` where the platform has it, else ``spawn``; at most two chunks per
 worker are in flight, so a run stopped by the SPRT wastes little. Workers exit by themselves
 if the main process dies (``kill -9``), so a killed run leaves no orphans behind.
+
+A worker that dies (killed with ``kill -9``, or by the kernel when memory runs out) breaks
+the pool and loses every chunk in flight. The pool is then replaced by a fresh one and the
+lost chunks are played again: a chunk is seeded by its index, so its replay gives the very
+games it would have given, and the finished chunks are handed on in plan order
+(:class:`~unolab.tournament.chunks.ChunkOrder`), so the log is the same bytes as an
+uninterrupted run's. A chunk lost once is played again alone (nothing else in flight), so
+a chunk that kills its worker each time is told from the chunks that were lost beside it;
+a chunk lost more than :data:`MAX_RESTARTS` times ends the run with
+:class:`WorkerLostError`, one line naming the chunk; the chunks written before it are kept
+and rerunning the command resumes.
 """
 
 from __future__ import annotations
@@ -14,18 +25,39 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
 from uno_env.rules import Rules
-from unolab.tournament.chunks import ChunkResult, PlayChunk
+from unolab.tournament.chunks import ChunkOrder, ChunkResult, PlayChunk
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import Entrant
 from unolab.tournament.results import Unit
 
-__all__ = ["run_pool", "worker_pool"]
+__all__ = ["MAX_RESTARTS", "WorkerLostError", "WorkerPool", "worker_pool"]
+
+MAX_RESTARTS = 3
+"""Times a chunk lost with a dying worker is played again on a fresh pool; one more loss
+ends the run (a chunk that kills its worker every time would otherwise loop forever)."""
+
+IN_FLIGHT_PER_WORKER = 2
+"""Chunks submitted per worker: enough to keep every worker busy between two results,
+few enough that a stopped run (SPRT) wastes little."""
+
+AHEAD_PER_WORKER = 4
+"""How far (in chunks per worker) submission may run ahead of the first chunk not yet
+handed on: bounds the finished chunks held back for plan order behind a slow one."""
 
 _WORKER: dict[str, Any] = {}
+
+
+class WorkerLostError(RuntimeError):
+    """A chunk was lost with a dying worker process more than :data:`MAX_RESTARTS` times.
+
+    The message is one line naming the chunk(s) and what to do; the chunks handed on before
+    it are written, so rerunning the same command resumes.
+    """
 
 
 def _watch_parent(parent: int) -> None:
@@ -59,16 +91,12 @@ def _ready() -> bool:
     return True
 
 
-@contextmanager
-def worker_pool(
-    workers: int,
-    play: PlayChunk,
-    rules: Rules,
-    schedule: Schedule,
-    entrants: Sequence[Entrant],
-    enabled: bool,
-) -> Iterator[ProcessPoolExecutor | None]:
-    """The worker pool, its processes started before any other thread (the progress bar's).
+def _chunk_list(chunks: Sequence[int]) -> str:
+    return f"chunk {chunks[0]}" if len(chunks) == 1 else f"chunks {', '.join(map(str, chunks))}"
+
+
+class WorkerPool:
+    """Worker processes playing chunks; a pool broken by a dying worker is replaced.
 
     Args:
         workers: How many processes.
@@ -77,52 +105,200 @@ def worker_pool(
         rules: The rules of every game.
         schedule: The tournament's schedule.
         entrants: The participants.
+        say: Where to report a restart (one line); ``None``: say nothing.
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        play: PlayChunk,
+        rules: Rules,
+        schedule: Schedule,
+        entrants: Sequence[Entrant],
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.workers = workers
+        self.say = say
+        self.restarts = 0
+        """Times the pool was replaced after a worker died."""
+        self._initargs = (play, rules, schedule, list(entrants), os.getpid())
+        self._pool: ProcessPoolExecutor | None = None
+        self._idle_losses = 0
+
+    def start(self) -> None:
+        """Start the processes now (before any other thread of the main process starts).
+
+        Raises:
+            WorkerLostError: the processes died as they started.
+        """
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=_pool_context(),
+            initializer=_init_worker,
+            initargs=self._initargs,
+        )
+        try:
+            self._pool.submit(_ready).result()  # forks the workers now
+        except BrokenProcessPool:
+            self.close()
+            raise WorkerLostError(
+                "the worker processes died as they started (killed, or out of memory: see "
+                "dmesg); rerun the same command to resume, with fewer --workers if memory is "
+                "short"
+            ) from None
+
+    def close(self) -> None:
+        """Stop the processes (chunks not started are cancelled)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def run(
+        self,
+        todo: list[tuple[int, list[Unit]]],
+        stopped: Callable[[], bool],
+        handle: Callable[[ChunkResult], None],
+    ) -> None:
+        """Play chunks, at most two per worker in flight, until done or stopped.
+
+        Args:
+            todo: ``(chunk, units)`` still to play, in order.
+            stopped: Whether to submit no more chunks (the SPRT decided).
+            handle: Called with each finished chunk's result, in the order of ``todo``.
+
+        Raises:
+            WorkerLostError: a chunk was lost with its worker more than
+                :data:`MAX_RESTARTS` times.
+        """
+        if self._pool is None:
+            self.start()
+        order = ChunkOrder(len(todo), handle)
+        queue = list(range(len(todo)))  # indices into todo still to submit, in order
+        in_flight: dict[Future[ChunkResult], int] = {}
+        losses = [0] * len(todo)
+        limit = IN_FLIGHT_PER_WORKER * self.workers
+        ahead = AHEAD_PER_WORKER * self.workers
+        try:
+            while True:
+                broken = False
+                while (
+                    queue
+                    and len(in_flight) < limit
+                    and queue[0] - order.delivered < ahead
+                    and not stopped()
+                ):
+                    index = queue[0]
+                    # A chunk lost before plays alone, so that a loss is its own for sure.
+                    if in_flight and (losses[index] or any(losses[i] for i in in_flight.values())):
+                        break
+                    try:
+                        future = self._submit(*todo[index])
+                    except BrokenProcessPool:
+                        broken = True
+                        break
+                    queue.pop(0)
+                    in_flight[future] = index
+                if not in_flight and not broken:
+                    break
+                if not broken:
+                    finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in sorted(finished, key=lambda f: in_flight[f]):
+                        if isinstance(future.exception(), BrokenProcessPool):
+                            broken = True
+                            continue
+                        order.put(in_flight.pop(future), future.result())
+                if broken:
+                    lost = self._collect(in_flight, order)
+                    in_flight.clear()
+                    self._restart(todo, lost, losses)
+                    queue = sorted({*queue, *lost})
+        except BaseException:
+            for future in in_flight:
+                future.cancel()
+            raise
+
+    def _submit(self, chunk: int, units: list[Unit]) -> Future[ChunkResult]:
+        assert self._pool is not None
+        return self._pool.submit(_worker_chunk, chunk, units)
+
+    @staticmethod
+    def _collect(in_flight: dict[Future[ChunkResult], int], order: ChunkOrder) -> list[int]:
+        """After a break: keep what finished, return the indices of the chunks lost."""
+        wait(in_flight)  # a broken pool fails every pending chunk at once
+        lost = []
+        for future, index in sorted(in_flight.items(), key=lambda item: item[1]):
+            error = future.exception()
+            if error is None:
+                order.put(index, future.result())
+            elif isinstance(error, BrokenProcessPool):
+                lost.append(index)
+            else:
+                raise error
+        return lost
+
+    def _restart(
+        self, todo: list[tuple[int, list[Unit]]], lost: list[int], losses: list[int]
+    ) -> None:
+        """Replace the broken pool, or give up on a chunk lost too often."""
+        for index in lost:
+            losses[index] += 1
+        if not lost:  # died between chunks: charged to the run, not to a chunk
+            self._idle_losses += 1
+        chunks = [todo[i][0] for i in lost]
+        worst = [todo[i][0] for i in lost if losses[i] > MAX_RESTARTS]
+        if self._idle_losses > MAX_RESTARTS:
+            raise WorkerLostError(
+                f"worker processes died {self._idle_losses} times between chunks (killed, or "
+                "out of memory: see dmesg); the chunks finished so far are kept: rerun the "
+                "same command to resume, with fewer --workers if memory is short"
+            )
+        if worst:
+            raise WorkerLostError(
+                f"{_chunk_list(worst)} lost {MAX_RESTARTS + 1} times with a dying worker "
+                "process (killed, or out of memory: see dmesg); the chunks finished before it "
+                "are kept: rerun the same command to resume, with fewer --workers if memory "
+                "is short"
+            )
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self.restarts += 1
+        if self.say is not None:
+            what = _chunk_list(chunks) if chunks else "no chunk"
+            self.say(
+                f"a worker process died; {what} lost with it played again on a fresh pool "
+                f"(restart {self.restarts})"
+            )
+        self.start()
+
+
+@contextmanager
+def worker_pool(
+    workers: int,
+    play: PlayChunk,
+    rules: Rules,
+    schedule: Schedule,
+    entrants: Sequence[Entrant],
+    enabled: bool,
+    say: Callable[[str], None] | None = None,
+) -> Iterator[WorkerPool | None]:
+    """The worker pool, its processes started before any other thread (the progress bar's).
+
+    Args:
+        workers: How many processes.
+        play: Plays one chunk in a worker.
+        rules: The rules of every game.
+        schedule: The tournament's schedule.
+        entrants: The participants.
         enabled: Whether to start a pool at all (``None`` is yielded when not).
+        say: Where to report a restart after a worker died.
     """
     if not enabled:
         yield None
         return
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=_pool_context(),
-        initializer=_init_worker,
-        initargs=(play, rules, schedule, list(entrants), os.getpid()),
-    ) as pool:
-        pool.submit(_ready).result()  # forks the workers now
-        yield pool
-
-
-def run_pool(
-    pool: ProcessPoolExecutor,
-    workers: int,
-    todo: list[tuple[int, list[Unit]]],
-    stopped: Callable[[], bool],
-    handle: Callable[[ChunkResult], None],
-) -> None:
-    """Play chunks in the pool, at most two per worker in flight, until done or stopped.
-
-    Args:
-        pool: The pool of :func:`worker_pool`.
-        workers: Its number of processes.
-        todo: ``(chunk, units)`` still to play, in order.
-        stopped: Whether to submit no more chunks (the SPRT decided).
-        handle: Called with each finished chunk's result, in chunk order among those that
-            finish together.
-    """
-    queue = list(reversed(todo))
-    in_flight: dict[Future[ChunkResult], int] = {}
+    pool = WorkerPool(workers, play, rules, schedule, entrants, say)
     try:
-        while queue or in_flight:
-            while queue and len(in_flight) < 2 * workers and not stopped():
-                chunk, units = queue.pop()
-                in_flight[pool.submit(_worker_chunk, chunk, units)] = chunk
-            if not in_flight:
-                break
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: in_flight[f]):
-                in_flight.pop(future)
-                handle(future.result())
-    except BaseException:
-        for future in in_flight:
-            future.cancel()
-        raise
+        pool.start()
+        yield pool
+    finally:
+        pool.close()

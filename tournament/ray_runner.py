@@ -9,7 +9,8 @@ loaded there by the ordinary loader; SB3 ``.zip`` files travel the same way, onl
 ``allow_pickle``. A policy factory given in code (``overrides``) cannot travel and is refused.
 
 The driver keeps two tasks per cluster CPU in flight and hands each finished chunk to the
-runner, which appends it to ``games.jsonl`` at once: a driver killed with ``kill -9`` loses
+runner in plan order (as the local backend does, so the log is the same bytes), which
+appends it to ``games.jsonl`` at once: a driver killed with ``kill -9`` loses
 only the chunks in flight, and the rerun plays only the missing ones. A worker process that
 dies mid-chunk (killed, out of memory, its node lost) makes Ray run the task again
 (:data:`TASK_RETRIES`); the chunk is deterministic and written only when complete, so no
@@ -29,7 +30,7 @@ from uno_env.configuration import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
-from unolab.tournament.chunks import PlayChunk
+from unolab.tournament.chunks import ChunkOrder, PlayChunk
 from unolab.tournament.config import ParticipantSpec, TournamentConfig
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import Entrant, SpecFactory
@@ -121,32 +122,41 @@ def run_chunks_on_ray(
         entrants: The participants, as :func:`shipped_entrants` made them travel.
         todo: ``(chunk, units)`` still to play, in order.
         stopped: Whether to submit no more chunks (the SPRT decided).
-        handle: Called with each finished chunk's result, in the driver.
+        handle: Called with each finished chunk's result, in the driver, in the order of
+            ``todo`` (a chunk that finishes early waits for those before it).
     """
     task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_play_task)
     shared = [play, ray.put(rules), ray.put(schedule), ray.put(list(entrants))]
     limit = IN_FLIGHT_PER_CPU * cluster_cpus(ray)
-    queue = list(reversed(todo))
+    order = ChunkOrder(len(todo), handle)  # the log in plan order, as the local backend's
+    submitted = 0
     in_flight: dict[Any, int] = {}
     try:
-        while queue or in_flight:
-            while queue and len(in_flight) < limit and not stopped():
-                chunk, units = queue.pop()
-                in_flight[task.remote(*shared, chunk, units)] = chunk
+        while True:
+            while (
+                submitted < len(todo)
+                and len(in_flight) < limit
+                and submitted - order.delivered < 2 * limit
+                and not stopped()
+            ):
+                chunk, units = todo[submitted]
+                in_flight[task.remote(*shared, chunk, units)] = submitted
+                submitted += 1
             if not in_flight:
                 break
             finished, _ = ray.wait(list(in_flight), num_returns=1)
             for ref in sorted(finished, key=lambda r: in_flight[r]):
-                chunk = in_flight.pop(ref)
+                index = in_flight.pop(ref)
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayError as err:
                     message = " ".join(str(err).split())[:400]
                     raise RayBackendError(
-                        f"chunk {chunk} failed on Ray ({type(err).__name__}: {message}); the "
-                        "chunks finished so far are kept: rerun the command to resume"
+                        f"chunk {todo[index][0]} failed on Ray ({type(err).__name__}: "
+                        f"{message}); the chunks finished so far are kept: rerun the command "
+                        "to resume"
                     ) from None
-                handle(result)
+                order.put(index, result)
     except BaseException:
         for ref in in_flight:
             ray.cancel(ref, force=True)

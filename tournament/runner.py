@@ -43,7 +43,12 @@ Parallelism. With ``workers > 1`` chunks are played in a process pool
 (:mod:`unolab.tournament.pool`: ``fork`` where the platform has it, else ``spawn``); at most
 two chunks per worker are in flight, so a run stopped by the SPRT wastes little. Workers
 exit by themselves if the main process dies (``kill -9``), so a killed run leaves no orphans
-behind.
+behind. A worker that dies (``kill -9``, out of memory) loses the chunks in flight: they are
+played again on a fresh pool (at most :data:`~unolab.tournament.pool.MAX_RESTARTS` times
+each, then :class:`~unolab.tournament.pool.WorkerLostError`, one line naming the chunk;
+rerunning resumes). Finished chunks are written in plan order whatever order they finish
+in, so ``games.jsonl`` is the same bytes with any number of workers, after a worker's
+death, and after a ``kill -9`` of the whole run and its resume.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 
 from uno_env.configuration import ConfigError
 from unolab.agents.progress import Bar, progress_bar
@@ -64,7 +70,7 @@ from unolab.tournament.chunks import ChunkResult, play_chunk, policy_seed, sched
 from unolab.tournament.config import TournamentConfig
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import PolicyFactory, entrants_for
-from unolab.tournament.pool import run_pool, worker_pool
+from unolab.tournament.pool import worker_pool
 from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
 from unolab.tournament.report import write_reports
 from unolab.tournament.results import ResultStore, Unit
@@ -172,6 +178,9 @@ def run_tournament(
         OSError: a write failed (a full disk); the message names the file, and rerunning the
             same command resumes.
         RayBackendError: (a ValueError) Ray is missing or its cluster cannot be reached.
+        WorkerLostError: a chunk was lost with a dying worker process more than
+            :data:`~unolab.tournament.pool.MAX_RESTARTS` times; the chunks written before
+            it are kept, and rerunning the same command resumes.
     """
     folder = RunFolder(config)
     run = functools.partial(
@@ -273,8 +282,12 @@ def _run(
     if ray is not None:
         entrants = shipped_entrants(entrants)
     parallel = ray is None and config.workers > 1 and len(todo) > 1 and not state.stopped
+
+    def say(line: str) -> None:
+        console.print(f"[yellow]{escape(line)}")
+
     with (
-        worker_pool(config.workers, play_chunk, rules, schedule, entrants, parallel) as pool,
+        worker_pool(config.workers, play_chunk, rules, schedule, entrants, parallel, say) as pool,
         progress_bar(
             f"tournament {config.name}",
             total,
@@ -294,7 +307,7 @@ def _run(
         if ray is not None:
             run_chunks_on_ray(ray, play_chunk, rules, schedule, entrants, todo, stopped, handle_one)
         elif pool is not None:
-            run_pool(pool, config.workers, todo, stopped, handle_one)
+            pool.run(todo, stopped, handle_one)
         else:
             for chunk, units in todo:
                 if state.stopped:
