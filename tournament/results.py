@@ -28,12 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from uno_env.cards import DECK_SIZE
 from uno_env.configuration import ConfigError
-from uno_env.files import UnreadableFileError, read_regular_file
+from uno_env.files import UnreadableFileError, read_regular_file, shown
 from uno_env.play import TableResults
+from uno_env.rules import MAX_TURNS_LIMIT
 from unolab.tournament.storage import MAX_LOG_BYTES, write_error, write_file
 
-__all__ = ["END_KINDS", "GameRecord", "ResultStore", "Unit", "encode_lines"]
+__all__ = [
+    "END_KINDS",
+    "MAX_INDEX",
+    "MAX_POINTS",
+    "GameRecord",
+    "ResultStore",
+    "Unit",
+    "encode_lines",
+]
 
 Unit = tuple[int, int, int]
 """``(deal, seating, variant)``: the identity of a game."""
@@ -105,7 +115,10 @@ class GameRecord:
             ValueError: for malformed JSON, a missing field or a field of the wrong type,
                 naming the field and the value.
         """
-        data = json.loads(line)
+        try:
+            data = json.loads(line)
+        except RecursionError:
+            raise ValueError("the JSON is nested too deeply; a game is one flat object") from None
         if not isinstance(data, dict):
             raise ValueError(f"expected a JSON object, got {type(data).__name__}")
         missing = [name for name in _FIELDS if name not in data]
@@ -117,29 +130,29 @@ class GameRecord:
             or not seats
             or not all(isinstance(n, str) and n for n in seats)
         ):
-            raise ValueError(f"'seats' must be a list of participant names, got {seats!r}")
+            raise ValueError(f"'seats' must be a list of participant names, got {shown(seats)}")
         k = len(seats)
         end = data["end"]
         if end not in END_KINDS:
-            raise ValueError(f"'end' must be one of {list(END_KINDS)}, got {end!r}")
+            raise ValueError(f"'end' must be one of {list(END_KINDS)}, got {shown(end)}")
         forfeit_seat = data["forfeit_seat"]
         if forfeit_seat is not None:
             forfeit_seat = _int(data, "forfeit_seat", upper=k)
         if (end == "forfeit") != (forfeit_seat is not None):
-            raise ValueError(f"'end' is {end!r} but 'forfeit_seat' is {forfeit_seat!r}")
+            raise ValueError(f"'end' is {end!r} but 'forfeit_seat' is {shown(forfeit_seat)}")
         reason = data["reason"]
         if not isinstance(reason, str):
-            raise ValueError(f"'reason' must be a string, got {reason!r}")
+            raise ValueError(f"'reason' must be a string, got {shown(reason)}")
         return cls(
-            deal=_int(data, "deal"),
-            seating=_int(data, "seating"),
-            variant=_int(data, "variant"),
-            key=_int(data, "key"),
+            deal=_int(data, "deal", upper=MAX_INDEX, what="64-bit game indices"),
+            seating=_int(data, "seating", upper=MAX_INDEX, what="64-bit game indices"),
+            variant=_int(data, "variant", upper=MAX_INDEX, what="64-bit game indices"),
+            key=_int(data, "key", upper=2**64, what="64-bit game keys"),
             seats=tuple(seats),
             ranks=_ints(data, "ranks", k, upper=k),
-            points=_ints(data, "points", k),
-            cards_left=_ints(data, "cards_left", k),
-            turns=_int(data, "turns"),
+            points=_ints(data, "points", k, upper=MAX_POINTS, what="32-bit hand points"),
+            cards_left=_ints(data, "cards_left", k, upper=DECK_SIZE + 1, what="the deck"),
+            turns=_int(data, "turns", upper=MAX_TURNS_LIMIT, what="the rules' max_turns"),
             end=end,
             forfeit_seat=forfeit_seat,
             reason=reason,
@@ -149,24 +162,36 @@ class GameRecord:
 _FIELDS = tuple(f.name for f in dataclasses.fields(GameRecord))
 
 
-def _int(data: dict[str, Any], key: str, upper: int | None = None) -> int:
+MAX_INDEX = 2**63
+"""Deal, seating and variant indices are 64-bit: a larger one is no game of any run."""
+MAX_POINTS = 2**31
+"""A hand's points are 32-bit (the engine's ``hand_points``)."""
+
+
+def _int(data: dict[str, Any], key: str, upper: int | None = None, what: str = "the seats") -> int:
     """A non-negative JSON integer (below ``upper`` when given); booleans are refused."""
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{key!r} must be a non-negative integer, got {value!r}")
+        raise ValueError(f"{key!r} must be a non-negative integer, got {shown(value)}")
     if upper is not None and value >= upper:
-        raise ValueError(f"{key!r} must be below {upper} (the seats), got {value}")
+        raise ValueError(f"{key!r} must be below {upper} ({what}), got {shown(value)}")
     return value
 
 
-def _ints(data: dict[str, Any], key: str, size: int, upper: int | None = None) -> tuple[int, ...]:
+def _ints(
+    data: dict[str, Any],
+    key: str,
+    size: int,
+    upper: int | None = None,
+    what: str = "the seats",
+) -> tuple[int, ...]:
     """A list of ``size`` integers, one per seat."""
     values = data[key]
     if not isinstance(values, list) or len(values) != size:
         raise ValueError(
-            f"{key!r} must be a list of {size} integers (one per seat), got {values!r}"
+            f"{key!r} must be a list of {size} integers (one per seat), got {shown(values)}"
         )
-    return tuple(_int({key: v}, key, upper) for v in values)
+    return tuple(_int({key: v}, key, upper, what) for v in values)
 
 
 class ResultStore:
@@ -392,6 +417,8 @@ def _incomplete_json(line: bytes) -> bool:
         json.loads(line.decode())
     except (ValueError, UnicodeDecodeError):
         return True
+    except RecursionError:  # nested past any game: damage, never dropped as a torn write
+        return False
     return False
 
 

@@ -147,10 +147,10 @@ class RunFolder:
             return None
         counts = meta["deal_set_counts"]
         if not isinstance(counts, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts
+            isinstance(n, int) and not isinstance(n, bool) and 0 < n < 2**63 for n in counts
         ):
             raise ConfigError(
-                f"{self.meta}: 'deal_set_counts' must be a list of positive integers, got "
+                f"{self.meta}: 'deal_set_counts' must be a list of positive 64-bit integers, got "
                 f"{shown(counts)}: restore or delete the file, or rerun with --fresh to "
                 "discard the games"
             )
@@ -266,7 +266,7 @@ def _differences(stored: Mapping[str, Any], config: TournamentConfig) -> str:
     raw = stored.get("config")
     if not old and isinstance(raw, Mapping):  # a config.json from before games_config
         old = {k: v for k, v in raw.items() if k not in _NOT_FINGERPRINTED}
-        with contextlib.suppress(ValueError, TypeError):  # else compared as written
+        with contextlib.suppress(ValueError, TypeError, OverflowError):  # else as written
             old["rules"] = load_rules(
                 old.get("rules", "official"),
                 num_players=int(old.get("num_players", 2)),

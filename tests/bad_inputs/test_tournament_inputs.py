@@ -133,6 +133,31 @@ def replace_line(number: int, raw: bytes) -> Mutation:
     return mutate
 
 
+def replace_in_line(number: int, old: bytes, new: bytes) -> Mutation:
+    """Replace ``old`` by ``new`` in line ``number`` of games.jsonl, as raw bytes (JSON's
+    ``NaN``, ``Infinity`` and numbers Python would not write)."""
+
+    def mutate(tmp: Path) -> None:
+        lines = _games(tmp).read_bytes().split(b"\n")
+        assert old in lines[number - 1]
+        lines[number - 1] = lines[number - 1].replace(old, new, 1)
+        _games(tmp).write_bytes(b"\n".join(lines))
+
+    return mutate
+
+
+def edit_meta(key: str, value: Any) -> Mutation:
+    """Set ``key`` of games.meta.json to ``value``."""
+
+    def mutate(tmp: Path) -> None:
+        path = tmp / RUN / "games.meta.json"
+        record = json.loads(path.read_text())
+        record[key] = value
+        path.write_text(json.dumps(record))
+
+    return mutate
+
+
 def write_file(name: str, text: str) -> Mutation:
     def mutate(tmp: Path) -> None:
         (tmp / RUN / name).write_text(text)
@@ -258,6 +283,13 @@ def _three_seats(record: dict[str, Any]) -> None:
     record["seats"] = [*record["seats"], "random"]
 
 
+def both_fields(**values: Any) -> Callable[[dict[str, Any]], None]:
+    def change(record: dict[str, Any]) -> None:
+        record.update(values)
+
+    return change
+
+
 def _swap_seats(record: dict[str, Any]) -> None:
     record["seats"] = record["seats"][::-1]
 
@@ -380,13 +412,118 @@ CASES: list[Case] = [
         "log_deal_past_64_bits",
         "file",
         edit_line(3, _set("deal", 2**63)),
-        names=("line 3", "9223372036854775808", "not part of this tournament"),
+        names=("line 3", "'deal' must be below 9223372036854775808", "64-bit"),
     ),
     Case(
         "log_key_of_a_thousand_digits",
         "file",
         edit_line(4, _set("key", 10**1000)),
         names=("line 4", "key"),
+    ),
+    # numbers out of their bounds: one line naming the line and the field, never an
+    # OverflowError from the columns they would fill
+    Case(
+        "log_turns_of_thirty_digits",
+        "file",
+        edit_line(3, _set("turns", 10**30)),
+        names=("games.jsonl: line 3", "'turns' must be below 524288", "max_turns"),
+    ),
+    Case(
+        "log_turns_of_thirty_digits_process",
+        "file",
+        edit_line(5, _set("turns", 10**30)),
+        names=("games.jsonl: line 5", "'turns'"),
+        process=True,
+    ),
+    Case(
+        "log_turns_1e30",
+        "file",
+        replace_in_line(3, b'"turns":', b'"turns":1e30,"was":'),
+        names=("games.jsonl: line 3", "'turns' must be a non-negative integer, got 1e+30"),
+    ),
+    Case(
+        "log_turns_nan",
+        "file",
+        replace_in_line(4, b'"turns":', b'"turns":NaN,"was":'),
+        names=("games.jsonl: line 4", "'turns'", "nan"),
+    ),
+    Case(
+        "log_turns_infinity",
+        "file",
+        replace_in_line(4, b'"turns":', b'"turns":-Infinity,"was":'),
+        names=("games.jsonl: line 4", "'turns'", "-inf"),
+    ),
+    Case(
+        "log_turns_of_five_thousand_digits",
+        "file",
+        replace_in_line(2, b'"turns":', b'"turns":' + b"9" * 5000 + b',"was":'),
+        names=("games.jsonl: line 2", "4300 digits"),
+    ),
+    Case(
+        "log_points_past_32_bits",
+        "file",
+        edit_line(3, lambda r: r["points"].__setitem__(0, 2**31)),
+        names=("line 3", "'points' must be below 2147483648"),
+    ),
+    Case(
+        "log_points_negative",
+        "file",
+        edit_line(3, lambda r: r["points"].__setitem__(1, -5)),
+        names=("line 3", "'points' must be a non-negative integer, got -5"),
+    ),
+    Case(
+        "log_cards_left_past_the_deck",
+        "file",
+        edit_line(6, lambda r: r["cards_left"].__setitem__(1, 10**30)),
+        names=("line 6", "'cards_left' must be below 109"),
+    ),
+    Case(
+        "log_seating_of_thirty_digits",
+        "file",
+        edit_line(2, _set("seating", 10**30)),
+        names=("line 2", "'seating' must be below"),
+    ),
+    Case(
+        "log_variant_of_thirty_digits",
+        "file",
+        edit_line(2, _set("variant", 10**30)),
+        names=("line 2", "'variant' must be below"),
+    ),
+    Case(
+        "log_key_past_64_bits",
+        "file",
+        edit_line(7, _set("key", 2**64)),
+        names=("line 7", "'key' must be below 18446744073709551616"),
+    ),
+    Case(
+        "log_forfeit_seat_of_thirty_digits",
+        "file",
+        edit_line(3, both_fields(end="forfeit", forfeit_seat=10**30)),
+        names=("line 3", "'forfeit_seat' must be below 2"),
+    ),
+    Case(
+        "log_line_nested_too_deeply",
+        "file",
+        replace_line(3, b"[" * 100_000 + b"]" * 100_000),
+        names=("line 3", "nested too deeply"),
+    ),
+    Case(
+        "log_last_line_nested_too_deeply",
+        "file",
+        replace_line(8, b"[" * 100_000 + b"]" * 100_000),
+        names=("line 8", "nested too deeply"),
+    ),
+    Case(
+        "meta_deal_set_counts_of_thirty_digits",
+        "file",
+        edit_meta("deal_set_counts", [4, 10**30]),
+        names=("games.meta.json", "deal_set_counts"),
+    ),
+    Case(
+        "meta_deal_set_counts_infinite",
+        "file",
+        edit_meta("deal_set_counts", [float("inf")]),
+        names=("games.meta.json", "deal_set_counts", "inf"),
     ),
     Case(
         "log_conflicting_copy_of_a_game",
