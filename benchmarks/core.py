@@ -23,6 +23,7 @@ import numpy as np
 from uno_env import core
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
+from uno_env.console import run_main
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
@@ -181,4 +182,4 @@ def main(
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main, "python -m unolab.benchmarks.core")

@@ -35,6 +35,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
+from uno_env.console import run_main
 from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules, load_rules
@@ -334,4 +335,4 @@ def main(
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main, "python -m unolab.benchmarks.envs")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,7 +34,9 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.console import run_main
 from uno_env.core import PLAY
+from uno_env.files import write_atomically
 from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
@@ -247,9 +248,9 @@ def main(
     }
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        write_atomically(args.out, json.dumps(result, indent=1) + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.benchmarks.inference")

@@ -33,8 +33,10 @@ from typing import Any
 import numpy as np
 
 from uno_env import Rules, load_rules
+from uno_env.console import run_main
 from uno_env.core import hand_rewards
 from uno_env.envs.openspiel_game import INSTALL_HINT
+from uno_env.files import write_atomically
 from uno_env.observation import encode
 from uno_env.play import Round, play_tables
 from uno_env.rng import derive_keys
@@ -278,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append({"rules": rules, "iterations": budget, "searcher": searcher, **result})
         if args.out is not None:  # after each row: a long run keeps what it finished
             record = _record(args.seed, rows)
-            args.out.write_text(json.dumps(_merged(args.out, record), indent=2) + "\n")
+            write_atomically(args.out, json.dumps(_merged(args.out, record), indent=2) + "\n")
         ms = result["median_ms_per_decision"]
         print(
             f"{budget:>6} iterations  {searcher:<17} {result['win_rate']:.1%} "
@@ -290,4 +292,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.benchmarks.openspiel_crosscheck")

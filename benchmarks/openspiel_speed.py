@@ -27,6 +27,7 @@ import sys
 import time
 from typing import Any
 
+from uno_env.console import run_main
 from unolab.benchmarks.options import int_in_range, non_negative_int, positive_seconds
 
 __all__ = ["GAMES", "decision_steps_per_second", "main", "measure"]
@@ -157,4 +158,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main, "python -m unolab.benchmarks.openspiel_speed")

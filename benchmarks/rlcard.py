@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from uno_env.console import run_main
 from unolab.benchmarks.options import non_negative_int, positive_seconds
 from unolab.benchmarks.rlcard_compat import (
     legal_action_ids,
@@ -181,4 +182,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main, "python -m unolab.benchmarks.rlcard")

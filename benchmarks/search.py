@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import core
+from uno_env.console import run_main
+from uno_env.files import write_atomically
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.agents.arena import evaluate_vs
@@ -237,10 +238,10 @@ def main(
         )
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        write_atomically(args.out, json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.benchmarks.search")

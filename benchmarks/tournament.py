@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from uno_env.console import run_main
+from uno_env.files import write_atomically
 from uno_env.policy import Policy
 from unolab.agents import make_agent
 from unolab.agents.ray_backend import connect, require_ray
@@ -347,9 +349,9 @@ def main(
         list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     )
     if args.out:
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+        write_atomically(args.out, json.dumps(results, indent=2) + "\n")
     return results
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main, "python -m unolab.benchmarks.tournament")

@@ -19,12 +19,14 @@ import json
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from uno_env.console import run_main
+from uno_env.files import write_atomically
 
 __all__ = ["DATA", "EXPERIMENTS", "curve_points", "main", "run_experiment"]
 
@@ -141,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.runs_dir is None:
             shutil.rmtree(runs_dir, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(_merged(args.out, figures), indent=2) + "\n")
+    write_atomically(args.out, json.dumps(_merged(args.out, figures), indent=2) + "\n")
     for name, figure in figures.items():
         for line in figure["lines"]:
             last = line["points"][-1]
@@ -153,4 +155,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.benchmarks.training_curves")

@@ -7,7 +7,9 @@ and the answer to anything else is one :class:`UnreadableFileError` line naming 
 
 Every file the lab writes for keeps is written through :func:`write_atomically`: a
 temporary file beside the target, flushed to disk, then renamed over it, so a crash or a
-full disk leaves either the old file or the new one, never a torn one.
+full disk leaves either the old file or the new one, never a torn one. Only a regular file
+(or nothing) is ever replaced: a device, a pipe, a folder or a symlink at the target is an
+:class:`UnwritableFileError` and is left as it is.
 
 A folder that one process writes into over a long run (a tournament or a training run)
 is held with :class:`FolderLock`; a second writer is refused and told the first one's pid.
@@ -31,6 +33,8 @@ __all__ = [
     "FolderLock",
     "RunFolderLock",
     "UnreadableFileError",
+    "UnwritableFileError",
+    "check_writable_target",
     "read_regular_file",
     "read_regular_text",
     "save_atomically",
@@ -45,6 +49,15 @@ class UnreadableFileError(ValueError):
     """A file that cannot be read as asked: missing, not a regular file, too large, unreadable.
 
     The message is one line that names the file and what is wrong with it.
+    """
+
+
+class UnwritableFileError(OSError, ValueError):
+    """A write's target is something other than a regular file or nothing (a device, a pipe,
+    a socket, a folder or a symlink), which the rename would replace; it is left alone.
+
+    The message is one line that names the path and what is there. It is both an ``OSError``
+    (a write failed) and a ``ValueError`` (the path a user gave is not one to write to).
     """
 
 
@@ -166,6 +179,46 @@ PARTIAL_SUFFIX = ".partial"
 """The suffix of a file being written (``.<name>.<random>.partial`` beside its target)."""
 
 
+def _kind_of(mode: int) -> str:
+    """What a non-regular file is, for a message."""
+    kinds = (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for is_kind, name in kinds if is_kind(mode)), "not a regular file")
+
+
+def check_writable_target(path: str | Path, what: str = "file") -> None:
+    """Refuse a write target that is there and is not a regular file.
+
+    A rename replaces whatever the target path holds, so a device node, a named pipe, a
+    socket, a folder or a symlink there would be lost to a file written "atomically".
+
+    Args:
+        path: The path about to be written.
+        what: What the file is, for the message (``"results"``, ``"policy"``).
+
+    Raises:
+        UnwritableFileError: one line naming the path and what is there.
+    """
+    name = str(path)
+    try:
+        mode = os.lstat(name).st_mode
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError):  # a NUL in the path, a parent that is a file...: open() says
+        return
+    if not stat.S_ISREG(mode):
+        raise UnwritableFileError(
+            f"{what} {name!r} is {_kind_of(mode)}, not a regular file; it is left as it is: "
+            "give the path of a file to write"
+        )
+
+
 def save_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     """Have ``write`` write a file, then put it at ``path`` whole, or leave ``path`` alone.
 
@@ -179,9 +232,12 @@ def save_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
             ``np.savez_compressed``...).
 
     Raises:
+        UnwritableFileError: ``path`` is there and is not a regular file (a device, a pipe,
+            a folder, a symlink): nothing is written.
         OSError: the write failed; ``path`` holds what it held before.
     """
     target = Path(path)
+    check_writable_target(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PARTIAL_SUFFIX, dir=target.parent)
     try:
         # mkstemp makes a private (0600) file: give it the mode the file has, or the one a
@@ -192,6 +248,7 @@ def save_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
         write(Path(tmp))
         with open(tmp, "rb") as written:
             os.fsync(written.fileno())
+        check_writable_target(target)  # again: the write may have taken a while
         os.replace(tmp, target)
     except BaseException:
         if fd >= 0:
@@ -209,6 +266,7 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
         data: Text (written as UTF-8) or bytes.
 
     Raises:
+        UnwritableFileError: ``path`` is there and is not a regular file: nothing is written.
         OSError: the write failed; ``path`` holds what it held before.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data

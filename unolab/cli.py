@@ -19,6 +19,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from uno_env.console import (
+    BROKEN_PIPE_EXIT,
+    CLOSED_STREAM_EXIT,
+    INTERRUPTED_EXIT,
+    silence_stdout,
+    standard_streams_closed,
+)
 from unolab import __version__
 from unolab.cli_exploit import EXPLOIT_HELP, add_exploit_parser
 from unolab.cli_game import cmd_play, cmd_replay, cmd_rules
@@ -284,24 +291,18 @@ def _flush_stdout() -> None:
         raise OSError(err.errno, err.strerror or str(err), "the standard output") from None
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so that the exit's flush does not hit the closed pipe again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout is not a file (captured, or already closed)
-        pass
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``uno-lab``; return the exit code.
 
     Bad arguments exit 2 through argparse (``SystemExit``, with ``--help``'s 0). Any error in
     :data:`DOMAIN_ERRORS` raised by a command is printed as one line,
     ``uno-lab <command>: error: <message>``, and returns 2; Ctrl-C returns 130, a closed
-    stdout pipe 141 with nothing printed. No traceback reaches the user.
+    stdout pipe 141 with nothing printed, a stdout or stderr closed at start 120 without
+    running anything (:mod:`uno_env.console`). No traceback reaches the user.
     """
     command = "uno-lab"
+    if standard_streams_closed():  # nowhere to answer, and a file opened now would take its number
+        return CLOSED_STREAM_EXIT
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser(_command_of(argv))
@@ -323,8 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _flush_stdout()
         return code
     except BrokenPipeError:
-        _quiet_stdout()
-        return 141
+        silence_stdout()
+        return BROKEN_PIPE_EXIT
     except ModuleNotFoundError as err:  # an optional extra that is not installed
         print(f"{command}: error: {missing_extra_message(err)}", file=sys.stderr)
         return 2
@@ -336,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sys.stdout.flush()
         except (OSError, ValueError):  # stdout itself failed: the exit's flush would too
-            _quiet_stdout()
+            silence_stdout()
             if err.filename is None:
                 err = OSError(err.errno, err.strerror or str(err), "the standard output")
         print(f"{command}: error: {_system_error_line(err)}", file=sys.stderr)
@@ -346,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED_EXIT
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
+from uno_env.console import run_main
 from unolab.agents import BOT_NAMES
 from unolab.agents.shipped import SHIPPED_DIR
 from unolab.shipped_configs import shipped_configs
@@ -100,4 +100,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.main_job")

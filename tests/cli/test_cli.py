@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -199,6 +201,34 @@ def test_closed_pipe_ends_quietly() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+def _closing(fd: int) -> Callable[[], None]:
+    return lambda: os.close(fd)
+
+
+@pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+@pytest.mark.parametrize(
+    "command",
+    [("unolab.cli", "rules"), ("unolab.cli", "nonsense"), ("unolab.benchmarks.rlcard", "--help")],
+    ids=["uno-lab-rules", "uno-lab-bad-command", "python-m-script"],
+)
+def test_a_closed_standard_stream_ends_quietly_before_anything_runs(
+    tmp_path: Path, closed: int, command: tuple[str, str]
+) -> None:
+    """``uno-lab rules >&-``: nowhere to answer, so nothing runs and the exit is 120."""
+    module, argument = command
+    proc = subprocess.run(
+        [sys.executable, "-m", module, argument],
+        cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        preexec_fn=_closing(closed),
+        timeout=120,
+    )
+    assert proc.returncode == 120
+    assert proc.stdout == b"" and proc.stderr == b""  # the open stream got no word either
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_strength_writes_outside_the_docs_by_default() -> None:

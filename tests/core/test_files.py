@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
+from uno_env.files import (
+    FolderInUseError,
+    RunFolderLock,
+    UnwritableFileError,
+    check_writable_target,
+    save_atomically,
+    write_atomically,
+)
 
 
 def _mode(path: Path) -> int:
@@ -33,6 +42,84 @@ def test_a_rewritten_file_keeps_its_mode(tmp_path: Path) -> None:
     path.chmod(0o640)
     write_atomically(path, b"new")
     assert path.read_bytes() == b"new" and _mode(path) == 0o640
+
+
+def _named_pipe(path: Path) -> str:
+    os.mkfifo(path)
+    return "a named pipe"
+
+
+def _folder(path: Path) -> str:
+    path.mkdir()
+    (path / "inside.txt").write_text("kept")
+    return "a folder"
+
+
+def _symlink(path: Path) -> str:
+    (path.parent / "elsewhere.txt").write_text("kept")
+    path.symlink_to(path.parent / "elsewhere.txt")
+    return "a symbolic link"
+
+
+def _dangling_symlink(path: Path) -> str:
+    path.symlink_to(path.parent / "nowhere.txt")
+    return "a symbolic link"
+
+
+def _socket(path: Path) -> str:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()  # the socket file stays
+    return "a socket"
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, bytes | str | None]]:
+    """Each entry's type bits and content (a link's target), not following links."""
+    listing: dict[str, tuple[int, bytes | str | None]] = {}
+    for entry in sorted(folder.rglob("*")):
+        mode = entry.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            content: bytes | str | None = os.readlink(entry)
+        elif stat.S_ISREG(mode):
+            content = entry.read_bytes()
+        else:
+            content = None
+        listing[str(entry.relative_to(folder))] = (stat.S_IFMT(mode), content)
+    return listing
+
+
+@pytest.mark.parametrize(
+    "make", [_named_pipe, _folder, _symlink, _dangling_symlink, _socket], ids=lambda f: f.__name__
+)
+def test_a_write_never_replaces_what_is_not_a_regular_file(
+    tmp_path: Path, make: Callable[[Path], str]
+) -> None:
+    target = tmp_path / "out.json"
+    kind = make(target)
+    before = _listing(tmp_path)
+    for write in (
+        lambda: write_atomically(target, "{}"),
+        lambda: save_atomically(target, lambda tmp: tmp.write_text("{}")),
+    ):
+        with pytest.raises(UnwritableFileError, match=kind) as caught:
+            write()
+        assert str(target) in str(caught.value) and "\n" not in str(caught.value)
+        assert isinstance(caught.value, OSError) and isinstance(caught.value, ValueError)
+        assert _listing(tmp_path) == before  # left alone, and no temporary file behind
+
+
+def test_a_device_is_refused_before_anything_is_written() -> None:
+    with pytest.raises(UnwritableFileError, match="a character device"):
+        check_writable_target(os.devnull, "--out")
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+
+
+def test_a_regular_file_or_nothing_may_be_written(tmp_path: Path) -> None:
+    check_writable_target(tmp_path / "new.json")
+    (tmp_path / "old.json").write_text("old")
+    check_writable_target(tmp_path / "old.json")
+    write_atomically(tmp_path / "old.json", "new")
+    assert (tmp_path / "old.json").read_text() == "new"
 
 
 def test_a_run_folder_is_held_by_one_run_and_a_refused_start_leaves_nothing(

@@ -1,0 +1,83 @@
+"""The standard streams of a command: a closed or broken one ends it quietly, never in a traceback.
+
+Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) runs its
+``main`` through :func:`run_main`, which gives the same answers to the same faults:
+
+- **stdout or stderr closed at start** (``uno-lab rules >&-``): Python then holds ``None``
+  for the stream, and the descriptor is free, so the next file the command opens would
+  take its number and receive what was meant for the terminal. The command does not start:
+  exit :data:`CLOSED_STREAM_EXIT` (Python's own status for an output it could not flush).
+- **a reader that goes away** (``uno-lab rules | head -1``): exit :data:`BROKEN_PIPE_EXIT`
+  without a word, as a shell command killed by ``SIGPIPE`` would.
+- **Ctrl-C**: one line, ``<prog>: interrupted``, exit 130.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+
+__all__ = [
+    "BROKEN_PIPE_EXIT",
+    "CLOSED_STREAM_EXIT",
+    "INTERRUPTED_EXIT",
+    "run_main",
+    "silence_stdout",
+    "standard_streams_closed",
+]
+
+CLOSED_STREAM_EXIT = 120
+"""The exit status when stdout or stderr is closed (Python's own status for a failed flush)."""
+
+BROKEN_PIPE_EXIT = 141
+"""The exit status when the reader of stdout goes away (128 + SIGPIPE, as a shell reports it)."""
+
+INTERRUPTED_EXIT = 130
+"""The exit status after Ctrl-C (128 + SIGINT)."""
+
+
+def standard_streams_closed() -> bool:
+    """Whether stdout or stderr was closed when the process started (or has been since)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or getattr(stream, "closed", False):
+            return True
+    return False
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device, so that the exit's flush does not hit a closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a file (captured), or already closed
+        pass
+
+
+def run_main(main: Callable[[], object], prog: str | None = None) -> None:
+    """Run a command's ``main`` and exit with its status, the standard streams guarded.
+
+    Args:
+        main: The command; it returns its exit status (an ``int``; anything else, such as
+            the figures a benchmark returns, means 0) and prints its own one-line errors.
+        prog: The command's name for the interrupt line (default: ``sys.argv[0]``'s name).
+
+    Raises:
+        SystemExit: always, with the status.
+    """
+    if standard_streams_closed():
+        raise SystemExit(CLOSED_STREAM_EXIT)
+    name = prog or os.path.basename(sys.argv[0] or "uno-lab")
+    try:
+        status = main()
+        sys.stdout.flush()  # here, not at exit, so a pipe closed by its reader is caught
+    except BrokenPipeError:
+        silence_stdout()
+        raise SystemExit(BROKEN_PIPE_EXIT) from None
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):  # stderr may have gone with the terminal
+            print(f"{name}: interrupted", file=sys.stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
+    raise SystemExit(status if isinstance(status, int) else 0)
