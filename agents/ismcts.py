@@ -62,6 +62,7 @@ from unolab.agents.rollout import fast_action
 from unolab.agents.search_base import (
     StateSearchAgent,
     check_count,
+    check_flag,
     check_number,
     drop_voluntary_draw,
     root_candidates,
@@ -148,7 +149,7 @@ class IsmctsAgent(StateSearchAgent):
         self.exploration = check_number("ismcts", "exploration", exploration, allow_zero=False)
         check_lack_facts("ismcts", lack_facts)
         self.lack_facts = lack_facts
-        self.weigh_choices = bool(weigh_choices)
+        self.weigh_choices = check_flag("ismcts", "weigh_choices", weigh_choices)
         self.rng = np.random.default_rng(seed)
         self._tree: _Tree | None = None  # allocated at the first search
         self._mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)

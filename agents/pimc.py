@@ -52,7 +52,13 @@ from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
-from unolab.agents.search_base import StateSearchAgent, check_count, check_number, root_candidates
+from unolab.agents.search_base import (
+    StateSearchAgent,
+    check_count,
+    check_flag,
+    check_number,
+    root_candidates,
+)
 
 if TYPE_CHECKING:
     from unolab.agents.learned import TorchPolicy
@@ -131,12 +137,12 @@ class PimcAgent(StateSearchAgent):
         self.prior_weight = check_number("pimc", "prior_weight", prior_weight, allow_zero=True)
         check_lack_facts("pimc", lack_facts)
         self.lack_facts = lack_facts
-        self.weigh_choices = bool(weigh_choices)
+        self.weigh_choices = check_flag("pimc", "weigh_choices", weigh_choices)
         self.prior_spec = None if prior is None else str(prior)
         self._prior: TorchPolicy | None = None
         self._prior_rules: Rules | None = None
-        self.prune_draws = bool(prune_draws)
-        self.early_stop = bool(early_stop)
+        self.prune_draws = check_flag("pimc", "prune_draws", prune_draws)
+        self.early_stop = check_flag("pimc", "early_stop", early_stop)
         self.rng = np.random.default_rng(seed)
         self.rollout_spec = str(rollout_policy)
         self._rollout: Policy | str | None = None

@@ -8,8 +8,10 @@ those lists; :data:`AGENT_NAMES` holds both.
 
 A search's name may carry its options after a colon: its budget alone, in its own unit
 (``pimc:2048`` rollouts per candidate action, ``ismcts:8192`` iterations per decision), or
-``key=value`` pairs of its constructor (``pimc:rollouts=1024,prior_weight=0.1``). The
-agent's constructor checks each value, and the agent plays under the spec's name.
+``key=value`` pairs of its constructor (``pimc:rollouts=1024,prior_weight=0.1``). Each
+value is read by its option's type (a switch is exactly ``true``, ``false``, ``1`` or ``0``,
+in any case), each option may be given once, the agent's constructor checks each value, and
+the agent plays under the spec's name.
 
 A bot of the user's own is named by its class, ``path/to/file.py:ClassName`` or
 ``package.module:ClassName`` (:mod:`unolab.agents.python_bots`); :func:`make_agent` builds it
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -70,18 +73,42 @@ SEARCH_BUDGETS: dict[str, str] = {
 """The option a bare number after a search's name sets (``pimc:2048``)."""
 
 
-def _value(text: str) -> Any:
-    """An option's value: an integer, a number, true/false/none, else the text itself."""
+_FLAG_WORDS = {"true": True, "1": True, "false": False, "0": False}
+"""How a switch is written in a spec (any case): nothing else is read as one."""
+
+
+def _value(spec: str, key: str, text: str, annotation: str) -> Any:
+    """An option's value, read by the type of the constructor's parameter (``annotation``,
+    as written in its signature): a switch is exactly true/false/1/0, a number an integer
+    or a number, ``none`` is None where the option may be None, anything else the text.
+
+    Raises:
+        ValueError: for a switch written otherwise, naming the spec, the option and the text.
+    """
+    kinds = set(annotation.replace("|", " ").split())
     lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
+    if lowered in ("none", "null") and "None" in kinds:
         return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
+    if kinds == {"bool"}:
+        if lowered not in _FLAG_WORDS:
+            raise ValueError(
+                f"agent spec {spec!r}: {key} is a switch: give true, false, 1 or 0, "
+                f"got {text.strip()!r}"
+            )
+        return _FLAG_WORDS[lowered]
+    if kinds & {"int", "float"}:
+        for kind in (int, float):
+            try:
+                number = kind(text)
+            except ValueError:
+                continue
+            if isinstance(number, float) and not math.isfinite(number):
+                # "1e400" would reach the constructor as inf: name the text as written.
+                raise ValueError(
+                    f"agent spec {spec!r}: {key} must be a finite number, got {text.strip()!r}"
+                )
+            return number
+    # The constructor refuses what does not fit, naming the option and the value.
     return text.strip()
 
 
@@ -95,8 +122,9 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
         The name and the options (empty without a colon).
 
     Raises:
-        ValueError: for options on a bot that takes none, an unknown option or a malformed
-            one; the message lists what the agent takes.
+        ValueError: for options on a bot that takes none, an unknown option, a malformed one,
+            an option given twice (the budget alone counts as its option) or a switch that is
+            not true/false/1/0; the message names the spec and the option.
     """
     name, colon, text = spec.partition(":")
     if not colon:
@@ -118,14 +146,27 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 f"agent spec {spec!r}: {item.strip()!r} is not an option of {name}; give its "
                 f"{SEARCH_BUDGETS[name]} ({name}:N) or key=value pairs of {', '.join(allowed)}"
             )
-        options[key] = _value(value)
+        if key in options:
+            # Which of two values was meant cannot be known: neither silently wins.
+            raise ValueError(f"agent spec {spec!r}: {key} is given twice; give each option once")
+        options[key] = _value(spec, key, value, allowed[key])
     return name, options
 
 
-def _options_of(name: str) -> list[str]:
-    """The keyword options of a search's constructor (its seed and rules excluded)."""
+def _options_of(name: str) -> dict[str, str]:
+    """The keyword options of a search's constructor (its seed and rules excluded), each with
+    its annotation as written in the signature (``"bool"``, ``"float | None"``)."""
     cls = _search("ismcts" if name == "ismcts" else "pimc")
-    return [p for p in inspect.signature(cls.__init__).parameters if p not in _NOT_OPTIONS]
+    return {
+        p.name: p.annotation if isinstance(p.annotation, str) else _type_text(p.annotation)
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name not in _NOT_OPTIONS
+    }
+
+
+def _type_text(annotation: object) -> str:
+    """An evaluated annotation as its source would write it (``bool``, ``float | None``)."""
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation)
 
 
 _NOT_OPTIONS = ("self", "seed", "rules")

@@ -9,6 +9,7 @@ of ``act``. :class:`StateSearchAgent` holds that protocol and the checks of a ca
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -17,10 +18,11 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.files import shown
 from uno_env.jit import jit
 from uno_env.rules import Rules
 
-__all__ = ["StateSearchAgent", "check_count", "check_number", "root_candidates"]
+__all__ = ["StateSearchAgent", "check_count", "check_flag", "check_number", "root_candidates"]
 
 
 def check_count(agent: str, name: str, value: object, limit: int) -> int:
@@ -30,10 +32,22 @@ def check_count(agent: str, name: str, value: object, limit: int) -> int:
         ValueError: ``"<agent>: <name> must be ..."``, naming the value.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{agent}: {name} must be an integer >= 1, got {value!r}")
+        raise ValueError(f"{agent}: {name} must be an integer >= 1, got {shown(value)}")
     if not 1 <= value <= limit:
-        raise ValueError(f"{agent}: {name} must be in 1..{limit}, got {value}")
+        raise ValueError(f"{agent}: {name} must be in 1..{limit}, got {shown(value)}")
     return int(value)
+
+
+def check_flag(agent: str, name: str, value: object) -> bool:
+    """``value`` as a bool: ``True`` or ``False`` (NumPy's too), never a number or a word
+    that Python would read as true.
+
+    Raises:
+        ValueError: ``"<agent>: <name> must be true or false ..."``, naming the value.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{agent}: {name} must be true or false, got {shown(value)}")
+    return bool(value)
 
 
 def check_number(
@@ -45,15 +59,17 @@ def check_number(
         ValueError: ``"<agent>: <name> must be a number > 0 ..."``, naming the value.
     """
     bound = ">= 0" if allow_zero else "> 0"
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not np.isfinite(value)
-        or value < 0
-        or (value == 0 and not allow_zero)
+    number = math.nan
+    if not isinstance(value, (bool, np.bool_)) and isinstance(
+        value, (int, float, np.integer, np.floating)
     ):
-        raise ValueError(f"{agent}: {name} must be a number {bound}{unit}, got {value!r}")
-    return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int past any float: no budget or weight is that large
+            number = math.inf
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        raise ValueError(f"{agent}: {name} must be a number {bound}{unit}, got {shown(value)}")
+    return number
 
 
 @jit

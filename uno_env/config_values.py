@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
+import numpy as np
+
 from uno_env.files import shown
 
 T = TypeVar("T")
@@ -41,11 +43,22 @@ class ConfigError(ValueError):
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer, Python's or NumPy's (``np.int64(3)``), but not a bool (a switch is no count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (``np.int64(3)`` is ``3``, ``np.True_`` is
+    ``True``), so that a value read from an array fits wherever the Python value does; any
+    other value as it is."""
+    if isinstance(value, (np.bool_, np.integer, np.floating, np.str_)):
+        return value.item()
+    return value
 
 
 def check_int(key: str, value: Any, low: int, high: int, why: str = "") -> int:
-    """Check that ``value`` is an integer (not a bool or a float) in ``low..high``.
+    """Check that ``value`` is an integer (Python's or NumPy's; not a bool or a float) in
+    ``low..high``.
 
     Args:
         key: The key, as the message names it (e.g. ``"num_envs"``).
@@ -55,10 +68,11 @@ def check_int(key: str, value: Any, low: int, high: int, why: str = "") -> int:
         why: The reason for the bounds, appended to the message.
 
     Returns:
-        ``value``.
+        ``value`` as a Python int.
 
     Raises:
-        ConfigError: ``"<key>: <value> is out of range; allowed <low>..<high> (<why>)"``.
+        ConfigError: ``"<key>: <value> is out of range; allowed <low>..<high> (<why>)"``,
+            the value as it was given.
     """
     if not _is_int(value):
         raise ConfigError(f"{key}: expected an integer, got {shown(value)}")
@@ -78,7 +92,8 @@ def check_float(
     high_open: bool = False,
     why: str = "",
 ) -> float:
-    """Check that ``value`` is a finite number (not a bool) in the interval from low to high.
+    """Check that ``value`` is a finite number (Python's or NumPy's; not a bool) in the
+    interval from low to high.
 
     Args:
         key: The key, as the message names it (e.g. ``"ppo.gamma"``).
@@ -96,7 +111,9 @@ def check_float(
         ConfigError: naming the key, the value and the interval (NaN and infinities are
             always refused).
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise ConfigError(f"{key}: expected a number, got {shown(value)}")
     try:
         number = float(value)
@@ -155,6 +172,9 @@ def _type_name(annotation: Any) -> str:
 
 
 def _check_value(where: str, value: Any, annotation: Any) -> Any:
+    # A NumPy scalar counts as the Python value it holds: np.int64(3) where an integer goes,
+    # np.True_ where a switch goes (a bool is still no integer, whichever library made it).
+    value = _plain(value)
     origin = get_origin(annotation)
     if origin is Literal:
         allowed = get_args(annotation)
@@ -209,7 +229,7 @@ def _check_value(where: str, value: Any, annotation: Any) -> Any:
     if annotation is int:
         if not _is_int(value):
             raise ConfigError(f"{where}: expected an integer, got {shown(value)}")
-        return value
+        return int(value)
     if annotation is float:
         if isinstance(value, str):
             # YAML 1.1 reads "1e-4" (no dot) as a string: accept what Python reads as a number.

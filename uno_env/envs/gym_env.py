@@ -25,7 +25,6 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 
-from uno_env import cards as C
 from uno_env.envs import RewardFn, action_space, observation_space
 from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentsSpec
@@ -36,6 +35,8 @@ from uno_env.envs.registration import (
     register_envs,
 )
 from uno_env.envs.render import render_table
+from uno_env.envs.seeding import checked_seed
+from uno_env.envs.spaces import action_id
 from uno_env.rules import Rules, load_rules
 
 __all__ = ["ENV_ID", "UnoGymEnv", "register_envs"]
@@ -111,13 +112,6 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         """The learner's legal actions, (80,) bool (for ``MaskablePPO``)."""
         return self.tables.action_masks()[0].copy()
 
-    def _is_legal(self, action: object) -> bool:
-        arr = np.asarray(action)
-        if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):
-            return False
-        a = int(arr.reshape(()))
-        return 0 <= a < C.NUM_ACTIONS and bool(self.tables.action_masks()[0, a])
-
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "learner_seat": self.learner_seat}
 
@@ -134,6 +128,9 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         Returns:
             The learner's observation and the info dict.
         """
+        # Checked first: Gymnasium's own seeding refuses NumPy integers, and names no
+        # argument for a bad one.
+        seed = checked_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             self.tables.seed(seed)
@@ -156,12 +153,20 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
 
         Raises:
             uno_env.IllegalActionError: if the action is not legal and ``illegal_action`` is
-                ``"raise"`` (the state is untouched).
+                ``"raise"``, or, in every mode, a number that is no action id (out of range,
+                fractional), named as given (the state is untouched).
+            TypeError: for an action that is not a number (a bool, text, a list).
             RuntimeError: if the hand is over and ``reset`` was not called.
         """
         if self._forfeited or self.tables.over[0]:
             raise RuntimeError("the hand is over: call reset() before stepping again")
-        if self.illegal_action == "terminate" and not self._is_legal(action):
+        # A one-element array (what a policy's predict may give) counts as its element; what
+        # is no action id at all is the caller's bug, refused in every mode.
+        given = (
+            action.reshape(()) if isinstance(action, np.ndarray) and action.size == 1 else action
+        )
+        act = action_id(given)
+        if self.illegal_action == "terminate" and not self.tables.action_masks()[0, act]:
             self._forfeited = True
             gymnasium.logger.warn(
                 "UnoGymEnv: an illegal action ends the episode with illegal_reward "
@@ -169,7 +174,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
             )
             obs = self.tables.observations()[0].copy()
             return obs, self.illegal_reward, True, False, {**self._info(), "illegal": True}
-        out = self.tables.step(np.asarray(action).reshape(-1))
+        out = self.tables.step(np.array([act], dtype=np.int64))
         if self.render_mode == "human":
             self.render()
         return (

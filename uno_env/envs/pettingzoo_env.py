@@ -53,7 +53,10 @@ By default (`illegal_action="terminate"`, as in PettingZoo's classic games) `env
 hand on an illegal action, as PettingZoo's `TerminateIllegalWrapper` does: the offender gets
 `illegal_reward` (default -1), the others 0. With `illegal_action="raise"`, and in `raw_env`,
 it raises `uno_env.IllegalActionError` naming the agent, the action and the legal actions;
-the state is unchanged.
+the state is unchanged. What is no action id at all (an integer outside 0..79, a fractional
+number, a bool, text, a list) is refused in every mode, as PettingZoo's
+`AssertOutOfBoundsWrapper` refuses it: `IllegalActionError` (a `ValueError`) for a number,
+`TypeError` for anything else, naming the action as given.
 
 ### Rendering
 
@@ -106,6 +109,7 @@ from uno_env.envs import (
 )
 from uno_env.envs.registration import DEFAULT_ILLEGAL_ACTION, IllegalActionMode
 from uno_env.envs.render import render_table
+from uno_env.envs.spaces import action_id
 from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
 
@@ -145,8 +149,8 @@ def env(
     wrapped: AECEnv[str, ObsDict, int] = raw_env(rules, **kwargs)
     if illegal_action == "terminate":
         wrapped = _TerminateIllegal(wrapped, illegal_reward=illegal_reward)
-    # No AssertOutOfBoundsWrapper: the engine already refuses an out-of-range action with an
-    # IllegalActionError that names it and the legal ones (a bare assert would not).
+    # No AssertOutOfBoundsWrapper: the env itself refuses what is no action id, in every
+    # mode, with an error that names it as given (a bare assert would not).
     return _OrderEnforcing(wrapped)
 
 
@@ -168,6 +172,9 @@ class _TerminateIllegal(wrappers.BaseWrapper[str, ObsDict, int]):
     def step(self, action: int) -> None:
         raw = self._raw
         agent = raw.agent_selection
+        if not (raw.terminations[agent] or raw.truncations[agent]):
+            # What is no action id is the caller's bug, not a move: refused in every mode.
+            action_id(action, f"{agent}: action")
         try:
             raw.step(action)
         except IllegalActionError:
@@ -410,18 +417,20 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         """Apply the selected agent's action (``None`` for an agent that is done).
 
         Raises:
-            uno_env.IllegalActionError: for an illegal or out-of-range action (the state is
-                unchanged).
+            uno_env.IllegalActionError: for an illegal action, or a number that is no action
+                id (out of range, fractional), named as given (the state is unchanged).
+            TypeError: for an action that is not a number (a bool, text, a list).
         """
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         game = self.game_state
+        self._actions[0] = action_id(action, f"{agent}: action")
         try:
             # The hand's state is the env's own: step it in place (a copy per turn would cost
             # more than the step). Illegal actions are refused before anything changes.
-            new = core.step(self.rules, game, self._action_row(action), in_place=True)
+            new = core.step(self.rules, game, self._actions, in_place=True)
         except IllegalActionError as err:
             raise IllegalActionError(f"{agent}: {err}") from None
         self._game = new
@@ -440,17 +449,6 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             self.agent_selection = self._agent_of(int(new.current[0]))
         if self.render_mode == "human":
             self.render()
-
-    def _action_row(self, action: int | np.integer | None) -> npt.NDArray[np.int64]:
-        """The action as the one-game batch the core steps (reused: no array per turn)."""
-        if isinstance(action, (int, np.signedinteger)) and not isinstance(action, bool):
-            row = self._actions
-            try:
-                row[0] = action
-            except OverflowError:  # beyond int64: the core names it as given
-                return np.array([action])
-            return row
-        return np.array([action])  # anything else: the core refuses it, naming it
 
     def render(self) -> str | None:
         """Render the table (``ansi``: return the text; ``human``: print it)."""

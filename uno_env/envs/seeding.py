@@ -5,16 +5,36 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.config_values import check_seed
 from uno_env.rng import derive_keys, keyed_bits
 
-__all__ = ["base_key", "episode_words"]
+__all__ = ["base_key", "checked_seed", "episode_words"]
 
 _SLOT_STRIDE = 2**32
 
 
+def checked_seed(seed: object, what: str = "seed") -> int | None:
+    """An env's seed checked: ``None``, or an integer (Python's or NumPy's, not a bool) in
+    ``0 <= seed < 2**63``, as every seed of the lab (:func:`uno_env.config_values.check_seed`).
+
+    Returns:
+        The seed as a Python int (which Gymnasium's own seeding requires), or None.
+
+    Raises:
+        ValueError: naming ``what`` and the seed as given.
+    """
+    return None if seed is None else check_seed(what, seed)
+
+
 def base_key(seed: int | np.random.Generator | None) -> np.uint64:
-    """The 64-bit base key of a seed (``None``: fresh OS entropy)."""
-    return np.uint64(derive_keys(seed, 1)[0])
+    """The 64-bit base key of a seed (``None``: fresh OS entropy; a Generator: drawn from it).
+
+    Raises:
+        ValueError: for a seed that :func:`checked_seed` refuses.
+    """
+    if isinstance(seed, np.random.Generator):
+        return np.uint64(derive_keys(seed, 1)[0])
+    return np.uint64(derive_keys(checked_seed(seed), 1)[0])
 
 
 def episode_words(

@@ -29,6 +29,9 @@ from uno_env.envs import RewardFn, action_space, observation_space
 from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.render import render_table
+from uno_env.envs.seeding import checked_seed
+from uno_env.envs.spaces import action_ids
+from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
 __all__ = ["UnoVecEnv"]
@@ -98,14 +101,11 @@ class UnoVecEnv(VecEnv):
 
         Raises:
             ValueError: for actions of another size (nothing is stored).
+            uno_env.IllegalActionError: for a number that is no action id (out of range,
+                fractional), naming the env and the value as given.
+            TypeError: for actions that are not numbers.
         """
-        arr = np.asarray(actions)
-        if arr.size != self.num_envs:
-            raise ValueError(
-                f"actions must hold one action per env, shape ({self.num_envs},); got shape "
-                f"{arr.shape}"
-            )
-        self._actions = arr.reshape(self.num_envs)
+        self._actions = action_ids(actions, self.num_envs, unit="env")
 
     def step_wait(self) -> VecEnvStepReturn:
         """Play the stored actions and the opponents' replies; autoreset finished games.
@@ -137,11 +137,16 @@ class UnoVecEnv(VecEnv):
 
         Returns:
             The seed, once per game (the games share one key schedule).
+
+        Raises:
+            ValueError: for a seed that is not an integer in ``0 <= seed < 2**63`` (nothing
+                changes).
         """
-        if seed is None:
-            seed = int(np.random.default_rng().integers(2**32))
-        self._pending_seed = seed
-        return [seed] * self.num_envs
+        checked = checked_seed(seed)
+        if checked is None:
+            checked = int(np.random.default_rng().integers(2**32))
+        self._pending_seed = checked
+        return [checked] * self.num_envs
 
     def close(self) -> None:
         """Nothing to release."""
@@ -158,7 +163,27 @@ class UnoVecEnv(VecEnv):
     # ------------------------------------------------------------------ attribute access
 
     def _indices(self, indices: VecEnvIndices) -> list[int]:
-        return list(self._get_indices(indices))
+        """The games ``indices`` names (None: all), each checked to be one of them.
+
+        Raises:
+            ValueError: for an index outside ``0..num_envs - 1`` (negative ones count from
+                the end, as in a list) or that is not an integer, naming it.
+        """
+        given = list(self._get_indices(indices))
+        out: list[int] = []
+        for index in given:
+            if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+                raise TypeError(
+                    f"indices must be env indices (integers in 0..{self.num_envs - 1}), got "
+                    f"{shown(indices)}"
+                )
+            if not -self.num_envs <= index < self.num_envs:
+                raise ValueError(
+                    f"indices: env {shown(index)} does not exist; this VecEnv has "
+                    f"{self.num_envs} envs (0..{self.num_envs - 1})"
+                )
+            out.append(int(index) % self.num_envs)
+        return out
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The env's attribute, once per requested game (the games share the env)."""
@@ -167,6 +192,7 @@ class UnoVecEnv(VecEnv):
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute of the env (shared by all games)."""
+        self._indices(indices)
         setattr(self, attr_name, value)
 
     def env_method(
@@ -198,6 +224,10 @@ class UnoVecEnv(VecEnv):
     def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
         if indices is None:
             return range(self.num_envs)
-        if isinstance(indices, int):
+        if isinstance(indices, (int, np.integer)):
             return [indices]
+        if isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+            raise TypeError(
+                f"indices must be None, an env index or a list of them, got {shown(indices)}"
+            )
         return indices
