@@ -46,12 +46,14 @@ class Case:
         names: What the error message must contain (the bad value, option or file).
         run: Which command: ``uno-lab``, ``strength``, ``bench-core``, ``bench-rlcard`` (in
             process) or ``process`` (``python -m unolab.cli`` in a real subprocess).
+        absent: What the error message must not contain (advice that does not fit).
     """
 
     id: str
     argv: tuple[str, ...]
     names: tuple[str, ...]
     run: str = "uno-lab"
+    absent: tuple[str, ...] = ()
 
 
 TOURNAMENT_CONFIG = "{root}/configs/tournament/bots_round_robin.yaml"
@@ -202,6 +204,37 @@ CASES: list[Case] = [
         ("train", "ppo", "--config", PPO_CONFIG, "--set", "total_steps=lots"),
         ("total_steps", "'lots'"),
     ),
+    # uno-lab serve: an address it cannot listen on (each bind checked for real)
+    Case(
+        "serve_unknown_host",
+        ("serve", "--host", "no-such-host.invalid"),
+        ("--host", "'no-such-host.invalid'", "no such host", "127.0.0.1"),
+        absent=("--port",),
+    ),
+    Case(
+        "serve_host_not_on_this_machine",
+        ("serve", "--host", "192.0.2.1"),  # TEST-NET-1: documentation only, never assigned
+        ("--host", "192.0.2.1", "not an address of this machine"),
+        absent=("--port",),
+    ),
+    Case(
+        "serve_host_with_a_port",
+        ("serve", "--host", "127.0.0.1:8000"),
+        ("'127.0.0.1:8000'", "--port 8000"),
+    ),
+    Case(
+        "serve_host_name_too_long",
+        ("serve", "--host", "a" * 64 + ".example"),
+        ("no such host",),
+        absent=("--port",),
+    ),
+    Case(
+        "process_serve_unknown_host",
+        ("serve", "--host", "no-such-host.invalid"),
+        ("no-such-host.invalid",),
+        run="process",
+        absent=("--port",),
+    ),
     # python -m unolab.agents.strength
     Case("strength_games_zero", ("--games", "0"), ("--games", "'0'"), run="strength"),
     Case("strength_games_text", ("--games", "ten"), ("'ten'",), run="strength"),
@@ -313,6 +346,8 @@ def test_bad_command_line(
     assert code == 2, f"exit status {code}; stderr: {err}"
     for name in case.names:
         assert fill(name) in err, f"{fill(name)!r} not named in: {err}"
+    for advice in case.absent:
+        assert advice not in err, f"{advice!r} does not fit: {err}"
     assert "Traceback" not in out + err
     assert _snapshot(scratch, workdir) == before
     assert tracked.read_bytes() == tracked_before

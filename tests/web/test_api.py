@@ -275,7 +275,44 @@ def test_serve_on_a_busy_port_says_so_in_one_line(capsys: pytest.CaptureFixture[
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        assert server.main(["--port", str(port)]) == 1
+        assert server.main(["--port", str(port)]) == 2
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.count("\n") == 1 and f"port {port}" in out.err and "in use" in out.err
+    assert "another with --port" in out.err and "Traceback" not in out.err
+
+
+def _privileged_port() -> int | None:
+    """A port below the first one this user may listen on, if there is one."""
+    import os
+
+    start = Path("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+    first_free = int(start.read_text()) if start.is_file() else 1024
+    if os.geteuid() == 0 or first_free <= 1:
+        return None  # every port is open to this user: there is no refusal to provoke
+    return first_free - 1
+
+
+def test_serve_on_a_port_without_the_rights_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import socket
+
+    from unolab.web import server
+
+    port = _privileged_port()
+    if port is None:
+        # Root (or a machine without privileged ports) may listen anywhere: the refusal a
+        # user gets elsewhere is made here by the socket itself.
+        port = 80
+
+        def refuse(self: socket.socket, address: object) -> None:
+            raise PermissionError(errno.EACCES, "Permission denied")
+
+        monkeypatch.setattr(socket.socket, "bind", refuse)
+    assert server.main(["--port", str(port)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1, out
+    assert f"--port {port}" in out.err and "below 1024" in out.err and "1024 up" in out.err
+    assert "in use" not in out.err

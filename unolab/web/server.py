@@ -22,26 +22,72 @@ from pathlib import Path
 
 from unolab.web.settings import ServeConfig
 
-__all__ = ["build_parser", "main", "port_in_use"]
+__all__ = ["bind_problem", "build_parser", "main"]
 
 
-def port_in_use(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be bound, or ``None`` if it can (it is let go at once).
+_WHERE_TO_LISTEN = (
+    "give an address of this machine: 127.0.0.1 (this machine only, the default) or 0.0.0.0 "
+    "(every address; see docs/web.md)"
+)
 
-    Checked before the server starts so that a busy port gets one clear line instead of
-    the page's address followed by uvicorn's traceback-like error.
+
+def bind_problem(host: str, port: int) -> str | None:
+    """Why the server cannot listen on ``host:port``, as one line that says what to do; or
+    ``None`` if it can (the address is let go at once).
+
+    Checked before the server starts, with the same socket uvicorn binds, so that each
+    failure gets its own line: a host name that does not resolve, an address that is not
+    this machine's, a port below 1024 without the rights to it, a port in use.
+
+    Args:
+        host: The ``--host`` given (a name, an IPv4 address, an IPv6 address with or without
+            brackets).
+        port: The ``--port`` given.
     """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        # The same option uvicorn sets: a port left in TIME_WAIT by a stopped server is free.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host.strip("[]"), port))
-        except OSError as err:
-            if err.errno == errno.EADDRINUSE:
-                return f"port {port} on {host} is already in use (another server?)"
-            return f"cannot bind {host}:{port}: {(err.strerror or str(err)).lower()}"
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            # The same option uvicorn sets: a port left in TIME_WAIT by a stopped server is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((address, port))
+    except (socket.gaierror, UnicodeError, ValueError):
+        # A name the resolver does not know, or cannot even encode (a label over 63
+        # characters, a NUL in it).
+        return (
+            f"--host {host!r}: no such host name or address{_host_hint(host)}; {_WHERE_TO_LISTEN}"
+        )
+    except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            return (
+                f"port {port} on {host} is already in use (another server?); choose another "
+                "with --port"
+            )
+        if err.errno == errno.EACCES:
+            return (
+                f"--port {port}: this user may not listen on {host}:{port} (ports below 1024 "
+                "need administrator rights); choose a port from 1024 up with --port (8000 by "
+                "default)"
+            )
+        if err.errno == errno.EADDRNOTAVAIL:
+            return f"--host {host}: {address} is not an address of this machine; {_WHERE_TO_LISTEN}"
+        if err.errno == errno.EAFNOSUPPORT:
+            return f"--host {host}: this machine has no IPv6; {_WHERE_TO_LISTEN}"
+        reason = (err.strerror or str(err)).lower()
+        if err.errno == errno.EINVAL and address.lower().startswith("fe80"):
+            reason += " (a link-local address needs its interface: fe80::1%eth0)"
+        return f"--host {host}: cannot listen on {host}:{port}: {reason}; {_WHERE_TO_LISTEN}"
     return None
+
+
+def _host_hint(host: str) -> str:
+    """What may be wrong with a host that does not resolve, if its form says."""
+    if "/" in host:
+        return " (give the host alone, without http:// or a path)"
+    name, colon, port = host.rpartition(":")
+    if colon and port.isdigit() and ":" not in name:
+        return f" (give the port with --port {port}, not in --host)"
+    return ""
 
 
 def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
@@ -125,7 +171,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
     """Parse the options and serve until Ctrl-C.
 
     Returns:
-        The exit code (0 after a clean stop, 1 when the port cannot be bound).
+        The exit code: 0 after a clean stop, 2 when the server cannot listen on
+        ``--host``/``--port`` (one line on stderr says why and what to do).
 
     Raises:
         ValueError: for a bad option value (the CLI prints it as one line).
@@ -144,6 +191,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
         allowed_hosts=tuple(args.allowed_host),
         trusted_code=tuple(args.trust_code),
     )
+    problem = bind_problem(config.host, config.port)
+    if problem is not None:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
+        return 2
     import uvicorn
 
     from unolab.web.app import create_app
@@ -155,14 +206,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
             "can play here and read the saved games and runs (there is no login)",
             file=sys.stderr,
         )
-    busy = port_in_use(config.host, config.port)
-    if busy is not None:
-        print(f"{prog}: {busy}; choose another with --port", file=sys.stderr)
-        return 1
-    print(f"uno-lab table on http://{config.host}:{config.port}/ (Ctrl-C stops it)", flush=True)
+    address = config.host.strip("[]")
+    shown = f"[{address}]" if ":" in address else address  # an IPv6 address in a URL
+    print(f"uno-lab table on http://{shown}:{config.port}/ (Ctrl-C stops it)", flush=True)
     # The page loads at once: an engine not compiled yet compiles behind it, and the page
     # shows the progress instead of the first deal waiting minutes without a word.
     warmup = start_warmup(lambda line: print(f"{prog}: {line}", file=sys.stderr, flush=True))
     app = create_app(config, warmup=warmup)
-    uvicorn.run(app, host=config.host, port=config.port, log_level="warning")
+    # The address as bind_problem bound it: the socket takes an IPv6 address without brackets.
+    uvicorn.run(app, host=address, port=config.port, log_level="warning")
     return 0

@@ -90,7 +90,7 @@ class ServeConfig:
     @property
     def is_local(self) -> bool:
         """Whether only this machine can reach the server."""
-        return self.host in LOOPBACK_NAMES
+        return self.host.strip("[]") in LOOPBACK_NAMES
 
     @property
     def binds_all(self) -> bool:
