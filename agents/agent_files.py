@@ -9,8 +9,10 @@ Anything wrong raises one :class:`AgentFileError` naming the file and what to do
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +26,17 @@ __all__ = [
     "MAX_HIDDEN_LAYERS",
     "MAX_LAYER_WIDTH",
     "MAX_METADATA_BYTES",
+    "METADATA_KEYS",
     "AgentFileError",
     "agent_paths",
     "agent_stem",
     "is_json_int",
+    "metadata_object",
     "parse_json",
     "read_bounded",
     "shown",
     "tensor_header",
+    "why_missing",
 ]
 
 MAX_AGENT_FILE_BYTES = 256 * 2**20
@@ -90,6 +95,40 @@ def parse_json(raw: bytes, where: str, what: str) -> Any:
         ) from None
 
 
+METADATA_KEYS = (
+    "name",
+    "algorithm",
+    "obs_version",
+    "obs_dim",
+    "num_actions",
+    "hidden",
+    "activation",
+    "rules",
+    "extra",
+)
+"""The keys every agent's metadata holds (``digest`` is optional: older files lack it)."""
+
+
+def metadata_object(data: Any, where: str) -> dict[str, Any]:
+    """Parsed metadata, checked to be a JSON object holding every key of :data:`METADATA_KEYS`:
+    what every reader of an agent's ``.json`` checks first, so that each reports a missing
+    key the same way.
+
+    Raises:
+        AgentFileError: naming ``where`` and the missing key(s).
+    """
+    if not isinstance(data, dict):
+        raise AgentFileError(
+            f"{where}: expected a JSON object of metadata keys, got {shown(data)}; {EXPORT_HINT}"
+        )
+    missing = [key for key in METADATA_KEYS if key not in data]
+    if missing:
+        raise AgentFileError(
+            f"{where}: not an exported agent's metadata: missing key(s) {missing}; {EXPORT_HINT}"
+        )
+    return data
+
+
 def agent_paths(path: str | Path) -> tuple[Path, Path]:
     """The ``.safetensors`` and ``.json`` files of an agent given either, or their stem."""
     if not str(path).strip():
@@ -126,11 +165,28 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
             )
         if not p.is_file():
             raise FileNotFoundError(
-                f"exported policy file {str(p)!r} does not exist: an exported agent is a "
+                f"exported policy file {str(p)!r} {why_missing(p)}: an exported agent is a "
                 ".safetensors file with its .json metadata beside it (python -m unolab.train.export "
                 "CHECKPOINT OUT writes both)"
             )
     return weights, meta_path
+
+
+def why_missing(path: str | Path) -> str:
+    """Why ``path`` opens no file, in words for a message: it ``does not exist``, or it is a
+    symlink loop, or a symlink to a file that does not exist (``Path.exists`` says False
+    for all three, and "does not exist" would send the user looking for the wrong thing)."""
+    given = Path(path)
+    try:
+        given.stat()
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "is a symlink loop (its links lead back to themselves)"
+        if given.is_symlink():
+            return f"is a symlink to {os.readlink(given)!r}, which does not exist"
+    except ValueError:  # a NUL in the path
+        return "is not a valid path (it contains a NUL character)"
+    return "does not exist"
 
 
 def agent_stem(path: str | Path) -> Path:

@@ -10,14 +10,18 @@ site (``docs/agents/``), ``uno-lab agents`` and the browser's Lab tab all show t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from uno_env.files import read_regular_text, shown
 from uno_env.rules import PRESETS
-from unolab.agents.agent_files import EXPORT_HINT, MAX_METADATA_BYTES
+from unolab.agents.agent_files import (
+    EXPORT_HINT,
+    MAX_METADATA_BYTES,
+    metadata_object,
+    parse_json,
+)
 from unolab.agents.registry import SEARCH_NAMES
 from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
 
@@ -203,8 +207,12 @@ def model_card(meta_path: Path) -> ModelCard:
             names it) or is not an agent's metadata.
     """
     text = read_regular_text(meta_path, MAX_METADATA_BYTES, "agent metadata")
+    # Every key present first, as for loading the agent: a missing one named the same way.
+    meta = metadata_object(
+        parse_json(text.encode("utf-8"), str(meta_path), "metadata"), str(meta_path)
+    )
     try:
-        return _card_of(json.loads(text))
+        return _card_of(meta)
     except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as err:
         # Any file may be named: whatever its shape, one line naming it.
         reason = f"no field {shown(err.args[0])}" if isinstance(err, KeyError) else str(err)

@@ -26,6 +26,7 @@ from unolab.agents.agent_files import (
     MAX_LAYER_WIDTH,
     AgentFileError,
     is_json_int,
+    metadata_object,
     parse_json,
     shown,
 )
@@ -122,14 +123,7 @@ class PolicyMetadata:
         Raises:
             AgentFileError: naming ``where``, the key and the bad value.
         """
-        if not isinstance(data, dict):
-            raise AgentFileError(
-                f"{where}: expected a JSON object of metadata keys, got {shown(data)}; "
-                f"{EXPORT_HINT}"
-            )
-        missing = sorted(set(cls.__dataclass_fields__) - set(data) - {"digest"})
-        if missing:
-            raise AgentFileError(f"{where}: missing key(s) {missing}; {EXPORT_HINT}")
+        data = metadata_object(data, where)
 
         def bad(key: str, expected: str) -> AgentFileError:
             return AgentFileError(

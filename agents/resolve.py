@@ -24,6 +24,7 @@ import numpy as np
 
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
+from unolab.agents.agent_files import why_missing
 from unolab.agents.python_bots import CLASS_FORMS, canonical_class_spec
 from unolab.agents.registry import AGENT_NAMES, is_agent_spec, make_agent
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
@@ -88,13 +89,12 @@ def _not_an_agent(spec: str) -> ValueError:
     )
     weights = _agent_file(spec, ".safetensors")
     if weights is not None and weights.is_file():
-        return ValueError(
-            f"agent file {str(_agent_file(spec, '.json'))!r} does not exist; {_AGENT_FORMS}"
-        )
+        meta = _agent_file(spec, ".json")
+        return ValueError(f"agent file {str(meta)!r} {why_missing(str(meta))}; {_AGENT_FORMS}")
     if looks_like_path and spec.rpartition(":")[2].isidentifier():
         return ValueError(f"agent {spec!r} is neither an exported agent nor {CLASS_FORMS}")
     if looks_like_path:
-        return ValueError(f"agent file {spec!r} does not exist; {_AGENT_FORMS}")
+        return ValueError(f"agent file {spec!r} {why_missing(spec)}; {_AGENT_FORMS}")
     return _unknown(spec)
 
 

@@ -210,7 +210,8 @@ class LearnerTables:
         try:
             self._advance(fresh, result)
         except Exception as err:
-            self._stopped = f"stopped after an opponent's error ({type(err).__name__}: {err})"
+            # An opponent's error, or the reward function's at a hand's end.
+            self._stopped = f"stopped after an error ({type(err).__name__}: {err})"
             raise
         except BaseException as err:  # KeyboardInterrupt, SystemExit, GeneratorExit
             self._stopped = f"interrupted ({type(err).__name__}) in the middle of a round"

@@ -13,11 +13,13 @@ import numpy.typing as npt
 
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.files import shown
 from uno_env.rules import Rules
 
 __all__ = [
     "POINTS_PER_UNIT",
     "REWARD_SCHEMES",
+    "CheckedReward",
     "RewardFn",
     "place_rewards",
     "points_rewards",
@@ -82,14 +84,76 @@ REWARD_SCHEMES: dict[str, RewardFn] = {
 """Named reward schemes: ``win_loss`` (default), ``points`` and ``place``."""
 
 
+class CheckedReward:
+    """A custom reward function whose every answer is checked before an env pays it.
+
+    The envs index the table by game and seat: a table of another shape, or one that
+    holds no numbers, would fail there with a bare ``IndexError`` naming nothing.
+
+    Args:
+        fn: The reward function (see :data:`RewardFn`).
+    """
+
+    def __init__(self, fn: RewardFn) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
+
+    def __call__(self, rules: Rules, state: UnoState) -> npt.NDArray[np.float32]:
+        """The function's rewards, (B, N) float32, checked.
+
+        Raises:
+            TypeError: for a result that is not an array of numbers, naming the function.
+            ValueError: for a table of another shape than (B, N), or a NaN or infinite
+                reward, naming the function, the shape returned and the shape expected.
+        """
+        result = self.fn(rules, state)
+        expected = (state.batch_size, rules.num_players)
+        what = f"reward function {self.name!r}"
+        try:
+            raw = np.asarray(result)
+        except (TypeError, ValueError):  # ragged lists
+            raw = np.asarray(None)
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{what} returned {shown(result)}; expected a {expected} array of numbers "
+                "(one reward per game and seat)"
+            )
+        table = raw.astype(np.float32)
+        if table.shape != expected:
+            raise ValueError(
+                f"{what} returned shape {table.shape}; expected {expected}: one reward per "
+                "game (rows) and seat (columns)"
+            )
+        if not np.isfinite(table).all():
+            game, seat = (int(i) for i in np.argwhere(~np.isfinite(table))[0])
+            raise ValueError(
+                f"{what} returned {raw[game, seat].item()!r} for game {game}, seat {seat}; "
+                "rewards must be finite float32 numbers"
+            )
+        return table
+
+
 def resolve_reward(reward: str | RewardFn) -> RewardFn:
     """Return the reward function for a scheme name or a custom function.
 
+    A custom function comes back as a :class:`CheckedReward`, so that a table of the wrong
+    shape is one error naming it.
+
     Raises:
         ValueError: for an unknown scheme name, listing the known ones.
+        TypeError: for anything that is neither a name nor a function.
     """
     if callable(reward):
-        return reward
+        if isinstance(reward, CheckedReward) or any(
+            reward is scheme for scheme in REWARD_SCHEMES.values()
+        ):
+            return reward
+        return CheckedReward(reward)
+    if not isinstance(reward, str):
+        raise TypeError(
+            f"reward must be a scheme name ({', '.join(sorted(REWARD_SCHEMES))}) or a reward "
+            f"function, got {shown(reward)}"
+        )
     if reward not in REWARD_SCHEMES:
         raise ValueError(
             f"unknown reward scheme {reward!r}; choose one of {sorted(REWARD_SCHEMES)}"
