@@ -62,12 +62,28 @@ Its ``history()`` is this state's (including the original key bytes): replaying 
 gives the original game, while ``clone()`` and ``serialize()`` keep the sample. In a sample
 the other seats' own cards before the resampling are not known (their information-state
 strings say so).
+
+### Serialization
+
+``state.serialize()`` writes text, never a pickle: the game's string (its parameters) on
+the first line, then the history, one action per line (the 8 key bytes, then the
+decisions), OpenSpiel's convention for its C++ games; a state drawn by
+``resample_from_infostate`` also has a line ``resample SEAT KEY`` where it was drawn.
+``game.deserialize_state(text)`` (and :func:`load_state`, which takes the game from the
+text) rebuilds the state by replaying the lines, each action checked against the legal ones
+at its point: no code runs, and anything else is one ``ValueError`` naming the line. The
+module puts :func:`serialize_game_and_state` and :func:`deserialize_game_and_state` in
+``pyspiel``'s place, so that ``pyspiel``'s functions of those names use this format for
+``python_uno`` (OpenSpiel's own path for Python games unpickles) and OpenSpiel's for every
+other game; ``pickle`` and ``copy`` use it too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import numbers
+import re
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -86,6 +102,7 @@ from uno_env.envs.openspiel_views import (
     _step_of,
     _Table,
 )
+from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
 try:
@@ -100,10 +117,13 @@ __all__ = [
     "PARAMETERS",
     "UnoOpenSpielGame",
     "UnoOpenSpielState",
+    "deserialize_game_and_state",
     "key_actions",
     "key_of",
+    "load_state",
     "register",
     "rules_from_parameters",
+    "serialize_game_and_state",
 ]
 
 INSTALL_HINT = "OpenSpiel is not installed: pip install 'uno-lab[openspiel]'"
@@ -199,6 +219,94 @@ def _exact(reward: float, num_players: int) -> float:
     return float(Fraction(float(reward)).limit_denominator(max(num_players - 1, 1)))
 
 
+_GAME_LINE = re.compile(r"([A-Za-z0-9_]+)\(([^()\n]*)\)")
+"""A flat game string, ``name(key=value,...)``: how a state's text names its game."""
+_NUMBER = re.compile(r"-?[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
+_RESAMPLE = re.compile(r"resample (\S+) (\S+)")
+_MAX_DIGITS = 18
+"""The most digits of an integer parameter read from a state's text (an int64 holds 18)."""
+
+
+def _where(line: int) -> str:
+    return f"{GAME_NAME}: serialized state, line {line}"
+
+
+def _parameter(name: str, value: str) -> Any:
+    """A parameter of a state's game line, typed like its default in :data:`PARAMETERS`."""
+    default = PARAMETERS[name]
+    if isinstance(default, bool):
+        if value in ("True", "true", "False", "false"):
+            return value in ("True", "true")
+        raise ValueError(f"{_where(1)}: parameter {name} must be True or False, got {shown(value)}")
+    if isinstance(default, int):
+        if not _NUMBER.fullmatch(value) or len(value.lstrip("-")) > _MAX_DIGITS:
+            raise ValueError(
+                f"{_where(1)}: parameter {name} must be an integer of at most {_MAX_DIGITS} "
+                f"digits, got {shown(value)}"
+            )
+        return int(value)
+    return value
+
+
+def _game_parameters(line: str) -> dict[str, Any]:
+    """Every parameter (typed, defaults filled in) of a state's first line, ``python_uno(...)``.
+
+    Raises:
+        ValueError: naming the line, for a line that is no ``python_uno`` game string.
+    """
+    if line.startswith("history="):
+        raise ValueError(
+            f"{_where(1)}: this is OpenSpiel's pickled form of a Python state, which "
+            f"{GAME_NAME} never reads (unpickling it could run code); write states with "
+            "state.serialize()"
+        )
+    match = _GAME_LINE.fullmatch(line)
+    if match is None:
+        raise ValueError(
+            f"{_where(1)}: the first line must be the game, {GAME_NAME}(...), got {shown(line)}"
+        )
+    if match[1] != GAME_NAME:
+        raise ValueError(f"{_where(1)}: a state of the game {shown(match[1])}, not {GAME_NAME}")
+    given: dict[str, Any] = {}
+    for item in match[2].split(",") if match[2] else []:
+        name, equals, value = item.partition("=")
+        if name not in PARAMETERS:
+            raise ValueError(
+                f"{_where(1)}: unknown parameter {shown(name)}; parameters are "
+                + ", ".join(PARAMETERS)
+            )
+        if not equals or name in given:
+            why = "has no value" if not equals else "is given twice"
+            raise ValueError(f"{_where(1)}: parameter {name} {why}")
+        given[name] = _parameter(name, value)
+    return {**PARAMETERS, **given}
+
+
+def _uniform(sampler: Any) -> float:
+    """One draw of a probability sampler: a number in [0, 1).
+
+    Raises:
+        TypeError: naming the sampler or what it returned, for a sampler that is not
+            callable or returns no real number.
+        ValueError: naming the number, for one outside [0, 1) (``nan`` included).
+    """
+    where = f"{GAME_NAME}: resample_from_infostate"
+    if not callable(sampler):
+        raise TypeError(f"{where}: the probability sampler must be callable, got {shown(sampler)}")
+    value = sampler()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{where}: the probability sampler returned {shown(value)}; it must return a "
+            "number in [0, 1)"
+        )
+    if not 0 <= value < 1:  # type: ignore[operator]  # every Real compares with 0 and 1
+        raise ValueError(
+            f"{where}: the probability sampler returned {shown(value)}, outside [0, 1)"
+        )
+    return float(value)
+
+
 _GameBase: Any = object if pyspiel is None else pyspiel.Game
 _StateBase: Any = object if pyspiel is None else pyspiel.State
 
@@ -255,8 +363,60 @@ class UnoOpenSpielGame(_GameBase):
     def new_initial_state(self, struct: Any = None) -> UnoOpenSpielState:
         """The root: a chance node that draws the first byte of the game's key."""
         if struct is not None:
-            raise ValueError(f"{GAME_NAME} builds no state from a struct, got {struct!r}")
+            raise ValueError(f"{GAME_NAME} builds no state from a struct, got {shown(struct)}")
         return UnoOpenSpielState(self)
+
+    def deserialize_state(self, text: str) -> UnoOpenSpielState:
+        """The state that ``text`` (from :meth:`UnoOpenSpielState.serialize`) describes.
+
+        The text is read as data: its first line must be this game's string, and the
+        state is rebuilt by replaying its lines from the root, each action checked against
+        the legal actions at its point (each resampling against the seats and keys there
+        are). Nothing is unpickled and no code from the text runs.
+
+        Args:
+            text: The serialized state (a closing newline is optional).
+
+        Returns:
+            A state equal to the one serialized: the same history, observations, returns,
+            legal actions and continuation.
+
+        Raises:
+            TypeError: for a ``text`` that is not a ``str``.
+            ValueError: one line naming the line of the text and what is wrong with it: no
+                game string or another game's (naming the first parameter that differs),
+                OpenSpiel's pickled form of a Python state, an action that is not a number,
+                out of range or illegal at its point, one after the hand ended, a bad
+                resampling.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"{GAME_NAME}: a serialized state is a str, got {type(text).__name__}")
+        # A closing newline is optional, and a line may end in "\r" (a text saved on Windows).
+        lines = [line.removesuffix("\r") for line in text.split("\n")]
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()
+        theirs = _game_parameters(lines[0])
+        ours = dict(self.get_parameters())
+        for name in PARAMETERS:
+            if theirs[name] != ours[name]:
+                raise ValueError(
+                    f"{_where(1)}: the state's game has {name}={shown(theirs[name])} where "
+                    f"this game has {name}={shown(ours[name])} (load_state(text) reads a "
+                    "state in its own game)"
+                )
+        state = self.new_initial_state()
+        for number, line in enumerate(lines[1:], start=2):
+            resample = _RESAMPLE.fullmatch(line)
+            if _NUMBER.fullmatch(line):
+                state._replay_action(line, _where(number))
+            elif resample is not None:
+                state._replay_resample(resample[1], resample[2], _where(number))
+            else:
+                raise ValueError(
+                    f"{_where(number)}: {shown(line)} is neither an action id nor "
+                    "'resample SEAT KEY'"
+                )
+        return state
 
     def max_chance_nodes_in_history(self) -> int:
         """The 8 chance nodes of the key (no later event is a chance node)."""
@@ -425,31 +585,95 @@ class UnoOpenSpielState(_StateBase):
             The sampled state (before the deal: a root with key bytes drawn afresh).
 
         Raises:
-            ValueError: for a seat outside the table or a finished hand.
+            TypeError: for a seat that is no integer, a sampler that is not callable or
+                returns no real number (naming what it returned).
+            ValueError: for a seat outside the table, a finished hand, or a sampler that
+                returns a number outside [0, 1) (naming it).
         """
         table = self._table
         _check_player(player_id, self.rules.num_players)
 
         def word() -> int:
-            return min(int(probability_sampler() * 2**32), 2**32 - 1)
+            return min(int(_uniform(probability_sampler) * 2**32), 2**32 - 1)
 
         if table.state is None:  # nobody has seen a key byte: any bytes are as likely
             fresh = self.get_game().new_initial_state()
             for _ in table.key_bytes:
-                fresh.apply_action(min(int(probability_sampler() * 256), 255))
+                fresh.apply_action(min(int(_uniform(probability_sampler) * 256), 255))
             return fresh
         if self.is_terminal():
             raise ValueError(f"{GAME_NAME}: the hand is over: there is nothing to resample")
         key = (word() << 32) | word()
         sample = self.clone()
-        sampled = sample._table
-        sampled.state = core.determinize(
-            self.rules, table.state, player_id, np.array([key], dtype=np.uint64)
+        sample._resample(int(player_id), key)
+        return sample
+
+    def _resample(self, player: int, key: int) -> None:
+        """Replace the hidden cards by a determinization for ``player`` (a live hand)."""
+        table = self._table
+        assert table.state is not None
+        table.state = core.determinize(
+            self.rules, table.state, player, np.array([key], dtype=np.uint64)
         )
         for seat in range(self.rules.num_players):
-            if seat != player_id:
-                sampled.known_from[seat] = max(sampled.known_from[seat], len(sampled.steps))
-        return sample
+            if seat != player:
+                table.known_from[seat] = max(table.known_from[seat], len(table.steps))
+        # Actions applied so far: the key bytes and every decision (steps[0] is the deal).
+        table.resamples.append((KEY_BYTES + len(table.steps) - 1, player, key))
+
+    # ---- serialization ------------------------------------------------------------------
+
+    def serialize(self) -> str:
+        """The state as text: the game's string, then one action per line from the root.
+
+        A resampled state also has ``resample SEAT KEY`` where each resampling was drawn.
+        :meth:`UnoOpenSpielGame.deserialize_state` (or :func:`load_state`) reads it back.
+        """
+        history = self.history()
+        lines = [str(self.get_game())]
+        done = 0
+        for moves, seat, key in self._table.resamples:
+            lines.extend(map(str, history[done:moves]))
+            lines.append(f"resample {seat} {key}")
+            done = moves
+        lines.extend(map(str, history[done:]))
+        return "\n".join(lines) + "\n"
+
+    def __reduce__(self) -> tuple[Callable[[str], UnoOpenSpielState], tuple[str]]:
+        # pickle and copy write the text, not OpenSpiel's pickle of the state's attributes.
+        return load_state, (self.serialize(),)
+
+    def __copy__(self) -> UnoOpenSpielState:
+        return self.clone()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UnoOpenSpielState:
+        return self.clone()
+
+    def _replay_action(self, token: str, where: str) -> None:
+        """Apply an action id read from a serialized state (``token`` matches ``_NUMBER``)."""
+        if self.is_terminal():
+            raise ValueError(f"{where}: action {shown(token)} after the hand ended")
+        chance = self._table.state is None
+        limit = _CHANCE_OUTCOMES if chance else C.NUM_ACTIONS
+        if token.startswith("-") or len(token.lstrip("0")) > 3 or int(token) >= limit:
+            what = "a key byte is 0..255" if chance else f"an action is 0..{C.NUM_ACTIONS - 1}"
+            raise ValueError(f"{where}: {shown(token)} is out of range: {what}")
+        try:
+            self.apply_action(int(token))
+        except IllegalActionError as err:
+            raise ValueError(f"{where}: {err}") from None
+
+    def _replay_resample(self, seat: str, key: str, where: str) -> None:
+        """Apply ``resample SEAT KEY`` read from a serialized state."""
+        if self._table.state is None or self.is_terminal():
+            when = "before the deal" if self._table.state is None else "after the hand ended"
+            raise ValueError(f"{where}: a resampling {when}; only a hand in play is resampled")
+        n_players = self.rules.num_players
+        if not _DIGITS.fullmatch(seat) or len(seat) > 2 or int(seat) >= n_players:
+            raise ValueError(f"{where}: resample seat {shown(seat)}: a seat is 0..{n_players - 1}")
+        if not _DIGITS.fullmatch(key) or len(key) > 20 or int(key) >= 2**64:
+            raise ValueError(f"{where}: resample key {shown(key)}: a key is 0..2**64 - 1")
+        self._resample(int(seat), int(key))
 
     def __str__(self) -> str:
         """The whole state, hidden cards included (for debugging)."""
@@ -477,8 +701,103 @@ class UnoOpenSpielState(_StateBase):
         return "\n".join(lines)
 
 
+def load_state(text: str) -> UnoOpenSpielState:
+    """The state a text of :meth:`UnoOpenSpielState.serialize` describes, in its own game.
+
+    The game is loaded from the text's first line (its parameters alone: no other game can
+    be named), then :meth:`UnoOpenSpielGame.deserialize_state` replays the rest.
+
+    Raises:
+        ImportError: without OpenSpiel (saying how to install it).
+        TypeError: for a ``text`` that is not a ``str``.
+        ValueError: naming the line and what is wrong (see ``deserialize_state``) or the
+            game's bad parameter.
+    """
+    spiel = _require_pyspiel()
+    if not isinstance(text, str):
+        raise TypeError(f"{GAME_NAME}: a serialized state is a str, got {type(text).__name__}")
+    params = _game_parameters(text.split("\n", 1)[0])
+    game = spiel.load_game(GAME_NAME, params)
+    state: UnoOpenSpielState = game.deserialize_state(text)
+    return state
+
+
+_SERIALIZED_HEADER = "# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\n"
+_SECTIONS = {"[Meta]": 0, "[Game]": 1, "[State]": 2}
+_SPIEL_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+"""OpenSpiel's own ``serialize_game_and_state`` and ``deserialize_game_and_state``, kept
+when :func:`register` puts this module's in their place."""
+
+
+def _spiel_function(name: str) -> Callable[..., Any]:
+    spiel = _require_pyspiel()
+    return _SPIEL_FUNCTIONS.get(name) or getattr(spiel, name)
+
+
+def serialize_game_and_state(game: Any, state: Any) -> str:
+    """``pyspiel.serialize_game_and_state``, with ``python_uno`` states written as text.
+
+    For a ``python_uno`` state the layout is OpenSpiel's (``[Meta]``, ``[Game]``,
+    ``[State]``), its state section :meth:`UnoOpenSpielState.serialize`'s text; every other
+    state is OpenSpiel's own. :func:`register` puts this function in ``pyspiel``'s place.
+    """
+    if isinstance(state, UnoOpenSpielState):
+        return (
+            f"{_SERIALIZED_HEADER}Version: 1\n\n[Game]\n{game.serialize()}\n"
+            f"[State]\n{state.serialize()}\n"
+        )
+    return str(_spiel_function("serialize_game_and_state")(game, state))
+
+
+def _game_and_state_sections(text: str) -> tuple[str, str] | None:
+    """The ``[Game]`` and ``[State]`` sections of ``text``, read exactly as OpenSpiel's
+    ``DeserializeGameAndState`` reads them (blank and ``#`` lines skipped), or ``None``
+    where OpenSpiel would refuse the layout."""
+    found: list[list[str]] = [[], [], []]
+    current = -1
+    for line in text.split("\n"):
+        if not line or line[0] == "#":
+            continue
+        header = _SECTIONS.get(line)
+        if header is not None:
+            if current != header - 1:
+                return None
+            current = header
+        elif current < 0:
+            return None
+        else:
+            found[current].append(line)
+    return "\n".join(found[1]), "\n".join(found[2])
+
+
+def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
+    """``pyspiel.deserialize_game_and_state``, replaying ``python_uno`` states (no pickle).
+
+    The game of the ``[Game]`` section is loaded first, as OpenSpiel does; a ``python_uno``
+    state is then read by :meth:`UnoOpenSpielGame.deserialize_state` (OpenSpiel's own path
+    for Python games would unpickle the text). Every other game goes to OpenSpiel's own
+    function. :func:`register` puts this function in ``pyspiel``'s place.
+
+    Raises:
+        ValueError: for a ``python_uno`` state, naming its bad line (see
+            ``deserialize_state``); OpenSpiel's errors (``pyspiel.SpielError``) otherwise.
+    """
+    spiel = _require_pyspiel()
+    sections = _game_and_state_sections(text) if isinstance(text, str) else None
+    if sections is not None:
+        game = spiel.deserialize_game(sections[0])
+        if isinstance(game, UnoOpenSpielGame):
+            return game, game.deserialize_state(sections[1])
+    game_and_state: tuple[Any, Any] = _spiel_function("deserialize_game_and_state")(text)
+    return game_and_state
+
+
 def register() -> None:
     """Register ``python_uno`` with OpenSpiel (done on import when OpenSpiel is there).
+
+    Also puts :func:`serialize_game_and_state` and :func:`deserialize_game_and_state` in
+    place of ``pyspiel``'s functions of those names (which they call for every other game),
+    so that no text given to ``pyspiel`` for ``python_uno`` is unpickled.
 
     Raises:
         ImportError: without OpenSpiel (saying how to install it).
@@ -486,6 +805,15 @@ def register() -> None:
     spiel = _require_pyspiel()
     if GAME_NAME not in spiel.registered_names():
         spiel.register_game(_game_type(), UnoOpenSpielGame)
+    ours = {
+        "serialize_game_and_state": serialize_game_and_state,
+        "deserialize_game_and_state": deserialize_game_and_state,
+    }
+    for name, function in ours.items():
+        current = getattr(spiel, name)
+        if getattr(current, "__module__", None) != __name__:
+            _SPIEL_FUNCTIONS[name] = current
+            setattr(spiel, name, function)
 
 
 if pyspiel is not None:

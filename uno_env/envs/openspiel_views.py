@@ -17,6 +17,7 @@ import numpy as np
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.files import shown
 from uno_env.observation import OBS_DIM, OBS_FIELDS, OBS_LAYOUT, encode
 from uno_env.rules import Rules
 
@@ -27,9 +28,16 @@ GAME_NAME = "python_uno"
 """The short name the game is registered under."""
 
 
-def _check_player(player: int, num_players: int) -> None:
+def _check_player(player: Any, num_players: int) -> None:
+    """Refuse a seat that is no integer (``TypeError``) or is outside the table."""
+    if isinstance(player, bool) or not isinstance(player, (int, np.integer)):
+        raise TypeError(
+            f"{GAME_NAME}: player must be an integer in 0..{num_players - 1}, got {shown(player)}"
+        )
     if not 0 <= player < num_players:
-        raise ValueError(f"{GAME_NAME}: player must be in 0..{num_players - 1}, got {player}")
+        raise ValueError(
+            f"{GAME_NAME}: player must be in 0..{num_players - 1}, got {shown(int(player))}"
+        )
 
 
 class _Step(NamedTuple):
@@ -77,6 +85,9 @@ class _Table:
         self.known_from = [0] * rules.num_players
         """Per seat: the first step whose own cards this state knows (later than 0 in a
         resampled state, for the seats other than the one it was resampled for)."""
+        self.resamples: list[tuple[int, int, int]] = []
+        """Each resampling that made this state, in order: (the number of actions applied
+        before it, the seat, the key), what ``serialize()`` writes beside the history."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Table:
         # The rules and the steps are immutable: shared; the core state is copied.
@@ -86,16 +97,21 @@ class _Table:
         out.state = None if self.state is None else self.state.copy()
         out.steps = list(self.steps)
         out.known_from = list(self.known_from)
+        out.resamples = list(self.resamples)
         return out
 
     def __getstate__(self) -> dict[str, Any]:
-        # Only the arrays of the core state are pickled (not its caches).
+        # OpenSpiel's C++ serialization of a Python state (``random_sim_test``'s round trips)
+        # pickles the state's attributes; only the arrays of the core state are kept (not
+        # its caches). Text from users never comes here: ``python_uno`` reads states back
+        # by replaying their actions (openspiel_game.UnoOpenSpielGame.deserialize_state).
         return {
             "rules": self.rules.to_dict(),
             "key_bytes": self.key_bytes,
             "state": None if self.state is None else self.state.array_fields(),
             "steps": [tuple(step) for step in self.steps],
             "known_from": self.known_from,
+            "resamples": self.resamples,
         }
 
     def __setstate__(self, data: dict[str, Any]) -> None:
@@ -105,6 +121,7 @@ class _Table:
         self.state = None if arrays is None else UnoState(**arrays)
         self.steps = [_Step(*step) for step in data["steps"]]
         self.known_from = list(data["known_from"])
+        self.resamples = [(int(m), int(p), int(k)) for m, p, k in data["resamples"]]
 
 
 def _hand_text(hands: bytes, seat: int) -> str:
