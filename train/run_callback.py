@@ -23,12 +23,12 @@ from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.progress import say
 from unolab.train.algorithms import algorithm_for_model
 from unolab.train.config import TrainConfig
+from unolab.train.evaluation_log import EVALUATIONS_FILE, read_evaluation_log
 from unolab.train.export import snapshot_policy
 from unolab.train.league import League
 from unolab.train.run_folder import _save_group, save_checkpoint
 
 __all__ = [
-    "EVALUATIONS_FILE",
     "EvaluationHook",
     "LabCallback",
     "evaluate_model",
@@ -176,10 +176,6 @@ class LabCallback(BaseCallback):
         return self.config.run_dir / "latest.zip"
 
 
-EVALUATIONS_FILE = "evaluations.jsonl"
-"""The run's evaluation history: one JSON line per evaluation (the learning curve)."""
-
-
 def record_evaluation(run_dir: Path, steps: int, results: dict[str, dict[str, Any]]) -> None:
     """Append one evaluation to the run's :data:`EVALUATIONS_FILE`.
 
@@ -192,25 +188,25 @@ def record_evaluation(run_dir: Path, steps: int, results: dict[str, dict[str, An
 
 
 def read_curve(run_dir: Path, opponent: str) -> list[dict[str, Any]]:
-    """A run's learning curve against ``opponent``, from its :data:`EVALUATIONS_FILE`.
+    """A run's learning curve against ``opponent``, from its :data:`EVALUATIONS_FILE`
+    (read by :func:`unolab.train.evaluation_log.read_evaluation_log`: a resumed run may
+    repeat a step, and the last line of each step count is kept).
 
-    A resumed run may repeat a step: the last line of each step count is kept.
+    Raises:
+        unolab.train.evaluation_log.EvaluationLogError: naming the file and the line, for
+            a line that is not an evaluation.
     """
-    points: dict[int, dict[str, Any]] = {}
-    path = run_dir / EVALUATIONS_FILE
-    if not path.is_file():
-        return []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        result = record["results"].get(opponent)
-        if result is not None:
-            points[int(record["steps"])] = {
-                "steps": int(record["steps"]),
-                **{k: result[k] for k in ("win_rate", "ci_low", "ci_high", "games")},
-            }
-    return [points[step] for step in sorted(points)]
+    return [
+        {
+            "steps": point.steps,
+            "win_rate": point.win_rate,
+            "ci_low": point.ci_low,
+            "ci_high": point.ci_high,
+            "games": point.games,
+        }
+        for point in read_evaluation_log(run_dir / EVALUATIONS_FILE)
+        if point.opponent == opponent
+    ]
 
 
 def freeze_policy(model: Any, frozen: bool) -> None:

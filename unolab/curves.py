@@ -1,7 +1,10 @@
 """Learning curves drawn as PNG pictures: the web Lab's training runs and the docs' figures.
 
 One drawing for both: win rate against training steps, one line per series with its 95%
-interval shaded, the fair share dotted (matplotlib's Agg renderer, no display needed).
+interval shaded, the fair share dotted (matplotlib's Agg renderer, no display needed). A
+series checks its numbers when it is made (a step count of hundreds of digits or a win rate
+of NaN read from a file is a ``ValueError`` naming the series, not a failure inside the
+drawing).
 """
 
 from __future__ import annotations
@@ -9,6 +12,9 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from uno_env.config_values import check_float, check_int
+from unolab.train.config_limits import MAX_STEPS
 
 __all__ = ["Series", "curves_png"]
 
@@ -19,10 +25,15 @@ class Series:
 
     Attributes:
         label: The legend's text (shown literally).
-        steps: Training steps of the evaluations, ascending.
-        win_rate: The win rate at each evaluation.
-        ci_low: The interval's low end at each evaluation.
-        ci_high: The interval's high end at each evaluation.
+        steps: Training steps of the evaluations, ascending, each ``0..MAX_STEPS``.
+        win_rate: The win rate at each evaluation, ``0..1``.
+        ci_low: The interval's low end at each evaluation, ``0..1``.
+        ci_high: The interval's high end at each evaluation, ``0..1``.
+
+    Raises:
+        ValueError: naming the series and the value, for sequences of different lengths, a
+            step count that is not a whole number in bounds, or a rate that is not a finite
+            number from 0 to 1.
     """
 
     label: str
@@ -30,6 +41,20 @@ class Series:
     win_rate: Sequence[float]
     ci_low: Sequence[float]
     ci_high: Sequence[float]
+
+    def __post_init__(self) -> None:
+        where = f"curve {self.label!r}"
+        columns = {"win_rate": self.win_rate, "ci_low": self.ci_low, "ci_high": self.ci_high}
+        for name, column in columns.items():
+            if len(column) != len(self.steps):
+                raise ValueError(
+                    f"{where}: {len(self.steps)} steps but {len(column)} values of {name}"
+                )
+        for index, step in enumerate(self.steps):
+            check_int(f"{where}: steps[{index}]", step, 0, MAX_STEPS, "learner steps")
+        for name, column in columns.items():
+            for index, value in enumerate(column):
+                check_float(f"{where}: {name}[{index}]", value, 0.0, 1.0, why="a rate")
 
 
 def _literal(text: str) -> str:

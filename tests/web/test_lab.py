@@ -24,6 +24,7 @@ from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
 from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament
 from unolab.web.app import create_app
+from unolab.web.lab_files import MAX_ID_CHARS
 from unolab.web.lab_tournaments import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -327,7 +328,7 @@ def test_an_absolute_path_to_a_run_is_unknown(client: TestClient, runs: Path) ->
 
 
 def test_an_id_too_long_is_refused(client: TestClient) -> None:
-    _refused(client.get("/api/lab/tournaments/" + "a/" * 400), 422)
+    _refused(client.get("/api/lab/tournaments/" + "a/" * (MAX_ID_CHARS // 2 + 1)), 422)
 
 
 def test_links_out_of_the_runs_folder_are_not_followed(

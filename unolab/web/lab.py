@@ -45,6 +45,14 @@ class LabRuns:
             "training": sorted(training, key=lambda r: (-r["modified"], r["id"])),
         }
 
+    def is_tournament(self, run_id: str) -> bool:
+        """Whether ``run_id`` is a tournament run under the runs folder."""
+        return run_id in find_runs(self.folder).tournaments
+
+    def is_training(self, run_id: str) -> bool:
+        """Whether ``run_id`` is a training run under the runs folder."""
+        return run_id in find_runs(self.folder).training
+
     def _tournament(self, run_id: str) -> RunFiles:
         run = find_runs(self.folder).tournaments.get(run_id)
         if run is None:

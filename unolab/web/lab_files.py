@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import unicodedata
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +23,10 @@ from unolab.web.errors import Invalid
 from unolab.web.untrusted import inside, is_regular, parse_json, read_bytes
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_DEPTH",
     "MAX_FOLDERS",
+    "MAX_ID_CHARS",
     "TOURNAMENT_FILE",
     "TRAINING_CONFIG",
     "TRAINING_FILES",
@@ -31,12 +34,18 @@ __all__ = [
     "RunFiles",
     "find_runs",
     "integer",
+    "nameable",
     "real",
     "rules_name",
 ]
 
 MAX_DEPTH = 4
 """How deep under the runs folder a run folder may sit (``runs/tournaments/<name>`` is 2)."""
+
+MAX_ID_CHARS = MAX_DEPTH * 256
+"""The longest run id: :data:`MAX_DEPTH` folder names of at most 255 characters (the most a
+common file system allows) and the ``/`` between them. A run whose id is longer (a file
+system of longer names) is not listed, as its id would not be accepted."""
 
 MAX_FOLDERS = 500
 """Most folders the walk looks into; a runs folder larger than this is listed in part."""
@@ -161,15 +170,33 @@ def find_runs(root: Path) -> Found:
                         depth < MAX_DEPTH
                         and not entry.name.startswith(".")
                         and entry.name not in _SKIPPED
+                        and nameable(entry.name)
                         and entry.is_dir(follow_symlinks=False)
                     ):
                         below.append(Path(entry.path))
         except OSError:  # unreadable, or removed while walked
             continue
-        if depth > 0 and _classify(found, RunFiles(root, folder, _run_id(folder, root)), names):
+        run_id = _run_id(folder, root)
+        if (
+            depth > 0
+            and len(run_id) <= MAX_ID_CHARS
+            and _classify(found, RunFiles(root, folder, run_id), names)
+        ):
             continue
         queue.extend((child, depth + 1) for child in sorted(below))
     return found
+
+
+def nameable(name: str) -> bool:
+    """Whether a folder's name can be part of a run id: text (UTF-8) without control
+    characters. Any other name (bytes the file system holds that are no text, a line break)
+    cannot be written in a page's address or shown on one line: such a folder is neither
+    listed nor opened."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes, kept by Python as lone surrogates
+        return False
+    return not any(unicodedata.category(char) == "Cc" for char in name)
 
 
 def _run_id(folder: Path, root: Path) -> str:
@@ -200,9 +227,17 @@ def real(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+MAX_COUNT = 2**53 - 1
+"""The largest count passed on to the page: a JavaScript number holds every whole number up
+to it exactly (a count read from a file may have hundreds of digits)."""
+
+
 def integer(value: Any) -> int | None:
-    """``value`` if it is a whole number (not ``true``/``false``), else ``None``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """``value`` if it is a whole number from 0 to :data:`MAX_COUNT` (not ``true``/``false``),
+    else ``None``."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
+        return value
+    return None
 
 
 def rules_name(rules: Any) -> str:

@@ -3,7 +3,10 @@ shipped agents, all read only.
 
 A path with a run id in it matches the longest route first: the routes of a run's plots and
 curve are added before the route of the run itself, whose ``{run_id:path}`` would take
-``<id>/plots/<name>`` whole.
+``<id>/plots/<name>`` whole. A run folder may itself be named like a plot or a curve
+(``x/plots/y``, ``x/curve.png``): as runs do not nest, when the part before ``/plots/`` or
+``/curve.png`` is no run but the whole path is, the answer is that run (every run the
+listing shows opens).
 """
 
 from __future__ import annotations
@@ -13,18 +16,19 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI
 from fastapi import Path as PathParam
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from unolab.agents.shipped import SHIPPED_DIR
 from unolab.web.lab import LabRuns, shipped_agents
+from unolab.web.lab_files import MAX_ID_CHARS
 
-__all__ = ["MAX_ID_CHARS", "add_lab_routes"]
-
-MAX_ID_CHARS = 500
-"""The longest run id or plot name accepted (a run sits at most four folders deep)."""
+__all__ = ["add_lab_routes"]
 
 RunId = Annotated[str, PathParam(max_length=MAX_ID_CHARS)]
 """A run id in a path: the run folder relative to the runs folder (``tournaments/x``)."""
+
+PlotName = Annotated[str, PathParam(max_length=255)]
+"""A plot's file name (or the last folder of a run named like a plot's path)."""
 
 _NO_STORE = {"Cache-Control": "no-store"}
 """A run's files change while it runs: a plot or curve is never answered from a cache."""
@@ -50,8 +54,11 @@ def add_lab_routes(app: FastAPI, runs_dir: Path, shipped_dir: Path = SHIPPED_DIR
         response_class=Response,
         responses={200: {"content": {"image/png": {}}}},
     )
-    def lab_plot(run_id: RunId, name: Annotated[str, PathParam(max_length=200)]) -> Response:
+    def lab_plot(run_id: RunId, name: PlotName) -> Response:
         """One of the PNG plots a tournament run wrote (a name its detail lists)."""
+        whole = f"{run_id}/plots/{name}"
+        if not lab.is_tournament(run_id) and lab.is_tournament(whole):
+            return JSONResponse(lab.tournament(whole))
         return Response(lab.plot(run_id, name), media_type="image/png", headers=_NO_STORE)
 
     @app.get("/api/lab/tournaments/{run_id:path}")
@@ -66,6 +73,9 @@ def add_lab_routes(app: FastAPI, runs_dir: Path, shipped_dir: Path = SHIPPED_DIR
     )
     def lab_curve(run_id: RunId) -> Response:
         """A training run's learning curve, drawn from its files now."""
+        whole = f"{run_id}/curve.png"
+        if not lab.is_training(run_id) and lab.is_training(whole):
+            return JSONResponse(lab.training(whole))
         return Response(lab.curve(run_id), media_type="image/png", headers=_NO_STORE)
 
     @app.get("/api/lab/training/{run_id:path}")

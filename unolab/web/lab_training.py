@@ -2,10 +2,12 @@
 
 The curve is the run's ``evaluations.jsonl`` (one line per evaluation: the learner step and
 each bot's win rate with its Wilson interval; a resumed run repeats a step, and the last
-line of a step counts). A run written before that file existed has only its checkpoints'
-metadata (``latest.json``, ``best.json``): their evaluations are the curve's points. The
-PNG of the curve is drawn on request from those files (:mod:`unolab.curves`, through a
-figure of its own: no pyplot state is shared between requests).
+line of a step counts), read by :mod:`unolab.train.evaluation_log`, which checks every
+number for its type and bounds. A run written before that file existed has only its
+checkpoints' metadata (``latest.json``, ``best.json``): their evaluations are the curve's
+points, checked the same way. The PNG of the curve is drawn on request from those files
+(:mod:`unolab.curves`, through a figure of its own: no pyplot state is shared between
+requests).
 """
 
 from __future__ import annotations
@@ -14,26 +16,27 @@ import contextlib
 from typing import Any
 
 from unolab.curves import Series, curves_png
+from unolab.train.evaluation_log import (
+    EVALUATIONS_FILE,
+    MAX_LOG_BYTES,
+    EvaluationLogError,
+    EvaluationPoint,
+    checked_steps,
+    evaluation_points,
+    parse_evaluation_log,
+)
 from unolab.web.errors import Invalid
-from unolab.web.lab_files import TRAINING_CONFIG, RunFiles, integer, real, rules_name
-from unolab.web.untrusted import one_line, parse_json
+from unolab.web.lab_files import TRAINING_CONFIG, RunFiles, integer, rules_name
+from unolab.web.untrusted import one_line
 
 __all__ = [
-    "EVALUATIONS_FILE",
-    "MAX_EVALUATIONS_BYTES",
     "curve_png",
     "training_detail",
     "training_entry",
 ]
 
-EVALUATIONS_FILE = "evaluations.jsonl"
-"""The run's evaluation history, as ``unolab.train.run_callback`` appends it."""
-
 CHECKPOINTS = ("latest.json", "best.json")
 """The checkpoints' metadata, newest first: name, algorithm, rules, steps, evaluations."""
-
-MAX_EVALUATIONS_BYTES = 64 * 2**20
-"""The largest ``evaluations.jsonl`` read (a line per evaluation is under a kilobyte)."""
 
 MAX_META_BYTES = 4 * 2**20
 """The largest checkpoint metadata or ``config.yaml`` read (real ones are a few kB)."""
@@ -44,8 +47,8 @@ MAX_LINES = 12
 _Point = dict[str, Any]
 
 
-def _metas(run: RunFiles, strict: bool) -> list[dict[str, Any]]:
-    """The checkpoints' metadata that exist, newest first.
+def _metas(run: RunFiles, strict: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The checkpoints' metadata that exist, newest first, each with its file's name.
 
     Raises:
         Invalid: (only with ``strict``) naming a file that cannot be read or is no mapping.
@@ -62,7 +65,7 @@ def _metas(run: RunFiles, strict: bool) -> list[dict[str, Any]]:
             if strict:
                 raise
             continue
-        found.append(data)
+        found.append((name, data))
     return found
 
 
@@ -90,71 +93,64 @@ def _config(run: RunFiles, strict: bool) -> dict[str, Any]:
     return data
 
 
-def _result(value: Any, where: str) -> dict[str, float]:
-    """One bot's evaluation: its win rate and interval.
-
-    Raises:
-        Invalid: for a result without the three numbers.
-    """
-    numbers = {k: real(value.get(k)) if isinstance(value, dict) else None for k in _RATES}
-    checked = {k: v for k, v in numbers.items() if v is not None}
-    if len(checked) != len(_RATES):
-        raise Invalid(f"{where}: needs the numbers {', '.join(_RATES)}")
-    return checked
-
-
-_RATES = ("win_rate", "ci_low", "ci_high")
-
-
-def _points(steps: int, results: Any, where: str) -> list[_Point]:
-    """The points of one evaluation, one per bot, in the file's order.
-
-    Raises:
-        Invalid: for results that are not a mapping of bots to win rates.
-    """
-    if not isinstance(results, dict):
-        raise Invalid(f"{where}: 'results' is not a mapping of bots to their win rates")
-    return [
-        {"steps": steps, "opponent": one_line(str(bot), 120)}
-        | _result(value, f"{where}: {one_line(repr(bot), 60)}")
-        for bot, value in results.items()
-    ]
+def _point(point: EvaluationPoint) -> _Point:
+    """A point as the API shows it."""
+    return {
+        "steps": point.steps,
+        "opponent": one_line(point.opponent, 120),
+        "win_rate": point.win_rate,
+        "ci_low": point.ci_low,
+        "ci_high": point.ci_high,
+    }
 
 
 def _log_curve(run: RunFiles) -> list[_Point]:
     """The curve of ``evaluations.jsonl``, by step (the last line of a step counts).
 
     Raises:
-        Invalid: naming the file and the line, for a line that is not an evaluation.
+        Invalid: naming the file and the line, for a line that is not an evaluation or a
+            number out of its bounds.
     """
-    raw = run.read(EVALUATIONS_FILE, "evaluation log", MAX_EVALUATIONS_BYTES)
-    lines = raw.split(b"\n")
-    tail = lines.pop()  # empty unless the run is writing its next line now
-    by_step: dict[int, list[_Point]] = {}
-    for number, line in enumerate([*lines, tail], start=1):
-        if not line.strip():
-            continue
-        where = f"{run.shown(EVALUATIONS_FILE)} line {number}"
-        try:
-            record = parse_json(line, where)
-        except Invalid:
-            if number == len(lines) + 1:
-                break  # a line being written: it is read once it is whole
-            raise
-        steps = integer(record.get("steps")) if isinstance(record, dict) else None
-        if steps is None:
-            raise Invalid(f"{where}: not an evaluation (needs 'steps' and 'results')")
-        by_step[steps] = _points(steps, record.get("results"), where)
-    return [point for step in sorted(by_step) for point in by_step[step]]
+    raw = run.read(EVALUATIONS_FILE, "evaluation log", MAX_LOG_BYTES)
+    try:
+        points = parse_evaluation_log(raw, run.shown(EVALUATIONS_FILE))
+    except EvaluationLogError as err:
+        raise Invalid(one_line(str(err), 400)) from None
+    return [_point(point) for point in points]
 
 
-def _meta_curve(run: RunFiles, metas: list[dict[str, Any]]) -> list[_Point]:
-    """The checkpoints' evaluations as points (a run without ``evaluations.jsonl``)."""
+def _meta_steps(meta: dict[str, Any], name: str, run: RunFiles, strict: bool) -> int | None:
+    """A checkpoint's step count, ``None`` where it has none or (unless ``strict``) a bad one.
+
+    Raises:
+        Invalid: (only with ``strict``) naming the file, for steps of the wrong type or
+            out of bounds.
+    """
+    if meta.get("steps") is None:
+        return None
+    try:
+        return checked_steps(meta["steps"], run.shown(name))
+    except EvaluationLogError as err:
+        if strict:
+            raise Invalid(one_line(str(err), 400)) from None
+        return None
+
+
+def _meta_curve(run: RunFiles, metas: list[tuple[str, dict[str, Any]]]) -> list[_Point]:
+    """The checkpoints' evaluations as points (a run without ``evaluations.jsonl``).
+
+    Raises:
+        Invalid: naming the file, for evaluations that are malformed or out of bounds.
+    """
     by_step: dict[int, list[_Point]] = {}
-    for meta, name in zip(metas, CHECKPOINTS, strict=False):
-        steps, results = integer(meta.get("steps")), meta.get("evaluations")
+    for name, meta in metas:
+        steps, results = _meta_steps(meta, name, run, True), meta.get("evaluations")
         if steps is not None and isinstance(results, dict) and results and steps not in by_step:
-            by_step[steps] = _points(steps, results, f"{run.shown(name)}: evaluations")
+            try:
+                points = evaluation_points(steps, results, f"{run.shown(name)}: evaluations")
+            except EvaluationLogError as err:
+                raise Invalid(one_line(str(err), 400)) from None
+            by_step[steps] = [_point(point) for point in points]
     return [point for step in sorted(by_step) for point in by_step[step]]
 
 
@@ -163,17 +159,24 @@ def _first(sources: list[dict[str, Any]], key: str) -> Any:
     return next((s[key] for s in sources if s.get(key) is not None), None)
 
 
-def _describe(run: RunFiles, strict: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """What the listing and the detail share, and the checkpoints' metadata."""
+def _describe(
+    run: RunFiles, strict: bool
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """What the listing and the detail share, and the checkpoints' metadata.
+
+    Raises:
+        Invalid: (only with ``strict``) naming the file, for one that cannot be read or
+            holds a step count of the wrong type or out of bounds.
+    """
     metas = _metas(run, strict)
-    sources = [*metas]
+    sources = [meta for _, meta in metas]
     if not metas:  # a run before its first checkpoint: only its config says what it is
         sources.append(_config(run, strict))
     name, algorithm = _first(sources, "name"), _first(sources, "algorithm")
     rules = _first(sources, "rules")
     players = integer(rules.get("num_players")) if isinstance(rules, dict) else None
     players = players or integer(_first(sources, "num_players"))
-    steps = [s for s in (integer(m.get("steps")) for m in metas) if s is not None]
+    steps = [s for s in (_meta_steps(m, name, run, strict) for name, m in metas) if s is not None]
     head = {
         "id": run.run_id,
         "name": one_line(name, 200) if isinstance(name, str) else run.folder.name,
@@ -185,7 +188,7 @@ def _describe(run: RunFiles, strict: bool) -> tuple[dict[str, Any], list[dict[st
     return head, metas
 
 
-def _curve(run: RunFiles, metas: list[dict[str, Any]]) -> list[_Point]:
+def _curve(run: RunFiles, metas: list[tuple[str, dict[str, Any]]]) -> list[_Point]:
     if run.has(EVALUATIONS_FILE):
         return _log_curve(run)
     return _meta_curve(run, metas)

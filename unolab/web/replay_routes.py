@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Query, Request
 
 from unolab.web.catalogue import Catalogue
+from unolab.web.lab_files import MAX_ID_CHARS
 from unolab.web.replays import replay_saved, replay_upload
 from unolab.web.runs import RunFinder
 from unolab.web.store import GameStore
@@ -59,7 +60,7 @@ def add_run_routes(app: FastAPI, runs: RunFinder) -> None:
 
     @app.get("/api/runs/games")
     def run_games(
-        run: str = Query(..., max_length=300),
+        run: str = Query(..., max_length=MAX_ID_CHARS),
         offset: int = Query(0, ge=0),
         limit: int = Query(100, ge=1, le=1000),
     ) -> dict[str, Any]:
@@ -83,7 +84,7 @@ def add_run_routes(app: FastAPI, runs: RunFinder) -> None:
 
     @app.get("/api/runs/replay", dependencies=[NEEDS_SEARCHES])
     def run_replay(
-        run: str = Query(..., max_length=300), game: int = Query(..., ge=0)
+        run: str = Query(..., max_length=MAX_ID_CHARS), game: int = Query(..., ge=0)
     ) -> dict[str, Any]:
         """One game of a run, played again exactly and shown frame by frame."""
         return runs.replay(run, game)

@@ -34,6 +34,7 @@ from unolab.tournament.results import GameRecord, Unit
 from unolab.tournament.runner import policy_seed, schedule_for
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames
+from unolab.web.lab_files import MAX_ID_CHARS, nameable
 from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
 
 __all__ = ["MAX_LOG_BYTES", "RunFinder"]
@@ -109,7 +110,8 @@ class RunFinder:
         """Run id -> run folder, for every folder holding ``games.jsonl`` and ``config.json``.
 
         Both must be regular files inside their folder (a pipe or a link elsewhere is no
-        run: it is not listed).
+        run: it is not listed), and the id must be one a request can name (text without
+        control characters, at most :data:`~unolab.web.lab_files.MAX_ID_CHARS` long).
         """
         found: dict[str, Path] = {}
         if not self.folder.is_dir():
@@ -117,8 +119,11 @@ class RunFinder:
         for depth in range(1, _DEPTH + 1):
             for log in sorted(self.folder.glob("/".join(["*"] * depth) + "/games.jsonl")):
                 run, config = log.parent, log.parent / "config.json"
+                run_id = run.relative_to(self.folder).as_posix()
+                if len(run_id) > MAX_ID_CHARS or not all(map(nameable, run_id.split("/"))):
+                    continue
                 if all(is_regular(f) and inside(f, run) for f in (log, config)):
-                    found[run.relative_to(self.folder).as_posix()] = run
+                    found[run_id] = run
         return found
 
     def _folder(self, run_id: str) -> Path:

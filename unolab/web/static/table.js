@@ -972,9 +972,15 @@ function drawRuns(runs) {
     : [el("li", { class: "about" }, "No training runs.")]));
 }
 function markRun(id) { for (const b of $$(".run-list button")) b.classList.toggle("active", b.dataset.run === id); }
+// A listed run whose files cannot be read still opens: its page says what is wrong.
+function unreadable(kind, id) {
+  markRun(id);
+  detail(el("h3", {}, `${kind}: ${id}`),
+    el("p", { class: "note" }, `This run cannot be shown: ${$("#error").textContent || "its files cannot be read"}`));
+}
 async function openTournament(id) {
   const t = await api("GET", `/api/lab/tournaments/${segments(id)}`);
-  if (!t) return;
+  if (!t) { unreadable("Tournament", id); return; }
   markRun(id);
   const board = t.leaderboard || [];
   const lows = board.map((r) => r.elo_low).filter((x) => typeof x === "number");
@@ -1006,7 +1012,7 @@ async function openTournament(id) {
 }
 async function openTraining(id) {
   const t = await api("GET", `/api/lab/training/${segments(id)}`);
-  if (!t) return;
+  if (!t) { unreadable("Training", id); return; }
   markRun(id);
   const curve = t.curve || [];
   const rows = curve.map((p) => el("tr", {}, el("td", {}, num(p.steps)), el("td", {}, p.opponent),
