@@ -4,8 +4,10 @@ For each algorithm of a config (``algorithm: ppo`` or ``algorithm: dqn``) an
 :class:`Algorithm` names
 
 * the SB3 model class (sb3-contrib's ``MaskablePPO``, or :class:`~unolab.train.masked_dqn.MaskedDQN`);
-* how a checkpoint ``.zip`` loads (:func:`load_checkpoint`, with the ``custom_objects`` the
-  class needs);
+* how a checkpoint ``.zip`` loads without running code from it (:func:`restore_checkpoint`:
+  a model built from the run's config, the zip's tensors read with torch's weights-only
+  loader and its counters from its JSON), and with SB3's own unpickling for trusted files
+  (:func:`load_checkpoint`, with the ``custom_objects`` the class needs);
 * how a fresh model is built for a training run from its config (:func:`make_model`);
 * how it exports: the modules of its acting network (:func:`policy_layers`,
   :func:`load_policy_layers`).
@@ -20,6 +22,11 @@ and :mod:`unolab.train.masked_dqn` below it; export, league, run and the ``pytho
 from __future__ import annotations
 
 import functools
+import io
+import json
+import pickle
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +40,10 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
-from uno_env.observation import OBS_LAYOUT
+from uno_env.observation import OBS_DIM, OBS_LAYOUT
+from unolab.train.checkpoint_files import DamagedCheckpointError
 from unolab.train.config import TrainConfig
+from unolab.train.config_limits import MAX_STEPS
 from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
 from unolab.train.masked_dqn import MaskedDQN
 from unolab.train.masked_replay import MaskedReplayBuffer
@@ -47,9 +56,11 @@ __all__ = [
     "get_algorithm",
     "hand_size_potential",
     "load_checkpoint",
+    "load_checkpoint_state",
     "load_policy_layers",
     "make_model",
     "policy_layers",
+    "restore_checkpoint",
 ]
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
@@ -71,6 +82,8 @@ class Algorithm:
         steps_per_collect: The learner steps SB3 collects between two checks of the step
             budget (a PPO rollout: ``n_steps`` x ``num_envs``): a run ends on a multiple.
         custom_objects: Passed to ``model_class.load`` (replace pickled attributes).
+        counters: The model's counters a resumed run carries on (read from the plain JSON
+            values of a checkpoint's ``data``; everything else is rebuilt from the config).
     """
 
     name: str
@@ -81,6 +94,7 @@ class Algorithm:
     owns: Callable[[Any], bool]
     steps_per_collect: Callable[[TrainConfig], int]
     custom_objects: Mapping[str, Any] = field(default_factory=dict)
+    counters: tuple[str, ...] = ("num_timesteps", "_n_updates", "_episode_num")
 
     def make_model(self, config: TrainConfig, env: VecEnv) -> Any:
         """A fresh model of this algorithm for ``config`` (its ``<algorithm>:`` section)."""
@@ -90,7 +104,8 @@ class Algorithm:
         """Load a checkpoint ``.zip`` on the CPU, with ``env`` to resume training.
 
         SB3 zips are read with cloudpickle, which runs code from the file: load only trusted
-        checkpoints (your own runs).
+        checkpoints. Training, resuming and exporting use :func:`restore_checkpoint`, which
+        runs none.
         """
         return self.model_class.load(
             path, env=env, device="cpu", custom_objects=dict(self.custom_objects) or None
@@ -232,6 +247,8 @@ ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
             # The zip names its replay buffer class by a pickled reference: load the masked
             # buffer whatever module that reference names.
             custom_objects={"replay_buffer_class": MaskedReplayBuffer},
+            # _n_calls paces the target network's updates (every target_update_interval)
+            counters=("num_timesteps", "_n_updates", "_episode_num", "_n_calls"),
         ),
     }
 )
@@ -271,12 +288,182 @@ def final_steps(config: TrainConfig, done: int = 0) -> int:
 def load_checkpoint(path: str | Path, algorithm: str, env: VecEnv | None = None) -> Any:
     """Load an SB3 checkpoint ``.zip`` of ``algorithm`` on the CPU (``env``: to resume).
 
-    This unpickles the file (cloudpickle): only for trusted checkpoints.
+    This unpickles the file (cloudpickle), which runs code from it: only for trusted
+    checkpoints (the tournament's ``--allow-pickle`` participants). A run's own checkpoints
+    load without it through :func:`restore_checkpoint`.
 
     Raises:
         ValueError: for an unknown algorithm.
     """
     return get_algorithm(algorithm).load(path, env)
+
+
+_TENSOR_MEMBERS = ("policy.pth", "policy.optimizer.pth")
+"""The members of a checkpoint zip holding tensors: the networks, the optimiser's state."""
+
+_MAX_COUNTER = 2**62
+"""The largest counter a checkpoint's data may hold (below every 64-bit overflow)."""
+
+_UNREADABLE = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    RuntimeError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    IndexError,
+    pickle.UnpicklingError,
+)
+"""What reading a damaged or foreign zip, or its tensors, raises (torch's weights-only
+loader, zipfile, zlib, ``load_state_dict``)."""
+
+
+def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:
+    """A member of a checkpoint zip, refused when larger than it can be for the model."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise DamagedCheckpointError(
+            f"{path} is not a checkpoint of the lab (no {name} in it)"
+        ) from None
+    if info.file_size > limit:
+        raise DamagedCheckpointError(
+            f"{path}: {name} holds {info.file_size:,} bytes, more than a checkpoint of this "
+            f"network can ({limit:,})"
+        )
+    return archive.read(name)
+
+
+def _check_optimizer_state(optimizer: torch.optim.Optimizer, path: Path) -> None:
+    """Each per-parameter tensor of the loaded optimiser state has its parameter's shape
+    (torch checks only the counts; a wrong shape would fail at the first update)."""
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            for key, value in optimizer.state.get(parameter, {}).items():
+                if torch.is_tensor(value) and value.dim() > 0 and value.shape != parameter.shape:
+                    raise DamagedCheckpointError(
+                        f"{path}: the optimiser's {key} of shape {tuple(value.shape)} does not "
+                        f"fit a parameter of shape {tuple(parameter.shape)}"
+                    )
+
+
+def _counters(raw: bytes, names: tuple[str, ...], path: Path) -> dict[str, int]:
+    """The named counters of a checkpoint's ``data`` (JSON), each a count in bounds.
+
+    Only these plain values are read: the data's ``:serialized:`` entries (cloudpickle) are
+    never decoded.
+    """
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise DamagedCheckpointError(f"{path}: its data is not a JSON object")
+    counters = {}
+    for name in names:
+        value = data.get(name)
+        top = MAX_STEPS if name == "num_timesteps" else _MAX_COUNTER
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+            raise DamagedCheckpointError(
+                f"{path}: its data's {name} is {str(value)[:40]}, not a count from 0 to {top:,}"
+            )
+        counters[name] = value
+    return counters
+
+
+def load_checkpoint_state(
+    path: str | Path, model: Any, *, counters: bool = False, num_envs: int = 1
+) -> dict[str, int]:
+    """Load a checkpoint zip's tensors into a model built for it, running no code from it.
+
+    The networks (``policy.pth``) and the optimiser's state (``policy.optimizer.pth``) are
+    read with torch's weights-only loader, which builds tensors and plain containers only;
+    the data's pickled entries are never read. Every member is bounded by what a checkpoint
+    of the model can hold.
+
+    Args:
+        path: An SB3 checkpoint ``.zip`` of the model's algorithm and architecture.
+        model: A model of that algorithm and architecture (:func:`make_model`).
+        counters: Also read the algorithm's counters (:attr:`Algorithm.counters`) from the
+            data, checked to be counts.
+        num_envs: The games the checkpoint's run stepped together (its data holds their
+            last observations), for the bound on the data.
+
+    Returns:
+        The counters by name (empty unless ``counters``).
+
+    Raises:
+        DamagedCheckpointError: one line naming the file: not a zip, damaged, a member
+            missing or too large, tensors that do not fit the model, bad counters.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DamagedCheckpointError(f"{path} is not a regular file")
+    algorithm = algorithm_for_model(model)
+    state_bytes = sum(t.numel() * t.element_size() for t in model.policy.state_dict().values())
+    # The optimiser keeps two moments per parameter; the rest is the format's framing.
+    limit = 4 * state_bytes + (1 << 20)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            policy, optimizer = (
+                torch.load(
+                    io.BytesIO(_member(archive, name, limit, path)),
+                    map_location="cpu",
+                    weights_only=True,
+                )
+                for name in _TENSOR_MEMBERS
+            )
+            found = {}
+            if counters:
+                # The data holds the last observations of every env, base64-encoded.
+                data_limit = 16 * OBS_DIM * max(num_envs, 1) + (16 << 20)
+                raw = _member(archive, "data", data_limit, path)
+                found = _counters(raw, algorithm.counters, path)
+    except DamagedCheckpointError:
+        raise
+    except _UNREADABLE as err:
+        raise DamagedCheckpointError(
+            f"{path} is not a readable {algorithm.name} checkpoint ({_reason(err)})"
+        ) from None
+    try:
+        model.policy.load_state_dict(policy)
+        model.policy.optimizer.load_state_dict(optimizer)
+    except _UNREADABLE as err:
+        raise DamagedCheckpointError(
+            f"{path} does not fit this {algorithm.name} network ({_reason(err)})"
+        ) from None
+    _check_optimizer_state(model.policy.optimizer, path)
+    return found
+
+
+def _reason(err: BaseException) -> str:
+    """An error's message on one line, cut short (torch lists every tensor that differs)."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def restore_checkpoint(path: str | Path, config: TrainConfig, env: VecEnv) -> Any:
+    """A run's model from its checkpoint zip, without running code from the file.
+
+    The model is built from ``config`` (:func:`make_model`: its algorithm, network and
+    hyper-parameters), then given the zip's tensors and counters
+    (:func:`load_checkpoint_state`). What SB3 would unpickle from the zip (the spaces, the
+    schedules, the last observations) comes from the config and the env instead: a resumed
+    run starts its games afresh.
+
+    Args:
+        path: The checkpoint (``runs/<name>/latest.zip``).
+        config: The config the checkpoint was trained with.
+        env: The env to train (or act) on.
+
+    Raises:
+        DamagedCheckpointError: one line naming the file (see :func:`load_checkpoint_state`).
+    """
+    model = make_model(config, env)
+    found = load_checkpoint_state(path, model, counters=True, num_envs=config.num_envs)
+    for name, value in found.items():
+        setattr(model, name, value)
+    return model
 
 
 def algorithm_for_model(model: Any) -> Algorithm:

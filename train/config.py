@@ -68,6 +68,7 @@ __all__ = [
     "PPOParams",
     "TrainConfig",
     "check_net_arch",
+    "config_beside",
     "config_for",
     "load_config",
 ]
@@ -269,6 +270,8 @@ def load_config(
     path: str | Path | None = None,
     overrides: Sequence[str] = (),
     base: Mapping[str, Any] | None = None,
+    *,
+    check_init_from: bool = True,
 ) -> TrainConfig:
     """Load and validate a training config from YAML, with ``key=value`` overrides.
 
@@ -276,6 +279,8 @@ def load_config(
         path: A YAML file, or ``None`` to start from ``base``.
         overrides: ``key=value`` strings (``--set``).
         base: A mapping to start from when there is no file.
+        check_init_from: Check that ``init_from`` exists (a resumed run does not read it:
+            its network has started already).
 
     Raises:
         ConfigError: one line naming the file, the key and the bad value (or the YAML
@@ -289,7 +294,8 @@ def load_config(
     if isinstance(seat, int) and not isinstance(seat, bool):  # `learner_seat: 1` in YAML
         data = {**data, "learner_seat": str(seat)}
     config = from_mapping(TrainConfig, data, where=where)
-    _check_init_from(config, where)
+    if check_init_from:
+        _check_init_from(config, where)
     return config
 
 
@@ -322,5 +328,37 @@ def config_for(
             f"{source if isinstance(source, (str, Path)) else 'config'}: algorithm "
             f"{config.algorithm!r}, not {algorithm!r}; train it with "
             f"uno-lab train {config.algorithm}"
+        )
+    return config
+
+
+def config_beside(checkpoint: str | Path, algorithm: str | None = None) -> TrainConfig:
+    """The config of the run a checkpoint belongs to: the ``config.yaml`` beside it.
+
+    ``init_from`` is not checked: the run's network has started already.
+
+    Args:
+        checkpoint: A run's checkpoint (``runs/<name>/latest.zip``).
+        algorithm: The algorithm the run must have (None: any).
+
+    Raises:
+        FileNotFoundError: no ``config.yaml`` beside the checkpoint.
+        ConfigError: naming the file, for an invalid config or another algorithm.
+    """
+    path = Path(checkpoint).parent / "config.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{str(path)!r} does not exist: give a checkpoint of a training run "
+            "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
+        )
+    try:
+        config = load_config(path, check_init_from=False)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
+    if algorithm is not None and config.algorithm != algorithm:
+        raise ConfigError(
+            f"{path} is the config of a {config.algorithm} run, not a {algorithm} one"
         )
     return config

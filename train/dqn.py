@@ -25,8 +25,8 @@ from pathlib import Path
 from stable_baselines3.common.vec_env import VecEnv
 
 from unolab.train import run, run_cli
-from unolab.train.algorithms import ALGORITHMS
-from unolab.train.config import TrainConfig
+from unolab.train.algorithms import ALGORITHMS, restore_checkpoint
+from unolab.train.config import TrainConfig, config_beside
 from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
 from unolab.train.legal_actions import (
     env_action_masks,
@@ -61,8 +61,18 @@ def make_model(config: TrainConfig, env: VecEnv) -> MaskedDQN:
 
 
 def load_model(path: Path, env: VecEnv) -> MaskedDQN:
-    """Load a checkpoint to resume training (an SB3 zip: trusted, it is our own run)."""
-    model: MaskedDQN = ALGORITHMS["dqn"].load(path, env)
+    """A run's checkpoint (``runs/<name>/latest.zip``) as a model on ``env``.
+
+    Nothing is unpickled: the model is built from the run's ``config.yaml`` beside the
+    checkpoint and given its tensors and counters
+    (:func:`unolab.train.algorithms.restore_checkpoint`).
+
+    Raises:
+        FileNotFoundError: the run's ``config.yaml`` is not beside the checkpoint.
+        ConfigError: that config is not valid, or is not a dqn run's.
+        DamagedCheckpointError: (a ValueError) the checkpoint cannot be read, naming it.
+    """
+    model: MaskedDQN = restore_checkpoint(path, config_beside(path, "dqn"), env)
     return model
 
 

@@ -19,22 +19,26 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from torch import nn
 
 from uno_env.cards import NUM_ACTIONS
-from uno_env.configuration import ConfigError
+from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.agent_files import agent_stem
 from unolab.agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
-from unolab.train.algorithms import ALGORITHMS, load_checkpoint, load_policy_layers, policy_layers
-from unolab.train.config import load_config
+from unolab.train.algorithms import (
+    ALGORITHMS,
+    load_policy_layers,
+    policy_layers,
+    restore_checkpoint,
+)
+from unolab.train.checkpoint_files import DamagedCheckpointError, verify_checkpoint
+from unolab.train.config import config_beside
 
 __all__ = [
     "as_policy",
@@ -130,7 +134,9 @@ def export_checkpoint(
 ) -> Path:
     """Export an SB3 checkpoint of a training run as a pickle-free policy.
 
-    Loading the ``.zip`` unpickles it: only export checkpoints of your own runs.
+    The checkpoint is read without unpickling (:func:`~unolab.train.algorithms.restore_checkpoint`:
+    the model is built from the run's config and given the zip's tensors), so no code runs
+    from it; a checkpoint with a record beside it (``latest.json``) must match its checksum.
 
     Args:
         checkpoint: ``runs/<name>/<something>.zip``; the run's ``config.yaml`` must be next to it.
@@ -148,13 +154,12 @@ def export_checkpoint(
         ValueError: if the checkpoint cannot be read as the config's algorithm (naming it).
     """
     path = Path(checkpoint)
-    config_path = path.parent / "config.yaml"
-    for needed in (path, config_path):
-        if not needed.is_file():
-            raise FileNotFoundError(
-                f"{str(needed)!r} does not exist: give a checkpoint of a training run "
-                "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
-            )
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{str(path)!r} does not exist: give a checkpoint of a training run "
+            "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
+        )
+    config = config_beside(path)
     target = agent_stem(out)
     outputs = (
         target.with_name(f"{target.name}.safetensors"),
@@ -165,23 +170,15 @@ def export_checkpoint(
         raise FileExistsError(
             f"{taken[0]} exists: choose another output path, or replace it with --overwrite"
         )
+    rules = config.build_rules()
     try:
-        config = load_config(config_path)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{config_path}: not valid YAML ({' '.join(str(err).split())})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{config_path}: not a YAML text file (it is not UTF-8)") from None
-    try:
-        model = load_checkpoint(path, config.algorithm)
-    except (zipfile.BadZipFile, EOFError, KeyError, RuntimeError, ValueError) as err:
-        raise ValueError(
-            f"{path} is not a readable {config.algorithm} checkpoint ({err}); give a run's "
-            "latest.zip or best.zip"
-        ) from err
+        if path.with_suffix(".json").is_file():  # its record: the checksum to check first
+            verify_checkpoint(path.parent, path.stem)
+        model = restore_checkpoint(path, config, UnoVecEnv(1, rules))
+    except DamagedCheckpointError as err:
+        raise ValueError(f"{err}; give a run's latest.zip or best.zip") from None
     extra = {"steps": int(model.num_timesteps), "checkpoint": str(path), "seed": config.seed}
-    return export_policy(
-        model, target, name or target.name, config.algorithm, config.build_rules(), extra
-    )
+    return export_policy(model, target, name or target.name, config.algorithm, rules, extra)
 
 
 def main(argv: Sequence[str] | None = None) -> Path:

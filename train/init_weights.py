@@ -18,12 +18,16 @@ from uno_env.rules import Rules
 from unolab.agents.learned import CheckpointMismatchError, load_policy
 from unolab.train import algorithms
 from unolab.train.algorithms import load_policy_layers
+from unolab.train.checkpoint_files import DamagedCheckpointError
 
 __all__ = ["initialise_from"]
 
 
 def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
     """Overwrite a fresh model's weights with trained ones (``init_from`` of the config).
+
+    Neither file is unpickled: a zip's tensors are read with torch's weights-only loader
+    (:func:`~unolab.train.algorithms.load_checkpoint_state`).
 
     Args:
         model: The freshly built SB3 model of the run.
@@ -80,14 +84,11 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
             "run's latest.zip or best.zip"
         )
     try:
-        model.set_parameters(str(path), exact_match=True, device="cpu")
-    except (zipfile.BadZipFile, EOFError) as err:
-        raise ValueError(
-            f"init_from: {path} is not a readable SB3 checkpoint ({err}); give a run's "
-            "latest.zip or best.zip"
-        ) from err
-    except (KeyError, RuntimeError, ValueError) as err:
-        raise ValueError(
-            f"init_from: {path} does not fit this run's model (same algorithm and net_arch "
-            f"needed): {err}"
-        ) from err
+        algorithms.load_checkpoint_state(path, model)
+    except DamagedCheckpointError as err:
+        advice = (
+            "same algorithm and net_arch needed"
+            if "does not fit" in str(err)
+            else "give a run's latest.zip or best.zip"
+        )
+        raise ValueError(f"init_from: {err}; {advice}") from None

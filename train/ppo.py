@@ -17,8 +17,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecEnv
 
 from unolab.train import run, run_cli
-from unolab.train.algorithms import ALGORITHMS
-from unolab.train.config import TrainConfig
+from unolab.train.algorithms import ALGORITHMS, restore_checkpoint
+from unolab.train.config import TrainConfig, config_beside
 
 __all__ = ["load_model", "main", "make_model", "train"]
 
@@ -30,8 +30,18 @@ def make_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
 
 
 def load_model(path: Path, env: VecEnv) -> MaskablePPO:
-    """Load a checkpoint to resume training (an SB3 zip: trusted, it is our own run)."""
-    model: MaskablePPO = ALGORITHMS["ppo"].load(path, env)
+    """A run's checkpoint (``runs/<name>/latest.zip``) as a model on ``env``.
+
+    Nothing is unpickled: the model is built from the run's ``config.yaml`` beside the
+    checkpoint and given its tensors and counters
+    (:func:`unolab.train.algorithms.restore_checkpoint`).
+
+    Raises:
+        FileNotFoundError: the run's ``config.yaml`` is not beside the checkpoint.
+        ConfigError: that config is not valid, or is not a ppo run's.
+        DamagedCheckpointError: (a ValueError) the checkpoint cannot be read, naming it.
+    """
+    model: MaskablePPO = restore_checkpoint(path, config_beside(path, "ppo"), env)
     return model
 
 

@@ -9,9 +9,11 @@ freezes snapshots into the league, evaluates against bots (win rates with Wilson
 in TensorBoard), and writes checkpoints:
 
 ``runs/<name>/``
-    ``config.yaml`` the run's config; ``latest.zip`` / ``best.zip`` SB3 checkpoints (for
-    ``--resume``; they use cloudpickle), ``latest.json`` / ``best.json`` their metadata
-    (rules, observation version, algorithm, steps, evaluations, seed, git commit),
+    ``config.yaml`` the run's config; ``latest.zip`` / ``best.zip`` SB3 checkpoints
+    (``previous.zip``: the one before ``latest``), ``latest.json`` / ``best.json`` /
+    ``previous.json`` their records (rules, observation version, algorithm, steps,
+    evaluations, seed, git commit, config, the zip's SHA-256), ``history.jsonl`` the settings
+    changed on resuming (:mod:`unolab.train.resume`),
     ``<name>.safetensors`` + ``<name>.json`` the pickle-free export of the best checkpoint,
     named after the run (``best_policy.*`` is the same export under its older name), ``tb/``
     the TensorBoard logs, ``league_slot*.safetensors`` the self-play pool, ``clone/`` the
@@ -19,7 +21,9 @@ in TensorBoard), and writes checkpoints:
 
 A run never silently replaces another: training into a folder that already holds a run is
 refused unless it resumes (``--resume``) or starts over (``--overwrite``, which first removes
-the old run's files). A running run holds the folder's lock (``.lock``,
+the old run's files). A resume is a contract (:mod:`unolab.train.resume`): it continues the
+newest good checkpoint, rebuilt from the config without unpickling anything, and refuses a
+change of any setting the model or its data depend on. A running run holds the folder's lock (``.lock``,
 :class:`uno_env.files.FolderLock`) until it ends, so a second run on the same folder is
 refused, naming the first one's pid. Ctrl-C saves ``latest.zip`` and says how to resume.
 
@@ -35,7 +39,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +62,7 @@ from unolab.train.config import TrainConfig, config_for
 from unolab.train.imitate import imitate
 from unolab.train.init_weights import initialise_from
 from unolab.train.league import League
+from unolab.train.resume import record_history, resume_model
 from unolab.train.run_callback import EvaluationHook, LabCallback, evaluate_model, freeze_policy
 from unolab.train.run_folder import (
     LEGACY_POLICY_NAME,
@@ -137,17 +141,6 @@ class RunResult:
     evaluations: dict[str, dict[str, Any]]
     best_score: float
     policy: Path | None = None
-
-
-def _load_resume_checkpoint(path: Path, algorithm: str, env: Any) -> Any:
-    """The run's ``latest.zip``, or a ValueError naming it if it cannot be read."""
-    try:
-        return algorithms.load_checkpoint(path, algorithm, env=env)
-    except (zipfile.BadZipFile, EOFError, KeyError, RuntimeError, ValueError) as err:
-        raise ValueError(
-            f"cannot resume: {path} is not a readable {algorithm} checkpoint ({err}); start "
-            "over with --overwrite"
-        ) from err
 
 
 def _best_score(run_dir: Path, first_bot: str) -> float:
@@ -232,8 +225,11 @@ def _start(
         # Again, now that no other run can start here: one may have begun meanwhile.
         stale = _check_run_dir(config, resume, overwrite)
         best_score = -1.0
+        resumed = None
         if resume:
-            model = _load_resume_checkpoint(run_dir / "latest.zip", config.algorithm, env)
+            # The contract: fixed settings unchanged, steps left; the newest good checkpoint.
+            resumed = resume_model(config, env, log)
+            model, config = resumed.model, resumed.config
             league.load(run_dir)
             best_score = _best_score(run_dir, config.eval.bots[0])
         else:
@@ -249,7 +245,10 @@ def _start(
             initialise_from(model, clone.policy, rules)
             if log is not None:
                 print(f"[{config.name}] {_clone_summary(clone.report)}", file=log, flush=True)
-        _save_atomically(lambda p: p.write_text(config.to_yaml()), run_dir / "config.yaml")
+        if resumed is not None:  # what changed, then the config it changed to
+            record_history(run_dir, resumed.checkpoint.steps, resumed.changes)
+        text = config.to_yaml()
+        _save_atomically(lambda p: p.write_text(text), run_dir / "config.yaml")
     except BaseException:
         if env is not None:
             env.close()
@@ -355,7 +354,9 @@ def train(
 
     Args:
         config: The run.
-        resume: Continue the run in ``config.run_dir`` from its ``latest.zip``.
+        resume: Continue the run in ``config.run_dir`` from its newest good checkpoint
+            (``latest.zip``, else ``previous.zip``), under the resume contract of
+            :mod:`unolab.train.resume`.
         progress_bar: Show the run's progress bar (:mod:`unolab.agents.progress`: on a
             terminal a bar of the steps the run really ends at, ``total_steps`` rounded up
             to whole rollouts; plain lines off a terminal).
@@ -368,7 +369,11 @@ def train(
     Raises:
         RunExistsError: if ``config.run_dir`` holds a run and neither ``resume`` nor
             ``overwrite`` is set.
-        FileNotFoundError: to resume a run without ``latest.zip``, or a missing ``init_from``.
+        FileNotFoundError: to resume a run without a checkpoint, or a missing ``init_from``.
+        ResumeRefusedError: (a ConfigError) to resume with a fixed setting changed, or with
+            ``total_steps`` not above the steps done: one line naming the key and values.
+        DamagedCheckpointError: (a ValueError) to resume a run none of whose checkpoints
+            is good: one line naming each file.
         ValueError: for a config the envs refuse or an ``init_from`` that does not fit.
         FolderInUseError: another run holds ``config.run_dir``; the message names its pid.
         RunWriteError: (an OSError) a checkpoint could not be written (a full disk); the

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -18,10 +20,11 @@ import yaml
 from uno_env.configuration import ConfigError, add_config_options
 from uno_env.files import FolderLock
 from unolab.train.config import TrainConfig, load_config
+from unolab.train.resume import RUN_FOLDER_KEYS
 from unolab.train.run import _START_ERRORS, RunResult, TrainingInterrupted, _learn, _start
 from unolab.train.run_folder import RunWriteError, _one_line, _write_failed
 
-__all__ = ["build_parser", "main", "resumed_config_path"]
+__all__ = ["build_parser", "main", "resume_folder", "resumed_config_path"]
 
 
 def _fail(err: BaseException, prog: str) -> NoReturn:
@@ -31,13 +34,20 @@ def _fail(err: BaseException, prog: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def resume_folder(given: Path) -> Path:
+    """The run folder ``--resume`` names: as given, or absolute where the given path has
+    no name of its own (``--resume .`` inside a run's folder, ``--resume ..``)."""
+    path = Path(given)
+    return Path(os.path.abspath(path)) if path.name in ("", "..") else path
+
+
 def resumed_config_path(run_dir: Path) -> Path:
     """The config a run resumed from ``run_dir`` trains with (``run_dir/config.yaml``).
 
     Raises:
         FileNotFoundError: naming the path, when the folder holds no run.
     """
-    path = Path(run_dir) / "config.yaml"
+    path = resume_folder(run_dir) / "config.yaml"
     if not path.is_file():
         raise FileNotFoundError(
             f"cannot resume: {path} does not exist (give the folder of a run, "
@@ -49,6 +59,9 @@ def resumed_config_path(run_dir: Path) -> Path:
 def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
     """The config of the command line: the file (or the resumed run's), with ``--set``.
 
+    A resumed run is the folder ``--resume`` names: its ``name`` and ``runs_dir`` come
+    from it, and ``--set`` cannot move it elsewhere.
+
     Raises:
         ConfigError: naming the file, key or value at fault.
         FileNotFoundError: to resume a folder that holds no run.
@@ -59,15 +72,26 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
             yaml.safe_load(raw)
         except yaml.YAMLError:
             raise ConfigError(f"--set {key}: {raw!r} is not a valid YAML value") from None
+    overrides = list(args.overrides)
+    if args.resume is not None:
+        run_dir = resume_folder(args.resume)
+        for item in overrides:
+            key = item.partition("=")[0].strip()
+            if key in RUN_FOLDER_KEYS:
+                raise ConfigError(
+                    f"--set {key}: a resumed run stays in its folder ({run_dir}); to train "
+                    f"under another name, start a new run (--config {run_dir / 'config.yaml'} "
+                    "--set name=...)"
+                )
+        # JSON strings are YAML strings: a run named 007 stays a name, not a number.
+        overrides += [
+            f"runs_dir={json.dumps(str(run_dir.parent))}",
+            f"name={json.dumps(run_dir.name)}",
+        ]
     path = args.config if args.config is not None else resumed_config_path(args.resume)
     try:
-        config = load_config(path, args.overrides)
-        if args.resume is not None:
-            config = load_config(
-                None,
-                [*args.overrides, f"runs_dir={args.resume.parent}", f"name={args.resume.name}"],
-                base=config.to_dict(),
-            )
+        # A resumed run does not read init_from: its network has started already.
+        config = load_config(path, overrides, check_init_from=args.resume is None)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -97,7 +121,13 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
         "ppo.learning_rate=1e-4",
     )
     parser.add_argument(
-        "--resume", type=Path, metavar="RUN_DIR", help="continue the run in runs/<name>"
+        "--resume",
+        type=Path,
+        nargs="?",
+        const=Path("."),
+        metavar="RUN_DIR",
+        help="continue the run in runs/<name> (alone: the run in the current folder); only "
+        "the settings that change neither the model nor its data may change (docs/training.md)",
     )
     parser.add_argument(
         "--overwrite",

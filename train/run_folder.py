@@ -1,11 +1,13 @@
 """A training run's folder: its files, the guard against training over a run, checkpoints.
 
 ``runs/<name>/`` holds ``config.yaml``, the SB3 checkpoints ``latest.zip`` / ``best.zip``
-with their metadata ``latest.json`` / ``best.json``, the pickle-free export of the best
-checkpoint (``<name>.safetensors`` + ``.json``, also as ``best_policy.*``), ``tb/`` and the
-league's ``league_slot*`` files. Every file is written whole (:func:`uno_env.files.save_atomically`;
-a group of files through a scratch folder), and a failed write is one :class:`RunWriteError`
-line naming the file and how to go on.
+(and ``previous.zip``, the one before ``latest``) with their records ``latest.json`` /
+``best.json`` / ``previous.json`` (each with its zip's SHA-256), the pickle-free export of
+the best checkpoint (``<name>.safetensors`` + ``.json``, also as ``best_policy.*``), ``tb/``,
+the league's ``league_slot*`` files, ``evaluations.jsonl`` and ``history.jsonl`` (the
+settings changed on resuming, :mod:`unolab.train.resume`). Every file is written whole
+(:func:`uno_env.files.save_atomically`; a group of files through a scratch folder), and a
+failed write is one :class:`RunWriteError` line naming the file and how to go on.
 """
 
 from __future__ import annotations
@@ -28,19 +30,29 @@ from uno_env.files import (
     PARTIAL_SUFFIX,
     FolderLock,
     RunFolderLock,
+    check_writable_target,
     save_atomically,
-    write_atomically,
 )
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
+from unolab.train.checkpoint_files import (
+    LATEST,
+    PREVIOUS,
+    DamagedCheckpointError,
+    file_digest,
+    has_checkpoint,
+    verify_checkpoint,
+)
 from unolab.train.config import TrainConfig
 from unolab.train.export import export_policy, git_commit
 from unolab.train.imitate_config import CLONE_NAME
 
 __all__ = [
+    "HISTORY_FILE",
     "LEGACY_POLICY_NAME",
     "RunExistsError",
     "RunWriteError",
+    "append_lines",
     "policy_path",
     "release_run_lock",
     "run_files",
@@ -50,8 +62,12 @@ __all__ = [
 LEGACY_POLICY_NAME = "best_policy"
 """The export's file name before runs named their agent after themselves; still written."""
 
-_OWN_STEMS = frozenset({"best", "latest", "config", LEGACY_POLICY_NAME})
+_OWN_STEMS = frozenset({"best", LATEST, PREVIOUS, "config", "history", LEGACY_POLICY_NAME})
 """File stems of a run folder that an agent named after the run must not take."""
+
+HISTORY_FILE = "history.jsonl"
+"""The run's history: one JSON line per setting changed when it was resumed (time, steps,
+key, old value, new value)."""
 
 _PARTIAL = PARTIAL_SUFFIX
 """Suffix of a file being written; renamed over the real name once complete."""
@@ -87,7 +103,7 @@ def run_files(config: TrainConfig) -> list[Path]:
     # evaluations.jsonl too: a run started over appends its curve, which must not follow
     # the old run's.
     named = ["config.yaml", "tb", "latest.zip", "latest.json", "best.zip", "best.json"]
-    named.append("evaluations.jsonl")
+    named += ["previous.zip", "previous.json", "evaluations.jsonl", HISTORY_FILE]
     if config.imitate is not None:  # the folder of the run's own clone stage
         named.append(CLONE_NAME)
     for stem in {LEGACY_POLICY_NAME, policy_path(config).name}:
@@ -111,7 +127,8 @@ def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[P
 
     Raises:
         ConfigError: for a run name that is not a folder of its own (``.``, ``..``).
-        FileNotFoundError: to resume a run that has no ``latest.zip``.
+        FileNotFoundError: to resume a run that has no checkpoint (``latest.zip`` or
+            ``previous.zip``).
         RunExistsError: for a new run in a folder that holds one, without ``overwrite``.
     """
     if config.name in (".", ".."):
@@ -121,7 +138,7 @@ def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[P
         )
     run_dir = config.run_dir
     if resume:
-        if not (run_dir / "latest.zip").is_file():
+        if not has_checkpoint(run_dir):
             raise FileNotFoundError(
                 f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at "
                 "its first evaluation, or when stopped with Ctrl-C)"
@@ -158,7 +175,7 @@ def _write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteErro
         code = int(found.group(1)) if found else errno.EIO
         reason = os.strerror(code) if found else None
     reason = reason or _one_line(err)
-    if (run_dir / "latest.zip").is_file():
+    if has_checkpoint(run_dir):
         hint = f"free space and continue from the last checkpoint with --resume {run_dir}"
     else:
         hint = f"free space and start the run again with --overwrite (no checkpoint in {run_dir})"
@@ -220,6 +237,21 @@ def _save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def append_lines(path: Path, lines: Sequence[str], run_dir: Path) -> None:
+    """Append lines to one of the run's logs (``evaluations.jsonl``, ``history.jsonl``).
+
+    Raises:
+        RunWriteError: one line naming the file (an OSError), also when the path is not a
+            regular file (a pipe would block the run, a device swallow the lines).
+    """
+    try:
+        check_writable_target(path, "run log")
+        with open(path, "a", encoding="utf-8") as log:
+            log.write("".join(f"{line}\n" for line in lines))
+    except OSError as err:
+        raise _write_failed(err, path, run_dir) from None
+
+
 @contextmanager
 def _interrupts_deferred() -> Iterator[None]:
     """Ignore Ctrl-C and SIGTERM while a checkpoint is written (a second one must not
@@ -237,6 +269,53 @@ def _interrupts_deferred() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous_term)
 
 
+def _is_good(run_dir: Path, tag: str) -> bool:
+    """Whether ``<tag>.zip`` is a checkpoint checked good (its record's checksum matches)."""
+    try:
+        verify_checkpoint(run_dir, tag)
+    except DamagedCheckpointError:
+        return False
+    return True
+
+
+def _write_checkpoint(model: Any, run_dir: Path, tag: str, meta: dict[str, Any]) -> None:
+    """Write ``<tag>.zip`` and its record ``<tag>.json`` (with the zip's SHA-256).
+
+    Both are written into the run's scratch folder and flushed first; then, for ``latest``,
+    a good ``latest`` becomes ``previous`` (a damaged one is dropped, never kept as the
+    fallback), and the new pair is renamed into place: a crash or a full disk leaves a good
+    checkpoint to resume from.
+
+    Raises:
+        RunWriteError: one line naming ``<tag>.zip`` or ``<tag>.json`` (an OSError).
+    """
+    staging = run_dir / _STAGING
+    names = {suffix: f"{tag}{suffix}" for suffix in (".zip", ".json")}
+    current = run_dir / names[".zip"]
+    try:
+        _remove([staging])
+        staging.mkdir()
+        model.save(staging / names[".zip"])
+        record = {**meta, "sha256": file_digest(staging / names[".zip"])}
+        (staging / names[".json"]).write_text(json.dumps(record, indent=2), encoding="utf-8")
+        for name in names.values():
+            _sync(staging / name)
+            current = run_dir / name
+            check_writable_target(current, "checkpoint")
+        if tag == LATEST and _is_good(run_dir, LATEST):
+            for suffix, name in names.items():
+                current = run_dir / f"{PREVIOUS}{suffix}"
+                check_writable_target(current, "checkpoint")
+                os.replace(run_dir / name, current)
+        for name in names.values():  # the zip first: its record names its checksum
+            current = run_dir / name
+            os.replace(staging / name, current)
+    except (OSError, SafetensorError) as err:
+        raise _write_failed(err, current, run_dir) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def save_checkpoint(
     model: Any,
     config: TrainConfig,
@@ -247,14 +326,14 @@ def save_checkpoint(
 ) -> None:
     """Write ``<tag>.zip`` (SB3, for resuming), ``<tag>.json`` and, for ``best``, the export.
 
-    The export of ``best`` is named after the run (:func:`policy_path`) and copied to
+    ``latest`` keeps the checkpoint before it as ``previous`` (when it is good). The export
+    of ``best`` is named after the run (:func:`policy_path`) and copied to
     ``best_policy.*``, the name older scripts read. Every file is replaced whole.
 
     Raises:
         RunWriteError: (an OSError) one line naming the file that could not be written.
     """
     run_dir = config.run_dir
-    _save_atomically(model.save, run_dir / f"{tag}.zip")
     meta = {
         "name": config.name,
         "algorithm": config.algorithm,
@@ -266,11 +345,7 @@ def save_checkpoint(
         "git_commit": git_commit(),
         "config": config.to_dict(),
     }
-    record = run_dir / f"{tag}.json"
-    try:
-        write_atomically(record, json.dumps(meta, indent=2))
-    except OSError as err:
-        raise _write_failed(err, record, run_dir) from None
+    _write_checkpoint(model, run_dir, tag, meta)
     if tag == "best":
         extra = {"steps": steps, "evaluations": evaluations, "seed": config.seed}
         stem = policy_path(config)

@@ -99,10 +99,12 @@ def _absolute(data: dict[str, Any]) -> dict[str, Any]:
 def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
     """One trial (a Tune function trainable): train, reporting each evaluation to Tune.
 
-    A trial restarted by a resumed sweep continues its run from ``latest.zip``.
+    A trial restarted by a resumed sweep continues its run from its newest good checkpoint
+    (``latest.zip``, else ``previous.zip``).
     """
     from ray import tune
 
+    from unolab.train.checkpoint_files import has_checkpoint
     from unolab.train.config import load_config
     from unolab.train.run import train
 
@@ -115,7 +117,7 @@ def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
         "torch_threads=1",
     ]
     config = load_config(None, overrides, base=setup.base)
-    resume = (config.run_dir / "latest.zip").is_file()
+    resume = has_checkpoint(config.run_dir)
 
     def record(steps: int) -> None:
         # Written before each report: Tune may stop the trial at any report (ASHA, or the

@@ -75,7 +75,8 @@ def _split_train_argv(
     Returns:
         The algorithm (the one positional word, or None); the options for the training
         command, without ``-h``/``--help`` (``args.help`` has it); and the first
-        ``(option, value)`` of ``--config`` or ``--resume`` (either spelling), or None.
+        ``(option, value)`` of ``--config`` or ``--resume`` (either spelling), or None
+        (``--resume`` without a folder: ``.``, the run in the current folder).
     """
     words = [word for word in argv if word not in ("-h", "--help")]
     algorithm: str | None = None
@@ -83,6 +84,9 @@ def _split_train_argv(
     rest: list[str] = []
     after: str | None = None  # the option whose value is the next word
     for word in words:
+        if after == "--resume" and word.startswith("-"):
+            # --resume without a folder: the run in the current folder (an option follows)
+            source, after = source or (after, "."), None
         if after is not None:
             if after in _TRAIN_SOURCES and source is None:
                 source = (after, word)
@@ -95,6 +99,8 @@ def _split_train_argv(
             algorithm = word
             continue
         rest.append(word)
+    if after == "--resume" and source is None:  # --resume last: the current folder's run
+        source = (after, ".")
     return algorithm, rest, source
 
 

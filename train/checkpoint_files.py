@@ -1,0 +1,203 @@
+"""A run's checkpoint files: which ones it keeps, their checksums, and which one is good.
+
+A checkpoint is a pair of files in the run folder: ``<tag>.zip`` (SB3's format: the network
+and optimiser tensors, the counters) and ``<tag>.json``, its record (the steps, the
+evaluations, the config it was trained with, and the SHA-256 of the zip). A run keeps two
+checkpoints to resume from: ``latest`` and ``previous``, the one before it, which a new
+``latest`` replaces only once the old one is checked good. ``best`` is the best-scoring one.
+
+A checkpoint is good when its record can be read and the zip's SHA-256 is the one recorded
+(a record written before checksums were recorded: when every member of the zip passes
+its CRC check). A truncated, bit-flipped, empty or foreign file is damaged, and resuming
+falls back to ``previous`` (:func:`checkpoint_to_resume`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from uno_env.files import UnreadableFileError, read_regular_text
+
+__all__ = [
+    "CHECKPOINT_MEMBERS",
+    "LATEST",
+    "PREVIOUS",
+    "RESUME_TAGS",
+    "Checkpoint",
+    "DamagedCheckpointError",
+    "checkpoint_to_resume",
+    "file_digest",
+    "has_checkpoint",
+    "verify_checkpoint",
+]
+
+LATEST = "latest"
+"""The newest checkpoint of a run."""
+PREVIOUS = "previous"
+"""The checkpoint before ``latest``: what a run resumes from when ``latest`` is damaged."""
+RESUME_TAGS = (LATEST, PREVIOUS)
+"""The checkpoints a run resumes from, in the order they are tried."""
+
+CHECKPOINT_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
+"""The members of an SB3 checkpoint zip that resuming reads."""
+
+_MAX_RECORD_BYTES = 64 << 20
+"""The largest checkpoint record (``<tag>.json``) read: the config and a few evaluations."""
+
+_CHUNK = 1 << 20
+
+
+class DamagedCheckpointError(ValueError):
+    """A checkpoint that cannot be trusted (truncated, bit-flipped, empty, not a zip, its
+    record missing or unreadable); the message is one line naming the file and why."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint checked good.
+
+    Attributes:
+        tag: ``latest``, ``previous`` or ``best``.
+        path: Its zip.
+        record: Its record (``<tag>.json``): steps, evaluations, config, rules, ``sha256``.
+    """
+
+    tag: str
+    path: Path
+    record: dict[str, Any]
+
+    @property
+    def steps(self) -> int:
+        """The learner steps the checkpoint was saved at."""
+        return int(self.record["steps"])
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file, in hex (read in chunks: a checkpoint may be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def has_checkpoint(run_dir: Path) -> bool:
+    """Whether the run folder holds a checkpoint to resume from (good or not)."""
+    return any((Path(run_dir) / f"{tag}.zip").is_file() for tag in RESUME_TAGS)
+
+
+def _read_record(path: Path) -> dict[str, Any]:
+    """A checkpoint record: a JSON object whose ``steps`` is a count."""
+    try:
+        record = json.loads(read_regular_text(path, _MAX_RECORD_BYTES, "checkpoint record"))
+    except UnreadableFileError as err:
+        raise DamagedCheckpointError(str(err)) from None
+    except ValueError as err:
+        raise DamagedCheckpointError(f"{path} is not a JSON record ({err})") from None
+    if not isinstance(record, dict):
+        raise DamagedCheckpointError(f"{path} is not a JSON object")
+    steps = record.get("steps")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+        raise DamagedCheckpointError(f"{path}: steps is {steps!r}, not a count of steps")
+    digest = record.get("sha256")
+    if digest is not None and not isinstance(digest, str):
+        raise DamagedCheckpointError(f"{path}: sha256 is {digest!r}, not a hex digest")
+    return record
+
+
+def verify_checkpoint(run_dir: Path, tag: str) -> Checkpoint:
+    """Check the checkpoint ``<run_dir>/<tag>.zip`` before trusting it.
+
+    Raises:
+        DamagedCheckpointError: one line naming the file and what is wrong: missing, not a
+            regular file, empty, its record missing or unreadable, a checksum that does not
+            match, not a zip, a member missing or failing its CRC check.
+    """
+    path = Path(run_dir) / f"{tag}.zip"
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DamagedCheckpointError(f"{path} does not exist") from None
+    except OSError as err:
+        raise DamagedCheckpointError(f"{path} cannot be read ({err.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise DamagedCheckpointError(f"{path} is not a regular file")
+    if os.stat(path).st_size == 0:
+        raise DamagedCheckpointError(f"{path} is empty")
+    record_path = path.with_suffix(".json")
+    if not record_path.exists():
+        raise DamagedCheckpointError(f"{path} has no record {record_path.name} beside it")
+    record = _read_record(record_path)
+    try:
+        digest = file_digest(path)
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            missing = [name for name in CHECKPOINT_MEMBERS if name not in names]
+            if missing:
+                raise DamagedCheckpointError(
+                    f"{path} is not a checkpoint of the lab (no {', '.join(missing)} in it)"
+                )
+            # A record without a checksum (an older run): every member's CRC instead.
+            bad = None if record.get("sha256") else archive.testzip()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as err:
+        if isinstance(err, DamagedCheckpointError):
+            raise
+        raise DamagedCheckpointError(f"{path} is not a readable zip ({err})") from None
+    if record.get("sha256") and record["sha256"] != digest:
+        raise DamagedCheckpointError(
+            f"{path} does not match the SHA-256 recorded in {record_path.name} (the file was "
+            "damaged or changed after it was written)"
+        )
+    if bad is not None:
+        raise DamagedCheckpointError(f"{path}: {bad} fails its CRC check (the file is damaged)")
+    return Checkpoint(tag, path, record)
+
+
+def checkpoint_to_resume(
+    run_dir: Path,
+    use: Callable[[Checkpoint], Any],
+    warn: Callable[[str], None],
+) -> tuple[Checkpoint, Any]:
+    """The newest good checkpoint of a run, and what ``use`` made of it.
+
+    ``latest`` is tried first, then ``previous``; a checkpoint is skipped with a ``warn``
+    line when it is damaged, or when ``use`` raises :class:`DamagedCheckpointError` (its
+    tensors cannot be loaded). Any other error of ``use`` (a config that does not match)
+    is raised at once.
+
+    Args:
+        run_dir: The run's folder.
+        use: Loads a good checkpoint (the model to train on).
+        warn: Told, in one line, of each checkpoint skipped.
+
+    Raises:
+        DamagedCheckpointError: no checkpoint is good; the message names each file and why.
+    """
+    problems: list[str] = []
+    for tag in RESUME_TAGS:
+        path = Path(run_dir) / f"{tag}.zip"
+        if tag != LATEST and not path.exists():
+            continue
+        try:
+            checkpoint = verify_checkpoint(run_dir, tag)
+            result = use(checkpoint)
+        except DamagedCheckpointError as err:
+            problems.append(str(err))
+            later = [t for t in RESUME_TAGS[RESUME_TAGS.index(tag) + 1 :]]
+            fallback = next((t for t in later if (Path(run_dir) / f"{t}.zip").exists()), None)
+            if fallback is not None:
+                warn(f"warning: {err}; trying {Path(run_dir) / f'{fallback}.zip'}")
+            continue
+        return checkpoint, result
+    raise DamagedCheckpointError(
+        f"cannot resume: {'; '.join(problems)}; no good checkpoint is left: start over with "
+        "--overwrite"
+    )

@@ -1,0 +1,308 @@
+"""Resuming a training run, as a contract: the same run, or a one-line refusal.
+
+A resumed run continues the model of its newest good checkpoint
+(:func:`~unolab.train.checkpoint_files.checkpoint_to_resume`: ``latest.zip``, else
+``previous.zip`` with a warning). The config it resumes with (the run's ``config.yaml``
+and any ``--set``) is compared key by key with the config that checkpoint was trained with
+(recorded in its ``.json``), and with the rules it was played under:
+
+* a key of :data:`SAFE_ON_RESUME` may change: it changes neither the model nor the data it
+  learns from. Each change is appended to the run's ``history.jsonl`` (time, steps, key,
+  old value, new value) and ``config.yaml`` then holds the new value;
+* the run's folder (``name``, ``runs_dir``) is where ``--resume`` points: ``config.yaml``
+  says where the run is now, and the history records settings only;
+* every other key is fixed for the life of the run (:data:`FIXED_ON_RESUME` says why,
+  key by key or by section): a change is refused in one line naming the key, the saved
+  value and the new one, and nothing is written.
+
+``total_steps`` must also be more than the steps the checkpoint has done.
+
+The model is rebuilt from the config and given the checkpoint's tensors and counters
+(:func:`~unolab.train.algorithms.restore_checkpoint`): nothing in the run folder is
+unpickled, so no code runs from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TextIO
+
+from stable_baselines3.common.vec_env import VecEnv
+
+from uno_env.config_values import ConfigError
+from uno_env.observation import OBS_VERSION
+from unolab.train.algorithms import restore_checkpoint
+from unolab.train.checkpoint_files import Checkpoint, DamagedCheckpointError, checkpoint_to_resume
+from unolab.train.config import TrainConfig, load_config
+from unolab.train.run_folder import HISTORY_FILE, append_lines
+
+__all__ = [
+    "FIXED_ON_RESUME",
+    "RUN_FOLDER_KEYS",
+    "SAFE_ON_RESUME",
+    "Change",
+    "ResumeRefusedError",
+    "ResumedRun",
+    "config_changes",
+    "read_history",
+    "record_history",
+    "resume_model",
+]
+
+SAFE_ON_RESUME: frozenset[str] = frozenset(
+    {
+        "total_steps",  # the step budget (above the steps done)
+        "eval.every",  # the evaluation cadence, and with it the checkpoints'
+        "eval.games",  # the games of each evaluation
+        "torch_threads",  # the speed of the same computation
+    }
+)
+"""The config keys a resumed run may change: none of them changes the model or the data it
+learns from. Every other key is fixed for the life of a run."""
+
+RUN_FOLDER_KEYS: frozenset[str] = frozenset({"name", "runs_dir"})
+"""Where the run is: taken from the folder resumed, not a setting of the run."""
+
+FIXED_ON_RESUME: Mapping[str, str] = MappingProxyType(
+    {
+        "algorithm": "the checkpoint is a model of it",
+        "rules": "the data was played under these rules",
+        "num_players": "the data was played at this table size",
+        "num_envs": "the games stepped together shape the PPO rollout and the DQN replay rows",
+        "seed": "it seeds the run's games, opponents and network",
+        "learner_seat": "the learner's data comes from this seat",
+        "opponents": "the opponents are who the learner's data is played against",
+        "eval.bots": "the first one picks best.zip, and best.json's score is against it",
+        "ppo": "the network and its updates are built from it",
+        "dqn": "the network, its replay buffer and its updates are built from it",
+        "init_from": "the network started from it",
+        "imitate": "the network started from its clone",
+    }
+)
+"""Why each fixed key (or section: ``ppo`` for every ``ppo.*``) cannot change on resume."""
+
+_SECTIONS = ("opponents", "eval", "ppo", "dqn")
+"""The config's sections whose keys are compared one by one (``imitate`` is one value)."""
+
+
+class ResumeRefusedError(ConfigError):
+    """A resume that would change a fixed setting, or that has no steps left to train; the
+    message is one line naming the key, the saved value and the new one."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """A setting changed when a run was resumed.
+
+    Attributes:
+        key: The config key (dotted: ``eval.every``; ``rules.<switch>`` for a rule).
+        old: The value the checkpoint was trained with.
+        new: The value given now.
+    """
+
+    key: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class ResumedRun:
+    """A run ready to continue.
+
+    Attributes:
+        model: The model, with the checkpoint's tensors and counters.
+        config: The config it continues with (the run folder as saved when unmoved).
+        checkpoint: The checkpoint it continues from.
+        changes: The safe settings changed (to record in the history).
+    """
+
+    model: Any
+    config: TrainConfig
+    checkpoint: Checkpoint
+    changes: tuple[Change, ...]
+
+
+def _flat(config: TrainConfig) -> dict[str, Any]:
+    """The config as one mapping of dotted keys (``ppo.net_arch``), rules left out."""
+    data = config.to_dict()
+    for key in ("rules", "num_players"):  # compared as the rules they build
+        del data[key]
+    for section in _SECTIONS:
+        for key, value in data.pop(section).items():
+            data[f"{section}.{key}"] = value
+    return data
+
+
+def config_changes(
+    saved: TrainConfig, new: TrainConfig, saved_rules: Mapping[str, Any] | None = None
+) -> list[Change]:
+    """The settings ``new`` changes from ``saved``, in the config's order.
+
+    The rules are compared as the rules they build (a preset named, or spelled out, is the
+    same rules): ``rules.<switch>`` for a rule, ``num_players`` for the table size.
+
+    Args:
+        saved: The config a checkpoint was trained with.
+        new: The config given to resume it.
+        saved_rules: The rules the checkpoint was played under (its record's ``rules``);
+            default: the rules ``saved`` builds now.
+    """
+    old_rules = dict(saved_rules) if saved_rules is not None else saved.build_rules().to_dict()
+    new_rules = new.build_rules().to_dict()
+    changes = [
+        Change("num_players" if key == "num_players" else f"rules.{key}", old_rules.get(key), value)
+        for key, value in new_rules.items()
+        if old_rules.get(key) != value
+    ]
+    old, given = _flat(saved), _flat(new)
+    changes += [
+        Change(key, old.get(key), value) for key, value in given.items() if old.get(key) != value
+    ]
+    return changes
+
+
+def why_fixed(key: str) -> str | None:
+    """Why ``key`` cannot change on resume, or None for a safe key (or the run's folder)."""
+    if key in SAFE_ON_RESUME or key in RUN_FOLDER_KEYS:
+        return None
+    section = key.partition(".")[0]
+    return FIXED_ON_RESUME.get(key) or FIXED_ON_RESUME.get(section) or "the run depends on it"
+
+
+def _shown(value: Any) -> str:
+    """A value on one line, as JSON writes it (``[32, 32]``, ``"official"``, ``null``)."""
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _saved_config(checkpoint: Checkpoint, run_dir: Path) -> TrainConfig:
+    """The config a checkpoint was trained with: its record's (the run's ``config.yaml``
+    for a record written before records held it).
+
+    Raises:
+        DamagedCheckpointError: the record's config is not a valid config.
+    """
+    data = checkpoint.record.get("config")
+    record = checkpoint.path.with_suffix(".json")
+    if data is None:
+        return load_config(run_dir / "config.yaml", check_init_from=False)
+    if not isinstance(data, dict):
+        raise DamagedCheckpointError(f"{record}: its config is not a mapping")
+    try:
+        return load_config(None, base=data, check_init_from=False)
+    except ConfigError as err:
+        raise DamagedCheckpointError(f"{record}: its config is not valid ({err})") from None
+
+
+def _same_folder(saved: TrainConfig, new: TrainConfig) -> bool:
+    return os.path.abspath(saved.run_dir) == os.path.abspath(new.run_dir)
+
+
+def _check(checkpoint: Checkpoint, saved: TrainConfig, new: TrainConfig) -> list[Change]:
+    """The safe changes of a resume; a fixed one, or no steps left, is refused.
+
+    Raises:
+        ResumeRefusedError: one line naming each key refused, its saved value and the new
+            one (or the steps done and the budget).
+    """
+    run_dir = new.run_dir
+    version = checkpoint.record.get("obs_version", OBS_VERSION)
+    if version != OBS_VERSION:
+        raise ResumeRefusedError(
+            f"cannot resume {run_dir}: its checkpoint was trained on observations of version "
+            f"{_shown(version)}, this lab encodes version {OBS_VERSION}: start a new run"
+        )
+    rules = checkpoint.record.get("rules")
+    changes = config_changes(saved, new, rules if isinstance(rules, dict) else None)
+    changes = [c for c in changes if c.key not in RUN_FOLDER_KEYS]
+    refused = [(c, why) for c in changes if (why := why_fixed(c.key)) is not None]
+    if refused:
+        shown = "; ".join(
+            f"{c.key} is {_shown(c.old)} in the run, {_shown(c.new)} given ({why})"
+            for c, why in refused
+        )
+        raise ResumeRefusedError(
+            f"cannot resume {run_dir}: {shown}. A resumed run may change only "
+            f"{', '.join(sorted(SAFE_ON_RESUME))}; to train with other settings, start a new "
+            "run under another name (--set name=...)"
+        )
+    if new.total_steps <= checkpoint.steps:
+        raise ResumeRefusedError(
+            f"cannot resume {run_dir}: run {new.name} has done {checkpoint.steps:,} steps; "
+            f"total_steps={new.total_steps} is not more: raise total_steps to resume "
+            f"(e.g. --set total_steps={2 * max(checkpoint.steps, 1)})"
+        )
+    return changes
+
+
+def resume_model(config: TrainConfig, env: VecEnv, log: TextIO | None = None) -> ResumedRun:
+    """The model of the run in ``config.run_dir``, checked against ``config``.
+
+    Writes nothing: the caller records the changes (:func:`record_history`) once the run
+    has started.
+
+    Args:
+        config: The config to resume with.
+        env: The env the model trains on.
+        log: Where a checkpoint skipped as damaged is reported (None: stderr).
+
+    Raises:
+        ResumeRefusedError: a fixed setting changed, or ``total_steps`` is not above the
+            steps done (one line, naming the key and both values).
+        DamagedCheckpointError: no checkpoint is good (one line naming each file).
+    """
+    run_dir = config.run_dir
+    chosen: dict[str, Any] = {}
+
+    def use(checkpoint: Checkpoint) -> Any:
+        saved = _saved_config(checkpoint, run_dir)
+        changes = _check(checkpoint, saved, config)
+        resumed = config
+        if _same_folder(saved, config):  # the folder as the run spells it
+            resumed = dataclasses.replace(config, name=saved.name, runs_dir=saved.runs_dir)
+        model = restore_checkpoint(checkpoint.path, resumed, env)
+        if int(model.num_timesteps) != checkpoint.steps:
+            raise DamagedCheckpointError(
+                f"{checkpoint.path} holds {int(model.num_timesteps):,} steps, its record "
+                f"{checkpoint.steps:,}"
+            )
+        chosen.update(config=resumed, changes=tuple(changes))
+        return model
+
+    def warn(line: str) -> None:
+        print(line, file=log if log is not None else sys.stderr, flush=True)
+
+    checkpoint, model = checkpoint_to_resume(run_dir, use, warn)
+    return ResumedRun(model, chosen["config"], checkpoint, chosen["changes"])
+
+
+def record_history(run_dir: Path, steps: int, changes: tuple[Change, ...] | list[Change]) -> None:
+    """Append each change to the run's ``history.jsonl``: time, steps, key, old, new.
+
+    Raises:
+        RunWriteError: one line naming the file (an OSError).
+    """
+    if not changes:
+        return
+    when = datetime.now(UTC).isoformat(timespec="seconds")
+    lines = [
+        json.dumps({"time": when, "steps": steps, "key": c.key, "old": c.old, "new": c.new})
+        for c in changes
+    ]
+    append_lines(Path(run_dir) / HISTORY_FILE, lines, Path(run_dir))
+
+
+def read_history(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's history: one mapping per change recorded (empty when none was)."""
+    path = Path(run_dir) / HISTORY_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
