@@ -661,7 +661,7 @@ class UnoOpenSpielState(_StateBase):
         try:
             self.apply_action(int(token))
         except IllegalActionError as err:
-            raise ValueError(f"{where}: {err}") from None
+            raise ValueError(f"{where}: {str(err).removeprefix(f'{GAME_NAME}: ')}") from None
 
     def _replay_resample(self, seat: str, key: str, where: str) -> None:
         """Apply ``resample SEAT KEY`` read from a serialized state."""
@@ -717,7 +717,10 @@ def load_state(text: str) -> UnoOpenSpielState:
     if not isinstance(text, str):
         raise TypeError(f"{GAME_NAME}: a serialized state is a str, got {type(text).__name__}")
     params = _game_parameters(text.split("\n", 1)[0])
-    game = spiel.load_game(GAME_NAME, params)
+    try:
+        game = spiel.load_game(GAME_NAME, params)
+    except ValueError as err:  # the rules' own check, naming the parameter
+        raise ValueError(f"{_where(1)}: {err}") from None
     state: UnoOpenSpielState = game.deserialize_state(text)
     return state
 

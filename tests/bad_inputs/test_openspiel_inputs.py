@@ -1,0 +1,344 @@
+"""Bad input to the OpenSpiel game ``python_uno``: one clear error, nothing run, nothing changed.
+
+Serialized states (``game.deserialize_state``, ``load_state``,
+``pyspiel.deserialize_game_and_state``) are data: every case is one ``ValueError`` or
+``TypeError`` of one line naming the bad line or value, and a pickle payload runs nothing.
+``resample_from_infostate`` with a bad seat or a sampler that returns no number in [0, 1)
+names it and leaves the state as it was.
+
+Skips without OpenSpiel on a user's machine; in CI (``UNO_LAB_CI=1``) a missing OpenSpiel
+fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from support.optional import require
+
+pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpiel")
+
+from uno_env.envs.openspiel_game import GAME_NAME, key_actions, load_state  # noqa: E402
+
+GAME = pyspiel.load_game(GAME_NAME, {"num_players": 3, "max_turns": 60})
+HEAD = str(GAME)
+DEAL = "\n".join(map(str, key_actions(2024)))
+NOT_TEXT: Any = ["0"]
+
+
+def _dealt() -> Any:
+    state = GAME.new_initial_state()
+    for byte in key_actions(2024):
+        state.apply_action(byte)
+    return state
+
+
+def _illegal() -> int:
+    legal = _dealt().legal_actions()
+    return next(a for a in range(80) if a not in legal)
+
+
+def _finished() -> str:
+    """A text whose hand is over (truncated at max_turns), then one more action."""
+    state = _dealt()
+    rng = np.random.default_rng(0)
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    return state.serialize() + "0\n"
+
+
+def _pickled_state(reduce: tuple[Any, tuple[Any, ...]]) -> str:
+    """OpenSpiel's pickled form of a Python state, its attribute unpickled by ``reduce``."""
+
+    class Payload:
+        def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+            return reduce
+
+    data = base64.b64encode(pickle.dumps({"_table": Payload()})).decode()
+    return f"history=\nmove_number=0\n__dict__={data}"
+
+
+def _layout(game: str, state: str) -> str:
+    return f"[Meta]\nVersion: 1\n\n[Game]\n{game}\n[State]\n{state}\n"
+
+
+def _sampler(value: Any) -> Callable[[], Any]:
+    return lambda: value
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: what to run, the error expected, a text its message must contain."""
+
+    id: str
+    run: Callable[[], object]
+    error: type[Exception] | tuple[type[Exception], ...]
+    names: str
+
+
+def _text(text: Any) -> Callable[[], object]:
+    return lambda: GAME.deserialize_state(text)
+
+
+CASES: list[Case] = [
+    Case("text_empty", _text(""), ValueError, "line 1: the first line must be the game"),
+    Case("text_junk", _text("hello world"), ValueError, "'hello world'"),
+    Case("text_bytes", _text(HEAD.encode()), TypeError, "bytes"),
+    Case("text_none", _text(None), TypeError, "NoneType"),
+    Case("text_actions_only", _text(DEAL), ValueError, "line 1: the first line must be"),
+    Case("game_other", _text("tic_tac_toe()\n4"), ValueError, "'tic_tac_toe'"),
+    Case(
+        "game_other_players",
+        _text(f"{GAME_NAME}(num_players=2)\n{DEAL}"),
+        ValueError,
+        "num_players=2 where this game has num_players=3",
+    ),
+    Case(
+        "game_unknown_parameter",
+        _text(HEAD.replace("(", "(bogus=1,")),
+        ValueError,
+        "unknown parameter 'bogus'",
+    ),
+    Case(
+        "game_parameter_twice",
+        _text(f"{GAME_NAME}(num_players=3,num_players=3)"),
+        ValueError,
+        "num_players is given twice",
+    ),
+    Case(
+        "game_parameter_without_value",
+        _text(f"{GAME_NAME}(num_players)"),
+        ValueError,
+        "num_players has no value",
+    ),
+    Case(
+        "game_parameter_huge",
+        _text(f"{GAME_NAME}(hand_size={'9' * 400})"),
+        ValueError,
+        "hand_size must be an integer of at most 18 digits",
+    ),
+    Case(
+        "game_parameter_word",
+        _text(f"{GAME_NAME}(uno_call=maybe)"),
+        ValueError,
+        "uno_call must be True or False, got 'maybe'",
+    ),
+    Case(
+        "game_nested",
+        _text(f"misere(game={GAME_NAME}())\n0"),
+        ValueError,
+        "the first line must be the game",
+    ),
+    Case("action_word", _text(f"{HEAD}\n{DEAL}\nplay"), ValueError, "line 10: 'play' is neither"),
+    Case("action_float", _text(f"{HEAD}\n{DEAL}\n3.0"), ValueError, "line 10: '3.0'"),
+    Case("action_spaced", _text(f"{HEAD}\n 3"), ValueError, "line 2: ' 3'"),
+    Case("action_negative", _text(f"{HEAD}\n{DEAL}\n-1"), ValueError, "'-1' is out of range"),
+    Case(
+        "action_out_of_range",
+        _text(f"{HEAD}\n{DEAL}\n80"),
+        ValueError,
+        "line 10: '80' is out of range: an action is 0..79",
+    ),
+    Case(
+        "action_2_to_the_64",
+        _text(f"{HEAD}\n{DEAL}\n{2**64}"),
+        ValueError,
+        f"'{2**64}' is out of range",
+    ),
+    Case("action_5000_digits", _text(f"{HEAD}\n{'7' * 5000}"), ValueError, "line 2: '7777"),
+    Case("key_byte_256", _text(f"{HEAD}\n256"), ValueError, "'256' is out of range: a key byte"),
+    Case(
+        "action_illegal",
+        lambda: GAME.deserialize_state(f"{HEAD}\n{DEAL}\n{_illegal()}"),
+        ValueError,
+        "line 10: illegal action",
+    ),
+    Case("action_after_the_end", lambda: GAME.deserialize_state(_finished()), ValueError, "after"),
+    Case("blank_line_inside", _text(f"{HEAD}\n0\n\n0"), ValueError, "line 3: ''"),
+    Case(
+        "resample_before_the_deal",
+        _text(f"{HEAD}\nresample 0 1"),
+        ValueError,
+        "line 2: a resampling before the deal",
+    ),
+    Case(
+        "resample_seat_out_of_range",
+        _text(f"{HEAD}\n{DEAL}\nresample 3 1"),
+        ValueError,
+        "resample seat '3': a seat is 0..2",
+    ),
+    Case(
+        "resample_seat_negative",
+        _text(f"{HEAD}\n{DEAL}\nresample -1 1"),
+        ValueError,
+        "resample seat '-1'",
+    ),
+    Case(
+        "resample_key_2_to_the_64",
+        _text(f"{HEAD}\n{DEAL}\nresample 0 {2**64}"),
+        ValueError,
+        f"resample key '{2**64}'",
+    ),
+    Case(
+        "resample_key_word",
+        _text(f"{HEAD}\n{DEAL}\nresample 0 key"),
+        ValueError,
+        "resample key 'key'",
+    ),
+    Case(
+        "resample_missing_key",
+        _text(f"{HEAD}\n{DEAL}\nresample 0"),
+        ValueError,
+        "'resample 0' is neither",
+    ),
+    Case(
+        "load_state_other_game",
+        lambda: load_state("kuhn_poker()\n0"),
+        ValueError,
+        "a state of the game 'kuhn_poker'",
+    ),
+    Case(
+        "load_state_bad_rules",
+        lambda: load_state(f"{GAME_NAME}(num_players=11)"),
+        ValueError,
+        "line 1: rules: num_players must be 2..10, got 11",
+    ),
+    Case("load_state_list", lambda: load_state(NOT_TEXT), TypeError, "list"),
+    Case(
+        "pyspiel_layout_junk_state",
+        lambda: pyspiel.deserialize_game_and_state(_layout(HEAD, "0\n0\nx")),
+        ValueError,
+        "line 1: the first line must be the game",
+    ),
+    Case(
+        "pyspiel_layout_illegal_action",
+        lambda: pyspiel.deserialize_game_and_state(_layout(HEAD, f"{HEAD}\n{DEAL}\n79")),
+        ValueError,
+        "illegal action 79",
+    ),
+    Case(
+        "sampler_text",
+        lambda: _dealt().resample_from_infostate(0, _sampler("text")),
+        TypeError,
+        "the probability sampler returned 'text'",
+    ),
+    Case(
+        "sampler_none",
+        lambda: _dealt().resample_from_infostate(0, _sampler(None)),
+        TypeError,
+        "returned None",
+    ),
+    Case(
+        "sampler_negative",
+        lambda: _dealt().resample_from_infostate(0, _sampler(-3)),
+        ValueError,
+        "returned -3, outside [0, 1)",
+    ),
+    Case(
+        "sampler_float_above_one",
+        lambda: _dealt().resample_from_infostate(0, _sampler(2.5)),
+        ValueError,
+        "returned 2.5, outside [0, 1)",
+    ),
+    Case(
+        "sampler_one",
+        lambda: _dealt().resample_from_infostate(0, _sampler(1.0)),
+        ValueError,
+        "returned 1.0",
+    ),
+    Case(
+        "sampler_nan",
+        lambda: _dealt().resample_from_infostate(0, _sampler(float("nan"))),
+        ValueError,
+        "returned nan",
+    ),
+    Case(
+        "sampler_huge_int",
+        lambda: _dealt().resample_from_infostate(0, _sampler(10**400)),
+        ValueError,
+        "returned 1000",
+    ),
+    Case(
+        "sampler_bool",
+        lambda: _dealt().resample_from_infostate(0, _sampler(True)),
+        TypeError,
+        "returned True",
+    ),
+    Case(
+        "sampler_before_the_deal",
+        lambda: GAME.new_initial_state().child(7).resample_from_infostate(0, _sampler(-1.0)),
+        ValueError,
+        "returned -1.0",
+    ),
+    Case(
+        "sampler_not_callable",
+        lambda: _dealt().resample_from_infostate(0, 0.5),
+        TypeError,
+        "must be callable, got 0.5",
+    ),
+    Case(
+        "resample_player_word",
+        lambda: _dealt().resample_from_infostate("0", pyspiel.UniformProbabilitySampler(0, 1)),
+        TypeError,
+        "player must be an integer in 0..2, got '0'",
+    ),
+    Case(
+        "resample_player_out_of_range",
+        lambda: _dealt().resample_from_infostate(2**64, pyspiel.UniformProbabilitySampler(0, 1)),
+        ValueError,
+        f"player must be in 0..2, got {2**64}",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_bad_input_gets_one_clear_error(case: Case) -> None:
+    with pytest.raises(case.error) as info:
+        case.run()
+    message = str(info.value)
+    assert case.names in message, message
+    assert "\n" not in message.strip(), message
+
+
+PAYLOADS = {
+    "deserialize_state": lambda text: GAME.deserialize_state(text),
+    "deserialize_state_after_the_game_line": lambda text: GAME.deserialize_state(f"{HEAD}\n{text}"),
+    "load_state": load_state,
+    "pyspiel_deserialize_game_and_state": lambda text: pyspiel.deserialize_game_and_state(
+        _layout(HEAD, text)
+    ),
+    "pyspiel_deserialize_game_and_state_short_game": lambda text: (
+        pyspiel.deserialize_game_and_state(_layout(f"{GAME_NAME}()", text))
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(PAYLOADS))
+def test_a_pickle_payload_runs_nothing(entry: str, tmp_path: Path) -> None:
+    marker = tmp_path / "created-by-the-payload"
+    text = _pickled_state((Path.touch, (marker,)))
+    with pytest.raises(ValueError) as info:
+        PAYLOADS[entry](text)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{GAME_NAME}: serialized state, line")
+    assert not marker.exists()
+
+
+def test_a_refused_resample_leaves_the_state_as_it_was() -> None:
+    state = _dealt()
+    before = state.serialize(), str(state)
+    with pytest.raises(ValueError):
+        state.resample_from_infostate(0, _sampler(7))
+    assert (state.serialize(), str(state)) == before
+    state.apply_action(state.legal_actions()[0])  # it plays on
+
+
+def test_the_catalogue_is_large_enough() -> None:
+    assert len(CASES) + len(PAYLOADS) >= 50
