@@ -22,6 +22,7 @@ before anything is allocated, which keeps the whole table fast.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -41,7 +42,9 @@ from uno_env import ConfigError, core
 from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION, encode
 from uno_env.rules import Rules
+from unolab.agent_cards import agent_card
 from unolab.agents import resolve_opponents, resolve_policy
+from unolab.agents.agent_files import METADATA_KEYS
 from unolab.agents.learned import (
     AgentFileError,
     CheckpointMismatchError,
@@ -232,6 +235,20 @@ def _remove(which: str) -> Damage:
     return damage
 
 
+def _loop(which: str) -> Damage:
+    """Make a file a symlink loop: it links to a link that links back to it."""
+
+    def damage(agent: Agent) -> Path:
+        target = getattr(agent, which)
+        target.unlink()
+        other = target.with_name(target.name + ".loop")
+        other.symlink_to(target.name)
+        target.symlink_to(other.name)
+        return agent.weights
+
+    return damage
+
+
 def _elsewhere(relative: str) -> Damage:
     return lambda agent: agent.folder / relative
 
@@ -262,8 +279,9 @@ class Case:
             ``given`` (the name of the path given) or any other literal text.
         via: ``load`` (load_policy), ``load_any_rules`` (load_policy without rules to
             check against), ``resolve`` (resolve_policy), ``opponents``
-            (resolve_opponents), ``tournament`` (entrants_for), ``cli`` (uno-lab play,
-            in-process) or ``process`` (uno-lab play in a subprocess).
+            (resolve_opponents), ``tournament`` (entrants_for), ``card`` (the agent's card,
+            as ``uno-lab agents PATH`` prints it), ``cli`` (uno-lab play, in-process) or
+            ``process`` (uno-lab play in a subprocess).
         also: More text the message must contain (what is wrong).
     """
 
@@ -457,6 +475,28 @@ CASES: list[Case] = [
     Case("path_does_not_exist", _elsewhere("nowhere/ghost.safetensors"), _MISSING, "given"),
     Case("directory_given", _elsewhere("."), names="is a directory"),
     Case("weights_is_a_directory", _directory_as_weights, names="given", also="directory"),
+    # Every key the metadata must hold, missing: named the same way by loading and by cards.
+    *(
+        Case(
+            f"meta_lacks_{key}_{via}",
+            _meta(**{key: _DELETE}),
+            names="meta",
+            via=via,
+            also=f"missing key(s) ['{key}']",
+        )
+        for key in METADATA_KEYS
+        for via in ("load", "card")
+    ),
+    # A symlink loop is named as one, not as a missing file.
+    Case("weights_symlink_loop", _loop("weights"), _MISSING, also="symlink loop"),
+    Case("meta_symlink_loop", _loop("meta"), _MISSING, names="meta", also="symlink loop"),
+    Case(
+        "resolve_symlink_loop",
+        _loop("weights"),
+        (ValueError,),
+        via="resolve",
+        also="symlink loop",
+    ),
     # Through the resolver, tournaments and the command line.
     Case("resolve_truncated", _weights_bytes(b"\x00" * 5), via="resolve", also="too short"),
     Case("resolve_hidden_huge", _meta(hidden=[10**9]), names="meta", via="resolve"),
@@ -519,6 +559,8 @@ def _snapshot(folder: Path) -> dict[str, object]:
     """Every file's bytes (its size and time for the huge sparse ones), every folder."""
 
     def content(p: Path) -> object:
+        if p.is_symlink():
+            return ("link", os.readlink(p))
         if p.is_dir():
             return None
         stat = p.stat()
@@ -588,6 +630,7 @@ def _run(case: Case, path: Path, agent: Agent, capsys: pytest.CaptureFixture[str
         "resolve": lambda: resolve_policy(str(path), rules=RULES, seed=0),
         "opponents": lambda: resolve_opponents([str(path), "mixbot"], rules=RULES),
         "tournament": lambda: _tournament(path, agent.folder.parent / "tournament_out"),
+        "card": lambda: agent_card(str(path)),
     }
     with pytest.raises(BaseException) as info:  # the type is checked below
         calls[case.via]()
@@ -649,3 +692,9 @@ def test_every_shipped_agent_is_signed() -> None:
     for meta_path in sorted((ROOT / "agents/pretrained").glob("*.json")):
         policy = load_policy(meta_path.with_suffix(".safetensors"))
         assert policy.meta.digest is not None, meta_path.name
+
+
+def test_the_required_keys_are_the_fields_of_the_metadata() -> None:
+    """Every field but the optional digest is required, by one list that every reader checks."""
+    fields = set(PolicyMetadata.__dataclass_fields__) - {"digest"}
+    assert set(METADATA_KEYS) == fields

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import uno_env
 from uno_env import ConfigError, IllegalActionError, UnoGame, core, load_rules
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.envs.learner_tables import TablesStoppedError
@@ -116,6 +117,91 @@ def _game_step(action: str) -> Callable[[], object]:
     return lambda: UnoGame("official", seed=0, num_players=2).step(action)
 
 
+def _aec_step(action: Any, wrapped: bool) -> Callable[[], object]:
+    """Step an AEC env: ``env()`` (whose default ends the hand on an illegal move) or
+    ``raw_env``; what is no action id is an error either way."""
+
+    def run() -> object:
+        env = uno_env.env(num_players=2) if wrapped else raw_env(num_players=2)
+        env.reset(seed=0)
+        return env.step(action)
+
+    return run
+
+
+def _gym_step(action: Any) -> Callable[[], object]:
+    def run() -> object:
+        env = UnoGymEnv(num_players=2)
+        env.reset(seed=0)
+        return env.step(action)
+
+    return run
+
+
+def _vec_call(method: str, *args: Any, **kwargs: Any) -> Callable[[], object]:
+    """Call a method of a VecEnv of 2 envs."""
+
+    def run() -> object:
+        env = UnoVecEnv(2, seed=0)
+        env.reset()
+        return getattr(env, method)(*args, **kwargs)
+
+    return run
+
+
+def _shaped(shape: Callable[[int, int], tuple[int, ...]]) -> Callable[[Any, Any], np.ndarray]:
+    """A reward function whose table has the wrong shape: ``shape(B, N)``."""
+
+    def wrong_shape(rules: Any, state: Any) -> np.ndarray:
+        return np.zeros(shape(state.batch_size, rules.num_players), dtype=np.float32)
+
+    return wrong_shape
+
+
+def _play_with_reward(reward: Any, kind: str) -> Callable[[], object]:
+    """Play hands with a custom reward function until one ends and it is asked."""
+
+    def run() -> object:
+        if kind == "aec":
+            aec = raw_env(num_players=2, reward=reward)
+            aec.reset(seed=0)
+            for _agent in aec.agent_iter(10_000):
+                obs, _, terminated, truncated, _ = aec.last()
+                done = terminated or truncated
+                aec.step(None if done else int(np.flatnonzero(obs["action_mask"])[0]))
+        elif kind == "gym":
+            gym = UnoGymEnv(num_players=2, reward=reward)
+            gym.reset(seed=0)
+            for _ in range(10_000):
+                _, _, terminated, truncated, _ = gym.step(int(gym.action_masks().argmax()))
+                if terminated or truncated:
+                    gym.reset()
+        else:
+            vec = UnoVecEnv(2, reward=reward, seed=0)
+            vec.reset()
+            for _ in range(10_000):
+                vec.step(vec.action_masks().argmax(axis=1))
+        return None
+
+    return run
+
+
+_NOT_ACTIONS: list[tuple[str, Any, type[Exception], str]] = [
+    # A number that is no action id is named as given, never as the int64 it wraps to.
+    ("2_pow_63", 2**63, IllegalActionError, "9223372036854775808 is out of range"),
+    ("2_pow_64_minus_1", 2**64 - 1, IllegalActionError, "18446744073709551615 is out of"),
+    ("2_pow_64", 2**64, IllegalActionError, "18446744073709551616 is out of range"),
+    ("uint64_max", np.uint64(2**64 - 1), IllegalActionError, "18446744073709551615"),
+    ("negative", -1, IllegalActionError, "action -1 is out of range"),
+    ("fractional", 3.5, IllegalActionError, "got 3.5"),
+    ("nan", float("nan"), IllegalActionError, "got nan"),
+    ("huge_float", 1e30, IllegalActionError, "1e+30 is out of range"),
+    ("nested_list", [[1]], TypeError, "got [[1]]"),
+    ("bool", True, TypeError, "got True"),
+    ("text", "3", TypeError, "got '3'"),
+]
+
+
 CASES: list[Case] = [
     Case("opponent_by_name", _gym(opponents="mixbot"), TypeError, "resolve_opponents"),
     Case("opponent_not_a_policy", _gym(opponents=42), TypeError, "42"),
@@ -185,6 +271,93 @@ CASES: list[Case] = [
             ("core_init", lambda k: _core_init(keys=[3, k])),
         ]
     ),
+    # What is no action id: one error in every env and mode, naming it as given.
+    *(
+        Case(f"{where}_action_{label}", run(action), error, says)
+        for label, action, error, says in _NOT_ACTIONS
+        for where, run in [
+            ("aec", lambda a: _aec_step(a, wrapped=True)),
+            ("raw_aec", lambda a: _aec_step(a, wrapped=False)),
+            ("gym", _gym_step),
+        ]
+    ),
+    Case("aec_action_of_a_live_agent_none", _aec_step(None, True), TypeError, "got None"),
+    Case(
+        "vec_action_2_pow_63",
+        _vec_call("step", [2**63, 0]),
+        IllegalActionError,
+        "env 0: action 9223372036854775808 is out of range",
+    ),
+    Case(
+        "vec_action_uint64_max",
+        _vec_call("step", np.array([0, 2**64 - 1], dtype=np.uint64)),
+        IllegalActionError,
+        "env 1: action 18446744073709551615 is out of range",
+    ),
+    Case("vec_action_fractional", _vec_call("step", [0.0, 2.5]), IllegalActionError, "2.5"),
+    Case("vec_action_text", _vec_call("step", ["a", "b"]), TypeError, "['a', 'b']"),
+    Case("vec_action_bools", _vec_call("step", [True, False]), TypeError, "[True, False]"),
+    # Indices of a VecEnv of 2 envs, and its seeds.
+    *(
+        Case(f"vec_{method}_index_{label}", _vec_call(method, *args, indices=idx), error, says)
+        for method, args in [
+            ("get_attr", ("num_envs",)),
+            ("set_attr", ("render_mode", None)),
+            ("env_method", ("action_masks",)),
+            ("env_is_wrapped", (object,)),
+        ]
+        for label, idx, error, says in [
+            ("5", [5], ValueError, "env 5 does not exist"),
+            ("int_5", 5, ValueError, "env 5 does not exist"),
+            ("minus_3", [-3], ValueError, "env -3 does not exist"),
+            ("float", [0.5], TypeError, "[0.5]"),
+            ("bool", [True], TypeError, "[True]"),
+            ("text", "0", TypeError, "'0'"),
+        ]
+    ),
+    *(
+        Case(f"{where}_seed_{label}", run(seed), ValueError, f"seed: {says}")
+        for label, seed, says in [
+            ("text", "text", "expected an integer, got 'text'"),
+            ("negative", -1, "-1 is out of range"),
+            ("2_pow_63", 2**63, "9223372036854775808 is out of range"),
+            ("bool", True, "expected an integer, got True"),
+            ("float", 1.5, "expected an integer, got 1.5"),
+        ]
+        for where, run in [
+            ("vec", lambda s: _vec_call("seed", s)),
+            ("vec_init", lambda s: lambda: UnoVecEnv(2, seed=s)),
+            ("gym_reset", lambda s: lambda: UnoGymEnv(num_players=2).reset(seed=s)),
+            ("aec_reset", lambda s: lambda: raw_env(num_players=2).reset(seed=s)),
+        ]
+    ),
+    # A reward function of the wrong shape, or of no numbers: named, with the shapes.
+    *(
+        Case(
+            f"{kind}_reward_{label}",
+            _play_with_reward(fn, kind),
+            error,
+            says.format(b=2 if kind == "vec" else 1),  # the vec env plays 2 games
+        )
+        for label, fn, error, says in [
+            (
+                "one_per_game",
+                _shaped(lambda b, n: (b,)),
+                ValueError,
+                "reward function '_shaped.<locals>.wrong_shape' returned shape ({b},); expected ({b}, 2)",
+            ),
+            ("one_seat", _shaped(lambda b, n: (b, 1)), ValueError, "({b}, 1); expected ({b}, 2)"),
+            ("none", lambda rules, state: None, TypeError, "returned None; expected a ({b}, 2)"),
+            (
+                "nan",
+                lambda rules, state: np.full((state.batch_size, rules.num_players), np.nan),
+                ValueError,
+                "returned nan for game 0, seat 0",
+            ),
+        ]
+        for kind in ("aec", "gym", "vec")
+    ),
+    Case("reward_not_a_name", _gym(reward=["win_loss"]), TypeError, "got ['win_loss']"),
     Case("encode_seat", _encode_seat(7), ValueError, "7"),
     Case("game_unknown_card", _game_step("X9"), ValueError, "X9"),
     Case("game_illegal_card", _game_step("W+4:Q"), ValueError, "W+4:Q"),
@@ -248,3 +421,36 @@ def test_a_refused_learner_action_leaves_the_env_as_it_was() -> None:
 
 def test_the_catalogue_is_large_enough() -> None:
     assert len(CASES) + len(FAULTS) * 2 >= 30
+
+
+def test_numpy_integers_are_accepted_wherever_an_int_is() -> None:
+    """An integer read from an array is an integer: rules, sizes, seats, seeds and actions."""
+    aec = uno_env.env(num_players=np.int64(3), hand_size=np.int32(5))
+    aec.reset(seed=np.int64(4))
+    assert aec.unwrapped.rules.num_players == 3 and type(aec.unwrapped.rules.num_players) is int
+    legal = np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])
+    aec.step(np.int64(legal[0]))  # a NumPy action, as a policy's array gives it
+    aec.step(np.array(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"])[0]))
+    rules = load_rules("official", num_players=np.uint8(2), voluntary_draw=np.bool_(False))
+    assert rules.num_players == 2 and rules.voluntary_draw is False
+    gym = UnoGymEnv(num_players=np.int16(2), learner_seat=np.int64(1))
+    gym.reset(seed=np.uint32(5))
+    gym.step(np.int32(gym.action_masks().argmax()))
+    vec = UnoVecEnv(np.int64(2), seed=np.int64(6), learner_seat=np.int8(0))
+    assert vec.seed(np.uint16(7)) == [7, 7]
+    vec.reset()
+    vec.step(vec.action_masks().argmax(axis=1).astype(np.int32))
+    assert vec.get_attr("num_envs", indices=np.array([1])) == [2]
+    # A bool is still no integer, whichever library made it.
+    with pytest.raises(ConfigError, match="num_players: expected an integer, got True"):
+        load_rules("official", num_players=np.True_)
+
+
+def test_an_illegal_action_id_still_ends_the_hand_under_terminate() -> None:
+    """Only what is no action id at all is an error; an illegal move is the game's business."""
+    aec = uno_env.env(num_players=2, illegal_reward=-2.0)
+    aec.reset(seed=0)
+    agent = aec.agent_selection
+    illegal = np.int64(np.flatnonzero(aec.observe(agent)["action_mask"] == 0)[0])
+    aec.step(illegal)
+    assert all(aec.terminations.values()) and aec.rewards[agent] == -2.0

@@ -133,6 +133,35 @@ CASES: dict[str, Case] = {
     "time_nan": Case(_pimc(time_ms=float("nan")), ValueError, ("time_ms", "nan")),
     "time_inf": Case(_pimc(time_ms=float("inf")), ValueError, ("time_ms", "inf")),
     "unknown_agent_name": Case(lambda state: make_agent("pimcc"), ValueError, ("'pimcc'", "pimc")),
+    "time_huge_int": Case(_pimc(time_ms=10**400), ValueError, ("time_ms", "got 1000000000")),
+    "rollouts_uint64_max": Case(
+        _pimc(rollouts=np.uint64(2**64 - 1)), ValueError, ("rollouts", "18446744073709551615")
+    ),
+    # -- switches: True or False, never a number or a word Python would read as true ---------
+    "prune_draws_number": Case(_pimc(prune_draws=2), ValueError, ("prune_draws", "got 2")),
+    "prune_draws_text": Case(_pimc(prune_draws="no"), ValueError, ("prune_draws", "'no'")),
+    "early_stop_none": Case(_pimc(early_stop=None), ValueError, ("early_stop", "None")),
+    "pimc_weigh_choices_text": Case(
+        _pimc(weigh_choices="word"), ValueError, ("weigh_choices", "'word'")
+    ),
+    "ismcts_weigh_choices_number": Case(
+        _ismcts(weigh_choices=1), ValueError, ("weigh_choices", "got 1")
+    ),
+    # -- specs: typed options, each given once ---------------------------------------------
+    **{
+        f"spec_{label}": Case(lambda state, spec=spec: make_agent(spec), ValueError, says)
+        for label, spec, says in [
+            ("switch_number", "pimc:prune_draws=2", ("prune_draws", "'2'", "true, false")),
+            ("switch_word", "ismcts:weigh_choices=word", ("weigh_choices", "'word'")),
+            ("switch_none", "pimc:early_stop=none", ("early_stop", "'none'")),
+            ("switch_empty_word", "pimc_strong:prune_draws=yes", ("prune_draws", "'yes'")),
+            ("repeated", "pimc:rollouts=8,rollouts=16", ("rollouts is given twice",)),
+            ("repeated_budget", "pimc:8,rollouts=16", ("rollouts is given twice",)),
+            ("repeated_switch", "ismcts:weigh_choices=1,weigh_choices=0", ("given twice",)),
+            ("infinite", "pimc:time_ms=1e400", ("time_ms", "'1e400'")),
+            ("nan", "pimc:prior_weight=nan", ("prior_weight", "'nan'")),
+        ]
+    },
     # -- determinizing ----------------------------------------------------------------------
     "finished_game": Case(_det(), ValueError, ("finished", "game"), state=_finished),
     "seat_outside_table": Case(_det(seat=2), ValueError, ("seat 2", "0..1")),
@@ -208,3 +237,34 @@ def test_bad_search_input(name: str) -> None:
         assert word in message, f"{word!r} not in {message!r}"
     for field, arr in state.array_fields().items():
         np.testing.assert_array_equal(arr, before[field], field)
+
+
+@pytest.mark.parametrize(
+    ("spec", "option", "value"),
+    [
+        ("pimc:prune_draws=FALSE", "prune_draws", False),
+        ("pimc:prune_draws=0", "prune_draws", False),
+        ("pimc:early_stop=1", "early_stop", True),
+        ("ismcts:weigh_choices=False", "weigh_choices", False),
+        ("pimc_guided:weigh_choices=true", "weigh_choices", True),
+    ],
+)
+def test_a_switch_is_true_false_1_or_0_in_any_case(spec: str, option: str, value: bool) -> None:
+    assert getattr(make_agent(spec), option) is value
+
+
+def test_a_bad_spec_is_refused_by_tournaments_and_play_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The one parser serves every place an agent is named."""
+    from uno_env import ConfigError
+    from unolab.cli import main
+    from unolab.tournament.config import load_config
+
+    with pytest.raises(ConfigError, match="prune_draws is a switch"):
+        load_config({"name": "t", "participants": ["mixbot", "pimc:prune_draws=2"]})
+    with pytest.raises(ConfigError, match="rollouts is given twice"):
+        load_config({"name": "t", "participants": ["mixbot", "pimc:8,rollouts=16"]})
+    code = main(["play", "--players", "2", "--opponents", "ismcts:weigh_choices=word"])
+    err = capsys.readouterr().err
+    assert code == 2 and "weigh_choices is a switch" in err and "Traceback" not in err
