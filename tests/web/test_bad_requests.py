@@ -86,6 +86,17 @@ BAD_METAS: dict[str, tuple[str, str]] = {
 }
 
 
+BAD_SUMMARIES: dict[str, tuple[str, str]] = {
+    # case: (the row of a tournament's leaderboard, what the message names)
+    "elo_401_digits": (f'{{"name": "x", "elo": {BIG}, "games": 3}}', "'elo'"),
+    "elo_low_401_digits": (f'{{"name": "x", "elo": 1, "elo_low": {BIG}, "games": 3}}', "'elo_low'"),
+    "win_rate_seven": ('{"name": "x", "elo": 1, "win_rate": 7, "games": 3}', "'win_rate'"),
+    "win_rate_text": ('{"name": "x", "elo": 1, "win_rate": "half", "games": 3}', "'win_rate'"),
+    "games_401_digits": (f'{{"name": "x", "elo": 1, "games": {BIG}}}', "'games'"),
+    "games_negative": ('{"name": "x", "elo": 1, "games": -3}', "'games'"),
+}
+
+
 def _training(folder: Path, log: str | None = GOOD_LINE + "\n", meta: str | None = META) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.yaml").write_text("name: r\nalgorithm: ppo\n")
@@ -173,6 +184,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path
         _training(runs / "logs" / case, log=f"{GOOD_LINE}\n{line}\n{GOOD_LINE}\n")
     for case, (meta, _) in BAD_METAS.items():
         _training(runs / "metas" / case, log=None, meta=meta)
+    for case, (row, _) in BAD_SUMMARIES.items():
+        _tournament(runs / "summaries" / case, summary=f'{{"leaderboard": [{row}]}}')
     _build_kinds(runs / "kinds")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -266,6 +279,52 @@ def test_a_bad_number_in_a_checkpoint_is_one_line_naming_it(
         run["id"]: run for run in json.loads(_request(port, "GET", "/api/lab/runs")[1])["training"]
     }
     assert 0 <= listed[run_id]["steps"] <= 2**53  # never a count the page cannot hold
+
+
+@pytest.mark.parametrize("case", BAD_SUMMARIES, ids=list(BAD_SUMMARIES))
+def test_a_bad_number_in_a_tournament_summary_is_one_line_naming_it(
+    served: tuple[int, Path], case: str
+) -> None:
+    port, root = served
+    run_id = f"summaries/{case}"
+    status, body = _request(port, "GET", f"/api/lab/tournaments/{run_id}")
+    assert status == 422, (status, body[:300])
+    detail = _one_line(status, body, root)
+    assert detail.startswith(f"{run_id}/summary.json: leaderboard row 1"), detail
+    assert BAD_SUMMARIES[case][1] in detail, detail
+    listed = [t["id"] for t in _listing(port)["tournaments"]]
+    assert run_id in listed  # listed, and opening it says what is wrong
+
+
+def test_saved_games_of_a_foreign_shape_are_not_listed(served: tuple[int, Path]) -> None:
+    port, root = served
+    games = root / "games"
+    games.mkdir(exist_ok=True)
+    shapes = {
+        "A": '{"names": ["you", "mixbot"], "hands": [[]], "saved": "today", "match_over": "no"}',
+        "B": '{"names": [1, null, {"a": NaN}], "hands": [], "saved": "x"}',
+        "C": '{"names": "text", "hands": []}',
+        "D": '{"names": ["a"], "hands": {}, "saved": NaN}',
+        "E": '{"names": ["a"], "hands": [], "saved": ' + BIG + "}",
+        "F": "[1, 2]",
+    }
+    try:
+        for letter, text in shapes.items():
+            (games / f"{'A' * 21}{letter}.json").write_text(text)
+        status, body = _request(port, "GET", "/api/replays")
+        assert status == 200, body[:300]
+        listed = {game["id"][-1]: game for game in json.loads(body)}
+        assert set(listed) == {"A", "E"}
+        assert listed["A"] == {
+            "id": "A" * 22,
+            "names": ["you", "mixbot"],
+            "hands": 1,
+            "saved": "today",
+            "finished": False,  # only true is true
+        }
+        assert listed["E"]["saved"] == ""
+    finally:
+        shutil.rmtree(games)
 
 
 def test_a_curve_checks_its_numbers() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from unolab.agents.model_card import model_card
 from unolab.agents.shipped import SHIPPED_DIR
 from unolab.web.errors import NotFound
-from unolab.web.lab_files import RunFiles, find_runs, integer, real, rules_name
+from unolab.web.lab_files import RunFiles, find_runs, integer, rate, rules_name
 from unolab.web.lab_tournaments import tournament_detail, tournament_entry, tournament_plot
 from unolab.web.lab_training import curve_png, training_detail, training_entry
 from unolab.web.untrusted import one_line
@@ -182,7 +182,7 @@ def _bare_strength(measured: Any) -> list[dict[str, Any]]:
     for opponent, row in measured.items():
         if not isinstance(row, dict):
             continue
-        numbers = [real(row.get(key)) for key in ("win_rate", "ci_low", "ci_high")]
+        numbers = [rate(row.get(key)) for key in ("win_rate", "ci_low", "ci_high")]
         games = integer(row.get("games"))
         if games is None or any(n is None for n in numbers):
             continue

@@ -35,6 +35,7 @@ __all__ = [
     "find_runs",
     "integer",
     "nameable",
+    "rate",
     "real",
     "rules_name",
 ]
@@ -220,11 +221,21 @@ def _classify(found: Found, run: RunFiles, names: set[str]) -> bool:
 
 
 def real(value: Any) -> float | None:
-    """``value`` as a finite number, or ``None`` for anything else (``true`` included)."""
+    """``value`` as a finite number, or ``None`` for anything else (``true`` included, and
+    a whole number too large for a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # a whole number of hundreds of digits
+        return None
     return number if math.isfinite(number) else None
+
+
+def rate(value: Any) -> float | None:
+    """``value`` as a number from 0 to 1 (a win rate, an interval's end), or ``None``."""
+    number = real(value)
+    return number if number is not None and 0.0 <= number <= 1.0 else None
 
 
 MAX_COUNT = 2**53 - 1

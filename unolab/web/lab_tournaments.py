@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from uno_env.files import shown
 from unolab.web.errors import Invalid, NotFound
-from unolab.web.lab_files import TOURNAMENT_FILE, RunFiles, integer, real, rules_name
+from unolab.web.lab_files import TOURNAMENT_FILE, RunFiles, integer, rate, real, rules_name
 from unolab.web.untrusted import one_line
 
 __all__ = [
@@ -98,19 +99,23 @@ def _row(row: Any, number: int, where: str) -> dict[str, Any]:
     name, elo, games = row.get("name"), real(row.get("elo")), integer(row.get("games"))
     if not isinstance(name, str) or elo is None or games is None:
         raise Invalid(
-            f"{where}: leaderboard row {number} needs a 'name' (text), an 'elo' (a number) "
-            "and 'games' (a whole number)"
+            f"{where}: leaderboard row {number} needs a 'name' (text), an 'elo' (a finite "
+            "number) and 'games' (a whole number from 0 to 2**53 - 1)"
         )
-    return {
-        "name": one_line(name, 200),
-        "elo": elo,
-        # The tournament writes null where an interval or a rate does not exist (one
-        # deal set, no games); so does the tab.
-        "elo_low": real(row.get("elo_low")),
-        "elo_high": real(row.get("elo_high")),
-        "win_rate": real(row.get("win_rate")),
-        "games": games,
-    }
+    # The tournament writes null where an interval or a rate does not exist (one deal set,
+    # no games); so does the tab. Any other value must be a number in its bounds.
+    optional = {"elo_low": real, "elo_high": real, "win_rate": rate}
+    optional_values: dict[str, float | None] = {}
+    for key, check in optional.items():
+        value = row.get(key)
+        optional_values[key] = None if value is None else check(value)
+        if value is not None and optional_values[key] is None:
+            bounds = "a number from 0 to 1" if check is rate else "a finite number"
+            raise Invalid(
+                f"{where}: leaderboard row {number}: {key!r} must be {bounds} or null, "
+                f"got {shown(value)}"
+            )
+    return {"name": one_line(name, 200), "elo": elo, **optional_values, "games": games}
 
 
 def tournament_detail(run: RunFiles) -> dict[str, Any]:

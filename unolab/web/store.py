@@ -87,17 +87,24 @@ class GameStore:
         for path in paths[:limit]:
             try:
                 data = json.loads(read_regular_file(path, MAX_RECORD_BYTES, "saved game"))
-                found.append(
-                    {
-                        "id": path.stem,
-                        "names": list(data["names"]),
-                        "hands": len(data["hands"]),
-                        "saved": data.get("saved", ""),
-                        "finished": bool(data.get("match_over", False)),
-                    }
-                )
-            except (UnreadableFileError, ValueError, KeyError, TypeError, RecursionError):
-                continue  # a foreign or damaged file, a pipe: not listed
+            except (UnreadableFileError, ValueError, RecursionError):
+                continue  # a damaged file, a pipe: not listed
+            names = data.get("names") if isinstance(data, dict) else None
+            hands = data.get("hands") if isinstance(data, dict) else None
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                continue  # a foreign file: no seat names to show
+            if not isinstance(hands, list):
+                continue
+            saved = data.get("saved")
+            found.append(
+                {
+                    "id": path.stem,
+                    "names": names,
+                    "hands": len(hands),
+                    "saved": saved if isinstance(saved, str) else "",
+                    "finished": data.get("match_over") is True,
+                }
+            )
         return found
 
 
