@@ -576,3 +576,47 @@ def test_the_page_shows_a_failed_compile_in_one_line(
         )
         assert len(_text(browser, "#warmup").splitlines()) == 1
         assert browser.find_element(By.ID, "start").is_enabled()
+
+
+def _is_active(button: Any) -> Callable[[Any], bool]:
+    """Whether a run's button is marked as the one open (the page marks it once it opened)."""
+    return lambda driver: "active" in (button.get_attribute("class") or "")
+
+
+def test_every_listed_run_opens_in_the_lab(tmp_path: Path, browser: Any) -> None:
+    """Runs with odd names open on a click; a run whose files are damaged opens a page that
+    says what is wrong (its 422 is the only error in the console)."""
+    runs = tmp_path / "runs"
+    evaluation = {"random": {"win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6, "games": 100}}
+    names = ["ünï cødé", "x/curve.png", "y" * 250 + "/" + "z" * 250, "dots..."]
+    for name in [*names, "damaged"]:
+        (runs / name).mkdir(parents=True)
+        (runs / name / "config.yaml").write_text(f"name: {name.split('/')[-1][:20]}\n")
+        line = {"steps": 100, "results": evaluation}
+        (runs / name / "evaluations.jsonl").write_text(json.dumps(line) + "\n")
+    (runs / "damaged" / "evaluations.jsonl").write_text('{"steps": 1' + "0" * 400 + "}\n")
+    board = [{"name": "random", "elo": 1000.0, "games": 4, "win_rate": 0.5}]
+    (runs / "t" / "plots" / "p").mkdir(parents=True)
+    (runs / "t" / "plots" / "p" / "summary.json").write_text(json.dumps({"leaderboard": board}))
+    for url in _serve(tmp_path):
+        _load(browser, url)
+        browser.find_element(By.ID, "tab-lab").click()
+        WebDriverWait(browser, 30).until(
+            lambda d: len(d.find_elements(By.CSS_SELECTOR, ".run-list button")) == 6
+        )
+        _idle(browser)
+        for run_id in ["t/plots/p", *names]:
+            button = browser.find_element(By.CSS_SELECTOR, f'button[data-run="{run_id}"]')
+            button.click()
+            _idle(browser)
+            WebDriverWait(browser, 30).until(_is_active(button))
+            shown = _text(browser, "#lab-detail")
+            assert "cannot be shown" not in shown, (run_id, shown)
+            assert len(browser.find_elements(By.CSS_SELECTOR, "#lab-detail tbody tr")) == 1
+        browser.find_element(By.CSS_SELECTOR, 'button[data-run="damaged"]').click()
+        _idle(browser)
+        WebDriverWait(browser, 30).until(lambda d: "cannot be shown" in _text(d, "#lab-detail"))
+        shown = _text(browser, "#lab-detail")
+        assert "damaged/evaluations.jsonl line 1" in shown and "steps" in shown, shown
+        severe = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        assert severe and all("damaged" in m and "422" in m for m in severe), severe
