@@ -22,16 +22,24 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.config_values import check_int
 from uno_env.outcomes import TableResults
 from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 from unolab.agents.progress import Bar, progress_bar
-from unolab.agents.registry import make_agent
+from unolab.agents.registry import agent_seed, make_agent
 from unolab.agents.stats import wilson_interval
 
-__all__ = ["EvalResult", "check_policy", "evaluate_vs", "play_games"]
+__all__ = [
+    "MAX_BATCH_SIZE",
+    "MAX_HANDS",
+    "EvalResult",
+    "check_policy",
+    "evaluate_vs",
+    "play_games",
+]
 
 DEFAULT_BATCH_SIZE = 4096
 
@@ -78,22 +86,30 @@ def play_games(
         the game keys.
 
     Raises:
-        ValueError: for a wrong number of policies, a negative game count or batch size < 1.
+        ValueError: for a wrong number of policies, or a game count, batch size or seed that
+            is not an integer within its bounds (:data:`MAX_HANDS`, :data:`MAX_BATCH_SIZE`,
+            ``0 <= seed < 2**64``), naming it.
         PolicyError: if a policy fails or chooses an illegal action (the message names it).
     """
     n_players = rules.num_players
     if len(policies) != n_players:
         raise ValueError(f"need one policy per seat: {n_players} seats, {len(policies)} policies")
-    _check_counts(num_games, batch_size)
+    _check_counts(num_games, batch_size, seed)
     with progress_bar(description, num_games, unit="hands", enabled=progress) as bar:
         return _play(rules, policies, num_games, seed, batch_size, _Count(bar, num_games))
 
 
-def _check_counts(num_games: int, batch_size: int) -> None:
-    if num_games < 0:
-        raise ValueError(f"num_games must be >= 0, got {num_games}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+MAX_HANDS = 2**40
+"""The most hands one call plays (about a trillion: days of any machine's time)."""
+MAX_BATCH_SIZE = 2**20
+"""The most games played side by side (their states are held in memory together)."""
+
+
+def _check_counts(num_games: int, batch_size: int, seed: object) -> None:
+    """Integers (NumPy's too, not bools) in their bounds, and a seed as an agent's is."""
+    check_int("num_games", num_games, 0, MAX_HANDS, "hands played by one call")
+    check_int("batch_size", batch_size, 1, MAX_BATCH_SIZE, "games held in memory at once")
+    agent_seed(seed)
 
 
 class _Count:
@@ -276,10 +292,15 @@ def evaluate_vs(
 
     Returns:
         The candidate's wins, win rate and Wilson 95% interval.
+
+    Raises:
+        ValueError: for a game count, batch size or seed that is not an integer within its
+            bounds, naming it (as :func:`play_games`).
+        TypeError: for a candidate that is not a policy.
     """
     check_policy(candidate, "candidate")
     n_players = rules.num_players
-    _check_counts(num_games, batch_size)
+    _check_counts(num_games, batch_size, seed)
     build = _opponent_builder(opponent_factory)
     # Per rotation: one seed per opponent seat, and one (the last) for the game keys.
     seeds = np.random.SeedSequence(seed).generate_state(n_players * (n_players + 1), np.uint32)

@@ -51,6 +51,7 @@ from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
+from unolab.agents.registry import agent_seed
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.search_base import (
     StateSearchAgent,
@@ -143,7 +144,7 @@ class PimcAgent(StateSearchAgent):
         self._prior_rules: Rules | None = None
         self.prune_draws = check_flag("pimc", "prune_draws", prune_draws)
         self.early_stop = check_flag("pimc", "early_stop", early_stop)
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(agent_seed(seed))
         self.rollout_spec = str(rollout_policy)
         self._rollout: Policy | str | None = None
         self._rollout_rules: Rules | None = None

@@ -26,15 +26,21 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from uno_env.config_values import check_int
+from uno_env.files import shown
 from uno_env.policy import Policy, Seed
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
 
 __all__ = [
     "AGENT_NAMES",
+    "AGENT_SEED_LIMIT",
     "BOT_NAMES",
     "SEARCH_BUDGETS",
     "SEARCH_NAMES",
+    "agent_seed",
     "is_agent_spec",
     "make_agent",
     "parse_agent_spec",
@@ -181,6 +187,23 @@ def is_agent_spec(spec: str) -> bool:
     return is_class_spec(spec)
 
 
+AGENT_SEED_LIMIT = 2**64
+"""An agent's integer seed is in ``0 <= seed < 2**64``: NumPy's generators take any of them,
+and a tournament derives 64-bit seeds for its participants."""
+
+
+def agent_seed(seed: object) -> Seed:
+    """An agent's seed, checked: ``None``, a NumPy ``Generator``, or an integer (NumPy's
+    too, not a bool) in ``0 <= seed < 2**64`` (:data:`AGENT_SEED_LIMIT`).
+
+    Raises:
+        ValueError: naming the seed as given.
+    """
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    return check_int("seed", seed, 0, AGENT_SEED_LIMIT - 1, "a 64-bit seed")
+
+
 def make_agent(name: str, seed: Seed = None) -> Policy:
     """Build a bot or a search by name, a search's options included (``pimc:2048``).
 
@@ -197,9 +220,14 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
 
     Raises:
         ValueError: for an unknown name (the message lists the valid names), options the
-            agent does not take or refuses (naming the option and its bounds), or a class
-            that cannot be built (one line saying why).
+            agent does not take or refuses (naming the option and its bounds), a class
+            that cannot be built (one line saying why), or a seed :func:`agent_seed`
+            refuses.
+        TypeError: for a name that is not a string.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"an agent's name must be a string, got {shown(name)}")
+    seed = agent_seed(seed)
     known = name.partition(":")[0] in AGENT_NAMES
     if not known and is_class_spec(name):
         return make_class_agent(name, seed)

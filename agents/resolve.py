@@ -26,7 +26,7 @@ from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
 from unolab.agents.agent_files import why_missing
 from unolab.agents.python_bots import CLASS_FORMS, canonical_class_spec
-from unolab.agents.registry import AGENT_NAMES, is_agent_spec, make_agent
+from unolab.agents.registry import AGENT_NAMES, agent_seed, is_agent_spec, make_agent
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
 if TYPE_CHECKING:
@@ -185,13 +185,7 @@ def resolve_policy(
         ValueError: as :func:`policy_factory` (an unknown name, a missing file, a malformed
             agent file, mismatched rules), naming ``spec``.
     """
-    if isinstance(seed, bool) or (
-        not isinstance(seed, (int, np.integer, np.random.Generator)) and seed is not None
-    ):
-        raise ValueError(f"seed must be an integer >= 0, a numpy Generator or None, got {seed!r}")
-    if isinstance(seed, (int, np.integer)) and not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be an integer in [0, 2**63), got {seed}")
-    return policy_factory(spec, rules)(seed)
+    return policy_factory(spec, rules)(agent_seed(seed))
 
 
 def resolve_opponents(

@@ -32,6 +32,7 @@ from uno_env.envs.registration import (
     DEFAULT_ILLEGAL_ACTION,
     ENV_ID,
     IllegalActionMode,
+    check_illegal_action,
     register_envs,
 )
 from uno_env.envs.render import render_table
@@ -82,10 +83,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         illegal_reward: float = -1.0,
         **rule_overrides: Any,
     ) -> None:
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(
-                f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}"
-            )
+        illegal_reward = check_illegal_action(illegal_action, illegal_reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
@@ -95,7 +93,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         self.render_mode = render_mode
         self.colour = colour
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = illegal_reward
         self._forfeited = False
         self.tables = LearnerTables(
             self.rules, 1, opponents, learner_seat=learner_seat, reward=reward, autoreset=False

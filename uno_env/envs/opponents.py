@@ -23,9 +23,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.config_values import check_float
+from uno_env.files import shown
 from uno_env.policy import Policy, policy_name
 
-__all__ = ["OpponentPool", "OpponentsSpec", "PolicyFn", "as_policy"]
+__all__ = ["MAX_WEIGHT", "OpponentPool", "OpponentsSpec", "PolicyFn", "as_policy"]
+
+MAX_WEIGHT = 1e9
+"""The largest weight of a policy in an :class:`OpponentPool` (they are relative: their sum
+stays finite)."""
 
 ObsArray = npt.NDArray[np.float32]
 MaskArray = npt.NDArray[np.bool_]
@@ -44,19 +50,31 @@ class OpponentPool:
         weights: Relative probabilities, one per policy (uniform when ``None``).
 
     Raises:
-        ValueError: for an empty pool or bad weights.
+        ValueError: for an empty pool, or weights that are not one finite number in
+            ``0..MAX_WEIGHT`` per policy with a positive sum, naming the weight.
     """
 
     def __init__(self, policies: Sequence[object], weights: Sequence[float] | None = None) -> None:
         if not policies:
             raise ValueError("an OpponentPool needs at least one policy")
         self.policies = list(policies)
-        w = np.ones(len(self.policies)) if weights is None else np.asarray(weights, dtype=float)
-        if w.shape != (len(self.policies),) or (w < 0).any() or not w.sum() > 0:
-            raise ValueError(
-                f"weights must be {len(self.policies)} non-negative numbers with a positive "
-                f"sum, got {weights!r}"
+        w = np.ones(len(self.policies))
+        if weights is not None:
+            given = list(weights) if isinstance(weights, (Sequence, np.ndarray)) else None
+            if given is None or len(given) != len(self.policies):
+                raise ValueError(
+                    f"weights must be {len(self.policies)} non-negative numbers with a "
+                    f"positive sum, one per policy, got {shown(weights)}"
+                )
+            # Each a finite number (not a bool) within bounds, so that their sum is finite.
+            w = np.array(
+                [
+                    check_float(f"weights[{i}]", x, 0.0, MAX_WEIGHT, why="relative weights")
+                    for i, x in enumerate(given)
+                ]
             )
+            if not w.sum() > 0:
+                raise ValueError(f"weights must have a positive sum, got {shown(weights)}")
         self.cumulative = np.cumsum(w / w.sum())
 
     def sample(self, words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:

@@ -107,9 +107,14 @@ from uno_env.envs import (
     observation_space,
     resolve_reward,
 )
-from uno_env.envs.registration import DEFAULT_ILLEGAL_ACTION, IllegalActionMode
+from uno_env.envs.registration import (
+    DEFAULT_ILLEGAL_ACTION,
+    IllegalActionMode,
+    check_illegal_action,
+)
 from uno_env.envs.render import render_table
 from uno_env.envs.spaces import action_id
+from uno_env.files import shown
 from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
 
@@ -142,10 +147,10 @@ def env(
             ``colour`` and rule fields such as ``num_players``).
 
     Raises:
-        ValueError: for an unknown ``illegal_action``.
+        ValueError: for an unknown ``illegal_action``, or an ``illegal_reward`` that is no
+            finite number (:func:`~uno_env.envs.registration.check_illegal_action`).
     """
-    if illegal_action not in ("terminate", "raise"):
-        raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+    illegal_reward = check_illegal_action(illegal_action, illegal_reward)
     wrapped: AECEnv[str, ObsDict, int] = raw_env(rules, **kwargs)
     if illegal_action == "terminate":
         wrapped = _TerminateIllegal(wrapped, illegal_reward=illegal_reward)
@@ -300,14 +305,26 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             )
         self.rules = load_rules(rules, **rule_overrides)
         n_players = self.rules.num_players
-        if render_view is not None and render_view != "all" and not 0 <= render_view < n_players:
+        if not (
+            render_view is None
+            or (isinstance(render_view, str) and render_view == "all")
+            or (
+                isinstance(render_view, (int, np.integer))
+                and not isinstance(render_view, bool)
+                and 0 <= render_view < n_players
+            )
+        ):
             raise ValueError(
                 f"render_view must be None, 'all' or a seat in 0..{n_players - 1}, "
-                f"got {render_view!r}"
+                f"got {shown(render_view)}"
             )
         self.reward_fn = resolve_reward(reward)
         self.render_mode = render_mode
-        self.render_view = render_view
+        self.render_view: int | Literal["all"] | None = (
+            None
+            if render_view is None
+            else ("all" if isinstance(render_view, str) else int(render_view))
+        )
         self.colour = colour
         self.possible_agents = [f"player_{s}" for s in range(n_players)]
         self.agents = self.possible_agents[:]

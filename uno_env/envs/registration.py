@@ -10,7 +10,17 @@ from typing import Literal
 
 import gymnasium
 
-__all__ = ["DEFAULT_ILLEGAL_ACTION", "ENV_ID", "IllegalActionMode", "register_envs"]
+from uno_env.config_values import check_float
+from uno_env.files import shown
+
+__all__ = [
+    "DEFAULT_ILLEGAL_ACTION",
+    "ENV_ID",
+    "MAX_ILLEGAL_REWARD",
+    "IllegalActionMode",
+    "check_illegal_action",
+    "register_envs",
+]
 
 ENV_ID = "uno_env/Uno-v0"
 
@@ -21,6 +31,34 @@ offender (PettingZoo's ``TerminateIllegalWrapper``), or raise ``IllegalActionErr
 DEFAULT_ILLEGAL_ACTION: IllegalActionMode = "terminate"
 """The PettingZoo and Gymnasium envs' default, as in PettingZoo's classic games: tools that
 try random actions (Gymnasium's ``check_env``) see a penalty, not a crash."""
+
+
+MAX_ILLEGAL_REWARD = 1e6
+"""The largest ``illegal_reward`` in size: a reward in the units of a hand's (about 1)."""
+
+
+def check_illegal_action(illegal_action: object, illegal_reward: object) -> float:
+    """Check an env's ``illegal_action`` mode and ``illegal_reward``.
+
+    Returns:
+        ``illegal_reward`` as a float.
+
+    Raises:
+        ValueError: for a mode that is not ``"terminate"`` or ``"raise"``, or a reward that
+            is not a finite number within ``±MAX_ILLEGAL_REWARD`` (NaN would poison every
+            return it enters), naming it.
+    """
+    if not isinstance(illegal_action, str) or illegal_action not in ("terminate", "raise"):
+        raise ValueError(
+            f"illegal_action must be 'terminate' or 'raise', got {shown(illegal_action)}"
+        )
+    return check_float(
+        "illegal_reward",
+        illegal_reward,
+        -MAX_ILLEGAL_REWARD,
+        MAX_ILLEGAL_REWARD,
+        why="a reward in the units of a hand's",
+    )
 
 
 def register_envs() -> None:

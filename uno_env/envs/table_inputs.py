@@ -16,9 +16,16 @@ import numpy.typing as npt
 
 from uno_env.core.setup import game_keys
 from uno_env.envs.opponents import OpponentPool, OpponentsSpec
+from uno_env.files import shown
 from uno_env.policy import PolicyFactory, RandomBot
 
-__all__ = ["check_learner_seat", "check_num_games", "explicit_hands", "opponent_lineup"]
+__all__ = [
+    "MAX_NUM_GAMES",
+    "check_learner_seat",
+    "check_num_games",
+    "explicit_hands",
+    "opponent_lineup",
+]
 
 
 def _is_int(value: object) -> bool:
@@ -26,14 +33,22 @@ def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+MAX_NUM_GAMES = 65_536
+"""Most games a learner env steps together: the batched state and observations of 65,536
+games already take gigabytes, and the core's throughput stops growing long before."""
+
+
 def check_num_games(num_games: int) -> int:
-    """The number of games B, a positive int.
+    """The number of games B, an int in ``1..MAX_NUM_GAMES`` (NumPy's too; not a bool).
 
     Raises:
-        ValueError: for anything else.
+        ValueError: for anything else, naming it as given.
     """
-    if not _is_int(num_games) or num_games < 1:
-        raise ValueError(f"the number of games must be a positive int, got {num_games!r}")
+    if not _is_int(num_games) or not 1 <= num_games <= MAX_NUM_GAMES:
+        raise ValueError(
+            f"the number of games must be a positive int, at most {MAX_NUM_GAMES:,} (the "
+            f"batched games' memory), got {shown(num_games)}"
+        )
     return int(num_games)
 
 
