@@ -26,6 +26,14 @@ the records, never typed by hand:
 ``--check`` writes nothing and exits 1 naming each page that differs from what its data
 gives (the test suite runs it). A picture is checked by the digest of its data, which it
 carries in a PNG text chunk (the pixels depend on the installed matplotlib).
+
+Every record and page is read bounded, as a regular UTF-8 file, and every value a page shows
+is checked against what a measurement writes (its type, finite, within its bounds: a rate in
+[0, 1] inside its interval, a count of hands non-negative, a curve's name a plain file name)
+before any page is written. A damaged record (truncated, empty, not UTF-8, a folder, a FIFO
+or a link loop in its place, a list where an object belongs, NaN, a key missing...) is one
+line naming the file and the key or the line, exit status 2; a page that cannot be written
+is one line naming it, exit status 1.
 """
 
 from __future__ import annotations
@@ -33,12 +41,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
+import re
 import struct
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uno_env.cards import MAX_PLAYERS
+from uno_env.files import UnreadableFileError, read_regular_file, shown, write_atomically
+from uno_env.rules import MAX_TURNS_LIMIT
 from unolab.agents.model_card import card_markdown, model_cards
 from unolab.benchmarks import exploit_table
 from unolab.curves import Series, curves_png
@@ -88,9 +101,418 @@ DIGEST_KEY = "Data-SHA256"
 """The PNG text chunk holding the digest of the data a picture shows."""
 
 
-def _record(root: Path, name: str | Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((root / "docs" / name).read_text(encoding="utf-8"))
+MAX_RECORD_BYTES = 16 * 2**20
+"""The largest record or page read (the committed ones are a few kilobytes)."""
+MAX_COUNT = 10**12
+"""The most hands, games, steps or repeats a record may state."""
+MAX_SECONDS = 10.0**9
+"""The most seconds (or milliseconds) a record may state."""
+
+
+class RecordError(ValueError):
+    """A record (or a page) cannot be read or holds what no measurement writes.
+
+    The message is one line naming the file, the key (``results[3].win_rate``) or the line,
+    and what to do.
+    """
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    """``path`` as the user knows it: relative to the checkout when inside it."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read_text(path: Path, root: Path, what: str = "record") -> str:
+    """The UTF-8 text of a record or a page, read bounded and as a regular file.
+
+    Raises:
+        RecordError: naming the file, when it is missing, a folder, a link loop, not a
+            regular file, too large or not UTF-8 text.
+    """
+    where = _shown_path(path, root)
+    try:
+        raw = read_regular_file(path, MAX_RECORD_BYTES, what)
+    except UnreadableFileError as err:
+        reason = str(err).replace(f"{what} {str(path)!r}", "").strip()
+        raise RecordError(
+            f"{where}: {reason}; restore it from git (git checkout -- {where})"
+        ) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise RecordError(
+            f"{where}: line {line}: not UTF-8 text (byte 0x{raw[err.start]:02x}); restore it "
+            f"from git (git checkout -- {where})"
+        ) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a measurement writes")
+
+
+def _load_json(path: Path, root: Path) -> Any:
+    """The JSON value of a record file, without NaN or infinities.
+
+    Raises:
+        RecordError: naming the file (and the line of a syntax error).
+    """
+    where = _shown_path(path, root)
+    text = _read_text(path, root)
+    if not text.strip():
+        raise RecordError(
+            f"{where}: the file is empty; restore it from git (git checkout -- {where})"
+        )
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise RecordError(
+            f"{where}: line {err.lineno} column {err.colno}: not valid JSON ({err.msg}); "
+            f"restore it from git (git checkout -- {where})"
+        ) from None
+    except ValueError as err:  # a rejected constant, or an integer past Python's digit limit
+        raise RecordError(f"{where}: {' '.join(str(err).split())}; fix the record") from None
+    except RecursionError:
+        raise RecordError(f"{where}: the JSON is nested too deeply; fix the record") from None
+
+
+# --- what each record holds ------------------------------------------------------------------
+#
+# A spec checks one value and raises _Bad naming its key path; every value a page shows is
+# checked before any page is written, so a damaged record is one line, never a traceback
+# from the middle of a table.
+
+
+class _Bad(Exception):
+    """A value against its spec: the key path and the problem (made a RecordError above)."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(where, problem)
+        self.where = where
+        self.problem = problem
+
+
+def _join(where: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{where}[{key}]"
+    return f"{where}.{key}" if where else key
+
+
+class _Spec:
+    def check(self, value: Any, where: str) -> None:
+        raise NotImplementedError
+
+
+class _Text(_Spec):
+    def check(self, value: Any, where: str) -> None:
+        if not isinstance(value, str):
+            raise _Bad(where, f"expected text, got {shown(value)}")
+
+
+class _Flag(_Spec):
+    def check(self, value: Any, where: str) -> None:
+        if not isinstance(value, bool):
+            raise _Bad(where, f"expected true or false, got {shown(value)}")
+
+
+class _Number(_Spec):
+    """A finite number in ``[low, high]`` (an integer when ``whole``)."""
+
+    def __init__(self, low: float, high: float, whole: bool = False) -> None:
+        self.low, self.high, self.whole = low, high, whole
+
+    def check(self, value: Any, where: str) -> None:
+        kinds = (int,) if self.whole else (int, float)
+        what = "an integer" if self.whole else "a number"
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise _Bad(where, f"expected {what}, got {shown(value)}")
+        if not (math.isfinite(value) and self.low <= value <= self.high):
+            raise _Bad(
+                where, f"expected {what} in [{self.low:g}, {self.high:g}], got {shown(value)}"
+            )
+
+
+class _List(_Spec):
+    def __init__(self, item: _Spec, size: int | None = None) -> None:
+        self.item, self.size = item, size
+
+    def check(self, value: Any, where: str) -> None:
+        if not isinstance(value, list):
+            raise _Bad(where, f"expected a list, got {shown(value)}")
+        if self.size is not None and len(value) != self.size:
+            raise _Bad(where, f"expected a list of {self.size}, got {shown(value)}")
+        for i, item in enumerate(value):
+            self.item.check(item, _join(where, i))
+
+
+class _Either(_Spec):
+    """One of several specs (``None`` allowed when ``null``)."""
+
+    def __init__(self, *options: _Spec, null: bool = False) -> None:
+        self.options, self.null = options, null
+
+    def check(self, value: Any, where: str) -> None:
+        if value is None and self.null:
+            return
+        if len(self.options) == 1:  # its own message, naming the key deep inside
+            self.options[0].check(value, where)
+            return
+        problems = []
+        for option in self.options:
+            try:
+                option.check(value, where)
+                return
+            except _Bad as bad:
+                problems.append(bad.problem)
+        raise _Bad(where, " or ".join(dict.fromkeys(problems)))
+
+
+class _Object(_Spec):
+    """A JSON object with required and optional keys (other keys are kept, unread)."""
+
+    def __init__(self, required: dict[str, _Spec], optional: dict[str, _Spec] | None = None):
+        self.required, self.optional = required, optional or {}
+
+    def check(self, value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Bad(where, f"expected an object, got {shown(value)}")
+        missing = [key for key in self.required if key not in value]
+        if missing:
+            raise _Bad(where, f"missing key(s) {', '.join(missing)}")
+        for key, spec in (*self.required.items(), *self.optional.items()):
+            if key in value:
+                spec.check(value[key], _join(where, key))
+
+
+class _Figures(_Spec):
+    """An object of figures by name; each name becomes a file name (``img/curves/NAME.png``)."""
+
+    def __init__(self, item: _Spec) -> None:
+        self.item = item
+
+    def check(self, value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Bad(where, f"expected an object of figures by name, got {shown(value)}")
+        for name, figure in value.items():
+            if not _PLAIN_NAME.fullmatch(name):
+                raise _Bad(
+                    _join(where, name),
+                    "a figure's name is its picture's file name: letters, digits, '_', '-' "
+                    "and '.', not starting with '.'",
+                )
+            self.item.check(figure, _join(where, name))
+
+
+class _Interval(_Spec):
+    """A row with ``win_rate`` inside ``[ci_low, ci_high]`` (already checked as rates)."""
+
+    def __init__(self, row: _Object) -> None:
+        self.row = row
+
+    def check(self, value: Any, where: str) -> None:
+        self.row.check(value, where)
+        if not value["ci_low"] <= value["win_rate"] <= value["ci_high"]:
+            raise _Bad(
+                _join(where, "win_rate"),
+                f"{value['win_rate']} is outside its interval [{value['ci_low']}, "
+                f"{value['ci_high']}]",
+            )
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
+_TEXT = _Text()
+_RATE = _Number(0, 1)
+_COUNT = _Number(0, MAX_COUNT, whole=True)
+_SEED = _Number(0, 2**64 - 1, whole=True)
+_SECONDS = _Number(0, MAX_SECONDS)
+_RATES = {"win_rate": _RATE, "ci_low": _RATE, "ci_high": _RATE}
+
+_STRENGTH_ROW = _Interval(
+    _Object(
+        {
+            "candidate": _TEXT,
+            "num_players": _Number(2, MAX_PLAYERS, whole=True),
+            "opponent": _TEXT,
+            **_RATES,
+            "games": _COUNT,
+        },
+        {
+            "seed": _SEED,
+            "date": _TEXT,
+            "fair_share": _RATE,
+            "mean_turns": _Number(0, MAX_TURNS_LIMIT),
+            "budget": _Either(_TEXT, null=True),
+            "rollouts": _COUNT,
+            "ms_per_decision": _Either(_SECONDS, _List(_SECONDS, 2), null=True),
+            "note": _TEXT,
+            "headline": _Flag(),
+        },
+    )
+)
+STRENGTH = _Object({"results": _List(_STRENGTH_ROW)}, {"seed": _SEED, "date": _TEXT})
+"""A strength record (``bot_strength.json`` and the others of :data:`STRENGTH_RECORDS`)."""
+
+
+class _Budgeted(_Spec):
+    """A search's row: its budget in words, or its rollouts per action."""
+
+    def check(self, value: Any, where: str) -> None:
+        _STRENGTH_ROW.check(value, where)
+        if not value.get("budget") and "rollouts" not in value:
+            raise _Bad(where, "missing key(s) budget or rollouts (the search's budget)")
+
+
+SEARCHES = _Object({"results": _List(_Budgeted())}, {"seed": _SEED, "date": _TEXT})
+"""A search strength record, as its ``searches`` table reads it."""
+
+BENCHMARKS = _Object(
+    {
+        "description": _TEXT,
+        "machine": _TEXT,
+        "date": _TEXT,
+        "figures": _List(
+            _Object(
+                {
+                    "figure": _TEXT,
+                    "ratio": _Number(0, 10.0**6),
+                    "peer": _TEXT,
+                    "repeats": _Number(1, MAX_COUNT, whole=True),
+                },
+                {"headline": _Flag()},
+            )
+        ),
+    }
+)
+"""The speed record (``benchmarks.json``)."""
+
+CROSSCHECK_RECORD = _Object(
+    {
+        "description": _TEXT,
+        "seed": _SEED,
+        "date": _TEXT,
+        "results": _List(
+            _Interval(
+                _Object(
+                    {"iterations": _COUNT, "searcher": _TEXT, **_RATES, "games": _COUNT},
+                    {"rules": _TEXT, "median_ms_per_decision": _Either(_SECONDS, null=True)},
+                )
+            )
+        ),
+    }
+)
+"""The OpenSpiel cross-check's record."""
+
+CURVES_RECORD = _Object(
+    {
+        "description": _TEXT,
+        "figures": _Figures(
+            _Object(
+                {
+                    "title": _TEXT,
+                    "description": _TEXT,
+                    "command": _TEXT,
+                    "date": _TEXT,
+                    "machine": _TEXT,
+                    "lines": _List(
+                        _Object(
+                            {
+                                "label": _TEXT,
+                                "points": _List(
+                                    _Interval(
+                                        _Object(
+                                            {
+                                                "steps": _COUNT,
+                                                "opponent": _TEXT,
+                                                **_RATES,
+                                                "games": _COUNT,
+                                            }
+                                        )
+                                    )
+                                ),
+                            },
+                            {"seconds": _SECONDS},
+                        )
+                    ),
+                },
+                {"fair_share": _RATE},
+            )
+        ),
+    }
+)
+"""The learning curves' record."""
+
+_SIGNED = _Number(-1, 1)
+_EXPLOIT_PART = _Either(
+    _Object(
+        {
+            "hands": _COUNT,
+            "seconds": _SECONDS,
+            "estimate": _Object(
+                {
+                    **_RATES,
+                    "exploitability": _SIGNED,
+                    "exploitability_low": _SIGNED,
+                    "exploitability_high": _SIGNED,
+                }
+            ),
+        },
+        {
+            "steps": _COUNT,
+            "init_from": _TEXT,
+            "rollouts": _COUNT,
+            "curve": _List(_Object({"steps": _COUNT, "win_rate": _RATE, "games": _COUNT})),
+        },
+    ),
+    null=True,
+)
+EXPLOIT_RECORD = _Object(
+    {
+        "results": _List(
+            _Object(
+                {"agent": _TEXT, "num_players": _Number(2, MAX_PLAYERS, whole=True)},
+                {"ppo": _EXPLOIT_PART, "search": _EXPLOIT_PART},
+            )
+        )
+    }
+)
+"""The exploitability table's data (``docs/data/exploitability.json``)."""
+
+
+def _checked(path: Path, root: Path, spec: _Spec) -> dict[str, Any]:
+    """The record at ``path``, checked against ``spec``.
+
+    Raises:
+        RecordError: one line naming the file and the key.
+    """
+    data = _load_json(path, root)
+    where = _shown_path(path, root)
+    if not isinstance(data, dict):
+        raise RecordError(
+            f"{where}: a record is a JSON object, found a {type(data).__name__}; restore it "
+            f"from git (git checkout -- {where})"
+        )
+    try:
+        spec.check(data, "")
+    except _Bad as bad:
+        raise RecordError(
+            f"{where}: {bad.where or 'the record'}: {bad.problem}; fix the record, or restore "
+            f"it from git (git checkout -- {where})"
+        ) from None
     return data
+
+
+def _present(path: Path) -> bool:
+    """Whether anything is at ``path`` (a folder or a broken link too: those are refused
+    when read, never taken for a missing optional record)."""
+    return path.exists() or path.is_symlink()
+
+
+def _record(root: Path, name: str | Path, spec: _Spec = STRENGTH) -> dict[str, Any]:
+    """The record ``docs/<name>``, checked against ``spec`` (a strength record by default)."""
+    return _checked(root / "docs" / name, root, spec)
 
 
 def _rate(row: dict[str, Any]) -> str:
@@ -180,11 +602,18 @@ TABLE_KINDS = {"strength": _strength_table, "agents": _agents_table, "searches":
 """The kinds of marked table: every row of a strength record, or its agents by opponent."""
 
 
+_TABLE_SPECS: dict[str, _Spec] = {"strength": STRENGTH, "agents": STRENGTH, "searches": SEARCHES}
+"""What the record of each kind of table must hold."""
+_RECORD_NAME = re.compile(r"(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.json")
+"""A record a marker may name: a JSON file under docs/ (no ``..``, no absolute path)."""
+
+
 def with_tables(page: str, root: Path = ROOT) -> str:
     """``page`` with each marked table regenerated from the record its marker names.
 
     Raises:
-        ValueError: for a marker without its end, an unknown kind or a missing record.
+        ValueError: for a marker without its end, an unknown kind, a record name outside
+            docs/, or a missing or damaged record (:class:`RecordError`, naming the file).
     """
     out, rest = [], page
     while TABLE_START in rest:
@@ -196,7 +625,12 @@ def with_tables(page: str, root: Path = ROOT) -> str:
         kind, _, name = head.partition(" ")
         if kind not in TABLE_KINDS:
             raise ValueError(f"unknown table kind {kind!r}; the kinds: {', '.join(TABLE_KINDS)}")
-        table = TABLE_KINDS[kind](_record(root, name))
+        if not _RECORD_NAME.fullmatch(name) or ".." in name.split("/"):
+            raise ValueError(
+                f"the table marker {TABLE_START}{head} --> names {shown(name)}: name a record "
+                "under docs/ such as bot_strength.json"
+            )
+        table = TABLE_KINDS[kind](_record(root, name, _TABLE_SPECS[kind]))
         out += [before, f"{TABLE_START}{head} -->\n", "\n".join(table), f"\n{TABLE_END}"]
     return "".join([*out, rest])
 
@@ -246,9 +680,9 @@ def png_text(data: bytes) -> dict[str, str]:
 
 
 def _crosscheck_table(root: Path) -> list[str]:
-    if not (root / "docs" / CROSSCHECK).is_file():
+    if not _present(root / "docs" / CROSSCHECK):
         return []
-    record = _record(root, CROSSCHECK)
+    record = _record(root, CROSSCHECK, CROSSCHECK_RECORD)
     lines = [
         "",
         "## OpenSpiel cross-check",
@@ -271,7 +705,7 @@ def _crosscheck_table(root: Path) -> list[str]:
 
 
 def _curve_tables(root: Path) -> list[str]:
-    record = _record(root, CURVES)
+    record = _record(root, CURVES, CURVES_RECORD)
     lines = ["", "## Learning curves", "", record["description"]]
     for name, figure in record["figures"].items():
         labels = [line["label"] for line in figure["lines"]]
@@ -323,7 +757,7 @@ def results_page(root: Path = ROOT) -> str:
     ]
     for name in STRENGTH_RECORDS:
         lines += _strength_rows(_record(root, name), f"`{name}`")
-    bench = _record(root, "benchmarks.json")
+    bench = _record(root, "benchmarks.json", BENCHMARKS)
     lines += [
         "",
         "## Speed",
@@ -349,7 +783,7 @@ def headline_table(root: Path = ROOT, docs: str = "docs/") -> str:
     """
     pretrained = _record(root, "pretrained_strength.json")
     search = _record(root, "search_strength.json")
-    bench = _record(root, "benchmarks.json")
+    bench = _record(root, "benchmarks.json", BENCHMARKS)
     lines = [
         "| | measured | record |",
         "|---|---|---|",
@@ -414,20 +848,25 @@ def pages(root: Path = ROOT) -> dict[Path, str | bytes]:
     out_pages: dict[Path, str | bytes] = {root / "docs" / "results.md": results_page(root)}
     for guide in GUIDES_WITH_TABLES:
         path = root / "docs" / guide
-        if path.is_file():
-            out_pages[path] = with_tables(path.read_text(encoding="utf-8"), root)
+        if _present(path):
+            text = _read_text(path, root, "page")
+            try:
+                out_pages[path] = with_tables(text, root)
+            except RecordError:
+                raise
+            except ValueError as err:  # a broken marker: named with its page
+                raise RecordError(f"{_shown_path(path, root)}: {err}") from None
     web = root / "unolab" / "web"
     if web.is_dir():
         out_pages[web / "strength.json"] = json.dumps(bot_strength_lines(root), indent=2) + "\n"
     exploit_page = root / exploit_table.PAGE
-    if exploit_page.is_file():
-        out_pages[exploit_page] = exploit_table.render_page(
-            exploit_page.read_text(encoding="utf-8"),
-            json.loads((root / exploit_table.DATA).read_text(encoding="utf-8")),
-        )
+    if _present(exploit_page):
+        page_text = _read_text(exploit_page, root, "page")
+        data = _checked(root / exploit_table.DATA, root, EXPLOIT_RECORD)
+        out_pages[exploit_page] = exploit_table.render_page(page_text, data)
     for page in HEADLINE_PAGES:
-        if (root / page).is_file():
-            text = (root / page).read_text(encoding="utf-8")
+        if _present(root / page):
+            text = _read_text(root / page, root, "page")
             out_pages[root / page] = with_headline(text, page, root)
     cards = model_cards()
     folder = root / "docs" / "agents"
@@ -447,19 +886,22 @@ def pages(root: Path = ROOT) -> dict[Path, str | bytes]:
     out[folder / "index.md"] = "\n".join(index) + "\n"
     pictures: dict[Path, str | bytes] = {
         root / "docs" / CURVE_PICTURES / f"{name}.png": curve_picture(figure)
-        for name, figure in _record(root, CURVES)["figures"].items()
+        for name, figure in _record(root, CURVES, CURVES_RECORD)["figures"].items()
     }
     return {**out_pages, **out, **pictures}
 
 
 def _same(path: Path, page: str | bytes) -> bool:
-    """Whether ``path`` holds ``page``: the same text, or a picture of the same data."""
-    if not path.is_file():
+    """Whether ``path`` holds ``page``: the same text, or a picture of the same data (a
+    page that cannot be read, or is not UTF-8, differs)."""
+    try:
+        held = read_regular_file(path, MAX_RECORD_BYTES, "page")
+    except UnreadableFileError:
         return False
     if isinstance(page, bytes):
         digest = png_text(page)[DIGEST_KEY]
-        return png_text(path.read_bytes()).get(DIGEST_KEY) == digest
-    return path.read_text(encoding="utf-8") == page
+        return png_text(held).get(DIGEST_KEY) == digest
+    return held == page.encode("utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -479,21 +921,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     stale = []
     try:
         generated = pages(root)
-    except (OSError, ValueError, KeyError) as err:
-        print(f"python -m unolab.published: {err}", file=sys.stderr)
+    except (OSError, ValueError, RecursionError) as err:  # RecordError names file and key
+        print(f"python -m unolab.published: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     for path, page in generated.items():
         if _same(path, page):
             continue
+        where = _shown_path(path, root)
         if args.check:
-            stale.append(path.relative_to(root).as_posix())
-        else:
+            stale.append(where)
+            continue
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(page, bytes):
-                path.write_bytes(page)
-            else:
-                path.write_text(page, encoding="utf-8")
-            print(f"wrote {path.relative_to(root).as_posix()}")
+            write_atomically(path, page)
+        except (OSError, ValueError) as err:  # a folder in the way, a read-only checkout
+            reason = getattr(err, "strerror", None) or " ".join(str(err).split())
+            print(
+                f"python -m unolab.published: {where}: cannot be written ({reason})",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"wrote {where}")
     if stale:
         print(
             f"out of date: {', '.join(stale)}; regenerate with python -m unolab.published",
