@@ -122,7 +122,25 @@ CASES: list[Case] = [
         "game_parameter_huge",
         _text(f"{GAME_NAME}(hand_size={'9' * 400})"),
         ValueError,
-        "hand_size must be an integer of at most 18 digits",
+        "hand_size must be an integer of at most 9 digits",
+    ),
+    Case(
+        "game_parameter_beyond_32_bits",
+        lambda: load_state(f"{GAME_NAME}(max_turns=9999999999)"),
+        ValueError,
+        "max_turns must be an integer of at most 9 digits, got '9999999999'",
+    ),
+    Case(
+        "game_parameter_out_of_bounds",
+        lambda: load_state(f"{GAME_NAME}(max_turns=999999999)"),
+        ValueError,
+        "line 1: rules: max_turns must be in",
+    ),
+    Case(
+        "game_preset_not_a_file",
+        lambda: load_state(f"{GAME_NAME}(preset=/dev/zero)"),
+        ValueError,
+        "'/dev/zero' is not a regular file",
     ),
     Case(
         "game_parameter_word",
@@ -137,7 +155,7 @@ CASES: list[Case] = [
         "the first line must be the game",
     ),
     Case("action_word", _text(f"{HEAD}\n{DEAL}\nplay"), ValueError, "line 10: 'play' is neither"),
-    Case("action_float", _text(f"{HEAD}\n{DEAL}\n3.0"), ValueError, "line 10: '3.0'"),
+    Case("text_action_float", _text(f"{HEAD}\n{DEAL}\n3.0"), ValueError, "line 10: '3.0'"),
     Case("action_spaced", _text(f"{HEAD}\n 3"), ValueError, "line 2: ' 3'"),
     Case("action_negative", _text(f"{HEAD}\n{DEAL}\n-1"), ValueError, "'-1' is out of range"),
     Case(
@@ -283,6 +301,53 @@ CASES: list[Case] = [
         TypeError,
         "must be callable, got 0.5",
     ),
+    Case("action_float", lambda: _dealt().apply_action(1.5), TypeError, "got 1.5"),
+    Case("action_text", lambda: _dealt().apply_action("R1"), TypeError, "got 'R1'"),
+    Case("action_none", lambda: _dealt().apply_action(None), TypeError, "got None"),
+    Case("action_bool", lambda: _dealt().apply_action(True), TypeError, "got True"),
+    Case("action_minus_one", lambda: _dealt().apply_action(-1), ValueError, "illegal action -1 "),
+    Case(
+        "action_2_to_the_63",
+        lambda: _dealt().apply_action(2**63),
+        ValueError,
+        f"illegal action {2**63} for player",
+    ),
+    Case(
+        "action_uint64_max",
+        lambda: _dealt().apply_action(np.uint64(2**64 - 1)),
+        ValueError,
+        f"illegal action {2**64 - 1} for player",
+    ),
+    Case(
+        "chance_outcome_2_to_the_64",
+        lambda: GAME.new_initial_state().apply_action(2**64),
+        ValueError,
+        f"illegal chance outcome {2**64}: a key byte is 0..255",
+    ),
+    Case(
+        "observation_player_out_of_range",
+        lambda: _dealt().observation_string(3),
+        ValueError,
+        "player must be in 0..2, got 3",
+    ),
+    Case(
+        "observation_tensor_player_negative",
+        lambda: _dealt().observation_tensor(-1),
+        ValueError,
+        "got -1",
+    ),
+    Case(
+        "information_state_player_huge",
+        lambda: _dealt().information_state_string(2**64),
+        ValueError,
+        f"got {2**64}",
+    ),
+    Case(
+        "information_state_player_float",
+        lambda: _dealt().information_state_string(1.0),
+        TypeError,
+        "player must be an integer in 0..2, got 1.0",
+    ),
     Case(
         "resample_player_word",
         lambda: _dealt().resample_from_infostate("0", pyspiel.UniformProbabilitySampler(0, 1)),
@@ -331,14 +396,22 @@ def test_a_pickle_payload_runs_nothing(entry: str, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_a_refused_resample_leaves_the_state_as_it_was() -> None:
+def test_a_refused_action_or_resample_leaves_the_state_as_it_was() -> None:
     state = _dealt()
     before = state.serialize(), str(state)
-    with pytest.raises(ValueError):
-        state.resample_from_infostate(0, _sampler(7))
-    assert (state.serialize(), str(state)) == before
-    state.apply_action(state.legal_actions()[0])  # it plays on
+    for refused in (
+        lambda: state.resample_from_infostate(0, _sampler(7)),
+        lambda: state.apply_action(2**64),
+        lambda: state.apply_action(-1),
+        lambda: state.apply_action(_illegal()),
+    ):
+        with pytest.raises(ValueError):
+            refused()
+        assert (state.serialize(), str(state)) == before
+    state.apply_action(np.int64(state.legal_actions()[0]))  # it plays on, NumPy ints too
+    assert len(state.history()) == len(key_actions(0)) + 1
 
 
 def test_the_catalogue_is_large_enough() -> None:
-    assert len(CASES) + len(PAYLOADS) >= 50
+    assert len({case.id for case in CASES}) == len(CASES)
+    assert len(CASES) + len(PAYLOADS) >= 60

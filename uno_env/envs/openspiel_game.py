@@ -224,8 +224,9 @@ _GAME_LINE = re.compile(r"([A-Za-z0-9_]+)\(([^()\n]*)\)")
 _NUMBER = re.compile(r"-?[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
 _RESAMPLE = re.compile(r"resample (\S+) (\S+)")
-_MAX_DIGITS = 18
-"""The most digits of an integer parameter read from a state's text (an int64 holds 18)."""
+_MAX_DIGITS = 9
+"""The most digits of an integer parameter read from a state's text (OpenSpiel's integer
+parameters are 32-bit; every rule's bound is far below)."""
 
 
 def _where(line: int) -> str:
@@ -533,7 +534,63 @@ class UnoOpenSpielState(_StateBase):
             return f"key byte 0x{action:02x}"
         return C.action_name(action)
 
+    def _seat_view(self, name: str, player: Any) -> Any:
+        """OpenSpiel's ``name`` view for ``player`` (``None``: the seat to act), seat checked."""
+        view = getattr(super(), name)
+        if player is None:
+            return view()
+        _check_player(player, self.rules.num_players)
+        return view(int(player))
+
+    def observation_string(self, player: Any = None) -> str:
+        """The observation of ``player`` (default: the seat to act) as text.
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        text: str = self._seat_view("observation_string", player)
+        return text
+
+    def observation_tensor(self, player: Any = None) -> list[float]:
+        """The observation tensor of ``player`` (default: the seat to act).
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        values: list[float] = self._seat_view("observation_tensor", player)
+        return values
+
+    def information_state_string(self, player: Any = None) -> str:
+        """The perfect-recall information state of ``player`` (default: the seat to act).
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        text: str = self._seat_view("information_state_string", player)
+        return text
+
     # ---- acting -------------------------------------------------------------------------
+
+    def apply_action(self, action: Any) -> None:
+        """Apply a key byte (chance) or a decision of the acting seat: OpenSpiel's
+        ``apply_action``, the action checked as given (NumPy integers too).
+
+        Raises:
+            TypeError: for an action that is no integer (a bool, a float, text).
+            IllegalActionError: naming the action as given, for one that is out of range or
+                not legal here (the state is unchanged).
+        """
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"{GAME_NAME}: an action is an integer, got {shown(action)}")
+        action = int(action)
+        if not 0 <= action < _CHANCE_OUTCOMES:
+            # Out of every range (OpenSpiel would refuse -1, or an int64 overflow, in its
+            # own words): the checks of _apply_action name it, and nothing changes.
+            self._apply_action(action)
+        super().apply_action(action)
 
     def _apply_action(self, action: int) -> None:
         """Apply a key byte (chance) or a decision of the acting seat.
