@@ -1,4 +1,5 @@
-"""Bad input to the envs and the engine's Python API: one clear error, the env still usable.
+"""Bad input to the envs, the engine's and the agents' Python API: one clear error naming the
+argument and the value as given, the env still usable.
 
 Each case builds an env (or calls the API) with one bad input and checks that the error is
 a domain exception (``ValueError`` and its subclasses, or ``TypeError`` for an argument of
@@ -25,7 +26,11 @@ from uno_env.envs.pettingzoo_env import raw_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import encode
 from uno_env.play import PolicyError
-from unolab.agents import make_agent, resolve_opponents
+from unolab.agents import make_agent, resolve_opponents, resolve_policy
+from unolab.agents.arena import evaluate_vs, play_games
+
+RULES2 = load_rules("official", num_players=2)
+RANDOM = make_agent("random", 0)
 
 
 class _Faulty:
@@ -358,6 +363,84 @@ CASES: list[Case] = [
         for kind in ("aec", "gym", "vec")
     ),
     Case("reward_not_a_name", _gym(reward=["win_loss"]), TypeError, "got ['win_loss']"),
+    # NaN, infinities, bools and huge integers where a number or a size goes.
+    Case("illegal_reward_nan", _gym(illegal_reward=float("nan")), ValueError, "nan is out"),
+    Case(
+        "aec_illegal_reward_inf",
+        lambda: uno_env.env(illegal_reward=float("inf")),
+        ValueError,
+        "illegal_reward: inf is out of range",
+    ),
+    Case("illegal_reward_text", _gym(illegal_reward="-1"), ValueError, "got '-1'"),
+    Case("render_view_bool", lambda: raw_env(render_view=True), ValueError, "got True"),
+    Case("render_view_float", lambda: raw_env(render_view=0.5), ValueError, "got 0.5"),
+    Case(
+        "pool_text_weight",
+        lambda: OpponentPool([make_agent("random")], ["a"]),
+        ValueError,
+        "weights[0]: expected a number, got 'a'",
+    ),
+    Case(
+        "pool_inf_weight",
+        lambda: OpponentPool([make_agent("random")], [float("inf")]),
+        ValueError,
+        "weights[0]: inf is out of range",
+    ),
+    Case(
+        "pool_bool_weight",
+        lambda: OpponentPool([make_agent("random")], [True]),
+        ValueError,
+        "weights[0]: expected a number, got True",
+    ),
+    Case("vec_huge_envs", _vec(10**12), ValueError, "got 1000000000000"),
+    Case("vec_2_pow_63_envs", _vec(2**63), ValueError, "got 9223372036854775808"),
+    # The agents' Python API: seeds, hand counts and batch sizes.
+    *(
+        Case(f"{where}_seed_{label}", run(seed), ValueError, f"seed: {says}")
+        for label, seed, says in [
+            ("text", "x", "expected an integer, got 'x'"),
+            ("bool", True, "expected an integer, got True"),
+            ("negative", -1, "-1 is out of range"),
+            ("2_pow_64", 2**64, "18446744073709551616 is out of range"),
+        ]
+        for where, run in [
+            ("make_agent", lambda s: lambda: make_agent("random", s)),
+            ("make_search", lambda s: lambda: make_agent("pimc", s)),
+            ("resolve_policy", lambda s: lambda: resolve_policy("mixbot", seed=s)),
+            ("play_games", lambda s: lambda: play_games(RULES2, [RANDOM] * 2, 2, seed=s)),
+            ("evaluate_vs", lambda s: lambda: evaluate_vs(RULES2, RANDOM, "random", 2, seed=s)),
+        ]
+    ),
+    *(
+        Case(f"play_games_{what}_{label}", run, ValueError, f"{what}: {says}")
+        for what, label, run, says in [
+            (
+                "num_games",
+                "float",
+                lambda: play_games(RULES2, [RANDOM] * 2, 2.5),
+                "expected an integer, got 2.5",
+            ),
+            (
+                "num_games",
+                "bool",
+                lambda: play_games(RULES2, [RANDOM] * 2, True),
+                "expected an integer, got True",
+            ),
+            (
+                "num_games",
+                "huge",
+                lambda: play_games(RULES2, [RANDOM] * 2, 10**30),
+                "1000000000000000000000000000000 is out of range",
+            ),
+            (
+                "batch_size",
+                "huge",
+                lambda: play_games(RULES2, [RANDOM] * 2, 2, batch_size=10**12),
+                "1000000000000 is out of range",
+            ),
+        ]
+    ),
+    Case("make_agent_not_a_name", lambda: make_agent(7), TypeError, "got 7"),
     Case("encode_seat", _encode_seat(7), ValueError, "7"),
     Case("game_unknown_card", _game_step("X9"), ValueError, "X9"),
     Case("game_illegal_card", _game_step("W+4:Q"), ValueError, "W+4:Q"),
