@@ -136,8 +136,13 @@ def verify_checkpoint(run_dir: Path, tag: str) -> Checkpoint:
     if not record_path.exists():
         raise DamagedCheckpointError(f"{path} has no record {record_path.name} beside it")
     record = _read_record(record_path)
+    recorded = record.get("sha256")
     try:
-        digest = file_digest(path)
+        if recorded and file_digest(path) != recorded:
+            raise DamagedCheckpointError(
+                f"{path} does not match the SHA-256 recorded in {record_path.name} (the file "
+                "was damaged or changed after it was written)"
+            )
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
             missing = [name for name in CHECKPOINT_MEMBERS if name not in names]
@@ -146,16 +151,11 @@ def verify_checkpoint(run_dir: Path, tag: str) -> Checkpoint:
                     f"{path} is not a checkpoint of the lab (no {', '.join(missing)} in it)"
                 )
             # A record without a checksum (an older run): every member's CRC instead.
-            bad = None if record.get("sha256") else archive.testzip()
+            bad = None if recorded else archive.testzip()
+    except DamagedCheckpointError:
+        raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as err:
-        if isinstance(err, DamagedCheckpointError):
-            raise
         raise DamagedCheckpointError(f"{path} is not a readable zip ({err})") from None
-    if record.get("sha256") and record["sha256"] != digest:
-        raise DamagedCheckpointError(
-            f"{path} does not match the SHA-256 recorded in {record_path.name} (the file was "
-            "damaged or changed after it was written)"
-        )
     if bad is not None:
         raise DamagedCheckpointError(f"{path}: {bad} fails its CRC check (the file is damaged)")
     return Checkpoint(tag, path, record)
@@ -191,7 +191,7 @@ def checkpoint_to_resume(
             result = use(checkpoint)
         except DamagedCheckpointError as err:
             problems.append(str(err))
-            later = [t for t in RESUME_TAGS[RESUME_TAGS.index(tag) + 1 :]]
+            later = RESUME_TAGS[RESUME_TAGS.index(tag) + 1 :]
             fallback = next((t for t in later if (Path(run_dir) / f"{t}.zip").exists()), None)
             if fallback is not None:
                 warn(f"warning: {err}; trying {Path(run_dir) / f'{fallback}.zip'}")

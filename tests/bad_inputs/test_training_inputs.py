@@ -10,18 +10,26 @@ by its ``setup``, and checks that
 * every file of the folder is still there with the same bytes, and nothing was added (a
   refused run writes nothing: no ``tb/ppo_2`` next to ``tb/ppo_1``).
 
-Two faults of the machine rather than the input follow the catalogue: a run folder held by
-another run (refused, naming its pid), and a checkpoint that cannot be written (a full disk:
-one line naming the file, exit status 1, and ``--resume`` continues from the last good
-checkpoint).
+The ``--resume`` cases work on copies of a finished quick run (trained once): each change of
+a fixed setting (by ``--set`` or by editing ``config.yaml``) is refused naming the key and
+both values, a budget not above the steps done is one line, and a run none of whose
+checkpoints is good names each file.
+
+Then the cases that are not refusals: a damaged ``latest.zip`` with a good ``previous.zip``
+(one warning line, and the run resumes from it), ``--resume`` in a folder that holds no
+run, and two faults of the machine rather than the input: a run folder held by another run
+(refused, naming its pid), and a checkpoint that cannot be written (a full disk: one line
+naming the file, exit status 1, and ``--resume`` continues from the last good checkpoint).
 """
 
 from __future__ import annotations
 
+import atexit
 import errno
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +124,90 @@ def _release_held() -> Iterator[None]:
     yield
     while _HELD:
         _HELD.pop().release()
+
+
+_QUICK = (
+    "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=64", "total_steps=128", "eval.every=64",
+    "eval.games=10", "opponents.snapshot_every=64",
+)  # fmt: skip
+"""A run of two rollouts of 64 steps, each followed by an evaluation and a checkpoint."""
+
+_DQN_QUICK = (
+    "num_envs=4", "total_steps=128", "eval.every=64", "eval.games=10",
+    "opponents.snapshot_every=64", "dqn.learning_starts=32",
+)  # fmt: skip
+"""The same for DQN: ``latest`` at 128 steps, ``previous`` at 64."""
+
+_TRAINED: dict[str, Path] = {}
+"""Finished quick runs by algorithm, trained once per test process (cases copy them)."""
+
+
+def _trained_run(algorithm: str) -> Path:
+    """The folder of a finished quick run of ``algorithm`` (trained silently, once)."""
+    if algorithm not in _TRAINED:
+        runs = Path(tempfile.mkdtemp(prefix="uno_quick_runs_"))
+        atexit.register(shutil.rmtree, runs, True)
+        config, quick = (PPO_TINY, _QUICK) if algorithm == "ppo" else (DQN_TINY, _DQN_QUICK)
+        trainer = ppo.train if algorithm == "ppo" else dqn.train
+        result = trainer(config, [f"runs_dir={runs}", *quick], progress_bar=False, log=None)
+        _TRAINED[algorithm] = result.run_dir
+    return _TRAINED[algorithm]
+
+
+def _finished(algorithm: str, *changes: Callable[[Path], None]) -> Callable[[Path], None]:
+    """A finished quick run in ``runs/<algorithm>_tiny`` (128 steps done; ``previous`` at
+    64), then each change applied to its folder."""
+
+    def setup(folder: Path) -> None:
+        run = folder / "runs" / f"{algorithm}_tiny"
+        shutil.copytree(_trained_run(algorithm), run)
+        for change in changes:
+            change(run)
+
+    return setup
+
+
+def _truncated(name: str) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        (run / name).write_bytes((run / name).read_bytes()[:1000])
+
+    return change
+
+
+def _bit_flipped(name: str) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        data = bytearray((run / name).read_bytes())
+        data[len(data) // 2] ^= 0x10
+        (run / name).write_bytes(bytes(data))
+
+    return change
+
+
+def _emptied(name: str) -> Callable[[Path], None]:
+    return lambda run: (run / name).write_bytes(b"")
+
+
+def _removed(*names: str) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        for name in names:
+            (run / name).unlink()
+
+    return change
+
+
+def _edited(name: str, old: str, new: str) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        (run / name).write_text((run / name).read_text().replace(old, new))
+
+    return change
+
+
+def _resume(algorithm: str, *overrides: str) -> Callable[[Path], list[str]]:
+    """``--resume runs/<algorithm>_tiny`` with ``--set`` items."""
+    line = ["--resume", f"{{folder}}/runs/{algorithm}_tiny", "--no-progress"]
+    for item in overrides:
+        line += ["--set", item]
+    return args(*line)
 
 
 CORRUPT_ZIP = b"PK\x03\x04 this is not really a zip archive" + bytes(range(256))
@@ -321,7 +413,175 @@ CASES: list[Case] = [
             write_file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
         ),
     ),
+    # ------------------------------- --resume: a fixed setting changed (the run's contract)
+    Case(
+        "resume_changes_the_network",
+        "ppo",
+        _resume("ppo", "total_steps=256", "ppo.net_arch=[64, 64]"),
+        "ppo.net_arch is [32, 32] in the run, [64, 64] given",
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_changes_the_seed",
+        "ppo",
+        _resume("ppo", "total_steps=256", "seed=7"),
+        "seed is 1 in the run, 7 given",
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_changes_the_table_size",
+        "ppo",
+        _resume("ppo", "total_steps=256", "num_players=4"),
+        "num_players is 2 in the run, 4 given",
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_changes_the_batched_games",
+        "dqn",
+        _resume("dqn", "total_steps=256", "num_envs=8"),
+        "num_envs is 4 in the run, 8 given",
+        _finished("dqn"),
+    ),
+    Case(
+        "resume_changes_the_rules",
+        "ppo",
+        _resume("ppo", "total_steps=256", "rules=seven_zero"),
+        "rules.seven_zero is false in the run, true given",
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_changes_the_opponents",
+        "ppo",
+        _resume("ppo", "total_steps=256", "opponents.bots={{random: 1, mixbot: 1}}"),
+        'opponents.bots is {"random": 1.0} in the run',
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_changes_self_play",
+        "dqn",
+        _resume("dqn", "total_steps=256", "opponents.pool_size=3"),
+        "opponents.pool_size is 2 in the run, 3 given",
+        _finished("dqn"),
+    ),
+    Case(
+        "resume_changes_the_learner_seat",
+        "ppo",
+        _resume("ppo", "total_steps=256", "learner_seat='0'"),
+        'learner_seat is "random" in the run, "0" given',
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_changes_a_hyper_parameter",
+        "dqn",
+        _resume("dqn", "total_steps=256", "dqn.gamma=0.9"),
+        "dqn.gamma is 0.99 in the run, 0.9 given",
+        _finished("dqn"),
+    ),
+    Case(
+        "resume_changes_the_evaluation_bots",
+        "ppo",
+        _resume("ppo", "total_steps=256", "eval.bots=[mixbot, random]"),
+        'eval.bots is ["random"] in the run, ["mixbot", "random"] given',
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_after_editing_the_network_in_config_yaml",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "ppo.net_arch is [32, 32] in the run, [48, 48] given",
+        _finished("ppo", _edited("config.yaml", "- 32\n", "- 48\n")),
+    ),
+    Case(
+        "resume_after_editing_the_seed_in_config_yaml",
+        "dqn",
+        _resume("dqn", "total_steps=256"),
+        "seed is 1 in the run, 5 given",
+        _finished("dqn", _edited("config.yaml", "seed: 1\n", "seed: 5\n")),
+    ),
+    Case(
+        "resume_moves_the_run",
+        "ppo",
+        _resume("ppo", "total_steps=256", "name=elsewhere"),
+        "--set name: a resumed run stays in its folder",
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_a_dqn_run_as_ppo",
+        "ppo",
+        _resume("dqn", "total_steps=256"),
+        "train it with uno-lab train dqn",
+        _finished("dqn"),
+    ),
+    # ------------------------------------------------------ --resume: no steps left to train
+    Case(
+        "resume_a_finished_run",
+        "ppo",
+        _resume("ppo"),
+        "run ppo_tiny has done 128 steps; total_steps=128 is not more: raise total_steps",
+        _finished("ppo"),
+    ),
+    Case(
+        "resume_with_a_budget_below_the_steps_done",
+        "dqn",
+        _resume("dqn", "total_steps=100"),
+        "run dqn_tiny has done 128 steps; total_steps=100 is not more",
+        _finished("dqn"),
+    ),
+    # --------------------------------------- --resume: damaged checkpoints, none left good
+    Case(
+        "resume_a_truncated_checkpoint_without_a_previous_one",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "latest.zip does not match the SHA-256 recorded in latest.json",
+        _finished("ppo", _truncated("latest.zip"), _removed("previous.zip", "previous.json")),
+    ),
+    Case(
+        "resume_a_bit_flipped_checkpoint_without_a_previous_one",
+        "dqn",
+        _resume("dqn", "total_steps=256"),
+        "latest.zip does not match the SHA-256",
+        _finished("dqn", _bit_flipped("latest.zip"), _removed("previous.zip", "previous.json")),
+    ),
+    Case(
+        "resume_an_empty_checkpoint_without_a_previous_one",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "latest.zip is empty",
+        _finished("ppo", _emptied("latest.zip"), _removed("previous.zip")),
+    ),
+    Case(
+        "resume_with_both_checkpoints_damaged",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "previous.zip does not match the SHA-256",
+        _finished("ppo", _bit_flipped("latest.zip"), _bit_flipped("previous.zip")),
+    ),
+    Case(
+        "resume_with_both_records_missing",
+        "dqn",
+        _resume("dqn", "total_steps=256"),
+        "previous.zip has no record previous.json",
+        _finished("dqn", _removed("latest.json", "previous.json")),
+    ),
+    Case(
+        "resume_a_checkpoint_whose_record_is_not_json",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "latest.json is not a JSON record",
+        _finished(
+            "ppo",
+            _edited("latest.json", '"steps"', "steps"),
+            _removed("previous.zip", "previous.json"),
+        ),
+    ),
     # --------------------------------------------------------------------------- export
+    Case(
+        "export_a_checkpoint_that_fails_its_checksum",
+        "export",
+        args("{folder}/runs/ppo_tiny/best.zip", "{folder}/out/agent"),
+        "best.zip does not match the SHA-256 recorded in best.json",
+        _finished("ppo", _bit_flipped("best.zip")),
+    ),
     Case(
         "export_missing_checkpoint",
         "export",
@@ -419,14 +679,49 @@ def test_bad_training_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFi
     assert snapshot(tmp_path) == before, "files changed, appeared or were lost"
 
 
-# --- a checkpoint that cannot be written ------------------------------------------------------
+# --- a damaged checkpoint with a good one before it ---------------------------------------
 
-_QUICK = (
-    "num_envs=4", "ppo.n_steps=16", "ppo.batch_size=64", "total_steps=128", "eval.every=64",
-    "eval.games=10", "opponents.snapshot_every=64",
+
+@pytest.mark.parametrize(
+    "damage",
+    [_truncated("latest.zip"), _bit_flipped("latest.zip"), _emptied("latest.zip"),
+     _removed("latest.json")],
+    ids=["truncated", "bit_flipped", "empty", "record_missing"],
 )  # fmt: skip
-"""A run of two rollouts of 64 steps, each followed by an evaluation and a checkpoint."""
+def test_a_damaged_checkpoint_falls_back_to_the_previous_one_with_a_warning(
+    damage: Callable[[Path], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _finished("dqn", damage)(tmp_path)
+    run_dir = tmp_path / "runs" / "dqn_tiny"
+    result = dqn.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and str(run_dir / "latest") in warnings[0]
+    assert warnings[0].endswith(f"trying {run_dir / 'previous.zip'}")
+    assert result.steps == 192  # from the 64 steps of previous.zip
 
+
+# --- --resume where there is no run -------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", [[], ["."]], ids=["alone", "dot"])
+def test_resume_in_a_folder_that_holds_no_run_is_one_line(
+    given: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_entry("unolab.train.ppo", ppo.main, ["--resume", *given], capsys)
+    assert code == 2 and "Traceback" not in out + err
+    last = err.strip().splitlines()[-1]
+    assert f"cannot resume: {tmp_path / 'config.yaml'} does not exist" in last
+    assert "expected a string" not in err
+    assert snapshot(tmp_path) == {}
+
+
+# --- a checkpoint that cannot be written ------------------------------------------------------
 
 _SAVE = BaseAlgorithm.save
 """SB3's own ``save`` (the tests replace it)."""
