@@ -75,7 +75,7 @@ at its point: no code runs, and anything else is one ``ValueError`` naming the l
 module puts :func:`serialize_game_and_state` and :func:`deserialize_game_and_state` in
 ``pyspiel``'s place, so that ``pyspiel``'s functions of those names use this format for
 ``python_uno`` (OpenSpiel's own path for Python games unpickles) and OpenSpiel's for every
-other game; ``pickle`` and ``copy`` use it too.
+other game; ``pickle`` writes it too (``copy`` and ``clone()`` copy the state directly).
 """
 
 from __future__ import annotations
@@ -848,6 +848,8 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
         game = spiel.deserialize_game(sections[0])
         if isinstance(game, UnoOpenSpielGame):
             return game, game.deserialize_state(sections[1])
+        if game.get_type().short_name == GAME_NAME:  # never handed to the unpickling path
+            raise ValueError(f"{GAME_NAME}: the game {shown(sections[0])} cannot be read here")
     game_and_state: tuple[Any, Any] = _spiel_function("deserialize_game_and_state")(text)
     return game_and_state
 
