@@ -26,8 +26,10 @@ from uno_env.files import (
 from uno_env.rules import Rules
 
 __all__ = [
+    "MAX_ACTION_CHARS",
     "MAX_NAME_CHARS",
     "MAX_RECORD_BYTES",
+    "MAX_SEED",
     "RECORD_FORMAT",
     "RecordError",
     "RecordNotSavedError",
@@ -44,6 +46,12 @@ MAX_RECORD_BYTES = 64 * 2**20
 
 MAX_NAME_CHARS = 80
 """The longest player name a record may carry."""
+
+MAX_SEED = 2**64 - 1
+"""The largest seed a record may carry (``uno-lab play --seed`` takes 64-bit seeds)."""
+
+MAX_ACTION_CHARS = 40
+"""The longest move name a record may carry (the notation's longest is a few characters)."""
 
 RECORD_FORMAT = "uno-lab game record"
 """The ``format`` field of a recorded game (older records have none)."""
@@ -186,8 +194,11 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
             message if str(path) in message else f"{path}: rules: {message}"
         ) from None
     seed = data["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise RecordError(f"{path}: 'seed' must be a whole number >= 0, got {shown(seed)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise RecordError(
+            f"{path}: 'seed' must be a whole number in 0..{MAX_SEED} (a 64-bit seed, as "
+            f"uno-lab play --seed takes), got {shown(seed)}"
+        )
     if "hands" in data:
         hands = data["hands"]
         where = "hands"
@@ -204,7 +215,7 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
             )
     for h, actions in enumerate(hands):
         for i, action in enumerate(actions):
-            if not isinstance(action, str):
+            if not isinstance(action, str) or len(action) > MAX_ACTION_CHARS:
                 raise RecordError(
                     f"{path}: {where} hand {h + 1} action {i + 1} must be a move's name "
                     f"such as 'G7' or 'draw', got {shown(action)}"

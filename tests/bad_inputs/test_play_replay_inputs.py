@@ -45,6 +45,11 @@ DROP = object()
 """A key to leave out of :func:`record`."""
 
 
+def record_text() -> str:
+    """The text of a good record, for cases that damage it as text (NaN...)."""
+    return json.dumps({"rules": RULES_2P, "seed": 1, "names": ["you", "bot"], "hands": [[]]})
+
+
 def finished_hands(count: int = 1, seed: int = 1) -> list[list[str]]:
     """The actions of ``count`` complete 2-player hands (always the first legal action)."""
     game = UnoGame(load_rules("official", num_players=2), seed=seed)
@@ -183,6 +188,26 @@ CASES: list[Case] = [
         "replay-seed-a-float",
         replay_of(lambda t: record(t, seed=1.5)),
         ("game.json", "'seed'", "1.5"),
+    ),
+    Case(
+        "replay-seed-past-64-bits",
+        replay_of(lambda t: record(t, seed=2**64)),
+        ("game.json", "'seed'", "18446744073709551616", "64-bit"),
+    ),
+    Case(
+        "replay-seed-of-thirty-digits",
+        replay_of(lambda t: record(t, seed=10**30)),
+        ("game.json", "'seed'", "1000000000000000000000000000000"),
+    ),
+    Case(
+        "replay-seed-nan",
+        replay_of(lambda t: record(t, text=record_text().replace('"seed": 1', '"seed": NaN'))),
+        ("game.json", "'seed'", "nan"),
+    ),
+    Case(
+        "replay-action-of-a-million-characters",
+        replay_of(lambda t: record(t, hands=[["x" * 10**6]])),
+        ("game.json", "action 1", "xxx..."),
     ),
     Case(
         "replay-hands-a-string",
