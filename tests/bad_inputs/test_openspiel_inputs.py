@@ -230,6 +230,12 @@ CASES: list[Case] = [
     ),
     Case("load_state_list", lambda: load_state(NOT_TEXT), TypeError, "list"),
     Case(
+        "pyspiel_layout_bytes",
+        lambda: pyspiel.deserialize_game_and_state(_layout(HEAD, DEAL).encode()),
+        TypeError,
+        "a serialized game and state is a str, got bytes",
+    ),
+    Case(
         "pyspiel_layout_junk_state",
         lambda: pyspiel.deserialize_game_and_state(_layout(HEAD, "0\n0\nx")),
         ValueError,

@@ -839,11 +839,17 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
     function. :func:`register` puts this function in ``pyspiel``'s place.
 
     Raises:
+        TypeError: for a ``text`` that is not a ``str``.
         ValueError: for a ``python_uno`` state, naming its bad line (see
             ``deserialize_state``); OpenSpiel's errors (``pyspiel.SpielError``) otherwise.
     """
     spiel = _require_pyspiel()
-    sections = _game_and_state_sections(text) if isinstance(text, str) else None
+    if not isinstance(text, str):
+        raise TypeError(
+            f"deserialize_game_and_state: a serialized game and state is a str, got "
+            f"{type(text).__name__}"
+        )
+    sections = _game_and_state_sections(text)
     if sections is not None:
         game = spiel.deserialize_game(sections[0])
         if isinstance(game, UnoOpenSpielGame):
