@@ -154,8 +154,12 @@ class PimcAgent(StateSearchAgent):
         if rules is not None:
             self._rollout_for(rules)
             self._prior_for(rules)
-        elif self.prior_spec is not None and not Path(self.prior_spec).is_file():
-            raise FileNotFoundError(f"pimc: prior agent file {self.prior_spec!r} does not exist")
+        elif self.prior_spec is not None:
+            # Its files are checked now (a missing, damaged or unlinked one is named here);
+            # the rules it was trained under are checked at the first decision.
+            from unolab.agents.learned import load_policy
+
+            load_policy(self.prior_spec, seed=0)  # its errors name the file
         self.decisions = 0
         """Decisions searched so far (forced ones excluded)."""
         self.rollouts_played = 0

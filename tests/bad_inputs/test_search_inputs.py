@@ -10,6 +10,7 @@ passed in is untouched.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,14 @@ def _finished() -> UnoState:
             RULES2, state, uniform_legal_actions(core.legal_action_mask(RULES2, state), rng)
         )
     return state
+
+
+def _symlink_loop() -> str:
+    """An agent path that is a symlink loop, in a fresh folder."""
+    folder = Path(tempfile.mkdtemp())
+    (folder / "loop.safetensors").symlink_to("back.safetensors")
+    (folder / "back.safetensors").symlink_to("loop.safetensors")
+    return str(folder / "loop.safetensors")
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,14 @@ CASES: dict[str, Case] = {
         ).act_from_state(RULES2, state, state.current),
         ValueError,
         ("ppo_official_4p", "num_players"),
+    ),
+    "prior_missing_file": Case(
+        _pimc(prior="runs/none/agent.safetensors"), FileNotFoundError, ("agent.safetensors",)
+    ),
+    "prior_symlink_loop": Case(
+        lambda state: PimcAgent(seed=0, prior=_symlink_loop()),
+        FileNotFoundError,
+        ("loop.safetensors", "symlink loop"),
     ),
     # -- the budget -----------------------------------------------------------------------
     "rollouts_zero": Case(_pimc(rollouts=0), ValueError, ("rollouts", "0")),

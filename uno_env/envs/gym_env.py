@@ -75,7 +75,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         self,
         rules: str | Path | Mapping[str, Any] | Rules | None = None,
         opponents: OpponentsSpec = None,
-        learner_seat: int | Literal["random"] = "random",
+        learner_seat: int | np.integer | Literal["random"] = "random",
         reward: str | RewardFn = "win_loss",
         render_mode: str | None = None,
         colour: bool = True,
@@ -114,7 +114,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         return {"action_mask": self.action_masks(), "learner_seat": self.learner_seat}
 
     def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        self, *, seed: int | np.integer | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.float32], dict[str, Any]]:
         """Deal a hand and play the opponents up to the learner's first decision.
 
@@ -142,7 +142,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         return obs[0].copy(), self._info()
 
     def step(
-        self, action: np.int64 | int | npt.NDArray[np.integer]
+        self, action: int | np.integer | npt.NDArray[np.integer]
     ) -> tuple[npt.NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner must act again.
 

@@ -125,12 +125,12 @@ class LearnerTables:
     def __init__(
         self,
         rules: Rules,
-        num_games: int,
+        num_games: int | np.integer,
         opponents: OpponentsSpec = None,
-        learner_seat: int | Literal["random"] = "random",
+        learner_seat: int | np.integer | Literal["random"] = "random",
         reward: str | RewardFn = "win_loss",
         autoreset: bool = True,
-        seed: int | None = None,
+        seed: int | np.integer | None = None,
     ) -> None:
         self.num_games = check_num_games(num_games)
         self._fixed_seat = check_learner_seat(learner_seat, rules.num_players)
@@ -220,7 +220,7 @@ class LearnerTables:
 
     # ------------------------------------------------------------------ seeding and resets
 
-    def seed(self, seed: int | np.random.Generator | None) -> None:
+    def seed(self, seed: int | np.integer | np.random.Generator | None) -> None:
         """Restart the key schedule from ``seed`` (episodes count from 0 again).
 
         Opponents given as factories are rebuilt with seeds derived from it, so a seeded env

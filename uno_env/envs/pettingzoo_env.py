@@ -285,7 +285,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         *,
         reward: str | RewardFn = "win_loss",
         render_mode: str | None = None,
-        render_view: int | Literal["all"] | None = None,
+        render_view: int | np.integer | Literal["all"] | None = None,
         colour: bool = True,
         **rule_overrides: Any,
     ) -> None:
@@ -385,7 +385,9 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
 
     # ------------------------------------------------------------------ API
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+    def reset(
+        self, seed: int | np.integer | None = None, options: dict[str, Any] | None = None
+    ) -> None:
         """Deal a new hand.
 
         Args:

@@ -26,7 +26,7 @@ def checked_seed(seed: object, what: str = "seed") -> int | None:
     return None if seed is None else check_seed(what, seed)
 
 
-def base_key(seed: int | np.random.Generator | None) -> np.uint64:
+def base_key(seed: int | np.integer | np.random.Generator | None) -> np.uint64:
     """The 64-bit base key of a seed (``None``: fresh OS entropy; a Generator: drawn from it).
 
     Raises:

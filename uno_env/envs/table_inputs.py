@@ -38,7 +38,7 @@ MAX_NUM_GAMES = 65_536
 games already take gigabytes, and the core's throughput stops growing long before."""
 
 
-def check_num_games(num_games: int) -> int:
+def check_num_games(num_games: int | np.integer) -> int:
     """The number of games B, an int in ``1..MAX_NUM_GAMES`` (NumPy's too; not a bool).
 
     Raises:
@@ -52,7 +52,9 @@ def check_num_games(num_games: int) -> int:
     return int(num_games)
 
 
-def check_learner_seat(learner_seat: int | Literal["random"], n_players: int) -> int | None:
+def check_learner_seat(
+    learner_seat: int | np.integer | Literal["random"], n_players: int
+) -> int | None:
     """The learner's fixed seat, or None for ``"random"`` (a seat drawn for each hand).
 
     Raises:

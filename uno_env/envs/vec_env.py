@@ -59,12 +59,12 @@ class UnoVecEnv(VecEnv):
 
     def __init__(
         self,
-        num_envs: int,
+        num_envs: int | np.integer,
         rules: str | Path | Mapping[str, Any] | Rules | None = None,
         opponents: OpponentsSpec = None,
-        seed: int | None = None,
+        seed: int | np.integer | None = None,
         *,
-        learner_seat: int | Literal["random"] = "random",
+        learner_seat: int | np.integer | Literal["random"] = "random",
         reward: str | RewardFn = "win_loss",
         render_mode: str | None = None,
     ) -> None:
@@ -83,7 +83,7 @@ class UnoVecEnv(VecEnv):
         )
         self._actions: npt.NDArray[np.int64] | None = None
         self._pending_seed: int | None = None
-        super().__init__(num_envs, observation_space(self.rules), action_space())
+        super().__init__(self.tables.num_games, observation_space(self.rules), action_space())
 
     # ------------------------------------------------------------------ core API
 
@@ -132,7 +132,7 @@ class UnoVecEnv(VecEnv):
         """The learners' legal actions, (num_envs, 80) bool."""
         return self.tables.action_masks().copy()
 
-    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+    def seed(self, seed: int | np.integer | None = None) -> Sequence[int | None]:
         """Restart the key schedule from ``seed`` at the next ``reset()``.
 
         Returns:
