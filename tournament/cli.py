@@ -17,7 +17,9 @@ participant, an agent file that does not load, a corrupt ``games.jsonl`` or ``co
 a log holding another run's games, a run folder of another config or in use by another run,
 an output folder that cannot be created), reported as one line ``error: ...`` on stderr
 naming the file or value; 1 when the machine fails a write (a full disk: the line names the
-file, and rerunning the same command resumes); 130 when interrupted (Ctrl-C: the games
+file, and rerunning the same command resumes) or a chunk kills its worker process again and
+again (the line names the chunk; a worker that dies once or a few times only costs a
+restart of the pool); 130 when interrupted (Ctrl-C: the games
 finished so far are kept, and rerunning the command resumes).
 """
 
