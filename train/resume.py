@@ -39,6 +39,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from uno_env.config_values import ConfigError
 from uno_env.observation import OBS_VERSION
+from uno_env.rules import Rules, load_rules
 from unolab.train.algorithms import restore_checkpoint
 from unolab.train.checkpoint_files import Checkpoint, DamagedCheckpointError, checkpoint_to_resume
 from unolab.train.config import TrainConfig, load_config
@@ -130,39 +131,67 @@ class ResumedRun:
     changes: tuple[Change, ...]
 
 
-def _flat(config: TrainConfig) -> dict[str, Any]:
-    """The config as one mapping of dotted keys (``ppo.net_arch``), rules left out."""
-    data = config.to_dict()
-    for key in ("rules", "num_players"):  # compared as the rules they build
-        del data[key]
+def _plain(value: Any) -> Any:
+    """A value as JSON holds it (tuples as lists): how a checkpoint's record saved it."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _flat(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A config's plain data as one mapping of dotted keys (``ppo.net_arch``), the rules
+    (compared as the rules they build) left out."""
+    flat = {key: value for key, value in data.items() if key not in ("rules", "num_players")}
     for section in _SECTIONS:
-        for key, value in data.pop(section).items():
-            data[f"{section}.{key}"] = value
-    return data
+        if isinstance(flat.get(section), dict):
+            for key, value in flat.pop(section).items():
+                flat[f"{section}.{key}"] = value
+    return flat
+
+
+def _defaults() -> dict[str, Any]:
+    """Every key's default, as plain data: what a record written before a key existed had."""
+    defaults: dict[str, Any] = {}
+    for field in dataclasses.fields(TrainConfig):
+        if field.default is not dataclasses.MISSING:
+            defaults[field.name] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            defaults[field.name] = dataclasses.asdict(field.default_factory())
+    return _flat(_plain(defaults))
 
 
 def config_changes(
-    saved: TrainConfig, new: TrainConfig, saved_rules: Mapping[str, Any] | None = None
+    saved: TrainConfig | Mapping[str, Any],
+    new: TrainConfig,
+    saved_rules: Mapping[str, Any] | None = None,
 ) -> list[Change]:
     """The settings ``new`` changes from ``saved``, in the config's order.
 
-    The rules are compared as the rules they build (a preset named, or spelled out, is the
-    same rules): ``rules.<switch>`` for a rule, ``num_players`` for the table size.
+    The rules are compared as the rules they build (a preset named, or a YAML file of the
+    same rules, is the same rules): ``rules.<switch>`` for a rule, ``num_players`` for the
+    table size. A key that ``saved`` lacks (a record written before the key existed) has
+    its default.
 
     Args:
-        saved: The config a checkpoint was trained with.
+        saved: The config a checkpoint was trained with, or its plain data (its record's
+            ``config``: compared as saved, without loading the files it names).
         new: The config given to resume it.
         saved_rules: The rules the checkpoint was played under (its record's ``rules``);
             default: the rules ``saved`` builds now.
     """
-    old_rules = dict(saved_rules) if saved_rules is not None else saved.build_rules().to_dict()
-    new_rules = new.build_rules().to_dict()
+    if isinstance(saved, TrainConfig):
+        saved_rules = saved_rules if saved_rules is not None else saved.build_rules().to_dict()
+        saved = saved.to_dict()
+    if saved_rules is None:
+        saved_rules = load_rules(saved.get("rules"), num_players=saved.get("num_players")).to_dict()
+    # A switch added since the record was written has its default (the official rules').
+    old_rules = {**Rules().to_dict(), **_plain(dict(saved_rules))}
+    new_rules = _plain(new.build_rules().to_dict())
     changes = [
         Change("num_players" if key == "num_players" else f"rules.{key}", old_rules.get(key), value)
         for key, value in new_rules.items()
         if old_rules.get(key) != value
     ]
-    old, given = _flat(saved), _flat(new)
+    old = {**_defaults(), **_flat(_plain(dict(saved)))}
+    given = _flat(_plain(new.to_dict()))
     changes += [
         Change(key, old.get(key), value) for key, value in given.items() if old.get(key) != value
     ]
@@ -183,30 +212,32 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _saved_config(checkpoint: Checkpoint, run_dir: Path) -> TrainConfig:
-    """The config a checkpoint was trained with: its record's (the run's ``config.yaml``
-    for a record written before records held it).
+def _saved_config(checkpoint: Checkpoint, run_dir: Path) -> dict[str, Any]:
+    """The config a checkpoint was trained with, as plain data: its record's (the run's
+    ``config.yaml`` for a record written before records held it).
 
     Raises:
-        DamagedCheckpointError: the record's config is not a valid config.
+        DamagedCheckpointError: the record's config is not a mapping.
     """
     data = checkpoint.record.get("config")
-    record = checkpoint.path.with_suffix(".json")
     if data is None:
-        return load_config(run_dir / "config.yaml", check_init_from=False)
+        return load_config(run_dir / "config.yaml", check_init_from=False).to_dict()
     if not isinstance(data, dict):
-        raise DamagedCheckpointError(f"{record}: its config is not a mapping")
-    try:
-        return load_config(None, base=data, check_init_from=False)
-    except ConfigError as err:
-        raise DamagedCheckpointError(f"{record}: its config is not valid ({err})") from None
+        raise DamagedCheckpointError(
+            f"{checkpoint.path.with_suffix('.json')}: its config is not a mapping"
+        )
+    return data
 
 
-def _same_folder(saved: TrainConfig, new: TrainConfig) -> bool:
-    return os.path.abspath(saved.run_dir) == os.path.abspath(new.run_dir)
+def _same_folder(saved: Mapping[str, Any], new: TrainConfig) -> bool:
+    """Whether the saved ``runs_dir``/``name`` name the folder resumed (from here)."""
+    name, runs_dir = saved.get("name"), saved.get("runs_dir")
+    if not isinstance(name, str) or not isinstance(runs_dir, str):
+        return False
+    return os.path.abspath(Path(runs_dir) / name) == os.path.abspath(new.run_dir)
 
 
-def _check(checkpoint: Checkpoint, saved: TrainConfig, new: TrainConfig) -> list[Change]:
+def _check(checkpoint: Checkpoint, saved: Mapping[str, Any], new: TrainConfig) -> list[Change]:
     """The safe changes of a resume; a fixed one, or no steps left, is refused.
 
     Raises:
@@ -267,7 +298,7 @@ def resume_model(config: TrainConfig, env: VecEnv, log: TextIO | None = None) ->
         changes = _check(checkpoint, saved, config)
         resumed = config
         if _same_folder(saved, config):  # the folder as the run spells it
-            resumed = dataclasses.replace(config, name=saved.name, runs_dir=saved.runs_dir)
+            resumed = dataclasses.replace(config, name=saved["name"], runs_dir=saved["runs_dir"])
         model = restore_checkpoint(checkpoint.path, resumed, env)
         if int(model.num_timesteps) != checkpoint.steps:
             raise DamagedCheckpointError(

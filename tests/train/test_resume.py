@@ -191,6 +191,19 @@ def test_an_edited_config_yaml_is_refused(
     assert snapshot(run_dir) == before
 
 
+def test_a_record_written_before_a_key_existed_resumes(run_dir: Path) -> None:
+    """A key (or a rule switch) missing from an older record has its default: no change."""
+    for tag in ("latest", "previous"):
+        path = run_dir / f"{tag}.json"
+        record = json.loads(path.read_text())
+        del record["config"]["dqn"]["hand_size_shaping"], record["config"]["imitate"]
+        del record["rules"]["seat_draw_streams"]
+        path.write_text(json.dumps(record))
+    config = _resume_config(run_dir, "total_steps=192")
+    assert train(config, resume=True, progress_bar=False, log=None).steps == 192
+    assert [h["key"] for h in read_history(run_dir)] == ["total_steps"]
+
+
 @pytest.mark.parametrize("budget", [128, 100])
 def test_a_budget_that_is_not_more_than_the_steps_done_is_one_line(
     run_dir: Path, budget: int
