@@ -9,14 +9,12 @@ Anything wrong raises one :class:`AgentFileError` naming the file and what to do
 
 from __future__ import annotations
 
-import errno
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
-from uno_env.files import UnreadableFileError, read_regular_file
+from uno_env.files import UnreadableFileError, read_regular_file, why_missing
 from uno_env.files import shown as shown
 
 __all__ = [
@@ -36,7 +34,6 @@ __all__ = [
     "read_bounded",
     "shown",
     "tensor_header",
-    "why_missing",
 ]
 
 MAX_AGENT_FILE_BYTES = 256 * 2**20
@@ -170,23 +167,6 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
                 "CHECKPOINT OUT writes both)"
             )
     return weights, meta_path
-
-
-def why_missing(path: str | Path) -> str:
-    """Why ``path`` opens no file, in words for a message: it ``does not exist``, or it is a
-    symlink loop, or a symlink to a file that does not exist (``Path.exists`` says False
-    for all three, and "does not exist" would send the user looking for the wrong thing)."""
-    given = Path(path)
-    try:
-        given.stat()
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            return "is a symlink loop (its links lead back to themselves)"
-        if given.is_symlink():
-            return f"is a symlink to {os.readlink(given)!r}, which does not exist"
-    except ValueError:  # a NUL in the path
-        return "is not a valid path (it contains a NUL character)"
-    return "does not exist"
 
 
 def agent_stem(path: str | Path) -> Path:

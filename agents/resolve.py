@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from uno_env.files import why_missing
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
-from unolab.agents.agent_files import why_missing
 from unolab.agents.python_bots import CLASS_FORMS, canonical_class_spec
 from unolab.agents.registry import AGENT_NAMES, agent_seed, is_agent_spec, make_agent
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path

@@ -31,7 +31,7 @@ from uno_env.config_values import (
     check_seed,
     from_mapping,
 )
-from uno_env.files import UnreadableFileError, read_regular_file, shown
+from uno_env.files import UnreadableFileError, read_regular_file, shown, why_missing
 
 __all__ = [
     "MAX_CONFIG_BYTES",
@@ -152,7 +152,7 @@ def load_yaml_mapping(path: str | Path) -> dict[str, Any]:
     if p.is_dir():
         raise ConfigError(f"config file {str(p)!r} is a folder; give the path of a YAML file")
     if not p.exists():
-        raise ConfigError(f"config file {str(p)!r} does not exist")
+        raise ConfigError(f"config file {str(p)!r} {why_missing(p)}")
     if not p.is_file():
         raise ConfigError(f"config file {str(p)!r} is not a regular file; give a YAML file")
     try:

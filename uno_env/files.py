@@ -39,6 +39,7 @@ __all__ = [
     "read_regular_text",
     "save_atomically",
     "shown",
+    "why_missing",
     "write_atomically",
 ]
 
@@ -82,6 +83,28 @@ def shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def why_missing(path: str | Path) -> str:
+    """Why ``path`` opens no file, in words for a message after its name.
+
+    ``Path.exists`` says False for a missing file, a symlink loop and a symlink to nothing
+    alike, and "does not exist" would send the user looking for the wrong thing.
+
+    Returns:
+        ``"does not exist"``, ``"is a symlink loop (...)"`` or ``"is a symlink to ..., which
+        does not exist"``.
+    """
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "is a symlink loop (its links lead back to themselves)"
+        if os.path.islink(path):
+            return f"is a symlink to {os.readlink(path)!r}, which does not exist"
+    except ValueError:  # a NUL in the path
+        return "is not a valid path (it contains a NUL character)"
+    return "does not exist"
+
+
 def read_regular_file(path: str | Path, limit: int, what: str = "file") -> bytes:
     """The bytes of a regular file no larger than ``limit``.
 
@@ -107,8 +130,8 @@ def read_regular_file(path: str | Path, limit: int, what: str = "file") -> bytes
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
-        if err.errno == errno.ENOENT:
-            raise UnreadableFileError(f"{what} {name!r} does not exist") from None
+        if err.errno in (errno.ENOENT, errno.ELOOP):
+            raise UnreadableFileError(f"{what} {name!r} {why_missing(name)}") from None
         if err.errno == errno.EISDIR:
             raise UnreadableFileError(f"{what} {name!r} is a folder, not a file") from None
         raise UnreadableFileError(

@@ -322,7 +322,11 @@ class _CheckedCacheFile(caching.IndexDataCacheFile):
         except Exception as exc:
             self.drop(self._index_path, exc)
             return {}
-        return overloads if stamp == self._source_stamp else {}
+        return overloads if self._stamp_fits(stamp) else {}
+
+    def _stamp_fits(self, stamp: Any) -> bool:
+        """Whether the index was written for these sources (numba's stamp of the file)."""
+        return bool(stamp == self._source_stamp)
 
     def load(self, key: Any) -> Any:
         name = self._load_index().get(key)
@@ -356,20 +360,8 @@ class _ShippedCacheFile(_CheckedCacheFile):
     compiles), never removed: it belongs to the installed package.
     """
 
-    def _load_index(self) -> dict[Any, str]:
-        try:
-            raw = _read_regular(self._index_path)
-            if raw is None:
-                return {}
-            stream = io.BytesIO(raw)
-            if pickle.load(stream) != self._version:
-                return {}
-            _stamp, overloads = pickle.loads(_unseal(stream.read()))
-            if isinstance(overloads, dict):
-                return overloads
-        except Exception as exc:
-            self.drop(self._index_path, exc)
-        return {}
+    def _stamp_fits(self, stamp: Any) -> bool:
+        return True  # the stamp is the building machine's; the folder's digest was checked
 
     def drop(self, path: str, reason: BaseException) -> None:
         """Say that a shipped file is unusable (the function compiles instead)."""

@@ -9,6 +9,7 @@ are validated on construction: an unknown key or an impossible combination raise
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import textwrap
 from collections.abc import Mapping
@@ -267,9 +268,10 @@ def load_rules(
 
 
 def _names_a_file(text: str) -> bool:
-    """Whether ``text`` names an existing path (a name the system refuses names none)."""
+    """Whether ``text`` names an existing path, a symlink to nothing or a loop included (a
+    name the system refuses names none)."""
     try:
-        return Path(text).exists()
+        return os.path.lexists(text)
     except (OSError, ValueError):  # a name too long for the file system, a NUL
         return False
 

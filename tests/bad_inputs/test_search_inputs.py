@@ -10,6 +10,8 @@ passed in is untouched.
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +55,7 @@ def _finished() -> UnoState:
 def _symlink_loop() -> str:
     """An agent path that is a symlink loop, in a fresh folder."""
     folder = Path(tempfile.mkdtemp())
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     (folder / "loop.safetensors").symlink_to("back.safetensors")
     (folder / "back.safetensors").symlink_to("loop.safetensors")
     return str(folder / "loop.safetensors")

@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from uno_env.configuration import load_yaml_mapping
 from uno_env.files import (
     FolderInUseError,
     RunFolderLock,
     UnwritableFileError,
     check_writable_target,
+    read_regular_file,
     save_atomically,
+    why_missing,
     write_atomically,
 )
+from uno_env.rules import load_rules
 
 
 def _mode(path: Path) -> int:
@@ -137,3 +141,27 @@ def test_a_run_folder_is_held_by_one_run_and_a_refused_start_leaves_nothing(
     (run_dir / "config.yaml").write_text("name: a\n")
     second.release(undo=True)  # something written: the folder stays
     assert (run_dir / "config.yaml").is_file()
+
+
+def test_a_symlink_loop_or_a_dangling_link_is_named_for_what_it_is(tmp_path: Path) -> None:
+    loop, back, dangling = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
+    loop.symlink_to(back)
+    back.symlink_to(loop)
+    dangling.symlink_to(tmp_path / "gone.yaml")
+    assert why_missing(loop).startswith("is a symlink loop")
+    assert (
+        why_missing(dangling)
+        == f"is a symlink to {str(tmp_path / 'gone.yaml')!r}, which does not exist"
+    )
+    assert why_missing(tmp_path / "none.yaml") == "does not exist"
+    for read in (
+        lambda path: read_regular_file(path, 100, "record"),
+        load_yaml_mapping,
+        load_rules,
+    ):
+        with pytest.raises(ValueError, match="symlink loop") as caught:
+            read(loop)
+        assert str(loop) in str(caught.value)
+        with pytest.raises(ValueError, match="which does not exist") as caught:
+            read(dangling)
+        assert str(dangling) in str(caught.value)

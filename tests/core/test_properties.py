@@ -18,6 +18,7 @@ Every example is also checked against the full :func:`uno_env.testing.check_inva
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -351,6 +352,39 @@ def test_illegal_action_raises_and_leaves_state_unchanged(
     # The same batch with a legal action for that game still steps.
     actions[game] = uniform_legal_actions(mask[game : game + 1], np.random.default_rng(0))[0]
     assert_invariants(rules, core.step(rules, state, actions))
+
+
+@pytest.mark.parametrize(
+    ("actions", "shown"),
+    [
+        (np.array([2**64 - 1, 0], dtype=np.uint64), "18446744073709551615"),
+        (np.array([2**63, 0], dtype=np.uint64), "9223372036854775808"),
+        ([2**64 - 1, 0], "18446744073709551615"),
+        ([2**64, 0], "18446744073709551616"),
+        ((-(2**63) - 1, 0), "-9223372036854775809"),
+        (np.array([3.5, 0.0]), "3.5"),
+        (np.array([np.nan, 0.0]), "nan"),
+        (np.array([1e300, 0.0]), "1e+300"),
+    ],
+    ids=[
+        "uint64-max",
+        "uint64-2**63",
+        "int-2**64-1",
+        "int-2**64",
+        "int-below",
+        "half",
+        "nan",
+        "huge",
+    ],
+)
+def test_an_action_no_int64_holds_is_named_as_given(actions: object, shown: str) -> None:
+    """A cast would turn 2**64 - 1 into -1 and 3.5 into 3: such a value is refused as given."""
+    rules = Rules()
+    state = core.init(rules, 2, seed=0)
+    snapshot = state.copy()
+    with pytest.raises(core.IllegalActionError, match=re.escape(f"action {shown} ")):
+        core.step(rules, state, actions)  # type: ignore[arg-type]
+    assert_same_state(state, snapshot, "a rejected step changed the state")
 
 
 # ---------------------------------------------------------------------------------------------

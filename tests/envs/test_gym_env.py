@@ -117,6 +117,19 @@ def test_seeding_replays_the_same_hands() -> None:
         np.testing.assert_array_equal(oa, ob)
 
 
+@pytest.mark.parametrize(
+    "options", [{"learner_seat": 9}, {"key": -1}, {"key": "text"}, {"learner_seat": True}]
+)
+def test_a_refused_reset_leaves_the_key_schedule_alone(options: dict[str, object]) -> None:
+    a, b = UnoGymEnv(num_players=3), UnoGymEnv(num_players=3)
+    for env in (a, b):
+        env.reset(seed=11)
+    with pytest.raises(ValueError):
+        a.reset(seed=99, options=options)
+    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])
+    assert int(a.tables.game_keys[0]) == int(b.tables.game_keys[0])
+
+
 def test_explicit_key_and_seat() -> None:
     env = UnoGymEnv(num_players=3)
     env.reset(seed=0, options={"key": 1234, "learner_seat": 1})

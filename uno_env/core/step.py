@@ -94,6 +94,12 @@ def step(
 
 def _as_actions(state: UnoState, actions: npt.ArrayLike) -> IntArray:
     """The actions as a C-contiguous int64 array of shape (B,), or IllegalActionError."""
+    if isinstance(actions, list | tuple):  # NumPy would turn a huge int into a float
+        for given in actions:
+            if isinstance(given, int) and not -(2**63) <= given < 2**63:
+                raise IllegalActionError(
+                    f"action {given!r} is not an action id (whole numbers 0..{C.NUM_ACTIONS - 1})"
+                )
     acts = np.asarray(actions)
     if acts.dtype == np.int64 and acts.shape == (state.batch_size,) and acts.flags.c_contiguous:
         return acts  # the common case, checked cheaply
@@ -104,9 +110,18 @@ def _as_actions(state: UnoState, actions: npt.ArrayLike) -> IntArray:
             f"expected one action per game, shape ({state.batch_size},), got {acts.shape}"
         )
     if acts.dtype != np.int64:
-        if np.issubdtype(acts.dtype, np.integer) or (
-            np.issubdtype(acts.dtype, np.floating) and np.all(acts == np.round(acts))
-        ):
+        if np.issubdtype(acts.dtype, np.integer) or np.issubdtype(acts.dtype, np.floating):
+            # A cast would wrap what int64 cannot hold (2**64 - 1 becomes -1) and cut a
+            # fraction: such a value is refused as given, before it turns into another.
+            if acts.dtype.kind == "f":
+                fits = np.isfinite(acts) & (acts == np.round(acts)) & (np.abs(acts) < 2.0**63)
+            else:  # only an unsigned 64-bit integer can pass int64's maximum
+                fits = acts <= np.iinfo(np.int64).max
+            if not np.all(fits):
+                given = acts[np.flatnonzero(~fits)[0]].item()
+                raise IllegalActionError(
+                    f"action {given!r} is not an action id (whole numbers 0..{C.NUM_ACTIONS - 1})"
+                )
             acts = acts.astype(np.int64)
         else:
             raise IllegalActionError(f"actions must be integers, got dtype {acts.dtype}")

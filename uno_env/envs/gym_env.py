@@ -38,6 +38,7 @@ from uno_env.envs.registration import (
 from uno_env.envs.render import render_table
 from uno_env.envs.seeding import checked_seed
 from uno_env.envs.spaces import action_id
+from uno_env.envs.table_inputs import explicit_hands
 from uno_env.rules import Rules, load_rules
 
 __all__ = ["ENV_ID", "UnoGymEnv", "register_envs"]
@@ -129,13 +130,18 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         # Checked first: Gymnasium's own seeding refuses NumPy integers, and names no
         # argument for a bad one.
         seed = checked_seed(seed)
+        opts = options or {}
+        # The options too, before the seed restarts the key schedule: a refused reset
+        # changes nothing.
+        explicit_hands(
+            np.arange(1), opts.get("key"), opts.get("learner_seat"), self.tables.rules.num_players
+        )
         super().reset(seed=seed)
         if seed is not None:
             self.tables.seed(seed)
         elif not self.tables.seeded:
             self.tables.seed(self.np_random)
         self._forfeited = False
-        opts = options or {}
         obs = self.tables.reset(keys=opts.get("key"), learner_seats=opts.get("learner_seat"))
         if self.render_mode == "human":
             self.render()
