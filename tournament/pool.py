@@ -264,11 +264,16 @@ class WorkerPool:
             self._pool = None
         self.restarts += 1
         if self.say is not None:
-            what = _chunk_list(chunks) if chunks else "no chunk"
-            self.say(
-                f"a worker process died; {what} lost with it played again on a fresh pool "
-                f"(restart {self.restarts})"
-            )
+            if chunks:
+                self.say(
+                    f"a worker process died; {_chunk_list(chunks)} lost with it played again "
+                    f"on a fresh pool (restart {self.restarts})"
+                )
+            else:
+                self.say(
+                    f"a worker process died between chunks; a fresh pool goes on (restart "
+                    f"{self.restarts})"
+                )
         self.start()
 
 

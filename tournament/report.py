@@ -209,6 +209,11 @@ def _footer(summary: dict[str, Any]) -> list[str]:
             f"played {run['games_played']} games in {run['elapsed_s']:.1f} s "
             f"({run['games_per_s']:,.0f} games/s, {run['workers']} worker(s)); "
             f"{run['games_resumed']} resumed"
+            + (
+                f"; the worker pool restarted {run['worker_restarts']} time(s) after a worker died"
+                if run.get("worker_restarts")
+                else ""
+            )
         )
     return lines
 

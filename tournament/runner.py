@@ -322,6 +322,7 @@ def _run(
         "cpu_s": cpu,
         "games_per_cpu_s": played / cpu if played and cpu > 0 else None,
         "workers": config.workers,
+        "worker_restarts": pool.restarts if pool is not None else 0,
         "backend": config.backend,
     }
     stop = state.sprt.n if state.stopped and state.sprt is not None else None

@@ -104,8 +104,9 @@ def _start(out: Path, *extra: str) -> subprocess.Popen[str]:
 
 
 def _wait_for_games(proc: subprocess.Popen[str], log: Path) -> None:
-    """Wait until the first chunk is written (the run is under way)."""
-    deadline = time.monotonic() + 60
+    """Wait until the first chunk is written (the run is under way; a cold start may compile
+    the engine first)."""
+    deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         if log.is_file() and log.stat().st_size > 0:
             return
@@ -130,13 +131,16 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_results_are_unchanged(
     assert len(workers) == 2
     assert proc.poll() is None, "the run ended before a worker could be killed"
     os.kill(workers[0].pid, signal.SIGKILL)
-    out, err = proc.communicate(timeout=120)
+    out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     said = " ".join(out.split())
     assert "a worker process died;" in said and "played again on a fresh pool" in said
     assert "(restart 1)" in said
     assert "Traceback" not in out + err
     assert not workers[0].is_running() or workers[0].status() == psutil.STATUS_ZOMBIE
+    summary = json.loads((tmp_path / NAME / "summary.json").read_text())
+    assert summary["run"]["worker_restarts"] == 1
+    assert "the worker pool restarted 1 time(s)" in said
     _same_results(tmp_path / NAME, reference)
 
 
@@ -147,13 +151,13 @@ def test_a_run_killed_mid_run_resumes_to_the_same_results(tmp_path: Path, refere
     workers = _workers(proc.pid)
     assert proc.poll() is None, "the run ended before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=600)
     written = log.read_bytes()
     assert 0 < written.count(b"\n") < 900, "killed in the middle of the run"
     _, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive, "the workers exit when the run is killed"
     resumed = _start(tmp_path, "--workers", "2")
-    out, err = resumed.communicate(timeout=120)
+    out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     assert "Traceback" not in out + err
     summary = json.loads((tmp_path / NAME / "summary.json").read_text())
@@ -230,6 +234,8 @@ def test_a_worker_that_dies_once_costs_a_restart_and_nothing_else(
     said = " ".join(out.split())
     assert said.count("a worker process died;") == 1 and "chunk" in said
     assert err == ""
+    summary = json.loads((tmp_path / "run" / NAME / "summary.json").read_text())
+    assert summary["run"]["worker_restarts"] == 1
     _same_results(tmp_path / "run" / NAME, plain / NAME)
 
 
