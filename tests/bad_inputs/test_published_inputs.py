@@ -181,7 +181,7 @@ CASES = [
     Case("not_utf8_process", raw(BENCH, b"\xfe\xff{}"), (BENCH, "not UTF-8"), process=True),
     Case("a_folder", into_folder(BENCH), (BENCH, "folder")),
     Case("a_fifo", into_fifo(AGENTS), (AGENTS, "not a regular file")),
-    Case("a_link_loop", into_link(BOTS, "bot_strength.json"), (BOTS, "symbolic links")),
+    Case("a_link_loop", into_link(BOTS, "bot_strength.json"), (BOTS, "loop")),
     Case(
         "a_link_loop_process", into_link(CROSS, "openspiel_crosscheck.json"), (CROSS,), process=True
     ),
