@@ -34,6 +34,8 @@ from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
+from uno_env.console import run_main
+from uno_env.files import UnwritableFileError, check_writable_target, write_atomically
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES, make_agent
@@ -310,6 +312,10 @@ def _check_out(parser: argparse.ArgumentParser, out: Path) -> None:
         folder = folder.parent
     if not folder.is_dir():
         parser.error(f"argument --out: {folder} is a file, so {out} cannot be created")
+    try:
+        check_writable_target(out, "--out")
+    except UnwritableFileError as err:
+        parser.error(f"argument {err}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -450,10 +456,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["agents"] = list(args.agents)
         report["torch_threads"] = args.threads
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_atomically(args.out, json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main, "python -m unolab.agents.strength")

@@ -1,7 +1,6 @@
 """``python -m unolab.tournament``: see :mod:`unolab.tournament.cli`."""
 
-import sys
-
+from uno_env.console import run_main
 from unolab.tournament.cli import main
 
-sys.exit(main())
+run_main(main, "python -m unolab.tournament")

@@ -34,9 +34,10 @@ from typing import Any
 from rich.console import Console
 
 from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mapping
+from uno_env.console import run_main
 from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
-from unolab.tournament.config import TournamentConfig, load_config
+from unolab.tournament.config import TournamentConfig, load_config, refuse_pickle_switch
 from unolab.tournament.pool import WorkerLostError
 from unolab.tournament.run_folder import RunFolder
 from unolab.tournament.runner import run_tournament
@@ -109,6 +110,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     data: dict[str, Any] = load_yaml_mapping(args.config) if args.config else {}
     if args.config:
         _refuse_rules_file(args.config, data, named=args.name is not None)
+        refuse_pickle_switch(data, args.config)
     for key in (
         "name",
         "format",
@@ -141,6 +143,8 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
         if args.config:
             raise ConfigError(f"{args.config} has no 'name': add one to it, or give --name NAME")
         raise ConfigError("give --config or --name")
+    if args.set:
+        refuse_pickle_switch(apply_overrides({}, args.set, example="sprt.elo1=10"), "--set")
     data = apply_overrides(data, args.set, example="sprt.elo1=10")
     return load_config(data)
 
@@ -230,4 +234,4 @@ def _system_error_line(err: OSError) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.tournament")

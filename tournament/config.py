@@ -58,6 +58,7 @@ __all__ = [
     "SprtConfig",
     "TournamentConfig",
     "load_config",
+    "refuse_pickle_switch",
 ]
 
 _AGENT_SUFFIXES = ("", ".safetensors", ".json", ".zip")
@@ -318,7 +319,7 @@ class TournamentConfig:
         if pickled and not self.allow_pickle:
             raise ConfigError(
                 f"{pickled}: SB3 .zip checkpoints are loaded with pickle, which runs code from "
-                "the file; pass --allow-pickle (allow_pickle: true) only for files you trust, "
+                "the file; pass --allow-pickle only for files you trust, "
                 "or export them to .safetensors"
             )
         self.game_rules()  # validate the rules now, with a clear message
@@ -387,6 +388,22 @@ def _check_error_rates(sprt: Mapping[str, Any], where: str) -> None:
             raise ConfigError(f"{where}.{key}: expected a number in (0, 0.5), got {value!r}")
 
 
+def refuse_pickle_switch(data: Mapping[str, Any], where: str) -> None:
+    """Refuse ``allow_pickle`` in a file or a ``--set`` item: only the explicit flag sets it.
+
+    A config file travels (a shared experiment, a run folder handed over); if it could
+    switch unpickling on, opening someone's config would be enough to run their code.
+
+    Raises:
+        ConfigError: naming where the switch was found and the flag to use instead.
+    """
+    if "allow_pickle" in data:
+        raise ConfigError(
+            f"{where}: allow_pickle cannot be set here (loading an SB3 .zip runs code from the "
+            "file); pass --allow-pickle on the command line for checkpoints you trust"
+        )
+
+
 def load_config(
     source: str | Path | Mapping[str, Any], overrides: Sequence[str] = ()
 ) -> TournamentConfig:
@@ -406,7 +423,10 @@ def load_config(
         data, where = dict(source), "tournament"
     else:
         data, where = load_yaml_mapping(source), str(source)
-    data = apply_overrides(data, overrides, example="sprt.elo1=10") if overrides else data
+        refuse_pickle_switch(data, where)
+    if overrides:
+        refuse_pickle_switch(apply_overrides({}, overrides, example="sprt.elo1=10"), "--set")
+        data = apply_overrides(data, overrides, example="sprt.elo1=10")
     data = normalise(data)
     # The optional sections are built here, so that a bad value in one is reported with its
     # reason: checked as a member of "SprtConfig | None", it would only "not fit".

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
+from uno_env.console import run_main
 from uno_env.files import UnreadableFileError, read_regular_file, shown, write_atomically
 from uno_env.rules import MAX_TURNS_LIMIT
 from unolab.agents.model_card import card_markdown, model_cards
@@ -952,4 +953,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.published")

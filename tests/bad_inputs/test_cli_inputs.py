@@ -237,6 +237,12 @@ CASES: list[Case] = [
     ),
     # python -m unolab.agents.strength
     Case("strength_games_zero", ("--games", "0"), ("--games", "'0'"), run="strength"),
+    Case(
+        "strength_out_is_a_device",
+        ("--out", "/dev/null", "--games", "10"),
+        ("/dev/null", "character device"),
+        run="strength",
+    ),
     Case("strength_games_text", ("--games", "ten"), ("'ten'",), run="strength"),
     Case("strength_players_one", ("--players", "1"), ("--players", "'1'"), run="strength"),
     Case("strength_batch_size_zero", ("--batch-size", "0"), ("--batch-size",), run="strength"),

@@ -341,6 +341,26 @@ def test_sb3_zips_need_allow_pickle(tmp_path: Path) -> None:
         _run({**data, "allow_pickle": True})
 
 
+def test_only_the_flag_allows_pickle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A config file or a --set item cannot switch unpickling on: a handed-over file could."""
+    zip_path = tmp_path / "model.zip"
+    config = tmp_path / "t.yaml"
+    config.write_text(f"name: t\nparticipants: [random, {zip_path}]\nallow_pickle: true\n")
+    with pytest.raises(ConfigError, match="allow_pickle cannot be set here") as caught:
+        load_config(config)
+    assert str(config) in str(caught.value)
+    with pytest.raises(ConfigError, match="--set: allow_pickle cannot be set here"):
+        load_config({"name": "t", "participants": ["random"]}, ["allow_pickle=true"])
+    for argv in (
+        ["--config", str(config)],
+        ["--name", "t", "--participants", "random", str(zip_path), "--set", "allow_pickle=true"],
+    ):
+        assert cli_main([*argv, "--output-dir", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert "allow_pickle cannot be set here" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
 def test_sb3_zip_plays_with_allow_pickle(tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 
