@@ -56,6 +56,7 @@ __all__ = [
     "read_history",
     "record_history",
     "resume_model",
+    "why_fixed",
 ]
 
 SAFE_ON_RESUME: frozenset[str] = frozenset(

@@ -328,7 +328,7 @@ def _craft(run_dir: Path, marker: Path, member: str) -> None:
     path = run_dir / "latest.zip"
     with zipfile.ZipFile(path) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
-    payload = pickle.dumps(_Marker(marker))
+    payload = pickle.dumps(_Marker(marker), protocol=2)
     if member == "data":
         data = json.loads(members["data"])
         data["lr_schedule"] = {":type:": "x", ":serialized:": base64.b64encode(payload).decode()}
