@@ -184,7 +184,10 @@ def _bit_flipped(name: str) -> Callable[[Path], None]:
 
 
 def _emptied(name: str) -> Callable[[Path], None]:
-    return lambda run: (run / name).write_bytes(b"")
+    def change(run: Path) -> None:
+        (run / name).write_bytes(b"")
+
+    return change
 
 
 def _removed(*names: str) -> Callable[[Path], None]:

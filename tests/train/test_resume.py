@@ -319,7 +319,7 @@ class _Marker:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
         return (os.system, (f"touch {self.path}",))
 
 
