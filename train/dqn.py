@@ -24,6 +24,7 @@ from pathlib import Path
 
 from stable_baselines3.common.vec_env import VecEnv
 
+from uno_env.console import run_main
 from unolab.train import run, run_cli
 from unolab.train.algorithms import ALGORITHMS, restore_checkpoint
 from unolab.train.config import TrainConfig, config_beside
@@ -86,4 +87,4 @@ def main(argv: Sequence[str] | None = None) -> run.RunResult:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main, "python -m unolab.train.dqn")

@@ -26,6 +26,7 @@ from typing import Any
 from torch import nn
 
 from uno_env.cards import NUM_ACTIONS
+from uno_env.console import run_main
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
@@ -207,4 +208,4 @@ def main(argv: Sequence[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_main(main, "python -m unolab.train.export")

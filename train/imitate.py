@@ -55,6 +55,7 @@ import numpy as np
 import torch
 
 from uno_env.configuration import add_config_options
+from uno_env.console import run_main
 from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
@@ -386,4 +387,4 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_main(main, "python -m unolab.train.imitate")

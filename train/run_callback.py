@@ -26,7 +26,7 @@ from unolab.train.config import TrainConfig
 from unolab.train.evaluation_log import EVALUATIONS_FILE, read_evaluation_log
 from unolab.train.export import snapshot_policy
 from unolab.train.league import League
-from unolab.train.run_folder import _save_group, save_checkpoint
+from unolab.train.run_folder import append_lines, save_checkpoint, save_group
 
 __all__ = [
     "EvaluationHook",
@@ -172,7 +172,7 @@ class LabCallback(BaseCallback):
         """Write ``latest.zip`` / ``latest.json`` and the league: all ``--resume`` needs."""
         steps = int(self.model.num_timesteps)
         save_checkpoint(self.model, self.config, self.rules, "latest", steps, self.evaluations)
-        _save_group(self.league.save, self.config.run_dir, "league_slot*.safetensors")
+        save_group(self.league.save, self.config.run_dir, "league_slot*.safetensors")
         return self.config.run_dir / "latest.zip"
 
 
@@ -183,8 +183,7 @@ def record_evaluation(run_dir: Path, steps: int, results: dict[str, dict[str, An
     line: readers keep the last line of each step count.
     """
     line = json.dumps({"steps": steps, "results": results}, sort_keys=True)
-    with open(run_dir / EVALUATIONS_FILE, "a", encoding="utf-8") as log:
-        log.write(line + "\n")
+    append_lines(run_dir / EVALUATIONS_FILE, [line], run_dir)
 
 
 def read_curve(run_dir: Path, opponent: str) -> list[dict[str, Any]]:

@@ -57,6 +57,7 @@ __all__ = [
     "release_run_lock",
     "run_files",
     "save_checkpoint",
+    "save_group",
 ]
 
 LEGACY_POLICY_NAME = "best_policy"
@@ -207,7 +208,7 @@ def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> Non
         raise _write_failed(err, path, run_dir or path.parent) from None
 
 
-def _save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
+def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
     """``write(folder)`` into a scratch folder of the run, then rename each file it wrote
     into the run: a failure (a full disk) leaves every file of the run whole.
 
@@ -227,6 +228,8 @@ def _save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None
         write(staging)
         for path in sorted(staging.iterdir()):
             _sync(path)
+        for path in sorted(staging.iterdir()):
+            check_writable_target(run_dir / path.name, "run file")
         for path in sorted(staging.iterdir()):
             os.replace(path, run_dir / path.name)
     except (OSError, SafetensorError) as err:
@@ -359,7 +362,7 @@ def save_checkpoint(
                 shutil.copyfile(weights, legacy.with_suffix(".safetensors"))
                 shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
 
-        _save_group(export, run_dir, f"{stem.name}.safetensors")
+        save_group(export, run_dir, f"{stem.name}.safetensors")
 
 
 def _one_line(err: BaseException | str) -> str:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.configuration import ConfigError
+from uno_env.console import run_main
 from uno_env.files import write_atomically
 from unolab.agents.arena import EvalResult
 from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
@@ -452,4 +453,4 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m unolab.train.
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main, "python -m unolab.train.sweep")
