@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.files import shown
+
 COLOURS = "RYGB"
 NUM_COLOURS = 4
 NUM_RANKS = 13
@@ -111,10 +113,26 @@ FACE_COUNTS: npt.NDArray[np.int16] = np.bincount(CANONICAL_DECK, minlength=NUM_F
 """How many copies of each face the deck holds."""
 
 
+def _is_id(value: object, count: int) -> bool:
+    """Whether ``value`` is an id in ``0..count - 1``: an integer, Python's or NumPy's, not a
+    bool (``True`` is an int to Python, never a card) nor a float."""
+    return bool(
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and 0 <= value < count
+    )
+
+
 def card_name(face: int) -> str:
-    """Return the notation of a card face, e.g. ``G7``, ``RS``, ``W+4``."""
-    if not 0 <= int(face) < NUM_FACES:
-        raise ValueError(f"card face id must be in 0..{NUM_FACES - 1}, got {face}")
+    """Return the notation of a card face, e.g. ``G7``, ``RS``, ``W+4``.
+
+    Raises:
+        ValueError: naming ``face`` as given, if it is no integer in ``0..53``.
+    """
+    if not _is_id(face, NUM_FACES):
+        raise ValueError(
+            f"card face id must be an integer in 0..{NUM_FACES - 1}, got {shown(face)}"
+        )
     return FACE_NAMES[int(face)]
 
 
@@ -124,6 +142,8 @@ def parse_card(name: str) -> int:
     Raises:
         ValueError: naming the bad text and the valid forms.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"card name must be text like 'G7' or 'W+4', got {shown(name)}")
     key = name.strip().upper()
     if key not in _FACE_IDS:
         raise ValueError(
@@ -139,9 +159,15 @@ def parse_cards(names: Iterable[str]) -> list[int]:
 
 
 def action_name(action: int) -> str:
-    """Return the notation of an action id, e.g. ``G7``, ``W:B``, ``draw``, ``swap:2``."""
-    if not 0 <= int(action) < NUM_ACTIONS:
-        raise ValueError(f"action id must be in 0..{NUM_ACTIONS - 1}, got {action}")
+    """Return the notation of an action id, e.g. ``G7``, ``W:B``, ``draw``, ``swap:2``.
+
+    Raises:
+        ValueError: naming ``action`` as given, if it is no integer in ``0..79``.
+    """
+    if not _is_id(action, NUM_ACTIONS):
+        raise ValueError(
+            f"action id must be an integer in 0..{NUM_ACTIONS - 1}, got {shown(action)}"
+        )
     return ACTION_NAMES[int(action)]
 
 
@@ -151,6 +177,8 @@ def parse_action(name: str) -> int:
     Raises:
         ValueError: naming the bad text and the valid forms.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"action name must be text like 'G7' or 'W:B', got {shown(name)}")
     text = name.strip()
     low = text.lower()
     if low in _ACTION_IDS:
@@ -175,5 +203,11 @@ def parse_action(name: str) -> int:
 
 
 def action_names(actions: Sequence[int] | npt.NDArray[np.integer]) -> list[str]:
-    """Return the names of several action ids."""
-    return [action_name(int(a)) for a in actions]
+    """Return the names of several action ids.
+
+    Raises:
+        ValueError: naming ``actions`` as given, if it is not a flat sequence of action ids.
+    """
+    if isinstance(actions, (str, bytes)) or np.ndim(actions) != 1:
+        raise ValueError(f"action ids must be a flat sequence of integers, got {shown(actions)}")
+    return [action_name(a) for a in actions]

@@ -33,7 +33,9 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import UnoState, legal_action_mask
+from uno_env.core.checks import check_rules, check_table, int_values
 from uno_env.core.params import StateArrays, arrays_of
+from uno_env.files import shown
 from uno_env.jit import Kernel, jit
 from uno_env.rules import Rules
 
@@ -255,6 +257,7 @@ OBS_DIM: int = sum(field.size for field in OBS_FIELDS)
 
 def field_bounds(rules: Rules) -> dict[str, tuple[float, float]]:
     """The (low, high) bounds of each observation field under ``rules``."""
+    check_rules(rules)
     return {field.name: field.bounds(rules) for field in OBS_FIELDS}
 
 
@@ -262,6 +265,7 @@ def observation_bounds(
     rules: Rules,
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """The (low, high) bounds of the whole observation vector, each shape (OBS_DIM,)."""
+    check_rules(rules)
     low = np.empty(OBS_DIM, dtype=np.float32)
     high = np.empty(OBS_DIM, dtype=np.float32)
     for field in OBS_FIELDS:
@@ -284,10 +288,19 @@ def get_field(observations: npt.NDArray[np.float32], name: str) -> npt.NDArray[n
     """Return the named slice of a batch of observations, shape (B, size).
 
     Raises:
-        KeyError: naming the unknown field and the known ones.
+        ValueError: naming the unknown field and the known ones, or observations whose
+            last axis is not :data:`OBS_DIM` long.
     """
-    if name not in OBS_LAYOUT:
-        raise KeyError(f"unknown observation field {name!r}; fields are {list(OBS_LAYOUT)}")
+    if not isinstance(name, str) or name not in OBS_LAYOUT:
+        raise ValueError(
+            f"name: unknown observation field {shown(name)}; fields are {list(OBS_LAYOUT)}"
+        )
+    width = np.shape(observations)[-1:]
+    if width != (OBS_DIM,):
+        raise ValueError(
+            f"observations: expected a last axis of {OBS_DIM} values (OBS_DIM), got shape "
+            f"{np.shape(observations)}"
+        )
     return observations[..., OBS_LAYOUT[name]]
 
 
@@ -305,14 +318,20 @@ def encode(
 
     Returns:
         Observations, shape (B, OBS_DIM), float32.
+
+    Raises:
+        TypeError: for rules or a state of the wrong kind.
+        ValueError: naming a seat (as given) that is no integer or outside the table, or
+            rules for another table size.
     """
+    check_table(rules, state)
     n_games, n_players = state.batch_size, rules.num_players
     if seats is None:
         seat = state.current.astype(np.int64)
     else:
         seat = seats  # type: ignore[assignment]
         if not (type(seats) is np.ndarray and seats.dtype == np.int64 and seats.flags.c_contiguous):
-            seat = np.ascontiguousarray(seats, dtype=np.int64)
+            seat = np.ascontiguousarray(int_values("seats", seats))
         if seat.shape != (n_games,):
             raise ValueError(f"seats must have shape (B,) = ({n_games},), got {seat.shape}")
     obs = np.zeros((n_games, OBS_DIM), dtype=np.float32)

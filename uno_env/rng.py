@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.config_values import SEED_LIMIT
+from uno_env.files import shown
 from uno_env.jit import vectorize
 
 __all__ = [
@@ -117,9 +119,14 @@ def derive_keys(seed: int | np.random.Generator | None, count: int) -> npt.NDArr
     if isinstance(seed, np.random.Generator):
         drawn = seed.integers(0, 2**64 - 1, size=count, dtype=np.uint64, endpoint=True)
         return np.asarray(drawn, dtype=np.uint64)
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+    if seed is not None and (
+        not isinstance(seed, (int, np.integer))
+        or isinstance(seed, (bool, np.bool_))
+        or not 0 <= seed < SEED_LIMIT
+    ):
         raise ValueError(
-            f"seed must be a non-negative int, a numpy Generator or None, got {seed!r}"
+            "seed must be an int with 0 <= seed < 2**63, a numpy Generator or None, got "
+            f"{shown(seed)}"
         )
     state = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
     return np.asarray(state, dtype=np.uint64)

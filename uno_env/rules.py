@@ -304,7 +304,8 @@ def _resolve_rules(
         return PRESETS[text]
     if not text.strip():
         raise ConfigError(
-            f"{where}: an empty rules preset; choose one of {sorted(PRESETS)} or give a path "
+            f"{where}: {shown(text)} is an empty rules preset; choose one of {sorted(PRESETS)} "
+            "or give a path "
             "to a YAML file"
         )
     given = text

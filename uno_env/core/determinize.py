@@ -60,10 +60,13 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.checks import check_table
 from uno_env.core.history import verdict_colour
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
+from uno_env.core.setup import game_keys
 from uno_env.core.state import AFTER_DRAW, JUMP_IN, NO_SEAT, OVER, UnoState
+from uno_env.files import shown
 from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rng import game_word, uniform_of
 from uno_env.rules import Rules
@@ -151,11 +154,10 @@ def determinize_with_report(
     wild_facts: bool = False,
 ) -> Determinizations:
     """:func:`determinize`, also saying which rows had to relax the ``lacks`` constraints."""
+    check_table(rules, state)
     n_games, n_players = state.batch_size, state.num_players
-    if n_players != rules.num_players:
-        raise ValueError(
-            f"the state has {n_players} seats but the rules are for {rules.num_players}"
-        )
+    if not isinstance(wild_facts, (bool, np.bool_)):
+        raise ValueError(f"wild_facts: expected true or false, got {shown(wild_facts)}")
     seats = _seats(seat, n_games, n_players)
     key_arr = _keys(keys, n_games)
     n_det = key_arr.shape[1]
@@ -220,17 +222,17 @@ def _seats(seat: int | npt.ArrayLike, n_games: int, n_players: int) -> npt.NDArr
         raise ValueError(
             f"seat must be one int or one per game, shape ({n_games},), got {arr.shape}"
         )
-    arr = np.broadcast_to(arr, (n_games,)).astype(np.int64)
-    outside = np.flatnonzero((arr < 0) | (arr >= n_players))
+    arr = np.broadcast_to(arr, (n_games,))
+    outside = np.flatnonzero((arr < 0) | (arr >= n_players))  # before a cast could wrap it
     if outside.size:
         raise ValueError(
-            f"seat {int(arr[outside[0]])} is outside the table: seats are 0..{n_players - 1}"
+            f"seat {arr[outside[0]].item()} is outside the table: seats are 0..{n_players - 1}"
         )
-    return arr
+    return arr.astype(np.int64)
 
 
 def _keys(keys: npt.ArrayLike, n_games: int) -> npt.NDArray[np.uint64]:
-    arr = np.asarray(keys)
+    arr = game_keys(keys)
     if arr.ndim == 1 and n_games == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] != n_games or arr.shape[1] < 1:
@@ -238,9 +240,7 @@ def _keys(keys: npt.ArrayLike, n_games: int) -> npt.NDArray[np.uint64]:
             f"keys must have shape (K,) for one game or ({n_games}, K) with K >= 1, got "
             f"{np.shape(keys)}"
         )
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"keys must be integers (64-bit keys), got dtype {arr.dtype}")
-    return arr.astype(np.uint64)
+    return arr
 
 
 def _allowances_of(state: UnoState, wild_facts: bool) -> npt.NDArray[np.int32]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno_env import cards as C
+from uno_env.core.checks import check_table
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.core.state import (
     AFTER_DRAW,
@@ -31,10 +32,15 @@ def legal_action_mask(rules: Rules, state: UnoState) -> BoolArray:
 
     Games that are over have an all-False row. The mask is cached on the state, which is
     why states must be treated as read-only.
+
+    Raises:
+        TypeError: if ``rules`` or ``state`` is not a Rules or an UnoState.
+        ValueError: if the rules are for another table size than the state.
     """
-    cache = state._mask_cache
+    cache = state._mask_cache if isinstance(state, UnoState) else None
     if cache is not None and cache[0] is rules:
         return cache[1]
+    check_table(rules, state)
     mask = np.empty((state.batch_size, C.NUM_ACTIONS), dtype=np.bool_)
     _FILL_MASKS(rule_params(rules), arrays_of(state), mask)
     mask.flags.writeable = False

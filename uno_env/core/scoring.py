@@ -6,8 +6,10 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.checks import check_rules, check_table, game_indices, int_values
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.core.state import NO_SEAT, OVER, IntArray, UnoState, clear_decision
+from uno_env.files import shown
 from uno_env.jit import jit
 from uno_env.rules import Rules
 
@@ -46,8 +48,13 @@ def _points_left_into(r: RuleParams, s: StateArrays, games: np.ndarray, out: np.
 
 
 def points_left(rules: Rules, state: UnoState, games: IntArray) -> npt.NDArray[np.int32]:
-    """(k, N) card points left in each hand of ``games``."""
-    idx = np.asarray(games, dtype=np.int64)
+    """(k, N) card points left in each hand of ``games``.
+
+    Raises:
+        ValueError: naming a game index (as given) outside the batch.
+    """
+    check_table(rules, state)
+    idx = np.ascontiguousarray(game_indices("games", games, state.batch_size).ravel())
     out = np.zeros((idx.size, rules.num_players), dtype=np.int32)
     _points_left_into(rule_params(rules), arrays_of(state), idx, out)
     return out
@@ -106,8 +113,22 @@ def winner_rewards(rules: Rules, winners: npt.NDArray[np.integer]) -> npt.NDArra
 
     The rule of :func:`hand_rewards`, for callers that keep only the winners (the batched
     play loop records them as hands end).
+
+    Raises:
+        ValueError: naming a winner (as given) that is neither a seat nor ``NO_SEAT``.
     """
+    check_rules(rules)
     n_players = rules.num_players
+    given = winners
+    winners = int_values("winners", winners)
+    if winners.ndim != 1:
+        raise ValueError(f"winners: expected shape (B,), got {shown(given)}")
+    outside = np.flatnonzero((winners < NO_SEAT) | (winners >= n_players))
+    if outside.size:
+        raise ValueError(
+            f"winners: {shown(np.asarray(given, dtype=object)[outside[0]])} is not a seat "
+            f"(0..{n_players - 1}) nor {NO_SEAT} (no winner)"
+        )
     out = np.zeros((winners.shape[0], n_players), dtype=np.float32)
     won = np.flatnonzero(winners != NO_SEAT)
     winners = winners[won].astype(np.int64)

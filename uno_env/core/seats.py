@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from uno_env.config_values import check_int
+from uno_env.core.checks import check_game, check_table, is_int
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
+from uno_env.files import shown
 from uno_env.jit import jit_inline
 
 if TYPE_CHECKING:
@@ -39,6 +42,16 @@ def seat_ahead_of(rules: Rules, state: UnoState, seat: int, k: int = 1, game: in
 
     The compiled rule's own Python code answers, so the question costs no compile and the
     answer is the rule's.
+
+    Raises:
+        TypeError: for rules or a state of the wrong kind.
+        ValueError: naming ``seat``, ``k`` or ``game`` as given, when it is no integer or
+            (``seat``, ``game``) outside the table or the batch.
     """
+    check_table(rules, state)
+    seat = check_int("seat", seat, 0, rules.num_players - 1)
+    if not is_int(k):
+        raise ValueError(f"k: expected an integer, got {shown(k)}")
+    game = check_game("game", game, state.batch_size)
     rule = getattr(seat_ahead, "py_func", seat_ahead)  # the plain function under NUMBA_DISABLE_JIT
-    return int(rule(rule_params(rules), arrays_of(state), game, seat, k))
+    return int(rule(rule_params(rules), arrays_of(state), game, seat, int(k)))

@@ -6,6 +6,13 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.checks import (
+    MAX_BATCH_SIZE,
+    check_rules,
+    check_table,
+    game_indices,
+    is_int,
+)
 from uno_env.core.events import EVENT_DIRECTION, EVENT_RESHUFFLED
 from uno_env.core.history import NO_CHOICE, NO_MARK
 from uno_env.core.params import (
@@ -28,6 +35,7 @@ from uno_env.core.state import (
     UnoState,
 )
 from uno_env.core.tables import SORTED_DECK
+from uno_env.files import shown
 from uno_env.jit import jit
 from uno_env.rng import derive_keys, game_word, keyed_permutation, keyed_randint
 from uno_env.rules import Rules
@@ -99,18 +107,21 @@ def init(
     Raises:
         ValueError: for a bad batch size, key array, dealer seat or deck.
     """
+    check_rules(rules)
     if keys is None:
-        if (
-            not isinstance(batch_size, (int, np.integer))
-            or isinstance(batch_size, (bool, np.bool_))
-            or batch_size < 1
-        ):
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if not is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+            raise ValueError(
+                f"batch_size must be a positive int, at most {MAX_BATCH_SIZE:,} (the "
+                f"batch's memory), got {shown(batch_size)}"
+            )
         key_arr = derive_keys(seed, int(batch_size))
     else:
         key_arr = np.atleast_1d(game_keys(keys))
-        if key_arr.ndim != 1:
-            raise ValueError(f"keys must have shape (B,), got {key_arr.shape}")
+        if key_arr.ndim != 1 or not 1 <= key_arr.shape[0] <= MAX_BATCH_SIZE:
+            raise ValueError(
+                f"keys must have shape (B,) with 1 <= B <= {MAX_BATCH_SIZE:,}, got "
+                f"{shown(keys)} of shape {key_arr.shape}"
+            )
     n_games = key_arr.shape[0]
     hand_no = np.zeros(n_games, dtype=np.int32)
     dealer_arr = _dealer_array(rules, key_arr, dealer)
@@ -142,6 +153,15 @@ def _deck_array(
         arr = np.broadcast_to(arr, (keys.shape[0], arr.shape[0]))
     if arr.shape != (keys.shape[0], C.DECK_SIZE):
         raise ValueError(f"decks must have shape ({keys.shape[0]}, 108), got {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        raise ValueError(f"decks must hold card face ids (integers), got dtype {arr.dtype}")
+    outside = np.flatnonzero((arr < 0) | (arr >= C.NUM_FACES))
+    if outside.size:
+        given = arr.ravel()[outside[0]].item()
+        raise ValueError(
+            f"decks: {shown(given)} is not a card face id (0..{C.NUM_FACES - 1}, "
+            "uno_env.cards.parse_card)"
+        )
     bad = np.flatnonzero((np.sort(arr, axis=1) != SORTED_DECK).any(axis=1))
     if bad.size:
         counts = np.bincount(arr[bad[0]].astype(np.int64), minlength=C.NUM_FACES)
@@ -277,6 +297,7 @@ def next_hand(rules: Rules, state: UnoState) -> UnoState:
     Raises:
         ValueError: if a hand is still live or a match is already over.
     """
+    check_table(rules, state)
     if state.live.any():
         raise ValueError(
             f"games {np.flatnonzero(state.live)[:10].tolist()} are still being played; "
@@ -315,7 +336,8 @@ def reset_games(
         ValueError: if the number of keys does not match the number of games, or a key is
             not an integer in [0, 2**64).
     """
-    idx = np.arange(state.batch_size)[games]
+    check_table(rules, state)
+    idx = game_indices("games", games, state.batch_size)
     key_arr = np.atleast_1d(game_keys(keys))
     if key_arr.shape != idx.shape:
         raise ValueError(f"need one key per reset game: {idx.size} games, {key_arr.size} keys")

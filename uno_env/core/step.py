@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env.core import effects as E
+from uno_env.core.checks import is_int
 from uno_env.core.events import clear_events
 from uno_env.core.history import (
     NO_CHOICE,
@@ -51,6 +52,7 @@ from uno_env.core.state import (
     UnoState,
     clear_decision,
 )
+from uno_env.files import shown
 from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rules import Rules
 
@@ -77,8 +79,8 @@ def step(
         IllegalActionError: if a live game's action is out of range or illegal. The message
             names the game, the action and the legal actions; ``state`` is untouched.
     """
+    mask = legal_action_mask(rules, state)  # checks the rules and the state first
     acts = _as_actions(state, actions)
-    mask = legal_action_mask(rules, state)
     new = state if in_place else state.copy()
     # One compiled call checks every game's action, applies them all (or none), and fills
     # the masks of the new state, which nearly every caller asks for next.
@@ -97,17 +99,17 @@ def _as_actions(state: UnoState, actions: npt.ArrayLike) -> IntArray:
     if isinstance(actions, list | tuple):  # NumPy would turn a huge int into a float
         for given in actions:
             if isinstance(given, int) and not -(2**63) <= given < 2**63:
-                raise IllegalActionError(
-                    f"action {given!r} is not an action id (whole numbers 0..{C.NUM_ACTIONS - 1})"
-                )
+                _refuse_action(given)
     acts = np.asarray(actions)
     if acts.dtype == np.int64 and acts.shape == (state.batch_size,) and acts.flags.c_contiguous:
         return acts  # the common case, checked cheaply
+    shape = acts.shape
     if acts.ndim == 0:
         acts = acts.reshape(1)
     if acts.shape != (state.batch_size,):
         raise IllegalActionError(
-            f"expected one action per game, shape ({state.batch_size},), got {acts.shape}"
+            f"actions: expected one action per game, shape ({state.batch_size},), got "
+            f"{shown(actions)} of shape {shape}"
         )
     if acts.dtype != np.int64:
         if np.issubdtype(acts.dtype, np.integer) or np.issubdtype(acts.dtype, np.floating):
@@ -118,14 +120,21 @@ def _as_actions(state: UnoState, actions: npt.ArrayLike) -> IntArray:
             else:  # only an unsigned 64-bit integer can pass int64's maximum
                 fits = acts <= np.iinfo(np.int64).max
             if not np.all(fits):
-                given = acts[np.flatnonzero(~fits)[0]].item()
-                raise IllegalActionError(
-                    f"action {given!r} is not an action id (whole numbers 0..{C.NUM_ACTIONS - 1})"
-                )
+                _refuse_action(acts[np.flatnonzero(~fits)[0]].item())
             acts = acts.astype(np.int64)
-        else:
-            raise IllegalActionError(f"actions must be integers, got dtype {acts.dtype}")
+        else:  # bools, text, None, objects: each integer among them as the int it is
+            values = acts.tolist()
+            for given in values:
+                if not is_int(given) or not -(2**63) <= given < 2**63:
+                    _refuse_action(given)
+            acts = np.array(values, dtype=np.int64)
     return np.ascontiguousarray(acts)
+
+
+def _refuse_action(given: object) -> None:
+    raise IllegalActionError(
+        f"action {shown(given)} is not an action id (whole numbers 0..{C.NUM_ACTIONS - 1})"
+    )
 
 
 def _raise_illegal(state: UnoState, mask: npt.NDArray[np.bool_], acts: IntArray, bad: int) -> None:
