@@ -181,6 +181,12 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
         missing.append("hands")
     if missing:
         raise RecordError(f"{path}: missing key(s) {', '.join(missing)}; {hint}")
+    form = data.get("format")
+    if form is not None and form != RECORD_FORMAT:
+        raise RecordError(
+            f"{path}: 'format' must be {RECORD_FORMAT!r} (older records have none), got "
+            f"{shown(form)}; {hint}"
+        )
     raw_rules = data["rules"]
     if not isinstance(raw_rules, dict):
         raise RecordError(
@@ -240,4 +246,34 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
                 f"{path}: the name {name[:MAX_NAME_CHARS]!a} is not a plain name (1 to "
                 f"{MAX_NAME_CHARS} printable characters, no control characters); fix 'names'"
             )
+    _check_web_keys(data, path, n_players)
     return rules, seed, names, hands
+
+
+def _check_web_keys(data: dict[str, Any], path: Path, n_players: int) -> None:
+    """Check the keys a game saved by the web table adds (each may be absent or null):
+    ``agents`` (each seat's agent id, null for the human's), ``match_over`` (a flag) and
+    ``saved`` (when, as ISO 8601 text).
+
+    Raises:
+        RecordError: naming the key and the value, for one of the wrong type.
+    """
+    agents = data.get("agents")
+    if agents is not None and (
+        not isinstance(agents, list)
+        or len(agents) != n_players
+        or not all(a is None or isinstance(a, str) for a in agents)
+    ):
+        raise RecordError(
+            f"{path}: 'agents' must be a list of {n_players} agent ids (null for a human's "
+            f"seat), got {shown(agents)}"
+        )
+    match_over = data.get("match_over")
+    if match_over is not None and not isinstance(match_over, bool):
+        raise RecordError(f"{path}: 'match_over' must be true or false, got {shown(match_over)}")
+    saved = data.get("saved")
+    if saved is not None and not isinstance(saved, str):
+        raise RecordError(
+            f"{path}: 'saved' must be a time as text (2024-01-31T12:00:00+00:00), got "
+            f"{shown(saved)}"
+        )

@@ -14,7 +14,8 @@ exit path itself is under test. For every case the test checks that
     ``uno-lab`` still works afterwards in the same process.
 
 ``{tmp}`` in a case stands for its scratch folder (holding a folder ``a_dir``, a folder named
-``dir.yaml``, a file ``a_file.txt`` and two bad rules files), ``{root}`` for the repository.
+``dir.yaml``, a file ``a_file.txt``, two bad rules files and ``bad_syntax.py``, no valid
+Python), ``{root}`` for the repository.
 """
 
 from __future__ import annotations
@@ -235,6 +236,37 @@ CASES: list[Case] = [
         run="process",
         absent=("--port",),
     ),
+    # uno-lab serve: folders and code it could not use, refused before it starts
+    Case(
+        "serve_games_dir_under_a_file",
+        ("serve", "--games-dir", "{tmp}/a_file.txt/games"),
+        ("--games-dir", "{tmp}/a_file.txt/games", "a_file.txt is not a folder"),
+    ),
+    Case(
+        "serve_runs_dir_is_a_file",
+        ("serve", "--runs-dir", "{tmp}/a_file.txt"),
+        ("--runs-dir", "{tmp}/a_file.txt", "not a folder"),
+    ),
+    Case(
+        "serve_trust_code_not_python",
+        ("serve", "--trust-code", "{tmp}/bad_syntax.py"),
+        ("--trust-code", "{tmp}/bad_syntax.py", "not valid Python", "line 2"),
+    ),
+    Case(
+        "serve_trust_code_no_such_module",
+        ("serve", "--trust-code", "no_such_module_xyz.bots"),
+        ("--trust-code", "no_such_module_xyz.bots", "no module named"),
+    ),
+    Case("serve_port_zero", ("serve", "--port", "0"), ("--port", "0", "1..65535")),
+    Case("serve_max_games_zero", ("serve", "--max-games", "0"), ("--max-games", "0")),
+    Case(
+        "serve_max_games_per_client_negative",
+        ("serve", "--max-games-per-client", "-3"),
+        ("--max-games-per-client", "-3"),
+    ),
+    Case("serve_max_body_bytes_zero", ("serve", "--max-body-bytes", "0"), ("--max-body-bytes",)),
+    Case("serve_idle_minutes_zero", ("serve", "--idle-minutes", "0"), ("--idle-minutes", "0")),
+    Case("serve_host_empty", ("serve", "--host", ""), ("--host", "''")),
     # python -m unolab.agents.strength
     Case("strength_games_zero", ("--games", "0"), ("--games", "'0'"), run="strength"),
     Case(
@@ -295,6 +327,7 @@ def _scratch(tmp_path: Path) -> Path:
     (scratch / "bad_key.yaml").write_text("stack_draw_two: true\nnot_a_switch: 1\n")
     (scratch / "bad_value.yaml").write_text("num_players: 99\n")
     (scratch / "a2c.yaml").write_text("name: a2c_run\nalgorithm: a2c\n")
+    (scratch / "bad_syntax.py").write_text("class Bot:\n    def act(self:\n")
     return scratch
 
 

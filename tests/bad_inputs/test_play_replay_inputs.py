@@ -155,6 +155,36 @@ CASES: list[Case] = [
         ("game.json", "missing key(s) hands"),
     ),
     Case(
+        "replay-format-a-number",
+        replay_of(lambda t: record(t, format=2**64)),
+        ("game.json", "'format'", "18446744073709551616"),
+    ),
+    Case(
+        "replay-format-of-another-file",
+        replay_of(lambda t: record(t, format="some other format")),
+        ("game.json", "'format'", "'some other format'"),
+    ),
+    Case(
+        "replay-agents-a-number",
+        replay_of(lambda t: record(t, agents=2**64)),
+        ("game.json", "'agents'", "18446744073709551616"),
+    ),
+    Case(
+        "replay-agents-too-few",
+        replay_of(lambda t: record(t, agents=["mixbot"])),
+        ("game.json", "'agents'", "2 agent ids", "['mixbot']"),
+    ),
+    Case(
+        "replay-match-over-a-list",
+        replay_of(lambda t: record(t, match_over=[[[]]])),
+        ("game.json", "'match_over'", "[[[]]]"),
+    ),
+    Case(
+        "replay-saved-a-number",
+        replay_of(lambda t: record(t, saved=2**64)),
+        ("game.json", "'saved'", "18446744073709551616"),
+    ),
+    Case(
         "replay-rules-a-string",
         replay_of(lambda t: record(t, rules="official")),
         ("game.json", "'rules'", "'official'"),

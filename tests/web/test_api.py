@@ -163,10 +163,39 @@ def test_serve_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
         server.main(["--help"])
     assert shown.value.code == 0
     assert "--agents-dir" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="port"):
-        server.main(["--port", "0"])
     with pytest.raises(ValueError, match="--agents-dir"):
         server.main(["--agents-dir", "/no/such/folder"])
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--port", "0", "--port: 0 is out of range"),
+        ("--max-games", "0", "--max-games: 0 is out of range"),
+        ("--max-games-per-client", "-3", "--max-games-per-client: -3 is out of range"),
+        ("--max-body-bytes", "0", "--max-body-bytes: 0 is out of range"),
+        ("--idle-minutes", "0", "--idle-minutes: 0 is out of range"),
+        ("--host", " ", "--host ' ': give an address"),
+        ("--games-dir", "{file}/games", "--games-dir {file}/games: cannot be created: {file} is"),
+        ("--games-dir", "{file}", "--games-dir {file}: is not a folder"),
+        ("--runs-dir", "{file}", "--runs-dir {file}: not a folder"),
+    ],
+)
+def test_a_bad_serve_option_is_named_before_the_server_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, value: str, says: str
+) -> None:
+    from unolab.web import server
+
+    file = tmp_path / "a_file"
+    file.write_text("")
+    monkeypatch.setattr(server, "bind_problem", _never_bound)
+    with pytest.raises(ValueError) as refused:
+        server.main([option, value.format(file=file)])
+    assert str(refused.value).startswith(says.format(file=file)), refused.value
+
+
+def _never_bound(host: str, port: int) -> str | None:
+    raise AssertionError("the options are checked before the server binds")
 
 
 def test_seeds_are_strings_and_may_be_sent_as_digits(client: TestClient) -> None:

@@ -357,9 +357,39 @@ def test_links_out_of_the_runs_folder_are_not_followed(
     ):
         _refused(client.get(path), 404, str(tmp_path))
     assert "secret.png" not in client.get(f"/api/lab/tournaments/{TOURNAMENT}").json()["plots"]
+    # The replay tab walks the runs folder the same way: the linked run is no run there.
+    assert client.get("/api/runs").json() == [TOURNAMENT]
+    _refused(client.get("/api/runs/games", params={"run": "linked"}), 404, str(tmp_path))
     # The log is a link out: the curve falls back to the checkpoints inside the folder.
     curve = client.get(f"/api/lab/training/{TRAINING}").json()["curve"]
     assert {p["steps"] for p in curve} == {3000, 3500}
+
+
+def test_a_run_inside_a_run_is_none_in_either_tab(client: TestClient, runs: Path) -> None:
+    # Runs do not nest: a copy of the run inside it (named like a plot's path) is not one,
+    # and both tabs say so alike.
+    shutil.copytree(runs / TOURNAMENT, runs / TOURNAMENT / "plots" / "y")
+    assert [t["id"] for t in client.get("/api/lab/runs").json()["tournaments"]] == [TOURNAMENT]
+    assert client.get("/api/runs").json() == [TOURNAMENT]
+    detail = _refused(client.get(f"/api/lab/tournaments/{TOURNAMENT}/plots/y"), 404)
+    assert "has no plot 'y'" in detail
+    nested = {"run": f"{TOURNAMENT}/plots/y"}
+    _refused(client.get("/api/runs/games", params=nested), 404)
+
+
+def test_a_plot_whose_name_is_no_text_is_not_listed(client: TestClient, runs: Path) -> None:
+    # Bytes that are not UTF-8 cannot be sent in the detail's JSON nor asked for by name.
+    (runs / TOURNAMENT / os.fsdecode(b"bad\xffname.png")).write_bytes(PNG + b"x")
+    (runs / TOURNAMENT / "line\nbreak.png").write_bytes(PNG + b"x")
+    snowman = "uni\u2603 code.png"
+    (runs / TOURNAMENT / snowman).write_bytes(PNG + b"x")
+    answer = client.get(f"/api/lab/tournaments/{TOURNAMENT}")
+    assert answer.status_code == 200, answer.text
+    plots = answer.json()["plots"]
+    assert snowman in plots
+    assert not [p for p in plots if "bad" in p or "break" in p], plots
+    picture = client.get(f"/api/lab/tournaments/{TOURNAMENT}/plots/{quote(snowman)}")
+    assert picture.status_code == 200 and picture.content == PNG + b"x"
 
 
 @pytest.mark.timeout(60)

@@ -151,9 +151,32 @@ def test_agent_files_elsewhere_under_the_runs_folder_replay_in_place(
 
 def test_trusted_code_is_checked_when_the_server_starts(tmp_path: Path) -> None:
     bot = write_bot_file(tmp_path)
-    config = ServeConfig(runs_dir=tmp_path, trusted_code=(str(bot), "my_package.bots"))
-    assert config.trusted_code == (str(bot.resolve()), "my_package.bots")
+    config = ServeConfig(runs_dir=tmp_path, trusted_code=(str(bot), "json.decoder"))
+    assert config.trusted_code == (str(bot.resolve()), "json.decoder")
     with pytest.raises(ValueError, match=r"--trust-code .*gone\.py: no such Python file"):
         ServeConfig(trusted_code=(str(tmp_path / "gone.py"),))
     with pytest.raises(ValueError, match=r"give a Python file .* or a module.s name"):
         ServeConfig(trusted_code=("not a module",))
+    broken = tmp_path / "broken.py"
+    broken.write_text("class Bot:\n    def act(self:\n")
+    with pytest.raises(ValueError, match=r"--trust-code .*broken\.py: not valid Python \(line 2"):
+        ServeConfig(trusted_code=(str(broken),))
+    with pytest.raises(ValueError, match=r"--trust-code no_such_package\.bots: no module named"):
+        ServeConfig(trusted_code=("no_such_package.bots",))
+    with pytest.raises(ValueError, match=r"--trust-code json\.no_such_module: no module named"):
+        ServeConfig(trusted_code=("json.no_such_module",))
+
+
+def test_a_trusted_module_is_found_without_running_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "noisy_package"
+    package.mkdir()
+    (package / "__init__.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n")
+    (package / "bots.py").write_text("class Bot:\n    pass\n")
+    (package / "broken.py").write_text("def (\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert ServeConfig(trusted_code=("noisy_package.bots",)).trusted_code == ("noisy_package.bots",)
+    with pytest.raises(ValueError, match=r"noisy_package\.broken: not valid Python"):
+        ServeConfig(trusted_code=("noisy_package.broken",))
+    assert not (tmp_path / "ran").exists()

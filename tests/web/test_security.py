@@ -233,6 +233,82 @@ def test_deeply_nested_json_is_refused_with_one_line(
     assert answer.status_code == 422, answer.text
 
 
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"\xef\xbb\xbf" + json.dumps({"opponents": ["random"]}).encode(), "byte order mark"),
+        (json.dumps({"opponents": ["random"]}).encode("utf-16"), "byte order mark"),
+        (json.dumps({"opponents": ["random"]}).encode("utf-16-be"), "NUL bytes"),
+        (b'{"opponents": ["r\xe4ndom"]}', "not UTF-8 text"),
+    ],
+    ids=["utf8_bom", "utf16", "utf16_without_bom", "latin1"],
+)
+@pytest.mark.parametrize("route", ["/api/games", "/api/replay-file"])
+def test_a_body_that_is_not_utf8_json_is_refused(
+    app_client: TestClient, route: str, body: bytes, says: str
+) -> None:
+    # JSON is exchanged as UTF-8 (RFC 8259); the terminal's readers refuse the rest as well.
+    answer = app_client.post(route, content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    _one_line_without(detail)
+    assert says in detail, detail
+    assert app_client.post(route.replace("replay-file", "games"), json={}).status_code == 201
+
+
+RECORD = {
+    "format": "uno-lab game record",
+    "rules": {"num_players": 2},
+    "seed": 7,
+    "names": ["you", "bot"],
+    "hands": [[]],
+    "agents": [None, "random"],
+    "match_over": False,
+    "saved": "2024-01-31T12:00:00+00:00",
+}
+"""A record as the web table saves it (a hand just dealt)."""
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("format", 2**64),
+        ("format", [[[]]]),
+        ("agents", 2**64),
+        ("agents", [[[]]]),
+        ("agents", ["random"]),
+        ("match_over", 2**64),
+        ("match_over", [[[]]]),
+        ("saved", 2**64),
+        ("saved", [[[]]]),
+    ],
+)
+def test_a_record_with_a_key_of_the_wrong_type_is_refused(
+    tmp_path: Path, app_client: TestClient, key: str, value: Any
+) -> None:
+    assert app_client.post("/api/replay-file", json=RECORD).status_code == 200
+    bad = json.dumps({**RECORD, key: value}).encode()
+    answer = app_client.post("/api/replay-file", content=bad)
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    _one_line_without(detail, str(tmp_path))
+    assert f"'{key}'" in detail and str(value).replace("'", "") in detail.replace("'", ""), detail
+    (tmp_path / "games").mkdir(exist_ok=True)
+    (tmp_path / "games" / ("C" * 22 + ".json")).write_bytes(bad)
+    saved = app_client.get(f"/api/replays/{'C' * 22}")
+    assert saved.status_code == 422 and saved.json()["detail"] == detail.replace(
+        "the uploaded file", f"saved game {'C' * 22}"
+    )
+
+
+def test_a_record_without_its_optional_keys_replays(app_client: TestClient) -> None:
+    # Older records have no format; a terminal record has no agents, match_over or saved.
+    for key in ("format", "agents", "match_over", "saved"):
+        lacking = {k: v for k, v in RECORD.items() if k != key}
+        assert app_client.post("/api/replay-file", json=lacking).status_code == 200, key
+        assert app_client.post("/api/replay-file", json={**RECORD, key: None}).status_code == 200
+
+
 # ---- the Host header, the headers, the docs --------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """What stands in front of the browser table's app: the ``Host`` check, the security
-headers of every answer and the request-body limit (:class:`Guard`).
+headers of every answer and the request-body limits (:class:`Guard`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from starlette.datastructures import MutableHeaders
 
+from unolab.web.errors import Invalid
 from unolab.web.settings import ServeConfig, host_of
+from unolab.web.untrusted import json_text
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SECURITY_HEADERS", "Guard"]
 
@@ -55,7 +57,9 @@ class Guard:
       site that rebinds its DNS name to 127.0.0.1 must not read this server).
     * Every answer gets :data:`SECURITY_HEADERS`; every answer but the static files gets
       ``Cache-Control: no-store`` (games and runs are not for caches).
-    * A body over ``config.max_body_bytes`` gets 413 before the app reads it.
+    * A body over ``config.max_body_bytes`` gets 413 before the app reads it; a body that
+      is not UTF-8 text (UTF-16, a byte order mark) gets 422: every body the API takes is
+      JSON, which is UTF-8 (RFC 8259).
 
     Attributes:
         app: The FastAPI app behind it (its ``state`` holds the games and the batcher).
@@ -114,6 +118,11 @@ class Guard:
                 return
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        try:
+            json_text(body, "the request body")  # every body the API takes is JSON
+        except Invalid as err:
+            await _answer(send_with_headers, Invalid.status, str(err))
+            return
         sent = False
 
         async def replay() -> Message:

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FOLDERS",
     "MAX_ID_CHARS",
+    "REPLAY_FILES",
     "TOURNAMENT_FILE",
     "TRAINING_CONFIG",
     "TRAINING_FILES",
@@ -63,6 +64,10 @@ TRAINING_CONFIG = "config.yaml"
 TRAINING_FILES = ("evaluations.jsonl", "latest.json", "best.json")
 """Written by a training run at each evaluation; with :data:`TRAINING_CONFIG`, one of them
 marks a training run (an imitation run writes ``config.yaml`` but none of these)."""
+
+REPLAY_FILES = ("games.jsonl", "config.json")
+"""Written by a tournament run as it plays: its games and the config that rebuilds them
+(what the replay tab needs to play a game again)."""
 
 _SKIPPED = frozenset({"tb", "web_games", "__pycache__"})
 """Folders that hold no run and can hold many entries (TensorBoard logs, saved web games)."""
@@ -121,10 +126,13 @@ class RunFiles:
 
     def files(self, suffix: str, limit: int) -> list[str]:
         """The names of the regular files of the run folder (not below it) ending in
-        ``suffix``, sorted; at most ``limit`` of them."""
+        ``suffix``, sorted; at most ``limit`` of them. A name that is no text
+        (:func:`nameable`) is passed over: it could be neither sent nor asked for."""
         try:
             with os.scandir(self.folder) as entries:
-                names = sorted(e.name for e in entries if e.name.endswith(suffix))
+                names = sorted(
+                    e.name for e in entries if e.name.endswith(suffix) and nameable(e.name)
+                )
         except OSError:
             return []
         return [name for name in names if self.has(name)][:limit]
@@ -138,20 +146,24 @@ class Found:
         tournaments: Tournament runs (holding :data:`TOURNAMENT_FILE`).
         training: Training runs (holding :data:`TRAINING_CONFIG` and one of
             :data:`TRAINING_FILES`).
+        replayable: Tournament runs whose games can be replayed (holding
+            :data:`REPLAY_FILES`), finished or still playing.
     """
 
     tournaments: dict[str, RunFiles]
     training: dict[str, RunFiles]
+    replayable: dict[str, RunFiles]
 
 
 def find_runs(root: Path) -> Found:
-    """Walk the runs folder (bounded, breadth first) for tournament and training runs.
+    """Walk the runs folder (bounded, breadth first) for tournament and training runs (the
+    one walk of the Lab tab and the replay tab).
 
     A run folder is not looked into further; a symbolic link to a folder is not followed;
     hidden folders and :data:`_SKIPPED` ones are passed over. The walk stops after
     :data:`MAX_FOLDERS` folders or :data:`MAX_ENTRIES` entries read.
     """
-    found = Found({}, {})
+    found = Found({}, {}, {})
     root = Path(root)
     queue: deque[tuple[Path, int]] = deque([(root, 0)])
     visited = entries_read = 0
@@ -207,6 +219,9 @@ def _run_id(folder: Path, root: Path) -> str:
 def _classify(found: Found, run: RunFiles, names: set[str]) -> bool:
     """File ``run`` under the kinds its files mark; whether it is a run at all."""
     is_run = False
+    if all(name in names and run.has(name) for name in REPLAY_FILES):
+        found.replayable[run.run_id] = run
+        is_run = True
     if TOURNAMENT_FILE in names and run.has(TOURNAMENT_FILE):
         found.tournaments[run.run_id] = run
         is_run = True

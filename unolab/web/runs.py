@@ -34,13 +34,10 @@ from unolab.tournament.results import GameRecord, Unit
 from unolab.tournament.runner import policy_seed, schedule_for
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.frames import Advisor, build_frames
-from unolab.web.lab_files import MAX_ID_CHARS, nameable
+from unolab.web.lab_files import find_runs
 from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
 
 __all__ = ["MAX_LOG_BYTES", "RunFinder"]
-
-_DEPTH = 4
-"""How deep under the runs folder a run folder may sit (``runs/tournaments/<name>``)."""
 
 MAX_LOG_BYTES = 512 * 2**20
 """The largest ``games.jsonl`` read (about three million games)."""
@@ -109,22 +106,15 @@ class RunFinder:
     def runs(self) -> dict[str, Path]:
         """Run id -> run folder, for every folder holding ``games.jsonl`` and ``config.json``.
 
-        Both must be regular files inside their folder (a pipe or a link elsewhere is no
-        run: it is not listed), and the id must be one a request can name (text without
-        control characters, at most :data:`~unolab.web.lab_files.MAX_ID_CHARS` long).
+        The runs are those of the Lab tab's walk (:func:`~unolab.web.lab_files.find_runs`):
+        both files must be regular files inside their folder and the runs folder (a pipe
+        or a link elsewhere is no run: it is not listed), a folder reached through a
+        symbolic link is none, runs do not nest, and the id must be one a request can name
+        (text without control characters, at most
+        :data:`~unolab.web.lab_files.MAX_ID_CHARS` long).
         """
-        found: dict[str, Path] = {}
-        if not self.folder.is_dir():
-            return found
-        for depth in range(1, _DEPTH + 1):
-            for log in sorted(self.folder.glob("/".join(["*"] * depth) + "/games.jsonl")):
-                run, config = log.parent, log.parent / "config.json"
-                run_id = run.relative_to(self.folder).as_posix()
-                if len(run_id) > MAX_ID_CHARS or not all(map(nameable, run_id.split("/"))):
-                    continue
-                if all(is_regular(f) and inside(f, run) for f in (log, config)):
-                    found[run_id] = run
-        return found
+        found = find_runs(self.folder).replayable
+        return {run_id: run.folder for run_id, run in sorted(found.items())}
 
     def _folder(self, run_id: str) -> Path:
         folder = self.runs().get(run_id)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import ipaddress
 import re
 import socket
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from uno_env.configuration import check_int
+from uno_env.files import UnreadableFileError, read_regular_file, shown
 
-__all__ = ["LOOPBACK_NAMES", "ServeConfig", "host_of"]
+__all__ = ["LOOPBACK_NAMES", "MAX_SOURCE_BYTES", "ServeConfig", "host_of", "option"]
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 """The names of this machine that every server answers to."""
@@ -65,26 +69,39 @@ class ServeConfig:
     trusted_code: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        check_int("port", self.port, 1, 65535, "a TCP port")
-        check_int("max_games", self.max_games, 1, MAX_GAMES_LIMIT, "games held in memory")
-        check_int("max_body_bytes", self.max_body_bytes, 256, MAX_BODY_LIMIT, "request size")
-        check_int("idle_minutes", self.idle_minutes, 1, 7 * 24 * 60, "at most a week")
-        check_int("max_games_per_client", self.max_games_per_client, 1, MAX_GAMES_LIMIT, "games")
-        if not self.host.strip():
-            raise ValueError("host: give an address to bind, e.g. 127.0.0.1")
+        # Every message names a setting by its option of ``uno-lab serve`` (``--max-games``
+        # for ``max_games``): the one way the server is configured by hand.
+        check_int(option("port"), self.port, 1, 65535, "a TCP port")
+        check_int(option("max_games"), self.max_games, 1, MAX_GAMES_LIMIT, "games held in memory")
+        check_int(
+            option("max_body_bytes"), self.max_body_bytes, 256, MAX_BODY_LIMIT, "request size"
+        )
+        check_int(option("idle_minutes"), self.idle_minutes, 1, 7 * 24 * 60, "at most a week")
+        check_int(
+            option("max_games_per_client"), self.max_games_per_client, 1, MAX_GAMES_LIMIT, "games"
+        )
+        if not isinstance(self.host, str) or not self.host.strip():
+            raise ValueError(
+                f"{option('host')} {shown(self.host)}: give an address to bind, e.g. 127.0.0.1"
+            )
         for name in self.allowed_hosts:
             if not _is_ip(name.strip("[]")) and host_of(name) != name.lower():
                 raise ValueError(
-                    f"--allowed-host {name!r}: give a host name or an IP address without a "
-                    "port or a scheme, e.g. table.example.org"
+                    f"{option('allowed_hosts')} {name!r}: give a host name or an IP address "
+                    "without a port or a scheme, e.g. table.example.org"
                 )
         if self.agents_dir is not None and not Path(self.agents_dir).is_dir():
             raise ValueError(
-                f"--agents-dir {self.agents_dir}: not a folder; give the folder that holds "
-                "exported agents (.safetensors with .json)"
+                f"{option('agents_dir')} {self.agents_dir}: not a folder; give the folder that "
+                "holds exported agents (.safetensors with .json)"
             )
-        if Path(self.games_dir).exists() and not Path(self.games_dir).is_dir():
-            raise ValueError(f"--games-dir {self.games_dir}: exists and is not a folder")
+        _check_games_dir(Path(self.games_dir))
+        runs = Path(self.runs_dir)
+        if (runs.exists() or runs.is_symlink()) and not runs.is_dir():
+            raise ValueError(
+                f"{option('runs_dir')} {runs}: not a folder; give the folder that holds the "
+                "tournament and training runs (runs by default)"
+            )
         object.__setattr__(self, "trusted_code", tuple(_trusted(c) for c in self.trusted_code))
 
     @property
@@ -121,20 +138,103 @@ class ServeConfig:
         return self.binds_all and _is_ip(host)
 
 
+_OPTIONS = {"allowed_hosts": "--allowed-host", "trusted_code": "--trust-code"}
+"""The settings whose option of ``uno-lab serve`` is not the name with dashes (it is
+repeated, one value at a time)."""
+
+MAX_SOURCE_BYTES = 16 * 2**20
+"""The largest Python file ``--trust-code`` reads to check it (a bot is a few kB)."""
+
+
+def option(setting: str) -> str:
+    """The option of ``uno-lab serve`` that sets the :class:`ServeConfig` field ``setting``
+    (``max_games`` -> ``--max-games``): how messages name a setting."""
+    return _OPTIONS.get(setting, "--" + setting.replace("_", "-"))
+
+
+def _check_games_dir(folder: Path) -> None:
+    """Refuse a ``--games-dir`` that is no folder and cannot become one (it is created
+    when the first game is saved), before the server starts rather than at the first save.
+
+    Raises:
+        ValueError: naming the option, the folder and what is in the way.
+    """
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            break
+        if path.exists() or path.is_symlink():
+            what = "is" if path == folder else f"cannot be created: {path} is"
+            raise ValueError(
+                f"{option('games_dir')} {folder}: {what} not a folder; give a folder where "
+                "finished games may be saved"
+            )
+
+
 def _trusted(code: str) -> str:
-    """A ``--trust-code`` value checked: an existing ``.py`` file (made absolute) or a
-    module's dotted name."""
+    """A ``--trust-code`` value checked: an existing ``.py`` file of valid Python (made
+    absolute) or the dotted name of a module that can be found (it is not imported here)."""
+    flag = option("trusted_code")
     if code.lower().endswith(".py"):
         path = Path(code).expanduser()
         if not path.is_file():
-            raise ValueError(f"--trust-code {code}: no such Python file")
+            raise ValueError(f"{flag} {code}: no such Python file")
+        _check_source(path, f"{flag} {code}")
         return str(path.resolve())
     if not code or not all(part.isidentifier() for part in code.split(".")):
         raise ValueError(
-            f"--trust-code {code!r}: give a Python file (my_bots.py) or a module's name "
-            "(my_package.bots)"
+            f"{flag} {code!r}: give a Python file (my_bots.py) or a module's name (my_package.bots)"
         )
+    origin = _module_origin(code)
+    if origin is None:
+        raise ValueError(
+            f"{flag} {code}: no module named {code!r} on the Python path; install it or add "
+            "its folder to PYTHONPATH, or give a Python file (my_bots.py)"
+        )
+    if origin.endswith(".py"):
+        _check_source(Path(origin), f"{flag} {code}")
     return code
+
+
+def _check_source(path: Path, where: str) -> None:
+    """Refuse a Python file that does not compile (it is compiled, never run).
+
+    Raises:
+        ValueError: starting with ``where``, naming the line that is wrong.
+    """
+    try:
+        source = read_regular_file(path, MAX_SOURCE_BYTES, "Python file")
+        compile(source, str(path), "exec", dont_inherit=True)
+    except UnreadableFileError as err:
+        raise ValueError(f"{where}: {err}") from None
+    except SyntaxError as err:
+        raise ValueError(
+            f"{where}: not valid Python (line {err.lineno}: {err.msg}); fix the file"
+        ) from None
+    except (ValueError, RecursionError):  # a NUL byte, nesting past the parser
+        raise ValueError(f"{where}: not valid Python; fix the file") from None
+
+
+def _module_origin(name: str) -> str | None:
+    """Where the module ``name`` would be loaded from (its file, or ``"built-in"``), found
+    without importing it or its packages (whose code would run); ``None`` if it is not
+    found."""
+    loaded = sys.modules.get(name)
+    if loaded is not None:  # imported already (os.path is no file of a package)
+        return getattr(loaded, "__file__", None) or "built-in"
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])  # a top-level name: nothing is imported
+        for part in parts[1:]:
+            if spec is None or spec.submodule_search_locations is None:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(
+                part, list(spec.submodule_search_locations)
+            )
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    return spec.origin or "namespace package"
 
 
 def host_of(header: str | None) -> str | None:

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_JSON_BYTES",
     "inside",
     "is_regular",
+    "json_text",
     "one_line",
     "parse_json",
     "read_bytes",
@@ -31,6 +32,9 @@ __all__ = [
 
 MAX_JSON_BYTES = 16 * 2**20
 """The largest JSON file read whole (a run's config, a saved game): far above real ones."""
+
+_BYTE_ORDER_MARKS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+"""How UTF-8, UTF-16 LE and UTF-16 BE text may begin (UTF-32's begin as UTF-16's)."""
 
 _MAX_DETAIL = 300
 """The longest message passed on from a parser (values from files can be huge)."""
@@ -77,19 +81,42 @@ def read_bytes(path: Path, limit: int, what: str, shown_as: str) -> bytes:
         raise Invalid(one_line(text)) from None
 
 
+def json_text(raw: bytes, where: str) -> str:
+    """``raw`` read as the text of JSON: UTF-8, as JSON is exchanged (RFC 8259, 8.1).
+
+    Python's own JSON reader would also take UTF-16 and UTF-32 (with or without a byte
+    order mark) and skip UTF-8's byte order mark; the lab writes none of them and the
+    terminal's readers refuse them, so every reader of the server refuses them too, with
+    one line. A NUL byte is never part of JSON text (it marks UTF-16 or UTF-32).
+
+    Raises:
+        Invalid: naming ``where``, for bytes that are not UTF-8, that start with a byte
+            order mark or that hold a NUL byte.
+    """
+    if raw.startswith(_BYTE_ORDER_MARKS):
+        raise Invalid(
+            f"{where}: starts with a byte order mark; JSON is read as UTF-8 text without one"
+        )
+    if b"\x00" in raw:
+        raise Invalid(f"{where}: holds NUL bytes (UTF-16 or UTF-32?); JSON is read as UTF-8 text")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Invalid(f"{where}: not UTF-8 text") from None
+
+
 def parse_json(raw: bytes | str, where: str) -> Any:
-    """Parse JSON from an untrusted source.
+    """Parse JSON from an untrusted source (bytes are read by :func:`json_text`).
 
     Raises:
         Invalid: naming ``where``, for text that is not UTF-8 JSON or is nested too deeply
             to parse (the parser would exhaust the stack).
     """
+    text = json_text(raw, where) if isinstance(raw, bytes) else raw
     try:
-        return json.loads(raw)
+        return json.loads(text)
     except RecursionError:
         raise Invalid(f"{where}: the JSON is nested too deeply to read") from None
-    except UnicodeDecodeError:
-        raise Invalid(f"{where}: not UTF-8 text") from None
     except ValueError as err:
         raise Invalid(f"{where}: not valid JSON ({one_line(str(err))})") from None
 
