@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.files import shown
 from uno_env.observation import get_field
 
 __all__ = [
@@ -339,10 +340,17 @@ def choose_actions(scores: FloatArray, masks: BoolArray) -> IntArray:
 
     Returns:
         Action ids, (B,) int64, always legal where a row has a legal action.
+
+    Raises:
+        ValueError: for masks not of the scores' shape, naming them.
     """
+    if np.shape(masks) != scores.shape:
+        given = "an array" if isinstance(masks, np.ndarray) else shown(masks)  # no rows shown
+        raise ValueError(
+            f"masks: expected shape {scores.shape}, one row per observation, got {given} of "
+            f"shape {np.shape(masks)}"
+        )
     masks = np.asarray(masks, dtype=bool)
-    if scores.shape != masks.shape:
-        raise ValueError(f"scores {scores.shape} and masks {masks.shape} differ in shape")
     legal_scores = np.where(masks, scores, -np.inf)
     return np.where(masks.any(axis=1), legal_scores.argmax(axis=1), 0).astype(np.int64)
 

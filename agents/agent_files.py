@@ -16,14 +16,18 @@ from typing import Any
 
 from uno_env.files import UnreadableFileError, read_regular_file, why_missing
 from uno_env.files import shown as shown
+from uno_env.rules import Rules
 
 __all__ = [
+    "ACTIVATION_NAMES",
     "EXPORT_HINT",
     "FLOAT_DTYPE_BYTES",
     "MAX_AGENT_FILE_BYTES",
+    "MAX_EXTRA_TEXT_CHARS",
     "MAX_HIDDEN_LAYERS",
     "MAX_LAYER_WIDTH",
     "MAX_METADATA_BYTES",
+    "MAX_NAME_CHARS",
     "METADATA_KEYS",
     "AgentFileError",
     "agent_paths",
@@ -47,6 +51,16 @@ MAX_HIDDEN_LAYERS = 16
 
 MAX_LAYER_WIDTH = 65_536
 """The most units a hidden layer may have."""
+
+MAX_NAME_CHARS = 200
+"""The longest ``name`` (and ``algorithm``) an agent's metadata may give."""
+
+MAX_EXTRA_TEXT_CHARS = 65_536
+"""The longest text anywhere in an agent's ``extra`` metadata (the shipped ones are under
+400 characters)."""
+
+ACTIVATION_NAMES = ("tanh", "relu")
+"""The activations a network may use, by their name in the metadata."""
 
 FLOAT_DTYPE_BYTES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}
 """Safetensors dtypes a weight may have (copied into the float32 network), and their sizes."""
@@ -107,12 +121,18 @@ METADATA_KEYS = (
 
 
 def metadata_object(data: Any, where: str) -> dict[str, Any]:
-    """Parsed metadata, checked to be a JSON object holding every key of :data:`METADATA_KEYS`:
-    what every reader of an agent's ``.json`` checks first, so that each reports a missing
-    key the same way.
+    """Parsed metadata, checked to be a JSON object holding every key of :data:`METADATA_KEYS`,
+    each of its type and within bounds: what every reader of an agent's ``.json`` checks
+    first, so that each reports a bad file the same way.
+
+    Keys the lab does not know are ignored. Sizes must be positive integers, with at most
+    :data:`MAX_HIDDEN_LAYERS` hidden layers of at most :data:`MAX_LAYER_WIDTH` units, so the
+    network described is always small enough to build; ``name`` and ``algorithm`` are short
+    printable text (:data:`MAX_NAME_CHARS`), and every text in ``extra`` is at most
+    :data:`MAX_EXTRA_TEXT_CHARS` characters of writable Unicode.
 
     Raises:
-        AgentFileError: naming ``where`` and the missing key(s).
+        AgentFileError: naming ``where``, the key and the bad value (or the missing keys).
     """
     if not isinstance(data, dict):
         raise AgentFileError(
@@ -123,15 +143,93 @@ def metadata_object(data: Any, where: str) -> dict[str, Any]:
         raise AgentFileError(
             f"{where}: not an exported agent's metadata: missing key(s) {missing}; {EXPORT_HINT}"
         )
+
+    def bad(key: str, expected: str) -> AgentFileError:
+        return AgentFileError(
+            f"{where}: {key!r} must be {expected}, got {shown(data[key])}; {EXPORT_HINT}"
+        )
+
+    for key in ("name", "algorithm"):
+        text = data[key]
+        # isprintable() refuses NUL, other control characters and lone surrogates (which
+        # no file or terminal can be written): the name reaches leaderboards and files.
+        if not isinstance(text, str) or not text or len(text) > MAX_NAME_CHARS:
+            raise bad(key, f"a non-empty string of at most {MAX_NAME_CHARS} characters")
+        if not text.isprintable():
+            raise bad(key, "printable text (no control characters or lone surrogates)")
+    for key in ("obs_version", "obs_dim", "num_actions"):
+        if not is_json_int(data[key]) or data[key] < 1:
+            raise bad(key, "a positive integer")
+    if data["obs_dim"] > MAX_LAYER_WIDTH or data["num_actions"] > MAX_LAYER_WIDTH:
+        key = "obs_dim" if data["obs_dim"] > MAX_LAYER_WIDTH else "num_actions"
+        raise bad(key, f"at most {MAX_LAYER_WIDTH}")
+    hidden = data["hidden"]
+    if not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS:
+        raise bad("hidden", f"a list of at most {MAX_HIDDEN_LAYERS} layer sizes")
+    for i, width in enumerate(hidden):
+        if not is_json_int(width) or not 1 <= width <= MAX_LAYER_WIDTH:
+            raise AgentFileError(
+                f"{where}: 'hidden'[{i}] must be an integer from 1 to {MAX_LAYER_WIDTH}, "
+                f"got {shown(width)}; {EXPORT_HINT}"
+            )
+    if not isinstance(data["activation"], str) or data["activation"] not in ACTIVATION_NAMES:
+        raise bad("activation", f"one of {list(ACTIVATION_NAMES)}")
+    for key in ("rules", "extra"):
+        if not isinstance(data[key], dict):
+            raise bad(key, "a JSON object")
+    _check_texts(data["extra"], f"{where}: 'extra'")
+    try:
+        Rules.from_dict(data["rules"], where=f"{where}: rules")
+    except ValueError as err:
+        raise AgentFileError(f"{err}; {EXPORT_HINT}") from None
+    digest = data.get("digest")
+    if digest is not None and not (
+        isinstance(digest, str)
+        and digest.startswith("sha256:")
+        and len(digest) == 71
+        and all(c in "0123456789abcdef" for c in digest[7:])
+    ):
+        raise bad("digest", "'sha256:' and 64 hexadecimal digits")
     return data
+
+
+def _check_texts(value: Any, where: str) -> None:
+    """Every string in ``value`` (keys included) is at most :data:`MAX_EXTRA_TEXT_CHARS`
+    characters that can be written as UTF-8 (no lone surrogates).
+
+    Raises:
+        AgentFileError: naming ``where`` and the text, cut short.
+    """
+    # Iterative: the JSON parser already bounded the nesting, but a walk must not recurse.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if len(item) > MAX_EXTRA_TEXT_CHARS:
+                raise AgentFileError(
+                    f"{where}: a text of {len(item):,} characters ({shown(item)}), more than "
+                    f"{MAX_EXTRA_TEXT_CHARS:,}; {EXPORT_HINT}"
+                )
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise AgentFileError(
+                    f"{where}: the text {shown(item)} holds a lone surrogate, which no file "
+                    f"can hold; {EXPORT_HINT}"
+                ) from None
 
 
 def agent_paths(path: str | Path) -> tuple[Path, Path]:
     """The ``.safetensors`` and ``.json`` files of an agent given either, or their stem."""
     if not str(path).strip():
         raise AgentFileError(
-            "an empty agent path; give an exported agent's .safetensors file (its .json "
-            "metadata beside it)"
+            f"an empty agent path {shown(str(path))}; give an exported agent's .safetensors "
+            "file (its .json metadata beside it)"
         )
     given = Path(path)
     if given.is_dir():

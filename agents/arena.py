@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.config_values import check_int
+from uno_env.config_values import check_float, check_int
+from uno_env.files import shown
 from uno_env.outcomes import TableResults
 from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
@@ -34,6 +35,7 @@ from unolab.agents.stats import wilson_interval
 
 __all__ = [
     "MAX_BATCH_SIZE",
+    "MAX_DECISIONS",
     "MAX_HANDS",
     "EvalResult",
     "check_policy",
@@ -89,12 +91,19 @@ def play_games(
         ValueError: for a wrong number of policies, or a game count, batch size or seed that
             is not an integer within its bounds (:data:`MAX_HANDS`, :data:`MAX_BATCH_SIZE`,
             ``0 <= seed < 2**64``), naming it.
+        TypeError: for rules that are not Rules, a seat's policy that is not one, or a
+            ``progress`` that is not a bool, naming it.
         PolicyError: if a policy fails or chooses an illegal action (the message names it).
     """
-    n_players = rules.num_players
+    n_players = _check_rules(rules)
+    if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence):
+        raise TypeError(f"policies must be a list of policies, one per seat, got {shown(policies)}")
     if len(policies) != n_players:
         raise ValueError(f"need one policy per seat: {n_players} seats, {len(policies)} policies")
+    for seat, policy in enumerate(policies):
+        check_policy(policy, f"policies[{seat}]")
     _check_counts(num_games, batch_size, seed)
+    _check_switch("progress", progress)
     with progress_bar(description, num_games, unit="hands", enabled=progress) as bar:
         return _play(rules, policies, num_games, seed, batch_size, _Count(bar, num_games))
 
@@ -103,13 +112,39 @@ MAX_HANDS = 2**40
 """The most hands one call plays (about a trillion: days of any machine's time)."""
 MAX_BATCH_SIZE = 2**20
 """The most games played side by side (their states are held in memory together)."""
+MAX_DECISIONS = 1e9
+"""The largest estimate of a hand's decisions :func:`evaluate_vs` counts by (a hand ends
+at its ``max_turns``, far below)."""
 
 
-def _check_counts(num_games: int, batch_size: int, seed: object) -> None:
+def _check_counts(num_games: int, batch_size: int, seed: object, least_games: int = 0) -> None:
     """Integers (NumPy's too, not bools) in their bounds, and a seed as an agent's is."""
-    check_int("num_games", num_games, 0, MAX_HANDS, "hands played by one call")
+    check_int("num_games", num_games, least_games, MAX_HANDS, "hands played by one call")
     check_int("batch_size", batch_size, 1, MAX_BATCH_SIZE, "games held in memory at once")
     agent_seed(seed)
+
+
+def _check_rules(rules: object) -> int:
+    """The table size of ``rules``, which must be :class:`~uno_env.rules.Rules`.
+
+    Raises:
+        TypeError: naming what was given instead.
+    """
+    if not isinstance(rules, Rules):
+        raise TypeError(
+            f"rules must be Rules (uno_env.load_rules(NAME_OR_PATH) makes them), got {shown(rules)}"
+        )
+    return rules.num_players
+
+
+def _check_switch(name: str, value: object) -> None:
+    """A switch must be True or False (NumPy's too): a word or a number is no switch.
+
+    Raises:
+        TypeError: naming the switch and the value.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {shown(value)}")
 
 
 class _Count:
@@ -232,7 +267,19 @@ class EvalResult:
 
 def _opponent_builder(opponent_factory: str | OpponentFactory) -> OpponentFactory:
     if not isinstance(opponent_factory, str):
-        return opponent_factory
+        if not callable(opponent_factory):
+            raise TypeError(
+                "opponent_factory must be a bot name or a callable building a policy from a "
+                f"seed, got {shown(opponent_factory)}"
+            )
+        factory = opponent_factory
+
+        def checked(seed: int) -> Policy:
+            opponent = factory(seed)
+            check_policy(opponent, f"opponent_factory({seed})'s result")
+            return opponent
+
+        return checked
     name = opponent_factory
     make_agent(name)  # fail early with the list of valid names
 
@@ -256,7 +303,10 @@ def check_policy(policy: object, what: str) -> None:
             f"{what} is a {kind} model, not a policy: wrap it with "
             f"unolab.train.export.as_policy(model, rules) (a frozen copy of its network)"
         )
-    raise TypeError(f"{what} must be a policy (act(observations, masks) and a name), got a {kind}")
+    raise TypeError(
+        f"{what} must be a policy (act(observations, masks) and a name), got a {kind}: "
+        f"{shown(policy)}"
+    )
 
 
 def evaluate_vs(
@@ -294,13 +344,19 @@ def evaluate_vs(
         The candidate's wins, win rate and Wilson 95% interval.
 
     Raises:
-        ValueError: for a game count, batch size or seed that is not an integer within its
-            bounds, naming it (as :func:`play_games`).
-        TypeError: for a candidate that is not a policy.
+        ValueError: for a game count (at least 1), batch size or seed that is not an
+            integer within its bounds, or a ``decisions_per_hand`` that is not a number in
+            (0, :data:`MAX_DECISIONS`], naming it (as :func:`play_games`).
+        TypeError: for a candidate (or an opponent built) that is not a policy, an
+            ``opponent_factory`` neither a name nor callable, rules that are not Rules, or
+            a ``progress`` that is not a bool.
     """
     check_policy(candidate, "candidate")
-    n_players = rules.num_players
-    _check_counts(num_games, batch_size, seed)
+    n_players = _check_rules(rules)
+    _check_counts(num_games, batch_size, seed, least_games=1)
+    _check_switch("progress", progress)
+    if decisions_per_hand is not None:
+        check_float("decisions_per_hand", decisions_per_hand, 0, MAX_DECISIONS, low_open=True)
     build = _opponent_builder(opponent_factory)
     # Per rotation: one seed per opponent seat, and one (the last) for the game keys.
     seeds = np.random.SeedSequence(seed).generate_state(n_players * (n_players + 1), np.uint32)

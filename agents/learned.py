@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +26,8 @@ from safetensors.torch import load, save
 from torch import nn
 
 from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
-from uno_env.rules import Rules
+from uno_env.policy import Seed
+from uno_env.rules import Rules, load_rules
 from unolab.agents.agent_files import (
     EXPORT_HINT,
     MAX_AGENT_FILE_BYTES,
@@ -46,6 +48,7 @@ from unolab.agents.policy_metadata import (
     check_encoding,
     check_metadata,
 )
+from unolab.agents.registry import agent_seed
 from unolab.agents.shipped import shipped_agent_path
 
 __all__ = [
@@ -129,7 +132,12 @@ class TorchPolicy:
         net: The network.
         meta: Its metadata.
         deterministic: Argmax (True) or sampling from the masked softmax (False).
-        seed: Seed of the sampling.
+        seed: Seed of the sampling: an integer in ``0 <= seed < 2**64``, a NumPy
+            ``Generator`` (an integer is drawn from it) or ``None`` (0).
+
+    Raises:
+        TypeError: for a ``deterministic`` that is not a bool.
+        ValueError: for a seed out of range or not an integer, naming it.
     """
 
     def __init__(
@@ -137,12 +145,17 @@ class TorchPolicy:
         net: MLPNet,
         meta: PolicyMetadata,
         deterministic: bool = True,
-        seed: int | None = None,
+        seed: Seed = None,
     ) -> None:
+        if not isinstance(deterministic, (bool, np.bool_)):
+            raise TypeError(f"deterministic must be True or False, got {shown(deterministic)}")
+        seed = agent_seed(seed)  # a seed out of 0..2**64-1 is refused, not wrapped
+        if isinstance(seed, np.random.Generator):
+            seed = int(seed.integers(2**62))
         self.net = net.eval()
         self.meta = meta
         self.name = meta.name
-        self.deterministic = deterministic
+        self.deterministic = bool(deterministic)
         self.generator = torch.Generator().manual_seed(seed if seed is not None else 0)
 
     def _masked_logits(
@@ -264,9 +277,9 @@ def _check_tensors(
 
 def load_policy(
     path: str | Path,
-    rules: Rules | None = None,
+    rules: Rules | str | Mapping[str, Any] | None = None,
     deterministic: bool = True,
-    seed: int | None = None,
+    seed: Seed = None,
 ) -> TorchPolicy:
     """Load an exported policy (``.safetensors`` + ``.json``) without unpickling anything.
 
@@ -278,16 +291,25 @@ def load_policy(
     Args:
         path: The ``.safetensors`` file (or its ``.json``, or the path without suffix), or
             a shipped agent's name (``"ppo_official_2p"``, see :mod:`unolab.agents.shipped`).
-        rules: If given, the policy must have been trained under exactly these rules.
+        rules: If given, the policy must have been trained under exactly these rules (Rules,
+            a preset name, a YAML path or a mapping, as :func:`uno_env.load_rules` takes).
         deterministic: Argmax (default) or sampling.
-        seed: Seed of the sampling.
+        seed: Seed of the sampling (see :class:`TorchPolicy`).
 
     Raises:
         FileNotFoundError: if a file is missing.
         AgentFileError: if a file is malformed, too large or inconsistent with the other
             (the message names the file and what to do).
         CheckpointMismatchError: if the rules or observation version differ.
+        TypeError: for a ``deterministic`` that is not a bool.
+        ValueError: for a seed :func:`~unolab.agents.registry.agent_seed` refuses, or
+            rules :func:`uno_env.load_rules` refuses.
     """
+    if not isinstance(deterministic, (bool, np.bool_)):
+        raise TypeError(f"deterministic must be True or False, got {shown(deterministic)}")
+    agent_seed(seed)  # checked before any file is read
+    if rules is not None and not isinstance(rules, Rules):
+        rules = load_rules(rules)  # a preset name, a YAML path or a mapping
     shipped = shipped_agent_path(str(path))
     if shipped is not None and not Path(path).exists():  # a shipped agent by name
         path = shipped

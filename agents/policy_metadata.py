@@ -21,14 +21,8 @@ from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.agent_files import (
-    EXPORT_HINT,
-    MAX_HIDDEN_LAYERS,
-    MAX_LAYER_WIDTH,
-    AgentFileError,
-    is_json_int,
     metadata_object,
     parse_json,
-    shown,
 )
 
 __all__ = [
@@ -40,7 +34,7 @@ __all__ = [
 ]
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
-"""The activations a network may use, by their name in the metadata."""
+"""The module of each activation a network may use (:data:`ACTIVATION_NAMES`), by name."""
 
 
 class CheckpointMismatchError(ValueError):
@@ -116,66 +110,23 @@ class PolicyMetadata:
     def from_dict(cls, data: Any, where: str = "metadata") -> PolicyMetadata:
         """Validate parsed metadata: every key present, of its type and within bounds.
 
-        Keys the lab does not know are ignored. Sizes must be positive integers, with at most
-        :data:`MAX_HIDDEN_LAYERS` hidden layers of at most :data:`MAX_LAYER_WIDTH` units, so
-        the network described is always small enough to build.
+        The checks are :func:`~unolab.agents.agent_files.metadata_object`'s (every reader's).
 
         Raises:
             AgentFileError: naming ``where``, the key and the bad value.
         """
         data = metadata_object(data, where)
-
-        def bad(key: str, expected: str) -> AgentFileError:
-            return AgentFileError(
-                f"{where}: {key!r} must be {expected}, got {shown(data[key])}; {EXPORT_HINT}"
-            )
-
-        for key in ("name", "algorithm"):
-            if not isinstance(data[key], str) or not data[key]:
-                raise bad(key, "a non-empty string")
-        for key in ("obs_version", "obs_dim", "num_actions"):
-            if not is_json_int(data[key]) or data[key] < 1:
-                raise bad(key, "a positive integer")
-        if data["obs_dim"] > MAX_LAYER_WIDTH or data["num_actions"] > MAX_LAYER_WIDTH:
-            key = "obs_dim" if data["obs_dim"] > MAX_LAYER_WIDTH else "num_actions"
-            raise bad(key, f"at most {MAX_LAYER_WIDTH}")
-        hidden = data["hidden"]
-        if not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS:
-            raise bad("hidden", f"a list of at most {MAX_HIDDEN_LAYERS} layer sizes")
-        for i, width in enumerate(hidden):
-            if not is_json_int(width) or not 1 <= width <= MAX_LAYER_WIDTH:
-                raise AgentFileError(
-                    f"{where}: 'hidden'[{i}] must be an integer from 1 to {MAX_LAYER_WIDTH}, "
-                    f"got {shown(width)}; {EXPORT_HINT}"
-                )
-        if not isinstance(data["activation"], str) or data["activation"] not in ACTIVATIONS:
-            raise bad("activation", f"one of {list(ACTIVATIONS)}")
-        for key in ("rules", "extra"):
-            if not isinstance(data[key], dict):
-                raise bad(key, "a JSON object")
-        try:
-            Rules.from_dict(data["rules"], where=f"{where}: rules")
-        except ValueError as err:
-            raise AgentFileError(f"{err}; {EXPORT_HINT}") from None
-        digest = data.get("digest")
-        if digest is not None and not (
-            isinstance(digest, str)
-            and digest.startswith("sha256:")
-            and len(digest) == 71
-            and all(c in "0123456789abcdef" for c in digest[7:])
-        ):
-            raise bad("digest", "'sha256:' and 64 hexadecimal digits")
         return cls(
             name=data["name"],
             algorithm=data["algorithm"],
             obs_version=data["obs_version"],
             obs_dim=data["obs_dim"],
             num_actions=data["num_actions"],
-            hidden=tuple(hidden),
+            hidden=tuple(data["hidden"]),
             activation=data["activation"],
             rules=data["rules"],
             extra=data["extra"],
-            digest=digest,
+            digest=data.get("digest"),
         )
 
 

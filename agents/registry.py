@@ -239,6 +239,9 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
         )
     if not options:
         return build(seed)
-    agent = build(seed, **options)
+    try:
+        agent = build(seed, **options)
+    except ValueError as err:  # the constructor names the option: the message names the spec
+        raise ValueError(f"agent spec {name!r}: {err}") from err
     agent.name = name  # the spec names the configuration on leaderboards
     return agent

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from uno_env.files import why_missing
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
@@ -170,8 +168,6 @@ class _BuildLearned:
     def __call__(self, seed: Seed) -> Policy:
         from unolab.agents.learned import TorchPolicy
 
-        if isinstance(seed, np.random.Generator):
-            seed = int(seed.integers(2**62))
         return TorchPolicy(self.net, self.meta, seed=seed)
 
 

@@ -156,7 +156,9 @@ class StateSearchAgent(ABC):
             One legal action per game, (B,) int64.
 
         Raises:
-            ValueError: for a finished game, or a seat outside the table or not to act
+            TypeError: for rules or a state of the wrong type (:meth:`_checked_call`).
+            ValueError: for rules of another table size, seats that are not integers, a
+                finished game, or a seat outside the table or not to act
                 (:meth:`_checked_call`).
         """
 
@@ -170,11 +172,46 @@ class StateSearchAgent(ABC):
         """The acting seat of each game and the legal masks, after checking the call.
 
         Raises:
-            ValueError: for a finished game, or a seat outside the table or not to act.
+            TypeError: for rules that are no Rules or a state that is no UnoState.
+            ValueError: for rules of another table size than the state's, seats that are
+                not integers (one per game, or one for all), masks of the wrong shape, a
+                finished game, or a seat outside the table or not to act.
         """
-        seat_arr = np.broadcast_to(np.asarray(seats), (state.batch_size,)).astype(np.int64)
+        if not isinstance(rules, Rules):
+            raise TypeError(
+                f"{self.name}: rules must be Rules (uno_env.load_rules), got {shown(rules)}"
+            )
+        if not isinstance(state, UnoState):
+            raise TypeError(
+                f"{self.name}: state must be an UnoState (uno_env.core), got {shown(state)}"
+            )
+        games, seats_at_table = state.hands.shape[:2]
+        if rules.num_players != seats_at_table:
+            raise ValueError(
+                f"{self.name}: rules for num_players={rules.num_players}, but the state has "
+                f"{seats_at_table} seats"
+            )
+        given = np.asarray(seats)
+        if given.dtype.kind not in "iu" or given.shape not in ((), (games,)):
+            raise ValueError(
+                f"{self.name}: seats must be integers, one per game ({games}) or one for "
+                f"all, got {shown(seats)}"
+            )
+        outside = np.flatnonzero(np.broadcast_to((given < 0) | (given >= seats_at_table), games))
+        if outside.size:
+            value = np.broadcast_to(given, games)[outside[0]].item()
+            raise ValueError(
+                f"game {int(outside[0])}: seat {value} is outside the table "
+                f"(0..{seats_at_table - 1})"
+            )
+        seat_arr = np.broadcast_to(given, (games,)).astype(np.int64)
         if masks is None:
             masks = core.legal_action_mask(rules, state)
+        elif np.shape(masks) != (games, C.NUM_ACTIONS):
+            raise ValueError(
+                f"{self.name}: masks must have shape ({games}, {C.NUM_ACTIONS}), got shape "
+                f"{np.shape(masks)}"
+            )
         over = np.flatnonzero(~state.live)
         if over.size:
             raise ValueError(

@@ -141,6 +141,9 @@ def _malformed(actions: npt.NDArray[np.generic], n_rows: int) -> str | None:
             f"act returned shape {actions.shape} dtype {actions.dtype}; expected ({n_rows},) "
             "integers"
         )
+    if actions.dtype.kind == "u" and actions.size and actions.max() > np.iinfo(np.int64).max:
+        # Past int64 an action would wrap to a negative number: name it as returned.
+        return f"chose action {actions.max().item()}, which is out of range 0..{C.NUM_ACTIONS - 1}"
     return None
 
 

@@ -30,6 +30,7 @@ from unolab.agents.registry import (
     SEARCH_BUDGETS,
     SEARCH_NAMES,
     is_agent_spec,
+    make_agent,
     parse_agent_spec,
 )
 from unolab.agents.resolve import is_agent_file
@@ -88,6 +89,8 @@ def agent_listing() -> str:
 def _bot_card(spec: str) -> str:
     """The Markdown card of a bot or a search (``spec`` may carry a search's options)."""
     name, options = parse_agent_spec(spec)  # a bad option is refused, naming it
+    if options:  # the values too, as the commands that play it check them
+        make_agent(spec, 0)
     search = name in SEARCH_NAMES
     about = ABOUT.get(name, "")
     lines = [f"# {name}", "", f"{about[:1].upper()}{about[1:]}." if about else "", ""]

@@ -544,6 +544,27 @@ CASES: list[Case] = [
         via="tournament",
         also="does not exist",
     ),
+    # Text in the metadata that no leaderboard, terminal or file can show or hold.
+    Case("meta_name_nul", _meta(name="a\x00b"), names="meta", also="'name'"),
+    Case("meta_name_lone_surrogate", _meta(name="\ud800"), names="meta", also="'name'"),
+    Case("meta_name_huge", _meta(name="n" * 100_000), names="meta", also="at most 200"),
+    Case("meta_algorithm_control", _meta(algorithm="ppo\x1b[2J"), names="meta", also="'algorithm'"),
+    Case(
+        "meta_extra_huge_text",
+        _meta(extra={"note": "y" * 5_000_000}),
+        names="meta",
+        also="5,000,000 characters",
+    ),
+    Case(
+        "meta_extra_lone_surrogate",
+        _meta(extra={"runs": [{"\udfff": 1}]}),
+        names="meta",
+        also="lone surrogate",
+    ),
+    # A card checks the metadata as loading does: no absurd network is described.
+    Case("card_hidden_huge", _meta(hidden=[10**9]), names="meta", via="card", also="1000000000"),
+    Case("card_hidden_2_pow_64", _meta(hidden=[2**64]), names="meta", via="card"),
+    Case("card_name_nul", _meta(name="a\x00b"), names="meta", via="card", also="'name'"),
     Case("cli_play_truncated", _weights_bytes(lambda old: old[:100]), via="cli"),
     Case("cli_play_hidden_negative", _meta(hidden=[-1]), names="meta", via="cli"),
     Case("cli_play_missing", _elsewhere("ghost.safetensors"), names="given", via="cli"),
@@ -698,3 +719,33 @@ def test_the_required_keys_are_the_fields_of_the_metadata() -> None:
     """Every field but the optional digest is required, by one list that every reader checks."""
     fields = set(PolicyMetadata.__dataclass_fields__) - {"digest"}
     assert set(METADATA_KEYS) == fields
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "says"),
+    [
+        ({"rules": 7}, ValueError, "'7'"),
+        ({"rules": "no_such_preset"}, ValueError, "'no_such_preset'"),
+        ({"seed": -1}, ValueError, "-1"),
+        ({"seed": "x"}, ValueError, "'x'"),
+        ({"seed": 1.5}, ValueError, "1.5"),
+        ({"seed": 2**64}, ValueError, "18446744073709551616"),
+        ({"deterministic": "no"}, TypeError, "'no'"),
+        ({"deterministic": 1}, TypeError, "deterministic"),
+    ],
+)
+def test_bad_load_policy_arguments(
+    kwargs: dict[str, Any], error: type[Exception], says: str, reference: Agent
+) -> None:
+    with pytest.raises(error) as info:
+        load_policy(reference.weights, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message and says in message, message
+
+
+def test_load_policy_takes_rules_by_name_and_numpy_seeds(reference: Agent) -> None:
+    seed: Any = np.uint64(2**64 - 1)  # NumPy integers are accepted wherever an int is
+    policy = load_policy(reference.weights, rules="official", seed=seed)
+    _plays(policy)
+    with pytest.raises(ValueError, match="an empty agent path ''"):
+        load_policy("")

@@ -25,7 +25,13 @@ from support.optional import require
 
 pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpiel")
 
-from uno_env.envs.openspiel_game import GAME_NAME, key_actions, load_state  # noqa: E402
+from uno_env.envs.openspiel_game import (  # noqa: E402
+    GAME_NAME,
+    UnoOpenSpielGame,
+    key_actions,
+    key_of,
+    load_state,
+)
 
 GAME = pyspiel.load_game(GAME_NAME, {"num_players": 3, "max_turns": 60})
 HEAD = str(GAME)
@@ -67,6 +73,13 @@ def _pickled_state(reduce: tuple[Any, tuple[Any, ...]]) -> str:
 
 def _layout(game: str, state: str) -> str:
     return f"[Meta]\nVersion: 1\n\n[Game]\n{game}\n[State]\n{state}\n"
+
+
+def _other_python_game(text: str) -> object:
+    """``pyspiel.deserialize_game_and_state`` of ``text``, OpenSpiel's Python games loaded."""
+    import open_spiel.python.games  # noqa: F401  # registers python_kuhn_poker
+
+    return pyspiel.deserialize_game_and_state(text)
 
 
 def _sampler(value: Any) -> Callable[[], Any]:
@@ -365,6 +378,67 @@ CASES: list[Case] = [
         lambda: _dealt().resample_from_infostate(2**64, pyspiel.UniformProbabilitySampler(0, 1)),
         ValueError,
         f"player must be in 0..2, got {2**64}",
+    ),
+    Case(
+        "legal_actions_player_out_of_range",
+        lambda: _dealt().legal_actions(9),
+        ValueError,
+        "player must be in 0..2, got 9",
+    ),
+    Case(
+        "legal_actions_player_word",
+        lambda: _dealt().legal_actions("0"),
+        TypeError,
+        "got '0'",
+    ),
+    Case(
+        "action_to_string_player_out_of_range",
+        lambda: _dealt().action_to_string(9, 0),
+        ValueError,
+        "got 9",
+    ),
+    Case(
+        "information_state_at_the_deal",
+        lambda: GAME.new_initial_state().information_state_string(),
+        ValueError,
+        "information_state_string() without a player at the deal",
+    ),
+    Case(
+        "information_state_tensor",
+        lambda: _dealt().information_state_tensor(0),
+        ValueError,
+        "provides no information_state_tensor",
+    ),
+    Case(
+        "game_params_a_list",
+        lambda: UnoOpenSpielGame([("num_players", 3)]),  # type: ignore[arg-type]
+        TypeError,
+        "[('num_players', 3)]",
+    ),
+    Case("key_of_negative_byte", lambda: key_of([-1] * 8), ValueError, "got -1"),
+    Case("key_of_seven_bytes", lambda: key_of([0] * 7), ValueError, "8 bytes, got 7"),
+    Case("key_of_text", lambda: key_of("abcdefgh"), TypeError, "'abcdefgh'"),  # type: ignore[arg-type]
+    Case(
+        "serialized_sections_swapped",
+        lambda: pyspiel.deserialize_game_and_state(
+            "[Meta]\nVersion: 1\n[State]\n0\n[Game]\npython_uno()\n"
+        ),
+        ValueError,
+        "line 3, '[State]', is out of order",
+    ),
+    Case(
+        "serialized_windows_line_ends",
+        lambda: pyspiel.deserialize_game_and_state(
+            pyspiel.serialize_game_and_state(GAME, _dealt()).replace("\n", "\r\n")
+        ),
+        ValueError,
+        "not \\r\\n",
+    ),
+    Case(  # OpenSpiel's own check, which it words in several lines: one line here
+        "serialized_other_python_game_state_damaged",
+        lambda: _other_python_game(_layout("python_kuhn_poker()", "junk")),
+        pyspiel.SpielError,
+        "",
     ),
 ]
 

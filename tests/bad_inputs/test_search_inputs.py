@@ -234,6 +234,57 @@ CASES: dict[str, Case] = {
     "ismcts_finished_game": Case(
         _ismcts_from(np.zeros(4, np.int64)), ValueError, ("finished",), state=_finished
     ),
+    # -- act_from_state's arguments, checked before any search ------------------------------
+    "search_rules_other_table_size": Case(
+        lambda state: PimcAgent(seed=0, rollouts=2).act_from_state(
+            load_rules("official", num_players=3), state, state.current
+        ),
+        ValueError,
+        ("num_players=3", "2 seats"),
+    ),
+    "search_rules_text": Case(
+        lambda state: PimcAgent(seed=0, rollouts=2).act_from_state(
+            "official",  # type: ignore[arg-type]
+            state,
+            state.current,
+        ),
+        TypeError,
+        ("rules", "'official'"),
+    ),
+    "search_state_none": Case(
+        lambda state: PimcAgent(seed=0, rollouts=2).act_from_state(RULES2, None, 0),  # type: ignore[arg-type]
+        TypeError,
+        ("state", "None"),
+    ),
+    "search_seats_none": Case(_search_from(None), ValueError, ("seats", "None")),
+    "search_seats_float": Case(
+        _ismcts_from(np.array([0.5, 0.0, 1.0, 0.0])), ValueError, ("seats", "0.5")
+    ),
+    "search_seats_text": Case(_search_from("0"), ValueError, ("seats", "'0'")),
+    "search_seats_wrong_length": Case(
+        _search_from(np.zeros(3, np.int64)), ValueError, ("seats", "one per game (4)")
+    ),
+    "search_seat_outside_table": Case(
+        _search_from(np.array([0, 5, 0, 1])), ValueError, ("game 1", "seat 5", "0..1")
+    ),
+    "search_seat_uint64_max": Case(
+        _ismcts_from(np.full(4, 2**64 - 1, np.uint64)),
+        ValueError,
+        ("seat 18446744073709551615",),
+    ),
+    "search_masks_wrong_shape": Case(
+        lambda state: PimcAgent(seed=0, rollouts=2).act_from_state(
+            RULES2, state, state.current, np.ones((4, 3), bool)
+        ),
+        ValueError,
+        ("masks", "(4, 3)"),
+    ),
+    "spec_double_colon": Case(lambda state: make_agent("pimc::4"), ValueError, ("'pimc::4'",)),
+    "spec_option_in_value": Case(
+        lambda state: make_agent("pimc:rollouts=8:rollouts=9"),
+        ValueError,
+        ("'pimc:rollouts=8:rollouts=9'", "'8:rollouts=9'"),
+    ),
     "act_without_state": Case(
         lambda state: PimcAgent(seed=0).act(
             np.zeros((4, 1), np.float32), core.legal_action_mask(RULES2, state)
@@ -288,3 +339,27 @@ def test_a_bad_spec_is_refused_by_tournaments_and_play_too(
     code = main(["play", "--players", "2", "--opponents", "ismcts:weigh_choices=word"])
     err = capsys.readouterr().err
     assert code == 2 and "weigh_choices is a switch" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("pimc:abc", "'abc'"),
+        ("pimc:0", "got 0"),
+        ("pimc:18446744073709551616", "18446744073709551616"),
+        ("pimc:rollouts=8:rollouts=9", "'8:rollouts=9'"),
+        ("ismcts:exploration=-1", "exploration"),
+    ],
+)
+def test_uno_lab_agents_checks_a_spec_as_make_agent_does(
+    spec: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from unolab.cli import main
+
+    with pytest.raises(ValueError, match="agent spec"):
+        make_agent(spec)
+    code = main(["agents", spec])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "", captured
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and repr(spec) in lines[0] and says in lines[0], captured.err

@@ -172,9 +172,15 @@ def rules_from_parameters(params: Mapping[str, Any]) -> Rules:
         The validated rules.
 
     Raises:
+        TypeError: for params that are not a mapping.
         ValueError: naming an unknown parameter, a value of the wrong type, an unknown
             preset or an invalid rule combination (:class:`uno_env.ConfigError`).
     """
+    if not isinstance(params, Mapping):
+        raise TypeError(
+            f"{GAME_NAME}: params must be a mapping of parameter names to values, got "
+            f"{shown(params)}"
+        )
     unknown = sorted(set(params) - set(PARAMETERS))
     if unknown:
         raise ValueError(
@@ -195,8 +201,26 @@ def rules_from_parameters(params: Mapping[str, Any]) -> Rules:
 
 
 def key_of(key_bytes: list[int]) -> int:
-    """The 64-bit game key spelled by the 8 chance outcomes (most significant byte first)."""
-    return int.from_bytes(bytes(key_bytes), "big")
+    """The 64-bit game key spelled by the 8 chance outcomes (most significant byte first).
+
+    Raises:
+        TypeError: for key bytes that are not a list of integers.
+        ValueError: for a list of other than 8 bytes, or a byte outside 0..255, naming it.
+    """
+    if isinstance(key_bytes, (str, bytes)) or not isinstance(key_bytes, (list, tuple)):
+        raise TypeError(
+            f"key_bytes must be a list of {KEY_BYTES} bytes (0..255), got {shown(key_bytes)}"
+        )
+    for byte in key_bytes:
+        if isinstance(byte, bool) or not isinstance(byte, (int, np.integer)):
+            raise TypeError(f"key_bytes: a byte is an integer in 0..255, got {shown(byte)}")
+        if not 0 <= byte < _CHANCE_OUTCOMES:
+            raise ValueError(f"key_bytes: a byte is an integer in 0..255, got {shown(byte)}")
+    if len(key_bytes) != KEY_BYTES:
+        raise ValueError(
+            f"key_bytes must be {KEY_BYTES} bytes, got {len(key_bytes)}: {shown(key_bytes)}"
+        )
+    return int.from_bytes(bytes(int(byte) for byte in key_bytes), "big")
 
 
 def key_actions(key: int) -> list[int]:
@@ -341,11 +365,17 @@ class UnoOpenSpielGame(_GameBase):
 
     Raises:
         ImportError: without OpenSpiel (saying how to install it).
+        TypeError: for params that are not a mapping.
         ValueError: naming an unknown parameter or an invalid value.
     """
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         spiel = _require_pyspiel()
+        if params is not None and not isinstance(params, Mapping):
+            raise TypeError(
+                f"{GAME_NAME}: params must be a mapping of parameter names to values, got "
+                f"{shown(params)}"
+            )
         given = dict(params or {})
         rules = rules_from_parameters(given)
         info = spiel.GameInfo(
@@ -499,6 +529,22 @@ class UnoOpenSpielState(_StateBase):
         steps = self._table.steps
         return bool(steps) and steps[-1].phase == core.OVER
 
+    def legal_actions(self, player: Any = None) -> list[int]:
+        """The legal actions of ``player`` (default: the one to act; a seat not to act has
+        none): OpenSpiel's ``legal_actions``, the seat checked as given.
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        if player is None:
+            actions: list[int] = super().legal_actions()
+            return actions
+        if player != _CHANCE_PLAYER:
+            _check_player(player, self.rules.num_players)
+        actions = super().legal_actions(int(player))
+        return actions
+
     def _legal_actions(self, player: int) -> list[int]:
         """The legal action ids of the acting seat: the core's mask, ascending."""
         state = self._table.state
@@ -532,12 +578,19 @@ class UnoOpenSpielState(_StateBase):
             if not 0 <= action < _CHANCE_OUTCOMES:
                 raise ValueError(f"{GAME_NAME}: a chance outcome is a byte 0..255, got {action}")
             return f"key byte 0x{action:02x}"
+        _check_player(player, self.rules.num_players)
         return C.action_name(action)
 
     def _seat_view(self, name: str, player: Any) -> Any:
         """OpenSpiel's ``name`` view for ``player`` (``None``: the seat to act), seat checked."""
         view = getattr(super(), name)
         if player is None:
+            if self.current_player() < 0:  # OpenSpiel's own check would fail in C++ words
+                where = "the deal (a chance node)" if not self._table.steps else "the end"
+                raise ValueError(
+                    f"{GAME_NAME}: {name}() without a player at {where}: no seat acts "
+                    "there; give the player"
+                )
             return view()
         _check_player(player, self.rules.num_players)
         return view(int(player))
@@ -571,6 +624,19 @@ class UnoOpenSpielState(_StateBase):
         """
         text: str = self._seat_view("information_state_string", player)
         return text
+
+    def information_state_tensor(self, player: Any = None) -> list[float]:
+        """Not provided: ``python_uno``'s information state is a string.
+
+        Raises:
+            ValueError: always, naming what to use instead.
+        """
+        del player
+        raise ValueError(
+            f"{GAME_NAME} provides no information_state_tensor (its game type says "
+            "provides_information_state_tensor=False): use information_state_string, or "
+            "observation_tensor"
+        )
 
     # ---- acting -------------------------------------------------------------------------
 
@@ -809,24 +875,35 @@ def serialize_game_and_state(game: Any, state: Any) -> str:
     return str(_spiel_function("serialize_game_and_state")(game, state))
 
 
-def _game_and_state_sections(text: str) -> tuple[str, str] | None:
+def _game_and_state_sections(text: str) -> tuple[str, str]:
     """The ``[Game]`` and ``[State]`` sections of ``text``, read exactly as OpenSpiel's
-    ``DeserializeGameAndState`` reads them (blank and ``#`` lines skipped), or ``None``
-    where OpenSpiel would refuse the layout."""
+    ``DeserializeGameAndState`` reads them (blank and ``#`` lines skipped).
+
+    Raises:
+        ValueError: naming the line, where OpenSpiel would refuse the layout (it says so
+            in several lines of its C++ source).
+    """
     found: list[list[str]] = [[], [], []]
     current = -1
-    for line in text.split("\n"):
+    where = "deserialize_game_and_state: not a serialized game and state"
+    order = "the sections are [Meta], [Game] and [State], in that order"
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line or line[0] == "#":
             continue
         header = _SECTIONS.get(line)
+        if header is not None and current != header - 1:
+            raise ValueError(f"{where}: line {number}, {shown(line)}, is out of order; {order}")
         if header is not None:
-            if current != header - 1:
-                return None
             current = header
         elif current < 0:
-            return None
+            ending = " (lines end with \\n alone, not \\r\\n)" if line.endswith("\r") else ""
+            raise ValueError(
+                f"{where}: line {number}, {shown(line)}, comes before [Meta]; {order}{ending}"
+            )
         else:
             found[current].append(line)
+    if current != _SECTIONS["[State]"]:
+        raise ValueError(f"{where}: it ends before its [State] section; {order}")
     return "\n".join(found[1]), "\n".join(found[2])
 
 
@@ -840,8 +917,9 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
 
     Raises:
         TypeError: for a ``text`` that is not a ``str``.
-        ValueError: for a ``python_uno`` state, naming its bad line (see
-            ``deserialize_state``); OpenSpiel's errors (``pyspiel.SpielError``) otherwise.
+        ValueError: for a text whose sections OpenSpiel would not read, or a ``python_uno``
+            state, naming its bad line (see ``deserialize_state``); OpenSpiel's errors
+            (``pyspiel.SpielError``, in one line) otherwise.
     """
     spiel = _require_pyspiel()
     if not isinstance(text, str):
@@ -849,14 +927,17 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
             f"deserialize_game_and_state: a serialized game and state is a str, got "
             f"{type(text).__name__}"
         )
-    sections = _game_and_state_sections(text)
-    if sections is not None:
-        game = spiel.deserialize_game(sections[0])
+    game_text, state_text = _game_and_state_sections(text)
+    try:
+        game = spiel.deserialize_game(game_text)
         if isinstance(game, UnoOpenSpielGame):
-            return game, game.deserialize_state(sections[1])
+            return game, game.deserialize_state(state_text)
         if game.get_type().short_name == GAME_NAME:  # never handed to the unpickling path
-            raise ValueError(f"{GAME_NAME}: the game {shown(sections[0])} cannot be read here")
-    game_and_state: tuple[Any, Any] = _spiel_function("deserialize_game_and_state")(text)
+            raise ValueError(f"{GAME_NAME}: the game {shown(game_text)} cannot be read here")
+        game_and_state: tuple[Any, Any] = _spiel_function("deserialize_game_and_state")(text)
+    except spiel.SpielError as err:
+        # OpenSpiel's checks speak in several lines of C++ (file, condition, values): one.
+        raise spiel.SpielError("; ".join(str(err).strip().split("\n"))) from None
     return game_and_state
 
 
