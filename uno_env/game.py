@@ -24,6 +24,9 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.config_values import check_int
+from uno_env.core.checks import is_int
+from uno_env.files import shown
 from uno_env.rng import derive_keys, keyed_permutation
 from uno_env.rules import Rules, load_rules
 
@@ -31,6 +34,18 @@ __all__ = ["UnoGame", "stacked_deck"]
 
 STACKED_FILL_STREAM = 2**40 - 2
 """Random stream that orders the cards a stacked deck leaves unlisted."""
+
+
+def _face(card: object) -> int:
+    """A card of a stacked deck, by name or by face id, as its face id."""
+    if isinstance(card, str):
+        return C.parse_card(card)
+    if not is_int(card) or not 0 <= card < C.NUM_FACES:  # type: ignore[operator]
+        raise ValueError(
+            f"deck: {shown(card)} is not a card: give a name like 'G7' or a face id in "
+            f"0..{C.NUM_FACES - 1}"
+        )
+    return int(card)  # type: ignore[call-overload]
 
 
 def stacked_deck(top_cards: Sequence[str | int], key: int) -> np.ndarray:
@@ -43,7 +58,13 @@ def stacked_deck(top_cards: Sequence[str | int], key: int) -> np.ndarray:
     Raises:
         ValueError: if a name is not a card or a face is listed more often than the deck holds.
     """
-    faces = [int(c) if isinstance(c, (int, np.integer)) else C.parse_card(c) for c in top_cards]
+    if isinstance(top_cards, (str, bytes, Mapping)) or not isinstance(
+        top_cards, (Sequence, np.ndarray)
+    ):
+        raise ValueError(
+            f"deck: expected a list of card names or face ids, top first, got {shown(top_cards)}"
+        )
+    faces = [_face(card) for card in top_cards]
     counts = np.bincount(np.asarray(faces, dtype=np.int64), minlength=C.NUM_FACES)
     over = [
         f"{C.FACE_NAMES[f]} listed {counts[f]} times, the deck holds {C.FACE_COUNTS[f]}"
@@ -245,8 +266,7 @@ class UnoGame:
         self.history = []
 
     def _check_seat(self, seat: int) -> None:
-        if not 0 <= seat < self.num_players:
-            raise ValueError(f"seat must be in 0..{self.num_players - 1}, got {seat}")
+        check_int("seat", seat, 0, self.num_players - 1)
 
     def __repr__(self) -> str:
         lines = [

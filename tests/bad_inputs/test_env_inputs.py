@@ -19,17 +19,20 @@ import pytest
 
 import uno_env
 from uno_env import ConfigError, IllegalActionError, UnoGame, core, load_rules
+from uno_env.cards import action_name, action_names, card_name, parse_action, parse_card
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.envs.learner_tables import TablesStoppedError
 from uno_env.envs.opponents import OpponentPool
 from uno_env.envs.pettingzoo_env import raw_env
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.observation import encode
+from uno_env.observation import OBS_DIM, encode, get_field, observation_bounds
 from uno_env.play import PolicyError
 from unolab.agents import make_agent, resolve_opponents, resolve_policy
 from unolab.agents.arena import evaluate_vs, play_games
 
 RULES2 = load_rules("official", num_players=2)
+_R3 = load_rules("official", num_players=3)
+_S2 = core.init(RULES2, 2, seed=0)
 RANDOM = make_agent("random", 0)
 
 
@@ -152,6 +155,13 @@ def _vec_call(method: str, *args: Any, **kwargs: Any) -> Callable[[], object]:
         return getattr(env, method)(*args, **kwargs)
 
     return run
+
+
+def _aec() -> Any:
+    """A raw AEC env of 2 players, dealt."""
+    env = raw_env(num_players=2)
+    env.reset(seed=0)
+    return env
 
 
 def _shaped(shape: Callable[[int, int], tuple[int, ...]]) -> Callable[[Any, Any], np.ndarray]:
@@ -444,6 +454,140 @@ CASES: list[Case] = [
     Case("encode_seat", _encode_seat(7), ValueError, "7"),
     Case("game_unknown_card", _game_step("X9"), ValueError, "X9"),
     Case("game_illegal_card", _game_step("W+4:Q"), ValueError, "W+4:Q"),
+    # The engine's functions: rules and state of the right kind and table size, indices of
+    # games and seats inside the batch and the table (never wrapped), values as given.
+    Case("core_init_rules_text", lambda: core.init("official", 1), TypeError, "'official'"),
+    Case("core_init_rules_none", lambda: core.init(None, 1), TypeError, "got None"),
+    Case("core_init_huge_batch", _core_init(10**12), ValueError, "got 1000000000000"),
+    Case("core_init_batch_2_pow_63", _core_init(2**63), ValueError, "9223372036854775808"),
+    Case("core_init_seed_2_pow_64", _core_init(1, seed=2**64), ValueError, "18446744073709551616"),
+    Case("core_init_no_keys", _core_init(keys=[]), ValueError, "got []"),
+    Case("core_init_deck_ids", _core_init(1, decks=np.full(108, 99)), ValueError, "99"),
+    Case("core_step_none", lambda: core.step(RULES2, _S2, None), IllegalActionError, "None"),
+    Case("core_step_text", lambda: core.step(RULES2, _S2, "1"), IllegalActionError, "'1'"),
+    Case(
+        "core_step_objects",
+        lambda: core.step(RULES2, _S2, np.array([None, None])),
+        IllegalActionError,
+        "action None",
+    ),
+    Case("core_step_not_a_state", lambda: core.step(RULES2, None, [0, 0]), TypeError, "None"),
+    Case("core_mask_other_table", lambda: core.legal_action_mask(_R3, _S2), ValueError, "3"),
+    Case("core_mask_not_a_state", lambda: core.legal_action_mask(RULES2, "s"), TypeError, "'s'"),
+    Case("core_reset_game_5", lambda: core.reset_games(RULES2, _S2, [5], [1]), ValueError, "5"),
+    Case("core_reset_game_neg", lambda: core.reset_games(RULES2, _S2, [-1], [1]), ValueError, "-1"),
+    Case(
+        "core_reset_game_fraction",
+        lambda: core.reset_games(RULES2, _S2, [0.5], [1]),
+        ValueError,
+        "0.5",
+    ),
+    Case(
+        "core_reset_mask_shape",
+        lambda: core.reset_games(RULES2, _S2, np.array([True, False, True]), [1, 2]),
+        ValueError,
+        "(3,)",
+    ),
+    Case("core_seat_ahead_seat_5", lambda: core.seat_ahead_of(RULES2, _S2, 5), ValueError, "5"),
+    Case(
+        "core_seat_ahead_game_neg",
+        lambda: core.seat_ahead_of(RULES2, _S2, 0, game=-1),
+        ValueError,
+        "-1",
+    ),
+    Case("core_winner_7", lambda: core.winner_rewards(RULES2, np.array([7])), ValueError, "7"),
+    Case("core_winner_neg2", lambda: core.winner_rewards(RULES2, np.array([-2])), ValueError, "-2"),
+    Case(
+        "core_points_game_9", lambda: core.points_left(RULES2, _S2, np.array([9])), ValueError, "9"
+    ),
+    Case(
+        "core_determinize_key_neg",
+        lambda: core.determinize(RULES2, _S2, 0, [[-1], [-1]]),
+        ValueError,
+        "-1",
+    ),
+    Case(
+        "core_determinize_wild_facts_word",
+        lambda: core.determinize(RULES2, _S2, 0, [[1], [2]], wild_facts="no"),
+        ValueError,
+        "'no'",
+    ),
+    Case(
+        "encode_seat_fraction", lambda: encode(RULES2, _S2, np.array([0.5, 0.0])), ValueError, "0.5"
+    ),
+    Case(
+        "encode_seat_uint64_max",
+        lambda: encode(RULES2, _S2, np.array([0, 2**64 - 1], dtype=np.uint64)),
+        ValueError,
+        "18446744073709551615",
+    ),
+    Case("encode_other_table", lambda: encode(_R3, _S2), ValueError, "3"),
+    Case(
+        "get_field_unknown", lambda: get_field(np.zeros((1, OBS_DIM)), "nope"), ValueError, "'nope'"
+    ),
+    Case("get_field_narrow", lambda: get_field(np.zeros((1, 3)), "hand"), ValueError, "(1, 3)"),
+    Case("bounds_of_a_name", lambda: observation_bounds("official"), TypeError, "'official'"),
+    # Cards and UnoGame: names are text, ids are integers in range (not bools, not floats).
+    Case("parse_card_none", lambda: parse_card(None), ValueError, "None"),
+    Case("parse_action_list", lambda: parse_action(["R1"]), ValueError, "['R1']"),
+    Case("card_name_bool", lambda: card_name(True), ValueError, "True"),
+    Case("card_name_fraction", lambda: card_name(1.5), ValueError, "1.5"),
+    Case("action_name_text", lambda: action_name("3"), ValueError, "'3'"),
+    Case("action_names_text", lambda: action_names("abc"), ValueError, "'abc'"),
+    Case("game_seed_bool", lambda: UnoGame(seed=True), ValueError, "True"),
+    Case("game_seed_2_pow_64", lambda: UnoGame(seed=2**64), ValueError, "18446744073709551616"),
+    Case("game_deck_text", lambda: UnoGame(seed=0, deck="R1"), ValueError, "'R1'"),
+    Case("game_deck_mapping", lambda: UnoGame(seed=0, deck={"R1": 1}), ValueError, "{'R1': 1}"),
+    Case("game_deck_face_200", lambda: UnoGame(seed=0, deck=[200]), ValueError, "200"),
+    Case(
+        "game_deck_face_2_pow_64",
+        lambda: UnoGame(seed=0, deck=[2**64]),
+        ValueError,
+        "18446744073709551616",
+    ),
+    Case("game_deck_none", lambda: UnoGame(seed=0, deck=[None]), ValueError, "None"),
+    Case(
+        "game_step_2_pow_64",
+        lambda: UnoGame(seed=0).step(2**64),
+        IllegalActionError,
+        "18446744073709551616",
+    ),
+    Case("game_hand_fraction", lambda: UnoGame(seed=0).hand(0.0), ValueError, "0.0"),
+    Case("rules_empty_name", lambda: load_rules(" "), ConfigError, "' '"),
+    # The envs: switches, options, agents and attributes are checked; a call before reset()
+    # is a ValueError too.
+    Case("gym_colour_word", _gym(colour="no"), ValueError, "'no'"),
+    Case("gym_reset_options_list", lambda: UnoGymEnv().reset(options=[1]), ValueError, "[1]"),
+    Case("gym_step_before_reset", lambda: UnoGymEnv().step(0), ValueError, "reset()"),
+    Case("aec_observe_unknown", lambda: _aec().observe("player_9"), ValueError, "'player_9'"),
+    Case("aec_action_space_unknown", lambda: _aec().action_space(0), ValueError, "0"),
+    Case(
+        "aec_reset_options_list",
+        lambda: raw_env().reset(options=[("key", 1)]),
+        ValueError,
+        "[('key', 1)]",
+    ),
+    Case("aec_step_before_reset_raw", lambda: raw_env().step(0), ValueError, "reset()"),
+    Case("aec_step_before_reset", lambda: uno_env.env().step(0), ValueError, "reset()"),
+    Case("aec_agent_iter_text", lambda: list(_aec().agent_iter("5")), ValueError, "'5'"),
+    Case("vec_step_none", _vec_call("step", None), ValueError, "None"),
+    Case(
+        "vec_get_attr_missing", _vec_call("get_attr", "no_such_attr"), ValueError, "'no_such_attr'"
+    ),
+    Case("vec_get_attr_number", _vec_call("get_attr", 5), ValueError, "5"),
+    Case(
+        "vec_set_attr_missing",
+        _vec_call("set_attr", "no_such_attr", 1),
+        ValueError,
+        "'no_such_attr'",
+    ),
+    Case("vec_env_method_missing", _vec_call("env_method", "nope"), ValueError, "'nope'"),
+    Case(
+        "vec_env_method_not_callable", _vec_call("env_method", "num_envs"), ValueError, "'num_envs'"
+    ),
+    Case("vec_render_mode", _vec_call("render", "bogus"), ValueError, "'bogus'"),
+    Case("pool_of_a_name", lambda: OpponentPool("random"), ValueError, "'random'"),
+    Case("pool_of_none", lambda: OpponentPool([None]), TypeError, "None"),
 ]
 
 

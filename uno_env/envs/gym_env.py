@@ -38,7 +38,12 @@ from uno_env.envs.registration import (
 from uno_env.envs.render import render_table
 from uno_env.envs.seeding import checked_seed
 from uno_env.envs.spaces import action_id
-from uno_env.envs.table_inputs import explicit_hands
+from uno_env.envs.table_inputs import (
+    ResetNeededError,
+    check_options,
+    check_switch,
+    explicit_hands,
+)
 from uno_env.rules import Rules, load_rules
 
 __all__ = ["ENV_ID", "UnoGymEnv", "register_envs"]
@@ -92,7 +97,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
             )
         self.rules = load_rules(rules, **rule_overrides)
         self.render_mode = render_mode
-        self.colour = colour
+        self.colour = check_switch("colour", colour)
         self.illegal_action = illegal_action
         self.illegal_reward = illegal_reward
         self._forfeited = False
@@ -130,7 +135,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         # Checked first: Gymnasium's own seeding refuses NumPy integers, and names no
         # argument for a bad one.
         seed = checked_seed(seed)
-        opts = options or {}
+        opts = check_options(options)
         # The options too, before the seed restarts the key schedule: a refused reset
         # changes nothing.
         explicit_hands(
@@ -163,7 +168,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
             RuntimeError: if the hand is over and ``reset`` was not called.
         """
         if self._forfeited or self.tables.over[0]:
-            raise RuntimeError("the hand is over: call reset() before stepping again")
+            raise ResetNeededError("the hand is over: call reset() before stepping again")
         # A one-element array (what a policy's predict may give) counts as its element; what
         # is no action id at all is the caller's bug, refused in every mode.
         given = (

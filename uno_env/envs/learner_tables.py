@@ -42,6 +42,7 @@ from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
 from uno_env.envs.opponents import MaskArray, ObsArray, OpponentsSpec, as_policy
 from uno_env.envs.table_inputs import (
+    ResetNeededError,
     check_learner_seat,
     check_num_games,
     explicit_hands,
@@ -72,7 +73,7 @@ def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoS
     return state.view()
 
 
-class TablesStoppedError(RuntimeError):
+class TablesStoppedError(ResetNeededError):
     """The tables stopped after an opponent's error or an interruption; only ``reset()``
     deals them again."""
 
@@ -197,7 +198,7 @@ class LearnerTables:
     def _own_state(self) -> UnoState:
         """The state, for the tables' own use in the middle of a round."""
         if self._state is None:
-            raise RuntimeError("the games have not been dealt yet: call reset() first")
+            raise ResetNeededError("the games have not been dealt yet: call reset() first")
         return self._state
 
     def _advance_or_stop(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
@@ -321,7 +322,7 @@ class LearnerTables:
         """
         state = self._live_state()
         if not self.autoreset and not state.live.all():
-            raise RuntimeError("the hand is over: call reset() before stepping again")
+            raise ResetNeededError("the hand is over: call reset() before stepping again")
         self._stopped = _MIDWAY  # until the opponents have played up to the learner
         try:
             # The tables own their state (``state`` hands out copies): step it in place.

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from uno_env.config_values import check_float
 from uno_env.files import shown
-from uno_env.policy import Policy, policy_name
+from uno_env.policy import Policy, PolicyFactory, policy_name
 
 __all__ = ["MAX_WEIGHT", "OpponentPool", "OpponentsSpec", "PolicyFn", "as_policy"]
 
@@ -50,13 +50,24 @@ class OpponentPool:
         weights: Relative probabilities, one per policy (uniform when ``None``).
 
     Raises:
-        ValueError: for an empty pool, or weights that are not one finite number in
-            ``0..MAX_WEIGHT`` per policy with a positive sum, naming the weight.
+        ValueError: for an empty pool, policies that are not a list, or weights that are
+            not one finite number in ``0..MAX_WEIGHT`` per policy with a positive sum,
+            naming the weight.
+        TypeError: for an entry that is no policy, callable or factory (a bot name
+            included), naming it.
     """
 
     def __init__(self, policies: Sequence[object], weights: Sequence[float] | None = None) -> None:
-        if not policies:
+        if isinstance(policies, (str, bytes)) or not isinstance(policies, (Sequence, np.ndarray)):
+            raise ValueError(
+                f"policies: expected a list of policies, got {shown(policies)} (bot names "
+                "become policies with unolab.agents.resolve_opponents)"
+            )
+        if not len(policies):
             raise ValueError("an OpponentPool needs at least one policy")
+        for policy in policies:
+            if not isinstance(policy, PolicyFactory):
+                as_policy(policy)  # refused here, naming it, not when a hand draws it
         self.policies = list(policies)
         w = np.ones(len(self.policies))
         if weights is not None:
@@ -126,5 +137,5 @@ def as_policy(policy: object) -> Policy:
         return _CallablePolicy(policy)
     raise TypeError(
         f"an opponent must be a policy with an act(observations, masks) method, a callable "
-        f"or a PolicyFactory, got {policy!r}"
+        f"or a PolicyFactory, got {shown(policy)}"
     )

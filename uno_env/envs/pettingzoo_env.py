@@ -93,11 +93,13 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.env_logger import EnvLogger
 
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
+from uno_env.core.checks import is_int
 from uno_env.core.setup import game_keys
 from uno_env.envs import (
     RewardFn,
@@ -114,6 +116,7 @@ from uno_env.envs.registration import (
 )
 from uno_env.envs.render import render_table
 from uno_env.envs.spaces import action_id
+from uno_env.envs.table_inputs import ResetNeededError, check_options, check_switch
 from uno_env.files import shown
 from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
@@ -159,6 +162,13 @@ def env(
     return _OrderEnforcing(wrapped)
 
 
+def _max_iter(max_iter: object) -> int:
+    """``agent_iter``'s ``max_iter``: an integer (a count at or below 0 yields no agent)."""
+    if not is_int(max_iter):
+        raise ValueError(f"max_iter: expected an integer, got {shown(max_iter)}")
+    return int(max_iter)  # type: ignore[call-overload]
+
+
 class _TerminateIllegal(wrappers.BaseWrapper[str, ObsDict, int]):
     """PettingZoo's ``TerminateIllegalWrapper``, at no cost to a legal move.
 
@@ -198,7 +208,9 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
 
     The inherited ``last``, ``step`` and ``agent_iter`` read the env's attributes through
     the wrappers' ``__getattr__`` chain, which costs more than a turn of the game; these
-    read them from the env itself and keep every check and message of the original.
+    read them from the env itself and keep every check of the original. A call before
+    ``reset()`` raises :class:`~uno_env.envs.table_inputs.ResetNeededError` (a
+    ``ValueError``), where PettingZoo's raises an ``AssertionError`` or ``AttributeError``.
     """
 
     def __init__(self, env: AECEnv[str, ObsDict, int]) -> None:
@@ -208,7 +220,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
     def step(self, action: int | np.integer | None) -> None:
         """Step the env, after the order checks of PettingZoo's wrapper."""
         if not self._has_reset:
-            EnvLogger.error_step_before_reset()
+            raise ResetNeededError("reset() needs to be called before step()")
         elif not self._raw.agents:
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
@@ -217,9 +229,14 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
             self.env.step(action)
 
     def agent_iter(self, max_iter: int = 2**63) -> _OrderEnforcingIterable:
-        """The agents in turn, checking that each is stepped before the next (as PettingZoo)."""
+        """The agents in turn, checking that each is stepped before the next (as PettingZoo).
+
+        Raises:
+            ValueError: for a ``max_iter`` that is no integer, named as given.
+        """
+        _max_iter(max_iter)
         if not self._has_reset:
-            EnvLogger.error_agent_iter_before_reset()
+            raise ResetNeededError("reset() needs to be called before agent_iter()")
         return _OrderEnforcingIterable(self, max_iter)
 
     def last(
@@ -227,7 +244,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
     ) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
         """Observation, cumulative reward, terminated, truncated and info of the agent to act."""
         if not self._has_reset:
-            raise AttributeError("agent_selection cannot be accessed before reset")
+            raise ResetNeededError("reset() needs to be called before last()")
         # The env itself answers: the illegal-action wrapper in between changes no
         # observation, and each wrapper's attribute lookups would cost more than the turn.
         raw: AECEnv[str, ObsDict, int] = self.env.unwrapped
@@ -325,7 +342,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             if render_view is None
             else ("all" if isinstance(render_view, str) else int(render_view))
         )
-        self.colour = colour
+        self.colour = check_switch("colour", colour)
         self.possible_agents = [f"player_{s}" for s in range(n_players)]
         self.agents = self.possible_agents[:]
         self._seat = {name: s for s, name in enumerate(self.possible_agents)}
@@ -362,11 +379,19 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         """The Dict observation space of ``agent`` (one shared object)."""
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
         """Discrete(80)."""
-        return self.action_spaces[agent]
+        return self.action_spaces[self._check_agent(agent)]
+
+    def _check_agent(self, agent: object) -> str:
+        """``agent`` if it is one of the table's agents, else a ValueError naming it."""
+        if not isinstance(agent, str) or agent not in self._seat:
+            raise ValueError(
+                f"agent: unknown agent {shown(agent)}; the agents are {self.possible_agents}"
+            )
+        return agent
 
     # ------------------------------------------------------------------ state
 
@@ -377,7 +402,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         It is the env's live state, stepped in place: ``copy()`` it to keep a snapshot.
         """
         if self._game is None:
-            raise RuntimeError("call reset() before using the env")
+            raise ResetNeededError("call reset() before using the env")
         return self._game
 
     def _agent_of(self, seat: int) -> str:
@@ -398,10 +423,11 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             ValueError: for a key that is not an integer in [0, 2**64) (nothing changes).
         """
         key = None
-        if options is not None and "key" in options:
-            key = game_keys(options["key"])
+        opts = check_options(options)
+        if "key" in opts:
+            key = game_keys(opts["key"])
             if key.size != 1:
-                raise ValueError(f"key must be an integer in [0, 2**64), got {options['key']!r}")
+                raise ValueError(f"key must be an integer in [0, 2**64), got {shown(opts['key'])}")
         if seed is not None or self._base is None:
             self._base = base_key(seed)
             self._episode = 0
@@ -425,10 +451,18 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable[str, ObsDict, int]:
+        """The agents in turn, as PettingZoo's, with ``max_iter`` checked.
+
+        Raises:
+            ValueError: for a ``max_iter`` that is no integer, named as given.
+        """
+        return super().agent_iter(_max_iter(max_iter))
+
     def observe(self, agent: str) -> ObsDict:
         """The agent's view: its observation vector and its action mask (zeros if not acting)."""
         game = self.game_state
-        obs = encode(self.rules, game, self._seat_array[agent])[0]
+        obs = encode(self.rules, game, self._seat_array[self._check_agent(agent)])[0]
         # The encoding's legal_actions field is the mask of the seat to act, zeros for others.
         return {"observation": obs, "action_mask": obs[_LEGAL].astype(np.int8)}
 
@@ -440,6 +474,8 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
                 id (out of range, fractional), named as given (the state is unchanged).
             TypeError: for an action that is not a number (a bool, text, a list).
         """
+        if self._game is None:
+            raise ResetNeededError("reset() needs to be called before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -104,7 +104,8 @@ def action_ids(actions: npt.ArrayLike, count: int, unit: str = "game") -> npt.ND
         ) from None
     if arr.size != count:
         raise ValueError(
-            f"actions must hold one action per {unit}, shape ({count},); got shape {arr.shape}"
+            f"actions must hold one action per {unit}, shape ({count},); got {shown(actions)} "
+            f"of shape {arr.shape}"
         )
     arr = arr.reshape(count)
     if arr.dtype.kind == "i" or (arr.dtype.kind == "u" and arr.dtype.itemsize < 8):

@@ -8,7 +8,7 @@ argument never leaves the tables half changed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -21,8 +21,11 @@ from uno_env.policy import PolicyFactory, RandomBot
 
 __all__ = [
     "MAX_NUM_GAMES",
+    "ResetNeededError",
     "check_learner_seat",
     "check_num_games",
+    "check_options",
+    "check_switch",
     "explicit_hands",
     "opponent_lineup",
 ]
@@ -31,6 +34,38 @@ __all__ = [
 def _is_int(value: object) -> bool:
     """An integer, not a bool (``True`` is an int to Python, never a size or a seat here)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+class ResetNeededError(RuntimeError, ValueError):
+    """An env was used before ``reset()`` dealt its games, or after it stopped: only
+    ``reset()`` deals them again. A ``ValueError`` too, as Python's own "operation on a
+    closed file" is: the call is refused, nothing changes."""
+
+
+def check_options(options: object) -> Mapping[str, Any]:
+    """A reset's ``options``: a mapping, or ``None`` for none.
+
+    Raises:
+        ValueError: naming ``options`` as given.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(
+            f"options: expected a dict such as {{'key': 7}} or None, got {shown(options)}"
+        )
+    return options
+
+
+def check_switch(what: str, value: object) -> bool:
+    """A switch: ``True`` or ``False`` (NumPy's too), never a word or a number.
+
+    Raises:
+        ValueError: naming ``what`` and the value as given.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{what}: expected True or False, got {shown(value)}")
+    return bool(value)
 
 
 MAX_NUM_GAMES = 65_536

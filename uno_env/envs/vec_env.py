@@ -37,6 +37,10 @@ from uno_env.rules import Rules, load_rules
 __all__ = ["UnoVecEnv"]
 
 
+_RENDER_MODES = ("ansi", "human", "rgb_array")
+"""The modes Stable-Baselines3 asks ``render`` for; only ``"ansi"`` draws anything."""
+
+
 class UnoVecEnv(VecEnv):
     """``num_envs`` UNO games stepped together, one learner seat in each.
 
@@ -152,7 +156,15 @@ class UnoVecEnv(VecEnv):
         """Nothing to release."""
 
     def render(self, mode: str | None = None) -> np.ndarray | None:
-        """Print game 0 from its learner's seat (``render_mode="ansi"``)."""
+        """Print game 0 from its learner's seat (``render_mode="ansi"``).
+
+        Raises:
+            ValueError: for a ``mode`` that is no render mode, named as given.
+        """
+        if mode is not None and mode not in _RENDER_MODES:
+            raise ValueError(
+                f"mode: expected one of {list(_RENDER_MODES)} or None, got {shown(mode)}"
+            )
         if (mode or self.render_mode) != "ansi":
             gymnasium.logger.warn("UnoVecEnv renders text only: use render_mode='ansi'")
             return None
@@ -185,13 +197,29 @@ class UnoVecEnv(VecEnv):
             out.append(int(index) % self.num_envs)
         return out
 
+    def _attribute(self, what: str, name: object) -> str:
+        """``name`` if the env has an attribute of that name, else a ValueError naming it."""
+        if not isinstance(name, str) or not hasattr(self, name):
+            raise ValueError(f"{what}: the env has no attribute {shown(name)}")
+        return name
+
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """The env's attribute, once per requested game (the games share the env)."""
-        value = getattr(self, attr_name)
+        """The env's attribute, once per requested game (the games share the env).
+
+        Raises:
+            ValueError: for an attribute the env does not have, or a bad index, named.
+        """
+        value = getattr(self, self._attribute("attr_name", attr_name))
         return [value for _ in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute of the env (shared by all games)."""
+        """Set an attribute of the env (shared by all games).
+
+        Raises:
+            ValueError: for an attribute the env does not have (a misspelt name would set
+                one that nothing reads), or a bad index, named.
+        """
+        self._attribute("attr_name", attr_name)
         self._indices(indices)
         setattr(self, attr_name, value)
 
@@ -206,11 +234,14 @@ class UnoVecEnv(VecEnv):
 
         Other methods are called once and their result repeated for each requested game.
         """
+        method = getattr(self, self._attribute("method_name", method_name))
+        if not callable(method):
+            raise ValueError(f"method_name: {shown(method_name)} is not a method of the env")
         idx = self._indices(indices)
         if method_name == "action_masks":
             masks = self.tables.action_masks()
             return list(masks[idx])
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        result = method(*method_args, **method_kwargs)
         return [result for _ in idx]
 
     def env_is_wrapped(
