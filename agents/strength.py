@@ -34,7 +34,7 @@ from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.files import UnwritableFileError, check_writable_target, write_atomically
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
@@ -323,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m unolab.agents.strength", description=__doc__)
     parser.add_argument(
         "--out",
-        type=Path,
+        type=path_argument,
         default=DEFAULT_OUT,
         help=f"JSON output path (default {DEFAULT_OUT}; --out {DOCS_OUT} updates the figures "
         "the docs quote)",

@@ -26,7 +26,6 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.core import PLAY
 from uno_env.files import write_atomically
 from uno_env.play import Round, play_tables
@@ -204,7 +203,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.inference") -> argpars
     parser.add_argument("--deals", type=int_in_range(1, 4096), default=256,
                         help="determinizations per position (default 256)")  # fmt: skip
     parser.add_argument("--seed", type=int_in_range(0), default=11)
-    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
     return parser
 
 

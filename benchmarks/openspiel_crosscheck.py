@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from uno_env import Rules, load_rules
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.core import hand_rewards
 from uno_env.envs.openspiel_game import INSTALL_HINT
 from uno_env.files import write_atomically
@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int_in_range(0, 2**62), default=3232)
     parser.add_argument(
         "--out",
-        type=Path,
+        type=path_argument,
         default=None,
         help="write the results as JSON (rows of other "
         "searchers and budgets already there, on the same deals, are kept)",

@@ -20,14 +20,13 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from uno_env import core
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.files import write_atomically
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
@@ -202,7 +201,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.search") -> argparse.A
     parser.add_argument("--timing-hands", type=int_in_range(1), default=20,
                         help="strength: hands played one at a time for the ms figure")  # fmt: skip
     parser.add_argument("--seed", type=int_in_range(0), default=1414)
-    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
     return parser
 
 

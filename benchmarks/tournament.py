@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.files import write_atomically
 from uno_env.policy import Policy
 from unolab.agents import make_agent
@@ -258,7 +258,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.tournament") -> argpar
         help="also play the random round robins on a local Ray of --workers CPUs, side by "
         "side with the local backend (pip install 'uno-lab[ray]')",
     )
-    parser.add_argument("--out", type=Path, help="write the figures to this JSON file")
+    parser.add_argument("--out", type=path_argument, help="write the figures to this JSON file")
     return parser
 
 

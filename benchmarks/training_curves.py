@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.files import write_atomically
 
 __all__ = ["DATA", "EXPERIMENTS", "curve_points", "main", "run_experiment"]
@@ -132,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m unolab.benchmarks.training_curves", description=__doc__
     )
     parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append", default=None)
-    parser.add_argument("--out", type=Path, default=DATA)
-    parser.add_argument("--runs-dir", type=Path, default=None)
+    parser.add_argument("--out", type=path_argument, default=DATA)
+    parser.add_argument("--runs-dir", type=path_argument, default=None)
     args = parser.parse_args(argv)
     names = args.only or sorted(EXPERIMENTS)
     runs_dir = args.runs_dir or Path(tempfile.mkdtemp(prefix="uno-lab-curves-"))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from uno_env.cards import MAX_PLAYERS
+from uno_env.config_values import check_folder_name
 from uno_env.configuration import (
     ConfigError,
     apply_overrides,
@@ -264,12 +265,7 @@ class TournamentConfig:
     address: str | None = None
 
     def __post_init__(self) -> None:
-        if "\0" in self.name:
-            raise ConfigError(
-                f"name {self.name!r} contains a NUL character; give a plain folder name"
-            )
-        if not self.name or any(c in self.name for c in "/\\") or self.name in (".", ".."):
-            raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
+        check_folder_name("name", self.name)
         if not 2 <= self.num_players <= MAX_PLAYERS:
             raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
         for key, (low, high, why) in BOUNDS.items():

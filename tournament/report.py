@@ -251,7 +251,9 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     high = np.array([np.nan if r["elo_high"] is None else r["elo_high"] for r in rows], dtype=float)
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
     y = np.arange(len(rows))[::-1]
-    err = np.vstack([np.nan_to_num(elo - low), np.nan_to_num(high - elo)])
+    # A percentile bootstrap over few deal sets can leave the estimate outside its interval;
+    # the bar then reaches from the estimate to the interval's far end (never a negative error).
+    err = np.clip(np.vstack([np.nan_to_num(elo - low), np.nan_to_num(high - elo)]), 0.0, None)
     ax.errorbar(elo, y, xerr=err, fmt="o", capsize=4)
     ax.set_yticks(y, names)
     ax.axvline(0.0, color="grey", lw=0.8)

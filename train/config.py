@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import yaml
 
+from uno_env.config_values import check_folder_name
 from uno_env.configuration import (
     ConfigError,
     apply_overrides,
@@ -39,7 +40,6 @@ from unolab.train.config_limits import (
     MAX_LAYER_WIDTH,
     MAX_LAYERS,
     MAX_N_STEP,
-    MAX_NAME_BYTES,
     MAX_NUM_ENVS,
     MAX_POOL_SIZE,
     MAX_ROLLOUT,
@@ -137,16 +137,7 @@ class TrainConfig:
                 f"init_from must be an SB3 checkpoint (.zip, e.g. runs/<name>/latest.zip) or an "
                 f"exported policy (.safetensors), got {self.init_from!r}"
             )
-        if (
-            not self.name
-            or any(c in self.name for c in "/\\\0")
-            or self.name in (".", "..")
-            or len(self.name.encode()) > MAX_NAME_BYTES
-        ):
-            raise ConfigError(
-                f"name must be a plain folder name (no '/', '\\', '.' or '..', at most "
-                f"{MAX_NAME_BYTES} bytes), got {self.name!r}"
-            )
+        check_folder_name("name", self.name)
         check_int("total_steps", self.total_steps, 1, MAX_STEPS)
         check_int("num_envs", self.num_envs, 1, MAX_NUM_ENVS, "the batched games' memory")
         check_int("torch_threads", self.torch_threads, 1, MAX_TORCH_THREADS)

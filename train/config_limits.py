@@ -16,7 +16,6 @@ __all__ = [
     "MAX_GRADIENT_STEPS",
     "MAX_LAYERS",
     "MAX_LAYER_WIDTH",
-    "MAX_NAME_BYTES",
     "MAX_NUM_ENVS",
     "MAX_N_STEP",
     "MAX_POOL_SIZE",
@@ -73,9 +72,6 @@ MAX_EVAL_GAMES = 1_000_000
 
 MAX_TORCH_THREADS = 1_024
 """Most torch threads: more than any machine's cores."""
-
-MAX_NAME_BYTES = 200
-"""Longest run name, in UTF-8 bytes: it is a folder name, and file systems allow 255."""
 
 
 def check_net_arch(net_arch: tuple[int, ...]) -> None:

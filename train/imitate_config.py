@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from uno_env.config_values import check_folder_name
 from uno_env.configuration import (
     ConfigError,
     apply_overrides,
@@ -34,7 +35,6 @@ from unolab.agents.search import MAX_ROLLOUTS
 from unolab.train.config_limits import (
     MAX_BATCH_SIZE,
     MAX_EVAL_GAMES,
-    MAX_NAME_BYTES,
     MAX_NUM_ENVS,
     MAX_TORCH_THREADS,
     MAX_WEIGHT,
@@ -171,16 +171,7 @@ class ImitateConfig:
     value_targets: float | None = None
 
     def __post_init__(self) -> None:
-        if (
-            not self.name
-            or any(c in self.name for c in "/\\\0")
-            or self.name in (".", "..")
-            or len(self.name.encode()) > MAX_NAME_BYTES
-        ):
-            raise ConfigError(
-                f"name must be a plain folder name (no '/', '\\', '.' or '..', at most "
-                f"{MAX_NAME_BYTES} bytes), got {self.name!r}"
-            )
+        check_folder_name("name", self.name)
         _check_mix("teachers", self.teachers, agents_allowed=True)
         if self.opponents is not None:
             _check_mix("opponents", self.opponents, agents_allowed=False)

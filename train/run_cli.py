@@ -18,6 +18,7 @@ from typing import NoReturn
 import yaml
 
 from uno_env.configuration import ConfigError, add_config_options
+from uno_env.console import path_argument
 from uno_env.files import FolderLock
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.resume import RUN_FOLDER_KEYS
@@ -122,7 +123,7 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
     )
     parser.add_argument(
         "--resume",
-        type=Path,
+        type=path_argument,
         nargs="?",
         const=Path("."),
         metavar="RUN_DIR",

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.configuration import ConfigError
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.files import write_atomically
 from unolab.agents.arena import EvalResult
 from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
@@ -386,7 +386,7 @@ def build_parser(prog: str = "python -m unolab.train.sweep") -> argparse.Argumen
     parser.add_argument(
         "--config",
         required=True,
-        type=Path,
+        type=path_argument,
         help="sweep YAML (uno-lab also takes a shipped name: sweep/quick_lr_ent)",
     )
     parser.add_argument(

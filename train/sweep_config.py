@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from uno_env.config_values import check_folder_name
 from uno_env.configuration import (
     ConfigError,
     check_folder,
@@ -158,8 +159,7 @@ class SweepConfig:
     output_dir: str = "runs/sweeps"
 
     def __post_init__(self) -> None:
-        if not self.name or any(c in self.name for c in "/\\\0") or self.name in (".", ".."):
-            raise ConfigError(f"name must be a plain folder name, got {self.name!r}")
+        check_folder_name("name", self.name)
         check_int("num_samples", self.num_samples, 1, MAX_SAMPLES, "each is a training run")
         check_int("max_concurrent", self.max_concurrent, 1, MAX_CONCURRENT)
         check_folder("output_dir", self.output_dir)

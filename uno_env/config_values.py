@@ -24,10 +24,12 @@ from uno_env.files import shown
 T = TypeVar("T")
 
 __all__ = [
+    "MAX_FOLDER_NAME_BYTES",
     "SEED_LIMIT",
     "ConfigError",
     "check_float",
     "check_folder",
+    "check_folder_name",
     "check_int",
     "check_seed",
     "from_mapping",
@@ -144,6 +146,8 @@ def check_folder(key: str, path: str | Path) -> None:
         ConfigError: naming the key, the path and the file in the way.
     """
     text = str(path)
+    if not text.strip():  # Path("") is ".": a forgotten value would write into the working folder
+        raise ConfigError(f"{key}: {shown(text)} is empty; give a folder (e.g. runs)")
     if "\0" in text:
         raise ConfigError(f"{key}: {shown(text)} contains a NUL character")
     for part in (Path(text), *Path(text).parents):
@@ -154,6 +158,43 @@ def check_folder(key: str, path: str | Path) -> None:
                     "choose another folder"
                 )
             return
+
+
+MAX_FOLDER_NAME_BYTES = 200
+"""Longest name of a folder the lab creates (a run, a tournament, a sweep), in UTF-8 bytes:
+file systems allow 255, and the lab adds suffixes to some."""
+
+
+def check_folder_name(key: str, name: object) -> None:
+    """Check a name the lab gives a folder it creates (a training run, a tournament, a sweep).
+
+    It must be one plain, visible folder name: not empty or blank, not ``.`` or ``..``, no
+    ``/`` or ``\\``, no control character (a newline would split every log line that names
+    the run), no space at either end (invisible in a listing), valid Unicode, at most
+    :data:`MAX_FOLDER_NAME_BYTES` bytes.
+
+    Raises:
+        ConfigError: naming the key, the name as given and what is wrong with it.
+    """
+    if not isinstance(name, str):
+        raise ConfigError(f"{key}: expected a string, got {shown(name)}")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        size = -1
+    problem = (
+        "is empty" if not name.strip()
+        else "names the current or the parent folder" if name in (".", "..")
+        else "holds a '/' or a '\\'" if any(c in name for c in "/\\")
+        else "is not valid Unicode text" if size < 0
+        else "holds a control character (a newline, a tab, a NUL...)" if not name.isprintable()
+        else "starts or ends with a space" if name != name.strip()
+        else f"is {size} bytes long, more than {MAX_FOLDER_NAME_BYTES}"
+        if size > MAX_FOLDER_NAME_BYTES
+        else None
+    )  # fmt: skip
+    if problem is not None:
+        raise ConfigError(f"{key}: {shown(name)} {problem}; give a plain folder name")
 
 
 def _type_name(annotation: Any) -> str:

@@ -1,4 +1,4 @@
-"""The standard streams of a command: a closed or broken one ends it quietly, never in a traceback.
+"""What every command shares: its standard streams guarded, its path arguments checked.
 
 Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) runs its
 ``main`` through :func:`run_main`, which gives the same answers to the same faults:
@@ -10,19 +10,25 @@ Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) r
 - **a reader that goes away** (``uno-lab rules | head -1``): exit :data:`BROKEN_PIPE_EXIT`
   without a word, as a shell command killed by ``SIGPIPE`` would.
 - **Ctrl-C**: one line, ``<prog>: interrupted``, exit 130.
+
+A path given on a command line goes through :func:`path_argument` (argparse's ``type=``), so
+that an empty one is refused by name instead of becoming ``.``, the current folder.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
     "CLOSED_STREAM_EXIT",
     "INTERRUPTED_EXIT",
+    "path_argument",
     "run_main",
     "silence_stdout",
     "standard_streams_closed",
@@ -81,3 +87,20 @@ def run_main(main: Callable[[], object], prog: str | None = None) -> None:
             print(f"{name}: interrupted", file=sys.stderr)
         raise SystemExit(INTERRUPTED_EXIT) from None
     raise SystemExit(status if isinstance(status, int) else 0)
+
+
+def path_argument(text: str) -> Path:
+    """A file or folder path given on a command line (argparse's ``type=``).
+
+    ``Path("")`` is ``.``, the current folder, which would turn a forgotten value into
+    "is a folder" or a write into the wrong place: an empty or blank path, or one holding a
+    NUL, is refused here.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the value as given.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is an empty path; give a file or folder")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: a path cannot hold a NUL character")
+    return Path(text)

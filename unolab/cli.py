@@ -17,12 +17,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from uno_env.console import (
     BROKEN_PIPE_EXIT,
     CLOSED_STREAM_EXIT,
     INTERRUPTED_EXIT,
+    path_argument,
     silence_stdout,
     standard_streams_closed,
 )
@@ -169,7 +169,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     play.add_argument("--no-colour", action="store_true", help="plain text")
     play.add_argument(
-        "--record", type=Path, metavar="FILE", help="save the game for uno-lab replay (JSON)"
+        "--record",
+        type=path_argument,
+        metavar="FILE",
+        help="save the game for uno-lab replay (JSON)",
     )
     play.set_defaults(func=cmd_play, passthrough=False)
 
@@ -233,7 +236,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Print a game recorded with uno-lab play --record FILE, move by move in "
         "plain words. The file is checked first: a bad one gives one error naming it.",
     )
-    replay.add_argument("file", type=Path, help="a game recorded with uno-lab play --record")
+    replay.add_argument(
+        "file", type=path_argument, help="a game recorded with uno-lab play --record"
+    )
     replay.add_argument(
         "--show-hands", action="store_true", help="also show every hand before each move"
     )

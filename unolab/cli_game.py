@@ -15,7 +15,7 @@ def cmd_rules(args: argparse.Namespace, rest: list[str]) -> int:
     """Run ``uno-lab rules``: the switches, or what one preset changes."""
     from uno_env.rules import PRESETS, Rules, load_rules, rules_table
 
-    if args.preset:
+    if args.preset is not None:
         rules = load_rules(args.preset)
         default = Rules()
         print(f"Preset {args.preset!r} (switches that differ from the official rules):")

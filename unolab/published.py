@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.console import run_main
+from uno_env.console import path_argument, run_main
 from uno_env.files import UnreadableFileError, read_regular_file, shown, write_atomically
 from uno_env.rules import MAX_TURNS_LIMIT
 from unolab.agents.model_card import card_markdown, model_cards
@@ -909,7 +909,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write (or with ``--check`` compare) the generated pages; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m unolab.published", description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
-    parser.add_argument("--root", type=Path, default=ROOT, help="the repository's checkout")
+    parser.add_argument(
+        "--root", type=path_argument, default=ROOT, help="the repository's checkout"
+    )
     args = parser.parse_args(argv)
     root: Path = args.root
     if not (root / "docs").is_dir() or not (root / "pyproject.toml").is_file():

@@ -61,6 +61,11 @@ TOURNAMENT_CONFIG = "{root}/configs/tournament/bots_round_robin.yaml"
 PPO_CONFIG = "{root}/configs/ppo/quick.yaml"
 
 CASES: list[Case] = [
+    # empty values (Path("") would be the current folder)
+    Case("rules_preset_empty", ("rules", "--preset", ""), ("empty rules preset",)),
+    Case("replay_empty_path", ("replay", ""), ("''", "empty path")),
+    Case("replay_blank_path", ("replay", "  "), ("'  '", "empty path")),
+    Case("exploit_out_empty", ("exploit", "mixbot", "--out", ""), ("--out", "''", "empty path")),
     # uno-lab itself
     Case("unknown_command", ("nope",), ("'nope'",)),
     Case("unknown_top_level_option", ("--fast", "rules"), ("--fast",)),

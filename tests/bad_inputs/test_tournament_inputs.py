@@ -765,7 +765,7 @@ CASES: list[Case] = [
         "cli",
         make_file("nul.yaml", b'name: "t\\0x"\nparticipants: [random, mixbot]\n'),
         ("--config", "{tmp}/nul.yaml"),
-        ("name", "contains a NUL character"),
+        ("name", "control character"),
     ),
     Case(
         "output_dir_is_a_file",

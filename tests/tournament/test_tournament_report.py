@@ -9,12 +9,18 @@ and the legend under the table explains the columns once.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
-from unolab.tournament.report import leaderboard_lines, print_leaderboard
+from unolab.tournament.report import (
+    LEADERBOARD_COLUMNS,
+    leaderboard_lines,
+    print_leaderboard,
+    write_reports,
+)
 
 LONG = "ppo_official_2p_finetuned_best_policy"
 SHORT = ("random", "mixbot", "best_policy", "ppo_official_2p")
@@ -107,3 +113,17 @@ def test_plain_output_is_ascii_and_has_no_markup() -> None:
     assert text.isascii() and "mu+-sd" in text
     assert "[red]oops[/red]" in text, "reasons are printed as written, not as markup"
     assert "\x1b[" not in text
+
+
+def test_an_estimate_outside_its_interval_is_still_plotted(tmp_path: Path) -> None:
+    """A percentile bootstrap over few deal sets can leave the Elo outside its interval."""
+    summary = _summary(("random", "mixbot"))
+    for row in summary["leaderboard"]:
+        row.update({column: 0 for column in LEADERBOARD_COLUMNS if column not in row})
+        row["positions"] = [60000, 60000]
+    summary["pairwise"] = {"names": ["random", "mixbot"], "score": [[None, 0.4], [0.6, None]]}
+    summary["leaderboard"][0].update(elo=40.0, elo_low=45.0, elo_high=90.0)
+    summary["leaderboard"][1].update(elo=-40.0, elo_low=-90.0, elo_high=-45.0)
+    written = write_reports(tmp_path, summary, print_table=False)
+    pictures = [path.name for path in written if path.suffix == ".png"]
+    assert "ratings.png" in pictures and (tmp_path / "ratings.png").stat().st_size > 0
