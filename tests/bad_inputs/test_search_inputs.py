@@ -196,7 +196,7 @@ CASES: dict[str, Case] = {
     "keys_empty": Case(
         _det(keys=np.zeros((4, 0), dtype=np.uint64)), ValueError, ("keys", "(4, 0)")
     ),
-    "keys_float": Case(_det(keys=np.ones((4, 2))), ValueError, ("keys", "float64")),
+    "keys_float": Case(_det(keys=np.ones((4, 2))), ValueError, ("key", "1.0")),
     "rules_other_table_size": Case(
         _det(rules=load_rules("official", num_players=3)), ValueError, ("2 seats", "3")
     ),
