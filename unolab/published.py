@@ -39,21 +39,23 @@ is one line naming it, exit status 1.
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
 import json
 import math
 import re
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
 from uno_env.console import path_argument, run_main
 from uno_env.files import UnreadableFileError, read_regular_file, shown, write_atomically
-from uno_env.rules import MAX_TURNS_LIMIT
+from uno_env.rules import MAX_TURNS_LIMIT, PRESETS
 from unolab.agents.model_card import card_markdown, model_cards
+from unolab.agents.shipped import shipped_agent_names
 from unolab.benchmarks import exploit_table
 from unolab.curves import Series, curves_png
 
@@ -108,6 +110,8 @@ MAX_COUNT = 10**12
 """The most hands, games, steps or repeats a record may state."""
 MAX_SECONDS = 10.0**9
 """The most seconds (or milliseconds) a record may state."""
+MAX_NAME = 200
+"""The longest name a table cell shows (an agent, an opponent, a figure)."""
 
 
 class RecordError(ValueError):
@@ -208,9 +212,47 @@ class _Spec:
 
 
 class _Text(_Spec):
+    """Text; a ``name`` (what a Markdown table cell shows) is plain: one line, not empty,
+    at most :data:`MAX_NAME` characters, without ``|``; a ``line`` is one line of prose."""
+
+    def __init__(self, name: bool = False, line: bool = False) -> None:
+        self.name, self.line = name, line or name
+
     def check(self, value: Any, where: str) -> None:
         if not isinstance(value, str):
             raise _Bad(where, f"expected text, got {shown(value)}")
+        if self.line and not value.isprintable():
+            raise _Bad(where, f"expected one line of text, got {shown(value[:MAX_NAME])}")
+        if self.name and not 0 < len(value) <= MAX_NAME:
+            raise _Bad(where, f"expected a name of 1 to {MAX_NAME} characters, got {len(value)}")
+        if self.name and "|" in value:
+            raise _Bad(where, f"a name in a table has no '|', got {shown(value)}")
+
+
+class _Date(_Spec):
+    """A day, as a measurement writes it: ``YYYY-MM-DD``."""
+
+    def check(self, value: Any, where: str) -> None:
+        _TEXT.check(value, where)
+        try:
+            ok = len(value) == 10 and bool(datetime.date.fromisoformat(value))
+        except ValueError:
+            ok = False
+        if not ok:
+            raise _Bad(where, f"expected a date YYYY-MM-DD, got {shown(value)}")
+
+
+class _Choice(_Spec):
+    """One of the names ``names()`` gives (read when checked: the installed ones)."""
+
+    def __init__(self, what: str, names: Callable[[], Iterable[str]]) -> None:
+        self.what, self.names = what, names
+
+    def check(self, value: Any, where: str) -> None:
+        _TEXT.check(value, where)
+        known = tuple(self.names())
+        if value not in known:
+            raise _Bad(where, f"{shown(value[:MAX_NAME])} is not {self.what} ({', '.join(known)})")
 
 
 class _Flag(_Spec):
@@ -220,31 +262,39 @@ class _Flag(_Spec):
 
 
 class _Number(_Spec):
-    """A finite number in ``[low, high]`` (an integer when ``whole``)."""
+    """A finite number in ``[low, high]`` (an integer when ``whole``; above ``low`` when
+    ``above``)."""
 
-    def __init__(self, low: float, high: float, whole: bool = False) -> None:
-        self.low, self.high, self.whole = low, high, whole
+    def __init__(self, low: float, high: float, whole: bool = False, above: bool = False):
+        self.low, self.high, self.whole, self.above = low, high, whole, above
 
     def check(self, value: Any, where: str) -> None:
         kinds = (int,) if self.whole else (int, float)
         what = "an integer" if self.whole else "a number"
         if isinstance(value, bool) or not isinstance(value, kinds):
             raise _Bad(where, f"expected {what}, got {shown(value)}")
-        if not (math.isfinite(value) and self.low <= value <= self.high):
+        low_ok = value > self.low if self.above else value >= self.low
+        if not (math.isfinite(value) and low_ok and value <= self.high):
+            opening = "(" if self.above else "["
             raise _Bad(
-                where, f"expected {what} in [{self.low:g}, {self.high:g}], got {shown(value)}"
+                where,
+                f"expected {what} in {opening}{self.low:g}, {self.high:g}], got {shown(value)}",
             )
 
 
 class _List(_Spec):
-    def __init__(self, item: _Spec, size: int | None = None) -> None:
-        self.item, self.size = item, size
+    """A list of ``item``s: ``size`` of them, or at least ``least``."""
+
+    def __init__(self, item: _Spec, size: int | None = None, least: int = 0) -> None:
+        self.item, self.size, self.least = item, size, least
 
     def check(self, value: Any, where: str) -> None:
         if not isinstance(value, list):
             raise _Bad(where, f"expected a list, got {shown(value)}")
         if self.size is not None and len(value) != self.size:
             raise _Bad(where, f"expected a list of {self.size}, got {shown(value)}")
+        if len(value) < self.least:
+            raise _Bad(where, f"expected at least {self.least} item(s), got {shown(value)}")
         for i, item in enumerate(value):
             self.item.check(item, _join(where, i))
 
@@ -288,6 +338,17 @@ class _Object(_Spec):
                 spec.check(value[key], _join(where, key))
 
 
+class _All(_Spec):
+    """Every one of several specs, in turn."""
+
+    def __init__(self, *specs: _Spec) -> None:
+        self.specs = specs
+
+    def check(self, value: Any, where: str) -> None:
+        for spec in self.specs:
+            spec.check(value, where)
+
+
 class _Figures(_Spec):
     """An object of figures by name; each name becomes a file name (``img/curves/NAME.png``)."""
 
@@ -308,13 +369,25 @@ class _Figures(_Spec):
 
 
 class _Interval(_Spec):
-    """A row with ``win_rate`` inside ``[ci_low, ci_high]`` (already checked as rates)."""
+    """A row with ``win_rate`` inside ``[ci_low, ci_high]`` (already checked as rates), and
+    its ``wins`` and ``truncated`` hands (where given) at most its ``games``."""
 
     def __init__(self, row: _Object) -> None:
         self.row = row
 
     def check(self, value: Any, where: str) -> None:
         self.row.check(value, where)
+        if value["ci_low"] > value["ci_high"]:
+            raise _Bad(
+                _join(where, "ci_low"),
+                f"{value['ci_low']} is above ci_high {value['ci_high']}",
+            )
+        for part in ("wins", "truncated"):
+            if value.get(part, 0) > value["games"]:
+                raise _Bad(
+                    _join(where, part),
+                    f"{value[part]} is more than the {value['games']} games played",
+                )
         if not value["ci_low"] <= value["win_rate"] <= value["ci_high"]:
             raise _Bad(
                 _join(where, "win_rate"),
@@ -325,6 +398,9 @@ class _Interval(_Spec):
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
 _TEXT = _Text()
+_NAME = _Text(name=True)
+_LINE = _Text(line=True)
+_DATE = _Date()
 _RATE = _Number(0, 1)
 _COUNT = _Number(0, MAX_COUNT, whole=True)
 _SEED = _Number(0, 2**64 - 1, whole=True)
@@ -334,26 +410,42 @@ _RATES = {"win_rate": _RATE, "ci_low": _RATE, "ci_high": _RATE}
 _STRENGTH_ROW = _Interval(
     _Object(
         {
-            "candidate": _TEXT,
+            "candidate": _NAME,
             "num_players": _Number(2, MAX_PLAYERS, whole=True),
-            "opponent": _TEXT,
+            "opponent": _NAME,
             **_RATES,
             "games": _COUNT,
         },
         {
+            "wins": _COUNT,
+            "truncated": _COUNT,
+            "seat_games": _List(_COUNT),
+            "seat_wins": _List(_COUNT),
             "seed": _SEED,
-            "date": _TEXT,
+            "date": _DATE,
             "fair_share": _RATE,
             "mean_turns": _Number(0, MAX_TURNS_LIMIT),
-            "budget": _Either(_TEXT, null=True),
+            "budget": _Either(_NAME, null=True),
             "rollouts": _COUNT,
             "ms_per_decision": _Either(_SECONDS, _List(_SECONDS, 2), null=True),
-            "note": _TEXT,
+            "note": _LINE,
             "headline": _Flag(),
         },
     )
 )
-STRENGTH = _Object({"results": _List(_STRENGTH_ROW)}, {"seed": _SEED, "date": _TEXT})
+_STRENGTH_HEAD = {
+    "description": _LINE,
+    "preset": _Choice("a rules preset", lambda: PRESETS),
+    "games_per_pairing": _Number(1, MAX_COUNT, whole=True),
+    "seed": _SEED,
+    "seconds": _SECONDS,
+    "date": _DATE,
+    "python": _LINE,
+    "opponent": _NAME,
+    "opponents": _List(_NAME),
+}
+"""What a strength record states beside its rows."""
+STRENGTH = _Object({"results": _List(_STRENGTH_ROW, least=1)}, _STRENGTH_HEAD)
 """A strength record (``bot_strength.json`` and the others of :data:`STRENGTH_RECORDS`)."""
 
 
@@ -366,24 +458,33 @@ class _Budgeted(_Spec):
             raise _Bad(where, "missing key(s) budget or rollouts (the search's budget)")
 
 
-SEARCHES = _Object({"results": _List(_Budgeted())}, {"seed": _SEED, "date": _TEXT})
+SEARCHES = _Object({"results": _List(_Budgeted(), least=1)}, _STRENGTH_HEAD)
 """A search strength record, as its ``searches`` table reads it."""
+
+PRETRAINED = _All(
+    STRENGTH,
+    _Object(
+        {"results": _List(_Object({"candidate": _Choice("a shipped agent", shipped_agent_names)}))}
+    ),
+)
+"""``pretrained_strength.json``: a strength record of the shipped agents."""
 
 BENCHMARKS = _Object(
     {
-        "description": _TEXT,
-        "machine": _TEXT,
-        "date": _TEXT,
+        "description": _LINE,
+        "machine": _LINE,
+        "date": _DATE,
         "figures": _List(
             _Object(
                 {
-                    "figure": _TEXT,
-                    "ratio": _Number(0, 10.0**6),
-                    "peer": _TEXT,
+                    "figure": _NAME,
+                    "ratio": _Number(0, 10.0**6, above=True),
+                    "peer": _NAME,
                     "repeats": _Number(1, MAX_COUNT, whole=True),
                 },
                 {"headline": _Flag()},
-            )
+            ),
+            least=1,
         ),
     }
 )
@@ -391,14 +492,14 @@ BENCHMARKS = _Object(
 
 CROSSCHECK_RECORD = _Object(
     {
-        "description": _TEXT,
+        "description": _LINE,
         "seed": _SEED,
-        "date": _TEXT,
+        "date": _DATE,
         "results": _List(
             _Interval(
                 _Object(
-                    {"iterations": _COUNT, "searcher": _TEXT, **_RATES, "games": _COUNT},
-                    {"rules": _TEXT, "median_ms_per_decision": _Either(_SECONDS, null=True)},
+                    {"iterations": _COUNT, "searcher": _NAME, **_RATES, "games": _COUNT},
+                    {"rules": _NAME, "median_ms_per_decision": _Either(_SECONDS, null=True)},
                 )
             )
         ),
@@ -412,21 +513,21 @@ CURVES_RECORD = _Object(
         "figures": _Figures(
             _Object(
                 {
-                    "title": _TEXT,
-                    "description": _TEXT,
-                    "command": _TEXT,
-                    "date": _TEXT,
-                    "machine": _TEXT,
+                    "title": _LINE,
+                    "description": _LINE,
+                    "command": _LINE,
+                    "date": _DATE,
+                    "machine": _LINE,
                     "lines": _List(
                         _Object(
                             {
-                                "label": _TEXT,
+                                "label": _NAME,
                                 "points": _List(
                                     _Interval(
                                         _Object(
                                             {
                                                 "steps": _COUNT,
-                                                "opponent": _TEXT,
+                                                "opponent": _NAME,
                                                 **_RATES,
                                                 "games": _COUNT,
                                             }
@@ -473,7 +574,7 @@ EXPLOIT_RECORD = _Object(
     {
         "results": _List(
             _Object(
-                {"agent": _TEXT, "num_players": _Number(2, MAX_PLAYERS, whole=True)},
+                {"agent": _NAME, "num_players": _Number(2, MAX_PLAYERS, whole=True)},
                 {"ppo": _EXPLOIT_PART, "search": _EXPLOIT_PART},
             )
         )
@@ -511,8 +612,15 @@ def _present(path: Path) -> bool:
     return path.exists() or path.is_symlink()
 
 
-def _record(root: Path, name: str | Path, spec: _Spec = STRENGTH) -> dict[str, Any]:
-    """The record ``docs/<name>``, checked against ``spec`` (a strength record by default)."""
+_RECORD_SPECS: dict[str, _Spec] = {"pretrained_strength.json": PRETRAINED}
+"""What a strength record holds beyond :data:`STRENGTH`, by its name under docs/."""
+
+
+def _record(root: Path, name: str | Path, spec: _Spec | None = None) -> dict[str, Any]:
+    """The record ``docs/<name>``, checked against ``spec`` (by default, what its name holds:
+    :data:`_RECORD_SPECS`, else a strength record)."""
+    if spec is None:
+        spec = _RECORD_SPECS.get(Path(name).as_posix(), STRENGTH)
     return _checked(root / "docs" / name, root, spec)
 
 
@@ -603,8 +711,8 @@ TABLE_KINDS = {"strength": _strength_table, "agents": _agents_table, "searches":
 """The kinds of marked table: every row of a strength record, or its agents by opponent."""
 
 
-_TABLE_SPECS: dict[str, _Spec] = {"strength": STRENGTH, "agents": STRENGTH, "searches": SEARCHES}
-"""What the record of each kind of table must hold."""
+_TABLE_SPECS: dict[str, _Spec | None] = {"strength": None, "agents": None, "searches": SEARCHES}
+"""What the record of each kind of table must hold (``None``: what its name holds)."""
 _RECORD_NAME = re.compile(r"(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.json")
 """A record a marker may name: a JSON file under docs/ (no ``..``, no absolute path)."""
 
@@ -620,8 +728,16 @@ def with_tables(page: str, root: Path = ROOT) -> str:
     while TABLE_START in rest:
         before, _, after = rest.partition(TABLE_START)
         head, _, after = after.partition(" -->")
+        line = _line_of(page, len(page) - len(after))
+        if TABLE_START in after.partition(TABLE_END)[0]:  # its end is the next table's
+            raise ValueError(
+                f"line {line}: the table marker {TABLE_START}{head} --> has no {TABLE_END!r} "
+                "before the next table marker"
+            )
         if TABLE_END not in after:
-            raise ValueError(f"a table marker {TABLE_START}{head} --> has no {TABLE_END!r}")
+            raise ValueError(
+                f"line {line}: the table marker {TABLE_START}{head} --> has no {TABLE_END!r}"
+            )
         _, _, rest = after.partition(TABLE_END)
         kind, _, name = head.partition(" ")
         if kind not in TABLE_KINDS:
@@ -633,7 +749,15 @@ def with_tables(page: str, root: Path = ROOT) -> str:
             )
         table = TABLE_KINDS[kind](_record(root, name, _TABLE_SPECS[kind]))
         out += [before, f"{TABLE_START}{head} -->\n", "\n".join(table), f"\n{TABLE_END}"]
+    if TABLE_END in rest:
+        line = _line_of(page, len(page) - len(rest) + rest.index(TABLE_END))
+        raise ValueError(f"line {line}: {TABLE_END!r} without a table marker before it")
     return "".join([*out, rest])
+
+
+def _line_of(text: str, at: int) -> int:
+    """The line (from 1) of ``text`` holding the character at ``at``."""
+    return text.count("\n", 0, at) + 1
 
 
 def _digest(figure: dict[str, Any]) -> str:
@@ -821,6 +945,17 @@ def with_headline(text: str, page: Path = Path("README.md"), root: Path = ROOT) 
     if start not in text or end not in text:
         raise ValueError(
             f"{page.as_posix()} has no {start!r} ... {end!r} block for the headline table"
+        )
+    for marker in MARKERS:
+        if text.count(marker) > 1:
+            line = _line_of(text, text.index(marker, text.index(marker) + 1))
+            raise ValueError(
+                f"{page.as_posix()}: line {line}: a second {marker!r}; keep one headline block"
+            )
+    if text.index(end) < text.index(start):
+        raise ValueError(
+            f"{page.as_posix()}: line {_line_of(text, text.index(end))}: {end!r} comes before "
+            f"{start!r}"
         )
     before, rest = text.split(start, 1)
     _, after = rest.split(end, 1)

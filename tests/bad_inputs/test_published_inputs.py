@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from support import ROOT
 
-from unolab.published import main
+from unolab.published import MARKERS, main
 
 Mutation = Callable[[Path], None]
 """Damages the checkout copy at the given root."""
@@ -83,6 +83,17 @@ def replace(name: str, old: bytes, new: bytes) -> Mutation:
         data = path.read_bytes()
         assert old in data, (name, old)
         path.write_bytes(data.replace(old, new, 1))
+
+    return mutate
+
+
+def append(name: str, text: str, before: bool = False) -> Mutation:
+    """Add ``text`` at the end of ``name`` (at its start when ``before``)."""
+
+    def mutate(root: Path) -> None:
+        path = root / name
+        held = path.read_text()
+        path.write_text(text + held if before else held + text)
 
     return mutate
 
@@ -321,8 +332,90 @@ CASES = [
     # values no measurement gives
     Case(
         "rate_outside_its_interval",
-        edit(AGENTS, _set(("results", 0, "ci_low"), 0.99)),
+        edit(AGENTS, _set(("results", 0, "win_rate"), 0.01)),
         (AGENTS, "results[0].win_rate", "outside its interval"),
+    ),
+    Case(
+        "candidate_breaks_the_table",
+        edit(BOTS, _set(("results", 0, "candidate"), "ran|dom\n# injected")),
+        (BOTS, "results[0].candidate", "one line"),
+    ),
+    Case(
+        "candidate_with_a_pipe",
+        edit(BOTS, _set(("results", 0, "candidate"), "ran|dom")),
+        (BOTS, "results[0].candidate", "'|'"),
+    ),
+    Case(
+        "candidate_empty",
+        edit(BOTS, _set(("results", 0, "candidate"), "")),
+        (BOTS, "results[0].candidate", "got 0"),
+    ),
+    Case(
+        "candidate_huge",
+        edit(BOTS, _set(("results", 0, "candidate"), "x" * 100_000)),
+        (BOTS, "results[0].candidate", "got 100000"),
+    ),
+    Case(
+        "wins_above_games",
+        edit(BOTS, _set(("results", 0, "wins"), 20_000)),
+        (BOTS, "results[0].wins", "20000 is more than"),
+    ),
+    Case(
+        "wins_a_bool",
+        edit(BOTS, _set(("results", 0, "wins"), True)),
+        (BOTS, "results[0].wins", "expected an integer"),
+    ),
+    Case(
+        "truncated_negative",
+        edit(BOTS, _set(("results", 0, "truncated"), -1)),
+        (BOTS, "results[0].truncated", "-1"),
+    ),
+    Case(
+        "interval_upside_down",
+        edit(BOTS, _set(("results", 0, "ci_low"), 0.9)),
+        (BOTS, "results[0].ci_low", "above ci_high"),
+    ),
+    Case(
+        "games_per_pairing_a_float",
+        edit(BOTS, _set(("games_per_pairing",), 1e4)),
+        (BOTS, "games_per_pairing", "expected an integer"),
+    ),
+    Case(
+        "preset_unknown",
+        edit(BOTS, _set(("preset",), "nope")),
+        (BOTS, "preset", "'nope' is not a rules preset", "official"),
+    ),
+    Case(
+        "description_a_list",
+        edit(BOTS, _set(("description",), ["x"])),
+        (BOTS, "description", "expected text"),
+    ),
+    Case("results_empty", edit(BOTS, _set(("results",), [])), (BOTS, "results", "at least 1")),
+    Case(
+        "agent_not_shipped",
+        edit(AGENTS, _set(("results", 0, "candidate"), "no_such_agent")),
+        (AGENTS, "results[0].candidate", "not a shipped agent", "ppo_official_2p"),
+    ),
+    Case(
+        "ratio_zero",
+        edit(BENCH, _set(("figures", 0, "ratio"), 0)),
+        (BENCH, "figures[0].ratio", "(0, 1e+06]"),
+    ),
+    Case(
+        "date_not_a_date",
+        edit(BENCH, _set(("date",), "yesterday")),
+        (BENCH, "date", "YYYY-MM-DD", "'yesterday'"),
+    ),
+    Case(
+        "figure_name_of_two_lines",
+        edit(BENCH, _set(("figures", 0, "figure"), "a\n\n# Injected")),
+        (BENCH, "figures[0].figure", "one line"),
+    ),
+    Case(
+        "curve_date_not_a_date_process",
+        edit(CURVES, lambda d: next(iter(d["figures"].values())).update(date="2026-13-01")),
+        (CURVES, ".date", "YYYY-MM-DD"),
+        process=True,
     ),
     Case(
         "curve_named_outside_docs",
@@ -354,6 +447,26 @@ CASES = [
         "marker_of_a_missing_record",
         _marker("table: strength bot_strength.json", "table: strength gone.json"),
         ("docs/gone.json", "does not exist"),
+    ),
+    Case(
+        "readme_with_two_start_markers",
+        append("README.md", f"\n{MARKERS[0]}\n"),
+        ("README.md", "line", "a second", "keep one headline block"),
+    ),
+    Case(
+        "readme_end_before_start",
+        append("README.md", f"\n{MARKERS[1]}\n", before=True),
+        ("README.md", "line"),
+    ),
+    Case(
+        "guide_table_without_its_end",
+        replace("docs/bots.md", b"<!-- end of table -->", b""),
+        ("docs/bots.md", "line", "no '<!-- end of table -->' before the next table marker"),
+    ),
+    Case(
+        "guide_end_without_a_table",
+        append("docs/bots.md", "\n<!-- end of table -->\n"),
+        ("docs/bots.md", "line", "without a table marker"),
     ),
     Case(
         "generated_page_is_a_folder",
