@@ -10,6 +10,9 @@ Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) r
 - **a reader that goes away** (``uno-lab rules | head -1``): exit :data:`BROKEN_PIPE_EXIT`
   without a word, as a shell command killed by ``SIGPIPE`` would.
 - **Ctrl-C**: one line, ``<prog>: interrupted``, exit 130.
+- **an error a user's input caused** (:data:`INPUT_ERRORS`: a bad config, value or path that
+  a script did not answer itself): one line, ``<prog>: error: <message>``, exit 2; any other
+  operating-system error (a full disk) the same line, exit 1. Never a traceback.
 
 A path given on a command line goes through :func:`path_argument` (argparse's ``type=``), so
 that an empty one is refused by name instead of becoming ``.``, the current folder.
@@ -27,7 +30,9 @@ from pathlib import Path
 __all__ = [
     "BROKEN_PIPE_EXIT",
     "CLOSED_STREAM_EXIT",
+    "INPUT_ERRORS",
     "INTERRUPTED_EXIT",
+    "one_line",
     "path_argument",
     "run_main",
     "silence_stdout",
@@ -86,7 +91,35 @@ def run_main(main: Callable[[], object], prog: str | None = None) -> None:
         with contextlib.suppress(OSError):  # stderr may have gone with the terminal
             print(f"{name}: interrupted", file=sys.stderr)
         raise SystemExit(INTERRUPTED_EXIT) from None
+    except INPUT_ERRORS as err:  # what a user's input can cause: a config, a value, a path
+        _say(name, err)
+        raise SystemExit(2) from None
+    except OSError as err:  # the machine, not the input: a full disk, a lost device
+        _say(name, err)
+        raise SystemExit(1) from None
     raise SystemExit(status if isinstance(status, int) else 0)
+
+
+INPUT_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,  # ConfigError, UnreadableFileError, UnwritableFileError and the other checks
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    FileExistsError,
+    PermissionError,
+)
+"""The errors a user's input causes below a command's ``main``: one line, exit status 2."""
+
+
+def one_line(err: BaseException) -> str:
+    """The error's message on one line (its type's name when it has none)."""
+    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+    return text or type(err).__name__
+
+
+def _say(name: str, err: BaseException) -> None:
+    with contextlib.suppress(OSError):  # stderr itself may be the broken stream
+        print(f"{name}: error: {one_line(err)}", file=sys.stderr)
 
 
 def path_argument(text: str) -> Path:

@@ -21,7 +21,9 @@ from collections.abc import Sequence
 from uno_env.console import (
     BROKEN_PIPE_EXIT,
     CLOSED_STREAM_EXIT,
+    INPUT_ERRORS,
     INTERRUPTED_EXIT,
+    one_line,
     path_argument,
     silence_stdout,
     standard_streams_closed,
@@ -41,19 +43,8 @@ from unolab.cli_tools import (
 from unolab.cli_train import cmd_train
 from unolab.extras import missing_extra_message
 
-__all__ = ["DOMAIN_ERRORS", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
-DOMAIN_ERRORS: tuple[type[Exception], ...] = (
-    ValueError,  # ConfigError, IllegalActionError and the other checks of the lab's inputs
-    FileNotFoundError,
-    IsADirectoryError,
-    NotADirectoryError,
-    FileExistsError,
-    PermissionError,
-)
-"""What a user's input can cause below :func:`main`: one line ``error: ...``, exit 2 (and
-``uno_env.files.FolderInUseError``, another run holding the folder, where that module was
-loaded: it is not imported here, so that ``uno-lab --help`` loads nothing of the engine)."""
 
 WARM_COMMANDS = frozenset({"tournament", "train", "exploit", "sweep", "bench"})
 """The commands that play games: before them, the engine is compiled if this install has
@@ -68,8 +59,11 @@ def _compile_errors() -> tuple[type[Exception], ...]:
 
 
 def _domain_errors() -> tuple[type[Exception], ...]:
+    """What a user's input can cause below :func:`main` (:data:`uno_env.console.INPUT_ERRORS`,
+    and ``FolderInUseError``, another run holding the folder, where that module was loaded:
+    it is not imported here, so that ``uno-lab --help`` loads nothing of the engine)."""
     files = sys.modules.get("uno_env.files")  # if it was never loaded, it raised nothing
-    return DOMAIN_ERRORS + ((files.FolderInUseError,) if files is not None else ())
+    return INPUT_ERRORS + ((files.FolderInUseError,) if files is not None else ())
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -271,19 +265,13 @@ def _asks_for_help(words: Sequence[str]) -> bool:
     return any(word in ("-h", "--help") for word in words)
 
 
-def _one_line(err: BaseException) -> str:
-    """The error's message on one line (its type when it has none)."""
-    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
-    return text or type(err).__name__
-
-
 def _system_error_line(err: OSError) -> str:
     """An operating-system error (a full disk, a failed write) as one line naming the file."""
     if err.strerror and err.filename is not None and str(err.filename) not in err.strerror:
         return f"{err.filename}: {err.strerror[:1].lower()}{err.strerror[1:]}"
     if err.strerror and not str(err).startswith("["):
-        return _one_line(err)
-    return (err.strerror or _one_line(err)).rstrip(".")
+        return one_line(err)
+    return (err.strerror or one_line(err)).rstrip(".")
 
 
 def _flush_stdout() -> None:
@@ -300,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``uno-lab``; return the exit code.
 
     Bad arguments exit 2 through argparse (``SystemExit``, with ``--help``'s 0). Any error in
-    :data:`DOMAIN_ERRORS` raised by a command is printed as one line,
+    :data:`uno_env.console.INPUT_ERRORS` raised by a command is printed as one line,
     ``uno-lab <command>: error: <message>``, and returns 2; Ctrl-C returns 130, a closed
     stdout pipe 141 with nothing printed, a stdout or stderr closed at start 120 without
     running anything (:mod:`uno_env.console`). No traceback reaches the user.
@@ -335,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{command}: error: {missing_extra_message(err)}", file=sys.stderr)
         return 2
     except _domain_errors() as err:
-        print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
+        print(f"{command}: error: {one_line(err)}", file=sys.stderr)
         return 2
     except OSError as err:
         # The machine, not the input: a full disk, a failed write, a lost device.
@@ -348,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{command}: error: {_system_error_line(err)}", file=sys.stderr)
         return 1
     except _compile_errors() as err:  # the machine's compiler, not the input: exit 1
-        print(f"{command}: error: {_one_line(err)}", file=sys.stderr)
+        print(f"{command}: error: {one_line(err)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{command}: interrupted", file=sys.stderr)

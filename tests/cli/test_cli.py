@@ -231,6 +231,37 @@ def test_a_closed_standard_stream_ends_quietly_before_anything_runs(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("module", "argv", "status", "named"),
+    [
+        ("unolab.benchmarks.rlcard", ["--seed", str(2**64)], 2, "2**32 - 1"),
+        (
+            "unolab.benchmarks.inference",
+            ["--games", "1", "--deals", "1", "--out", "{tmp}"],
+            2,
+            "a folder",
+        ),
+    ],
+    ids=["a-library-refuses-a-value", "out-is-a-folder"],
+)
+def test_a_script_answers_an_input_error_in_one_line(
+    tmp_path: Path, module: str, argv: list[str], status: int, named: str
+) -> None:
+    """An error a script does not answer itself still ends in one line, never a traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *(a.replace("{tmp}", str(tmp_path)) for a in argv)],
+        cwd=str(tmp_path),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == status, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"python -m {module}: error: "), lines
+    assert named in lines[0] and "Traceback" not in proc.stdout + proc.stderr
+
+
 def test_strength_writes_outside_the_docs_by_default() -> None:
     from unolab.agents import strength
 
