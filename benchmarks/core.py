@@ -109,7 +109,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.core") -> argparse.Arg
         "--seconds", type=positive_seconds, default=6.0, help="time per figure (> 0)"
     )
     parser.add_argument(
-        "--repeats", type=int_in_range(1), default=3, help="repeats per figure (median; >= 1)"
+        "--repeats", type=int_in_range(1, 1000), default=3, help="repeats per figure (median; >= 1)"
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (>= 0)")
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")

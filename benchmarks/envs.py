@@ -212,7 +212,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.Arg
         "--seconds", type=positive_seconds, default=6.0, help="time per figure (> 0)"
     )
     parser.add_argument(
-        "--repeats", type=int_in_range(1), default=3, help="repeats per figure (median; >= 1)"
+        "--repeats", type=int_in_range(1, 1000), default=3, help="repeats per figure (median; >= 1)"
     )
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (>= 0)")
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
@@ -222,18 +222,26 @@ def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.Arg
     )
     # SB3's PPO needs a rollout buffer and a minibatch of at least 2 samples.
     parser.add_argument(
-        "--ppo-n-steps", type=int_in_range(2), default=128, help="rollout steps per env (>= 2)"
+        "--ppo-n-steps",
+        type=int_in_range(2, 100_000),
+        default=128,
+        help="rollout steps per env (>= 2)",
     )
-    parser.add_argument("--ppo-batch", type=int_in_range(2), default=8192, help="minibatch (>= 2)")
-    parser.add_argument("--ppo-epochs", type=int_in_range(1), default=4, help="epochs (>= 1)")
+    parser.add_argument(
+        "--ppo-batch", type=int_in_range(2, 1_000_000), default=8192, help="minibatch (>= 2)"
+    )
+    parser.add_argument("--ppo-epochs", type=int_in_range(1, 1000), default=4, help="epochs (>= 1)")
     parser.add_argument(
         "--ppo-iterations",
-        type=int_in_range(1),
+        type=int_in_range(1, 1000),
         default=2,
         help="timed rollouts per repeat (>= 1)",
     )
     parser.add_argument(
-        "--ppo-repeats", type=int_in_range(1), default=2, help="repeats of the PPO figures (>= 1)"
+        "--ppo-repeats",
+        type=int_in_range(1, 1000),
+        default=2,
+        help="repeats of the PPO figures (>= 1)",
     )
     return parser
 

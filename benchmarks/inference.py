@@ -202,7 +202,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.inference") -> argpars
                         help="games played for positions (default 500)")  # fmt: skip
     parser.add_argument("--deals", type=int_in_range(1, 4096), default=256,
                         help="determinizations per position (default 256)")  # fmt: skip
-    parser.add_argument("--seed", type=int_in_range(0), default=11)
+    parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=11)
     parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
     return parser
 

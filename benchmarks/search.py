@@ -197,10 +197,10 @@ def build_parser(prog: str = "python -m unolab.benchmarks.search") -> argparse.A
                         help="strength: rollouts per action (pimc) or iterations (ismcts)")  # fmt: skip
     parser.add_argument("--opponents", nargs="+", choices=list(PLAIN_BOTS),
                         default=["random", "mixbot"])  # fmt: skip
-    parser.add_argument("--hands", type=int_in_range(1), default=2000)
-    parser.add_argument("--timing-hands", type=int_in_range(1), default=20,
+    parser.add_argument("--hands", type=int_in_range(1, 10**9), default=2000)
+    parser.add_argument("--timing-hands", type=int_in_range(1, 10**9), default=20,
                         help="strength: hands played one at a time for the ms figure")  # fmt: skip
-    parser.add_argument("--seed", type=int_in_range(0), default=1414)
+    parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=1414)
     parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
     return parser
 

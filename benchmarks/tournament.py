@@ -227,13 +227,13 @@ def build_parser(prog: str = "python -m unolab.benchmarks.tournament") -> argpar
     parser = argparse.ArgumentParser(prog=prog, description="tournament games/s against RLCard")
     parser.add_argument(
         "--games",
-        type=int_in_range(1),
+        type=int_in_range(1, 10**9),
         default=200_000,
         help="games per random figure, >= 1 (amortises worker start-up)",
     )
     parser.add_argument(
         "--workers",
-        type=int_in_range(1),
+        type=int_in_range(1, 1024),
         default=os.cpu_count() or 1,
         help="processes playing the games (>= 1; default: one per CPU)",
     )
