@@ -36,6 +36,8 @@ __all__ = [
     "checkpoint_to_resume",
     "file_digest",
     "has_checkpoint",
+    "parse_json",
+    "read_json",
     "verify_checkpoint",
 ]
 
@@ -94,14 +96,48 @@ def has_checkpoint(run_dir: Path) -> bool:
     return any((Path(run_dir) / f"{tag}.zip").is_file() for tag in RESUME_TAGS)
 
 
+def parse_json(text: str | bytes, where: str) -> Any:
+    """The JSON value of ``text`` (a run's file, or one line of its log), checked.
+
+    Args:
+        text: The JSON text.
+        where: What the message names (``runs/x/best.json``, ``runs/x/history.jsonl line 3``).
+
+    Raises:
+        UnreadableFileError: one line naming ``where`` and what is wrong, in words: not
+            JSON (the parser's reason, line and column), nested too deeply to read, not UTF-8.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UnreadableFileError(f"{where} is not JSON: it is nested too deeply to read") from None
+    except json.JSONDecodeError as err:
+        raise UnreadableFileError(
+            f"{where} is not JSON: {err.msg} at line {err.lineno} column {err.colno}"
+        ) from None
+    except UnicodeDecodeError:
+        raise UnreadableFileError(f"{where} is not JSON: it is not UTF-8 text") from None
+    except ValueError as err:  # a number of more digits than Python reads
+        detail = " ".join(str(err).split())[:160]
+        raise UnreadableFileError(f"{where} is not JSON: {detail}") from None
+
+
+def read_json(path: Path, what: str = "run file", limit: int = _MAX_RECORD_BYTES) -> Any:
+    """The JSON value of one of a run's files (a checkpoint record, ``best.json``).
+
+    Raises:
+        UnreadableFileError: one line naming the file: missing, not a regular file, too
+            large, not UTF-8, not JSON or nested too deeply (:func:`parse_json`).
+    """
+    return parse_json(read_regular_text(path, limit, what), str(path))
+
+
 def _read_record(path: Path) -> dict[str, Any]:
     """A checkpoint record: a JSON object whose ``steps`` is a count."""
     try:
-        record = json.loads(read_regular_text(path, _MAX_RECORD_BYTES, "checkpoint record"))
+        record = read_json(path, "checkpoint record")
     except UnreadableFileError as err:
         raise DamagedCheckpointError(str(err)) from None
-    except ValueError as err:
-        raise DamagedCheckpointError(f"{path} is not a JSON record ({err})") from None
     if not isinstance(record, dict):
         raise DamagedCheckpointError(f"{path} is not a JSON object")
     steps = record.get("steps")

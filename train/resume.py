@@ -41,7 +41,12 @@ from uno_env.config_values import ConfigError
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules, load_rules
 from unolab.train.algorithms import restore_checkpoint
-from unolab.train.checkpoint_files import Checkpoint, DamagedCheckpointError, checkpoint_to_resume
+from unolab.train.checkpoint_files import (
+    Checkpoint,
+    DamagedCheckpointError,
+    checkpoint_to_resume,
+    parse_json,
+)
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.run_folder import HISTORY_FILE, append_lines
 
@@ -333,8 +338,13 @@ def record_history(run_dir: Path, steps: int, changes: tuple[Change, ...] | list
 
 
 def read_history(run_dir: Path) -> list[dict[str, Any]]:
-    """The run's history: one mapping per change recorded (empty when none was)."""
+    """The run's history: one mapping per change recorded (empty when none was).
+
+    Raises:
+        UnreadableFileError: one line naming the file and the line that is not JSON.
+    """
     path = Path(run_dir) / HISTORY_FILE
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [parse_json(line, f"{path} line {n}") for n, line in enumerate(lines, 1) if line]

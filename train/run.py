@@ -36,7 +36,6 @@ the file and how to go on (``--resume`` continues from the last checkpoint writt
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -53,11 +52,13 @@ from uno_env.files import (
     FolderInUseError,
     FolderLock,
     RunFolderLock,
+    UnreadableFileError,
 )
 from uno_env.rules import Rules
 from unolab.agents import progress
 from unolab.agents.progress import say
 from unolab.train import algorithms
+from unolab.train.checkpoint_files import read_json
 from unolab.train.config import TrainConfig, config_for
 from unolab.train.imitate import imitate
 from unolab.train.init_weights import initialise_from
@@ -144,17 +145,30 @@ class RunResult:
 
 
 def _best_score(run_dir: Path, first_bot: str) -> float:
-    """The best checkpoint's score recorded in ``best.json`` (-1 when there is none)."""
+    """The best checkpoint's score recorded in ``best.json`` (-1 when there is none).
+
+    Raises:
+        ValueError: one line naming ``best.json`` and what is wrong with it, in words.
+    """
     best_file = run_dir / "best.json"
     if not best_file.is_file():
         return -1.0
+    fix = "start over with --overwrite, or delete best.json and best.zip to keep training"
     try:
-        return float(json.loads(best_file.read_text())["evaluations"][first_bot]["win_rate"])
-    except (ValueError, KeyError, TypeError) as err:
+        record = read_json(best_file, "checkpoint record")
+    except UnreadableFileError as err:
+        raise ValueError(f"cannot resume: {err}; {fix}") from None
+    evaluations = record.get("evaluations") if isinstance(record, dict) else None
+    result = evaluations.get(first_bot) if isinstance(evaluations, dict) else None
+    if not isinstance(result, dict) or "win_rate" not in result:
+        raise ValueError(f"cannot resume: {best_file} has no win rate vs {first_bot}; {fix}")
+    rate = result["win_rate"]
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
         raise ValueError(
-            f"cannot resume: {best_file} has no win rate vs {first_bot} ({err!r}); start over "
-            "with --overwrite, or delete best.json and best.zip to keep training"
-        ) from err
+            f"cannot resume: {best_file}: win_rate {repr(rate)[:40]} vs {first_bot} is not a "
+            f"number from 0 to 1; {fix}"
+        )
+    return float(rate)
 
 
 def _clone_summary(report: Mapping[str, Any]) -> str:

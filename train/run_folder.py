@@ -123,6 +123,46 @@ def _remove(paths: Sequence[Path]) -> None:
             path.unlink(missing_ok=True)
 
 
+def _written_on_resume(config: TrainConfig) -> list[Path]:
+    """The files a resumed run writes (or replaces) in its folder."""
+    named = ["config.yaml", "evaluations.jsonl", HISTORY_FILE]
+    named += [
+        f"{tag}{suffix}" for tag in (LATEST, PREVIOUS, "best") for suffix in (".zip", ".json")
+    ]
+    for stem in dict.fromkeys([policy_path(config).name, LEGACY_POLICY_NAME]):
+        named += [f"{stem}.safetensors", f"{stem}.json"]
+    mix = config.opponents
+    slots = mix.pool_size if mix.self_play > 0 else 0
+    named += [
+        f"league_slot{i}{suffix}" for i in range(slots) for suffix in (".safetensors", ".json")
+    ]
+    return [config.run_dir / name for name in named]
+
+
+def _check_run_targets(config: TrainConfig) -> None:
+    """Refuse to resume a run whose folder holds something other than a regular file where
+    the run writes one (a pipe, a folder, a symlink, a device): the run would train, then
+    fail at its first write. Nothing is written.
+
+    Raises:
+        ConfigError: one line naming each such file and what to do.
+    """
+    bad = []
+    for path in _written_on_resume(config):
+        try:
+            check_writable_target(path, "run file")
+        except OSError:
+            bad.append(path)
+    if bad:
+        shown = ", ".join(str(path) for path in bad)
+        verb = "is not a regular file" if len(bad) == 1 else "are not regular files"
+        raise ConfigError(
+            f"cannot resume {config.run_dir}: {shown} {verb}, and the run writes "
+            f"{'it' if len(bad) == 1 else 'them'}; remove or rename "
+            f"{'it' if len(bad) == 1 else 'them'}, then resume again"
+        )
+
+
 def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
     """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
 
@@ -139,6 +179,7 @@ def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[P
         )
     run_dir = config.run_dir
     if resume:
+        _check_run_targets(config)
         if not has_checkpoint(run_dir):
             raise FileNotFoundError(
                 f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at "
@@ -249,8 +290,14 @@ def append_lines(path: Path, lines: Sequence[str], run_dir: Path) -> None:
     """
     try:
         check_writable_target(path, "run log")
-        with open(path, "a", encoding="utf-8") as log:
-            log.write("".join(f"{line}\n" for line in lines))
+        with open(path, "a+b") as log:
+            # A log cut short after its last line (a crash, an edit) gets its line break
+            # first: the new line must not be glued to it.
+            start = b""
+            if log.seek(0, os.SEEK_END) > 0:
+                log.seek(-1, os.SEEK_END)
+                start = b"" if log.read(1) == b"\n" else b"\n"
+            log.write(start + "".join(f"{line}\n" for line in lines).encode("utf-8"))
     except OSError as err:
         raise _write_failed(err, path, run_dir) from None
 

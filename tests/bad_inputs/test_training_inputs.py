@@ -205,6 +205,26 @@ def _edited(name: str, old: str, new: str) -> Callable[[Path], None]:
     return change
 
 
+def _replaced(name: str, text: str) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        (run / name).write_text(text)
+
+    return change
+
+
+def _not_a_file(name: str, kind: str) -> Callable[[Path], None]:
+    """``name`` in the run replaced by a named pipe (``fifo``) or a folder."""
+
+    def change(run: Path) -> None:
+        (run / name).unlink(missing_ok=True)
+        if kind == "fifo":
+            os.mkfifo(run / name)
+        else:
+            (run / name).mkdir()
+
+    return change
+
+
 def _resume(algorithm: str, *overrides: str) -> Callable[[Path], list[str]]:
     """``--resume runs/<algorithm>_tiny`` with ``--set`` items."""
     line = ["--resume", f"{{folder}}/runs/{algorithm}_tiny", "--no-progress"]
@@ -570,12 +590,69 @@ CASES: list[Case] = [
         "resume_a_checkpoint_whose_record_is_not_json",
         "ppo",
         _resume("ppo", "total_steps=256"),
-        "latest.json is not a JSON record",
+        "latest.json is not JSON: Expecting property name enclosed in double quotes at line",
         _finished(
             "ppo",
             _edited("latest.json", '"steps"', "steps"),
             _removed("previous.zip", "previous.json"),
         ),
+    ),
+    Case(
+        "resume_with_both_records_nested_too_deeply",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "previous.json is not JSON: it is nested too deeply to read",
+        _finished(
+            "ppo",
+            _replaced("latest.json", "[" * 100_000 + "]" * 100_000),
+            _replaced("previous.json", "[" * 100_000 + "]" * 100_000),
+        ),
+    ),
+    Case(
+        "resume_with_best_json_nested_too_deeply",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "best.json is not JSON: it is nested too deeply to read",
+        _finished("ppo", _replaced("best.json", "[" * 100_000 + "]" * 100_000)),
+    ),
+    Case(
+        "resume_with_best_json_not_json",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "best.json is not JSON: Expecting property name enclosed in double quotes at line 1 "
+        "column 2",
+        _finished("ppo", _replaced("best.json", "{nonsense")),
+    ),
+    Case(
+        "resume_with_a_best_win_rate_that_is_not_a_number",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "win_rate 'high' vs random is not a number",
+        _finished(
+            "ppo",
+            _replaced("best.json", json.dumps({"evaluations": {"random": {"win_rate": "high"}}})),
+        ),
+    ),
+    Case(
+        "resume_with_latest_json_a_named_pipe",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "latest.json is not a regular file, and the run writes it; remove or rename it",
+        _finished("ppo", _not_a_file("latest.json", "fifo")),
+    ),
+    Case(
+        "resume_with_the_evaluation_log_a_folder",
+        "dqn",
+        _resume("dqn", "total_steps=256"),
+        "evaluations.jsonl is not a regular file",
+        _finished("dqn", _not_a_file("evaluations.jsonl", "folder")),
+    ),
+    Case(
+        "resume_with_a_league_slot_a_named_pipe",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "league_slot0.json is not a regular file",
+        _finished("ppo", _not_a_file("league_slot0.json", "fifo")),
     ),
     # --------------------------------------------------------------------------- export
     Case(

@@ -38,6 +38,7 @@ from unolab.train.resume import (
     read_history,
 )
 from unolab.train.run import train
+from unolab.train.run_folder import HISTORY_FILE, append_lines
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
@@ -147,6 +148,21 @@ def test_safe_changes_are_recorded_and_the_config_follows(
     ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=256"])
     assert [h["key"] for h in read_history(run_dir)][4:] == ["total_steps"]
     assert "resuming ppo" in capsys.readouterr().err
+
+
+def test_a_history_without_a_final_line_break_gets_its_next_entry_on_a_line_of_its_own(
+    run_dir: Path,
+) -> None:
+    entry = {"time": "2026-01-01T00:00:00+00:00", "steps": 1, "key": "total_steps"}
+    (run_dir / HISTORY_FILE).write_text(json.dumps({**entry, "old": 1, "new": 2}))
+    ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    history = read_history(run_dir)
+    assert [(h["key"], h["old"], h["new"]) for h in history] == [
+        ("total_steps", 1, 2),
+        ("total_steps", 128, 192),
+    ]
+    append_lines(run_dir / HISTORY_FILE, ["{}"], run_dir)
+    assert (run_dir / HISTORY_FILE).read_text().endswith("}\n{}\n")
 
 
 @pytest.mark.parametrize(
