@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.configuration import ConfigError
-from uno_env.files import FolderLock, shown
+from uno_env.files import FolderLock, UnwritableFileError, shown
 from uno_env.rules import load_rules
 from unolab.tournament.config import NOT_FINGERPRINTED, TournamentConfig
 from unolab.tournament.storage import read_record_text, write_file
@@ -70,6 +70,8 @@ class RunFolder:
         self.create()
         try:
             self.lock.acquire()
+        except UnwritableFileError:  # a link, a pipe or a folder at .lock: named by itself
+            raise
         except OSError as err:
             raise ConfigError(
                 f"cannot lock the run folder {self.path} ({err.strerror or err}): it must be "

@@ -329,10 +329,25 @@ class FolderLock:
         if self._fd is not None:
             return
         path = self.folder / self.LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        # Never through a link: the pid written below would overwrite the file it points
+        # at (anywhere, for root), or create one outside the folder.
+        check_writable_target(path, f"the {self.what}'s lock file")
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as err:
+            if err.errno == errno.ELOOP:  # a link put there since the check
+                raise UnwritableFileError(
+                    f"the {self.what}'s lock file {str(path)!r} is a symbolic link; remove it "
+                    "and rerun"
+                ) from None
+            raise
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise FolderInUseError(f"{path} is not a regular file; remove it and rerun")
+                raise UnwritableFileError(
+                    f"the {self.what}'s lock file {str(path)!r} is not a regular file; remove "
+                    "it and rerun"
+                )
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

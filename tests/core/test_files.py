@@ -13,6 +13,7 @@ import pytest
 from uno_env.configuration import load_yaml_mapping
 from uno_env.files import (
     FolderInUseError,
+    FolderLock,
     RunFolderLock,
     UnwritableFileError,
     check_writable_target,
@@ -165,3 +166,17 @@ def test_a_symlink_loop_or_a_dangling_link_is_named_for_what_it_is(tmp_path: Pat
         with pytest.raises(ValueError, match="which does not exist") as caught:
             read(dangling)
         assert str(dangling) in str(caught.value)
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["to-a-file", "to-nothing"])
+def test_a_lock_is_never_taken_through_a_link(tmp_path: Path, dangling: bool) -> None:
+    """The pid the lock writes would overwrite the link's target, or create it elsewhere."""
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere.txt"
+    run.mkdir()
+    if not dangling:
+        elsewhere.write_text("precious\n")
+    (run / FolderLock.LOCK_NAME).symlink_to(elsewhere)
+    with pytest.raises(UnwritableFileError, match=r"lock file .* symbolic link"):
+        FolderLock(run, "tournament run").acquire()
+    assert elsewhere.exists() != dangling
+    assert dangling or elsewhere.read_text() == "precious\n"
