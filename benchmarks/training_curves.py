@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.console import path_argument, run_main
-from uno_env.files import write_atomically
+from uno_env.files import check_writable_target, read_regular_text, write_atomically
 
 __all__ = ["DATA", "EXPERIMENTS", "curve_points", "main", "run_experiment"]
 
@@ -114,10 +114,28 @@ def run_experiment(name: str, runs_dir: Path) -> dict[str, Any]:
     }
 
 
+MAX_RECORD_BYTES = 16 << 20
+"""The largest record read back (the published one is a few hundred KiB)."""
+
+
 def _merged(path: Path, figures: Mapping[str, Any]) -> dict[str, Any]:
+    """The record at ``path`` (if any) with ``figures`` added.
+
+    Raises:
+        ValueError: one line naming the file, when it is there but is not such a record.
+    """
     record: dict[str, Any] = {"description": "", "figures": {}}
     if path.exists():
-        record = json.loads(path.read_text())
+        text = read_regular_text(path, MAX_RECORD_BYTES, "--out")
+        try:
+            record = json.loads(text)
+        except (ValueError, RecursionError):
+            raise ValueError(f"--out {str(path)!r} is not JSON: give a new file") from None
+        if not isinstance(record, dict) or not isinstance(record.get("figures", {}), dict):
+            raise ValueError(
+                f"--out {str(path)!r} is not a training-curves record (no 'figures' mapping): "
+                "give a new file"
+            )
     record["description"] = (
         "Learning curves: per figure, its runs' evaluations (win rate with its Wilson 95% "
         "interval, against each evaluation bot, on the run's own evaluation deals)."
@@ -136,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs-dir", type=path_argument, default=None)
     args = parser.parse_args(argv)
     names = args.only or sorted(EXPERIMENTS)
+    _merged(args.out, {})  # the record it adds to is checked before minutes of training
+    check_writable_target(args.out, "--out")
     runs_dir = args.runs_dir or Path(tempfile.mkdtemp(prefix="uno-lab-curves-"))
     try:
         figures = {name: run_experiment(name, runs_dir) for name in names}
