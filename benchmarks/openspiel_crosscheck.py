@@ -36,7 +36,7 @@ from uno_env import Rules, load_rules
 from uno_env.console import path_argument, run_main
 from uno_env.core import hand_rewards
 from uno_env.envs.openspiel_game import INSTALL_HINT
-from uno_env.files import write_atomically
+from uno_env.files import check_writable_target, read_regular_text, write_atomically
 from uno_env.observation import encode
 from uno_env.play import Round, play_tables
 from uno_env.rng import derive_keys
@@ -201,7 +201,15 @@ def _merged(path: Path | None, record: dict[str, Any]) -> dict[str, Any]:
     of a longer one)."""
     if path is None or not path.exists():
         return record
-    old = json.loads(path.read_text())
+    text = read_regular_text(path, 16 << 20, "--out")
+    try:
+        old = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError(f"--out {str(path)!r} is not JSON: give a new file") from None
+    if not (isinstance(old, dict) and isinstance(old.get("results"), list)):
+        raise ValueError(
+            f"--out {str(path)!r} is not a cross-check record (no 'results' list): give a new file"
+        )
     if old.get("seed") != record["seed"]:
         return record
     done = {_row_key(row) for row in record["results"]}
@@ -262,6 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"also play {BASELINE} (uniform over the legal actions), as 0 iterations",
     )
     args = parser.parse_args(argv)
+    if args.out is not None:  # checked before the games, not after the first row
+        try:
+            check_writable_target(args.out, "--out")
+            _merged(args.out, _record(args.seed, []))
+        except ValueError as err:
+            parser.error(str(err))
     if any(searcher.startswith("openspiel") for searcher in args.searchers):
         try:
             import pyspiel  # noqa: F401
