@@ -40,7 +40,7 @@ from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
-from unolab.benchmarks.options import MAX_BATCH, int_in_range, non_negative_int, positive_seconds
+from unolab.benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
 
 __all__ = [
     "ZeroCostVecEnv",
@@ -214,7 +214,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.Arg
     parser.add_argument(
         "--repeats", type=int_in_range(1, 1000), default=3, help="repeats per figure (median; >= 1)"
     )
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed (>= 0)")
+    parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=0, help="seed (>= 0)")
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
     parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO figures")
     parser.add_argument(

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from uno_env.console import run_main
-from unolab.benchmarks.options import int_in_range, non_negative_int, positive_seconds
+from unolab.benchmarks.options import int_in_range, positive_seconds
 
 __all__ = ["GAMES", "decision_steps_per_second", "main", "measure"]
 
@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--seconds", type=positive_seconds, default=6.0, help="timed budget per game (> 0)"
     )
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="random choices' seed")
+    parser.add_argument(
+        "--seed", type=int_in_range(0, 2**63 - 1), default=0, help="random choices' seed"
+    )
     parser.add_argument(
         "--players",
         type=int_in_range(2, 5),

@@ -12,7 +12,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-__all__ = ["MAX_BATCH", "int_in_range", "non_negative_int", "positive_seconds"]
+__all__ = ["MAX_BATCH", "int_in_range", "positive_seconds"]
 
 MAX_BATCH = 1 << 20
 """The largest batch or env count a benchmark accepts (about a gigabyte of state arrays)."""
@@ -60,7 +60,3 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
     return value
-
-
-non_negative_int = int_in_range(0)
-"""An argparse ``type`` for a seed: an integer >= 0 (NumPy refuses negative seeds)."""

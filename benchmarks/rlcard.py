@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from uno_env.console import run_main
-from unolab.benchmarks.options import non_negative_int, positive_seconds
+from unolab.benchmarks.options import int_in_range, positive_seconds
 from unolab.benchmarks.rlcard_compat import (
     legal_action_ids,
     make_rlcard_uno,
@@ -173,7 +173,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--seconds", type=positive_seconds, default=5.0, help="timed budget per figure (> 0)"
     )
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="env / policy seed")
+    parser.add_argument(
+        "--seed",
+        type=int_in_range(0, 2**32 - 1),
+        default=0,
+        help="env / policy seed (RLCard takes 32 bits)",
+    )
     args = parser.parse_args(argv)
     sps = rlcard_steps_per_second(seconds=args.seconds, seed=args.seed)
     print(f"RLCard UNO env.step loop : {sps:,.0f} steps/s")

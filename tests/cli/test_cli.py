@@ -234,7 +234,12 @@ def test_a_closed_standard_stream_ends_quietly_before_anything_runs(
 @pytest.mark.parametrize(
     ("module", "argv", "status", "named"),
     [
-        ("unolab.benchmarks.rlcard", ["--seed", str(2**64)], 2, "2**32 - 1"),
+        (
+            "unolab.agents.strength",
+            ["--games", "2", "--bots", "random", "--out", "{tmp}/s.json", "--seed", str(2**64)],
+            2,
+            str(2**64),
+        ),
         (
             "unolab.benchmarks.inference",
             ["--games", "1", "--deals", "1", "--out", "{tmp}"],
