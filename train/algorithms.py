@@ -421,6 +421,11 @@ def load_checkpoint_state(
                 found = _counters(raw, algorithm.counters, path)
     except DamagedCheckpointError:
         raise
+    except pickle.UnpicklingError:  # torch's message advises weights_only=False: never here
+        raise DamagedCheckpointError(
+            f"{path} holds objects other than tensors, which only unpickling (running code "
+            "from the file) could read: refused"
+        ) from None
     except _UNREADABLE as err:
         raise DamagedCheckpointError(
             f"{path} is not a readable {algorithm.name} checkpoint ({_reason(err)})"
