@@ -26,7 +26,8 @@ from typing import Any
 from torch import nn
 
 from uno_env.cards import NUM_ACTIONS
-from uno_env.console import run_main
+from uno_env.config_values import check_folder_name
+from uno_env.console import path_argument, run_main
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
@@ -191,13 +192,22 @@ def main(argv: Sequence[str] | None = None) -> Path:
         prog="python -m unolab.train.export",
         description="Export a checkpoint of a training run as safetensors + JSON (no pickle).",
     )
-    parser.add_argument("checkpoint", help="runs/<name>/latest.zip or best.zip")
-    parser.add_argument("out", help="output path without suffix, e.g. agents/pretrained/my_agent")
+    parser.add_argument("checkpoint", type=path_argument, help="runs/<name>/latest.zip or best.zip")
+    parser.add_argument(
+        "out",
+        type=path_argument,
+        help="output path without suffix, e.g. agents/pretrained/my_agent",
+    )
     parser.add_argument("--name", help="the policy's name (default: the output file name)")
     parser.add_argument(
         "--overwrite", action="store_true", help="replace OUT.safetensors / OUT.json if they exist"
     )
     args = parser.parse_args(argv)
+    if args.name is not None:
+        try:  # the name is shown in tables and cards: one plain line, as a run's name
+            check_folder_name("--name", args.name)
+        except ValueError as err:
+            parser.error(str(err))
     try:
         weights = export_checkpoint(args.checkpoint, args.out, args.name, args.overwrite)
     except (ValueError, OSError) as err:
