@@ -663,6 +663,18 @@ CASES: list[Case] = [
         _finished("ppo", _bit_flipped("best.zip")),
     ),
     Case(
+        "export_name_with_a_newline",
+        "export",
+        args("{folder}/runs/x/latest.zip", "{folder}/out/agent", "--name", "a\nb"),
+        "--name: 'a\\nb' holds a control character",
+    ),
+    Case(
+        "export_empty_out",
+        "export",
+        args("{folder}/runs/x/latest.zip", ""),
+        "'' is an empty path",
+    ),
+    Case(
         "export_missing_checkpoint",
         "export",
         args("{folder}/runs/x/latest.zip", "{folder}/out/agent"),
