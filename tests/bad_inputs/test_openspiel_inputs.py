@@ -153,7 +153,13 @@ CASES: list[Case] = [
         "game_preset_not_a_file",
         lambda: load_state(f"{GAME_NAME}(preset=/dev/zero)"),
         ValueError,
-        "'/dev/zero' is not a regular file",
+        "'/dev/zero' is no named preset",
+    ),
+    Case(
+        "game_preset_a_file_the_text_names",
+        lambda: load_state(f"{GAME_NAME}(preset=/etc/passwd)"),
+        ValueError,
+        "line 1: preset '/etc/passwd' is no named preset",
     ),
     Case(
         "game_parameter_word",

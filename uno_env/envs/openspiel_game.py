@@ -103,7 +103,7 @@ from uno_env.envs.openspiel_views import (
     _Table,
 )
 from uno_env.files import shown
-from uno_env.rules import Rules, load_rules
+from uno_env.rules import PRESETS, Rules, load_rules
 
 try:
     import pyspiel
@@ -840,6 +840,12 @@ def load_state(text: str) -> UnoOpenSpielState:
     if not isinstance(text, str):
         raise TypeError(f"{GAME_NAME}: a serialized state is a str, got {type(text).__name__}")
     params = _game_parameters(text.split("\n", 1)[0])
+    if params["preset"] not in PRESETS:  # a text handed over must not make us open a file
+        raise ValueError(
+            f"{_where(1)}: preset {shown(params['preset'])} is no named preset "
+            f"({', '.join(PRESETS)}); a state whose rules come from a file is read by loading "
+            "that game yourself and calling game.deserialize_state(text)"
+        )
     try:
         game = spiel.load_game(GAME_NAME, params)
     except ValueError as err:  # the rules' own check, naming the parameter
