@@ -38,6 +38,7 @@ is one line naming it, exit status 1.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import datetime
 import hashlib
@@ -206,9 +207,12 @@ def _join(where: str, key: str | int) -> str:
     return f"{where}.{key}" if where else key
 
 
-class _Spec:
+class _Spec(abc.ABC):
+    """What a record's value must be; :meth:`check` raises ``_Bad`` naming the problem."""
+
+    @abc.abstractmethod
     def check(self, value: Any, where: str) -> None:
-        raise NotImplementedError
+        """Check ``value``, found at ``where`` in the record."""
 
 
 class _Text(_Spec):
