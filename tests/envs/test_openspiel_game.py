@@ -225,7 +225,7 @@ def test_ismcts_and_mcts_bots_play_complete_games() -> None:
 
 
 def test_unknown_parameter_raises_naming_it() -> None:
-    with pytest.raises(pyspiel.SpielError, match="bogus_switch"):
+    with pytest.raises(ValueError, match="bogus_switch"):
         pyspiel.load_game(GAME_NAME, {"bogus_switch": True})
     with pytest.raises(ValueError, match="bogus_switch"):
         openspiel_game.UnoOpenSpielGame({"bogus_switch": True})
@@ -235,6 +235,31 @@ def test_unknown_parameter_raises_naming_it() -> None:
         pyspiel.load_game(GAME_NAME, {"num_players": 11})
     with pytest.raises(ValueError, match="hand_size"):
         openspiel_game.UnoOpenSpielGame({"hand_size": "7"})
+
+
+def test_load_game_checks_python_uno_first_and_passes_other_games_on(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    assert pyspiel.load_game is openspiel_game.load_game
+    string = pyspiel.load_game(f"{GAME_NAME}(num_players=+3,preset=street,jump_in=false)")
+    mapping = pyspiel.load_game(
+        GAME_NAME, {"num_players": np.int64(3), "preset": "street", "jump_in": np.False_}
+    )
+    assert isinstance(string, openspiel_game.UnoOpenSpielGame)
+    assert string.rules == mapping.rules and str(string) == str(mapping)
+    assert string.num_players() == 3 and string.get_parameters()["num_players"] == 3
+    assert pyspiel.load_game(GAME_NAME).rules == pyspiel.load_game(f"{GAME_NAME}()").rules
+    # A bad parameter never reaches OpenSpiel, which would also print to stderr.
+    capfd.readouterr()
+    with pytest.raises(ValueError, match=f"got {2**31}"):
+        pyspiel.load_game(GAME_NAME, {"num_players": 2**31})
+    assert capfd.readouterr().err == ""
+    # Every other game is OpenSpiel's own, its errors too.
+    assert pyspiel.load_game("kuhn_poker", {"players": 3}).num_players() == 3
+    assert pyspiel.load_game("tic_tac_toe").get_type().short_name == "tic_tac_toe"
+    assert str(pyspiel.load_game(f"misere(game={GAME_NAME}(max_turns=40))")).startswith("misere")
+    with pytest.raises(pyspiel.SpielError, match="bogus"):
+        pyspiel.load_game("tic_tac_toe", {"bogus": 1})
 
 
 def test_illegal_action_raises_naming_it() -> None:

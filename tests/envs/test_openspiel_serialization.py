@@ -11,6 +11,8 @@ import base64
 import copy
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -190,8 +192,15 @@ def test_pyspiel_serialization_of_other_games_is_openspiels_own() -> None:
     originals = openspiel_game._SPIEL_FUNCTIONS
     assert pyspiel.serialize_game_and_state is openspiel_game.serialize_game_and_state
     assert pyspiel.deserialize_game_and_state is openspiel_game.deserialize_game_and_state
+    assert pyspiel.load_game is openspiel_game.load_game
     openspiel_game.register()  # again: OpenSpiel's own functions stay the ones kept
-    assert originals["deserialize_game_and_state"].__module__ != openspiel_game.__name__
+    assert sorted(originals) == [
+        "deserialize_game_and_state",
+        "load_game",
+        "serialize_game_and_state",
+    ]
+    for original in originals.values():
+        assert original.__module__ == "pyspiel", original
     for name in ("tic_tac_toe", "leduc_poker", "misere(game=python_uno(max_turns=40))"):
         game = pyspiel.load_game(name)
         state = game.new_initial_state()
@@ -200,6 +209,38 @@ def test_pyspiel_serialization_of_other_games_is_openspiels_own() -> None:
         assert text == originals["serialize_game_and_state"](game, state)
         _, back = pyspiel.deserialize_game_and_state(text)
         assert back.history() == state.history() and str(back) == str(state)
+
+
+RELOADED = """
+import importlib, pyspiel
+from uno_env.envs import openspiel_game as module
+first = pyspiel.load_game("python_uno(max_turns=40)")
+for _ in range(2):
+    importlib.reload(module)
+module.register()
+for name in ("load_game", "serialize_game_and_state", "deserialize_game_and_state"):
+    assert getattr(pyspiel, name) is getattr(module, name), name
+    assert module._SPIEL_FUNCTIONS[name].__module__ == "pyspiel", name
+for game in (first, pyspiel.load_game("python_uno(max_turns=40)"), pyspiel.load_game("tic_tac_toe")):
+    state = game.new_initial_state()
+    state.apply_action(state.legal_actions()[0])
+    _, back = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    assert back.history() == state.history(), game
+try:
+    pyspiel.load_game("python_uno", {"num_players": 2**31})
+except ValueError as err:
+    print("refused:", err)
+"""
+
+
+def test_a_second_import_or_a_reload_keeps_openspiels_functions() -> None:
+    """Reloaded, the module must not take its own earlier functions for OpenSpiel's (each
+    would call itself) nor refuse games of its earlier class."""
+    done = subprocess.run(
+        [sys.executable, "-c", RELOADED], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"refused: rules: num_players must be 2..10, got {2**31}" in done.stdout
 
 
 def test_pickle_and_copy_write_the_text_and_clones_still_work() -> None:

@@ -30,8 +30,10 @@ with its default (and ``game.to_string()`` lists them all): ``python_uno(preset=
 keeps the street rules. ``two_player_rules`` is a bool here (OpenSpiel parameters cannot be
 ``None``): ``True``, the default, is the rules' default (the two-player rules exactly at a
 two-player table); ``False`` turns them off. An unknown parameter, a value of the wrong type
-or an invalid combination raises naming it (``pyspiel.SpielError`` through
-``pyspiel.load_game``, ``ValueError`` when the class is built directly).
+or out of bounds, or an invalid combination is one ``ValueError`` naming the parameter and
+its value: the module puts :func:`load_game` in ``pyspiel.load_game``'s place, which checks
+``python_uno``'s parameters (in a game string or a mapping; NumPy integers are taken as
+ints) before OpenSpiel's own ``load_game`` sees them, and passes every other game on.
 
 ### Chance
 
@@ -71,11 +73,13 @@ decisions), OpenSpiel's convention for its C++ games; a state drawn by
 ``resample_from_infostate`` also has a line ``resample SEAT KEY`` where it was drawn.
 ``game.deserialize_state(text)`` (and :func:`load_state`, which takes the game from the
 text) rebuilds the state by replaying the lines, each action checked against the legal ones
-at its point: no code runs, and anything else is one ``ValueError`` naming the line. The
-module puts :func:`serialize_game_and_state` and :func:`deserialize_game_and_state` in
-``pyspiel``'s place, so that ``pyspiel``'s functions of those names use this format for
-``python_uno`` (OpenSpiel's own path for Python games unpickles) and OpenSpiel's for every
-other game; ``pickle`` writes it too (``copy`` and ``clone()`` copy the state directly).
+at its point: no code runs, no file is opened (a text's preset must be a named one), and
+anything else is one ``ValueError`` naming the line. The module puts
+:func:`serialize_game_and_state` and :func:`deserialize_game_and_state` in ``pyspiel``'s
+place, so that ``pyspiel``'s functions of those names use this format for ``python_uno``
+and OpenSpiel's for its own C++ games; a serialized state of any other game written in
+Python is refused, because OpenSpiel's own path for Python games unpickles it.
+``pickle`` writes the text too (``copy`` and ``clone()`` copy the state directly).
 """
 
 from __future__ import annotations
@@ -120,6 +124,7 @@ __all__ = [
     "deserialize_game_and_state",
     "key_actions",
     "key_of",
+    "load_game",
     "load_state",
     "register",
     "rules_from_parameters",
@@ -155,8 +160,44 @@ def _require_pyspiel() -> Any:
     return pyspiel
 
 
-def _type_name(value: Any) -> str:
-    return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(value), "?")
+_KINDS = {bool: "True or False", int: "an integer", str: "a string"}
+
+
+def _checked_parameters(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` checked by name and type, as plain Python values (NumPy's too).
+
+    One check for every way in (the class, ``pyspiel.load_game``, a serialized state):
+    OpenSpiel's own would refuse a NumPy integer in words of C++ types.
+
+    Raises:
+        TypeError: for params that are not a mapping.
+        ValueError: naming an unknown parameter, or a parameter and its value of the
+            wrong type.
+    """
+    if not isinstance(params, Mapping):
+        raise TypeError(
+            f"{GAME_NAME}: params must be a mapping of parameter names to values, got "
+            f"{shown(params)}"
+        )
+    checked: dict[str, Any] = {}
+    for name, value in params.items():
+        if name not in PARAMETERS:
+            raise ValueError(
+                f"{GAME_NAME}: unknown parameter {shown(name)}; parameters are "
+                + ", ".join(PARAMETERS)
+            )
+        kind = type(PARAMETERS[name])
+        if kind is bool and isinstance(value, (bool, np.bool_)):
+            checked[name] = bool(value)
+        elif kind is int and not isinstance(value, bool) and isinstance(value, (int, np.integer)):
+            checked[name] = int(value)
+        elif kind is str and isinstance(value, str):
+            checked[name] = str(value)
+        else:
+            raise ValueError(
+                f"{GAME_NAME}: parameter {name!r} must be {_KINDS[kind]}, got {shown(value)}"
+            )
+    return checked
 
 
 def rules_from_parameters(params: Mapping[str, Any]) -> Rules:
@@ -166,7 +207,8 @@ def rules_from_parameters(params: Mapping[str, Any]) -> Rules:
     :data:`PARAMETERS`) then replaces the preset's value.
 
     Args:
-        params: Any of :data:`PARAMETERS` (the others take their defaults).
+        params: Any of :data:`PARAMETERS` (the others take their defaults); NumPy integers
+            and booleans are taken as Python's.
 
     Returns:
         The validated rules.
@@ -176,28 +218,13 @@ def rules_from_parameters(params: Mapping[str, Any]) -> Rules:
         ValueError: naming an unknown parameter, a value of the wrong type, an unknown
             preset or an invalid rule combination (:class:`uno_env.ConfigError`).
     """
-    if not isinstance(params, Mapping):
-        raise TypeError(
-            f"{GAME_NAME}: params must be a mapping of parameter names to values, got "
-            f"{shown(params)}"
-        )
-    unknown = sorted(set(params) - set(PARAMETERS))
-    if unknown:
-        raise ValueError(
-            f"{GAME_NAME}: unknown parameter {unknown[0]!r}; parameters are {', '.join(PARAMETERS)}"
-        )
-    for name, value in params.items():
-        if type(value) is not type(PARAMETERS[name]):
-            raise ValueError(
-                f"{GAME_NAME}: parameter {name!r} must be a {_type_name(PARAMETERS[name])}, "
-                f"got {value!r}"
-            )
+    checked = _checked_parameters(params)
     changes = {
         name: value
-        for name, value in params.items()
+        for name, value in checked.items()
         if name != "preset" and value != PARAMETERS[name]
     }
-    return load_rules(str(params.get("preset", PARAMETERS["preset"])), **changes)
+    return load_rules(str(checked.get("preset", PARAMETERS["preset"])), **changes)
 
 
 def key_of(key_bytes: list[int]) -> int:
@@ -246,6 +273,8 @@ def _exact(reward: float, num_players: int) -> float:
 _GAME_LINE = re.compile(r"([A-Za-z0-9_]+)\(([^()\n]*)\)")
 """A flat game string, ``name(key=value,...)``: how a state's text names its game."""
 _NUMBER = re.compile(r"-?[0-9]+")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+"""An integer parameter as OpenSpiel reads one from a game string."""
 _DIGITS = re.compile(r"[0-9]+")
 _RESAMPLE = re.compile(r"resample (\S+) (\S+)")
 _MAX_DIGITS = 9
@@ -257,21 +286,41 @@ def _where(line: int) -> str:
     return f"{GAME_NAME}: serialized state, line {line}"
 
 
-def _parameter(name: str, value: str) -> Any:
-    """A parameter of a state's game line, typed like its default in :data:`PARAMETERS`."""
+def _parameter(name: str, value: str, where: str) -> Any:
+    """A parameter of a game string, typed like its default in :data:`PARAMETERS`."""
     default = PARAMETERS[name]
     if isinstance(default, bool):
         if value in ("True", "true", "False", "false"):
             return value in ("True", "true")
-        raise ValueError(f"{_where(1)}: parameter {name} must be True or False, got {shown(value)}")
+        raise ValueError(f"{where}: parameter {name} must be True or False, got {shown(value)}")
     if isinstance(default, int):
-        if not _NUMBER.fullmatch(value) or len(value.lstrip("-")) > _MAX_DIGITS:
+        if not _INTEGER.fullmatch(value) or len(value.lstrip("+-")) > _MAX_DIGITS:
             raise ValueError(
-                f"{_where(1)}: parameter {name} must be an integer of at most {_MAX_DIGITS} "
+                f"{where}: parameter {name} must be an integer of at most {_MAX_DIGITS} "
                 f"digits, got {shown(value)}"
             )
         return int(value)
+    if value.endswith(")"):  # OpenSpiel would read it as a game
+        raise ValueError(f"{where}: parameter {name} must be a string, got the game {shown(value)}")
     return value
+
+
+def _named_values(items: list[str], where: str) -> dict[str, Any]:
+    """The typed parameters of a game string's ``key=value`` items (each name once)."""
+    given: dict[str, Any] = {}
+    for item in items:
+        name, equals, value = item.partition("=")
+        if not item:
+            raise ValueError(f"{where}: an empty parameter (a comma too many)")
+        if name not in PARAMETERS:
+            raise ValueError(
+                f"{where}: unknown parameter {shown(name)}; parameters are " + ", ".join(PARAMETERS)
+            )
+        if not equals or name in given:
+            why = "has no value" if not equals else "is given twice"
+            raise ValueError(f"{where}: parameter {name} {why}")
+        given[name] = _parameter(name, value, where)
+    return given
 
 
 def _game_parameters(line: str) -> dict[str, Any]:
@@ -293,19 +342,44 @@ def _game_parameters(line: str) -> dict[str, Any]:
         )
     if match[1] != GAME_NAME:
         raise ValueError(f"{_where(1)}: a state of the game {shown(match[1])}, not {GAME_NAME}")
-    given: dict[str, Any] = {}
-    for item in match[2].split(",") if match[2] else []:
-        name, equals, value = item.partition("=")
-        if name not in PARAMETERS:
-            raise ValueError(
-                f"{_where(1)}: unknown parameter {shown(name)}; parameters are "
-                + ", ".join(PARAMETERS)
-            )
-        if not equals or name in given:
-            why = "has no value" if not equals else "is given twice"
-            raise ValueError(f"{_where(1)}: parameter {name} {why}")
-        given[name] = _parameter(name, value)
+    given = _named_values(match[2].split(",") if match[2] else [], _where(1))
     return {**PARAMETERS, **given}
+
+
+def _top_level_items(body: str) -> list[str] | None:
+    """``body`` split at its commas outside brackets, as OpenSpiel splits the parameters of
+    a game string; ``None`` for brackets that do not balance."""
+    items: list[str] = []
+    depth = start = 0
+    for at, char in enumerate(body):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif char == "," and depth == 0:
+            items.append(body[start:at])
+            start = at + 1
+    if depth:
+        return None
+    return [*items, body[start:]] if body else items
+
+
+def _string_parameters(text: str) -> dict[str, Any]:
+    """The parameters given in a game string ``python_uno(key=value,...)``, typed.
+
+    Raises:
+        ValueError: naming the string, or the parameter and its value as written.
+    """
+    name, bracket, rest = text.partition("(")
+    items = _top_level_items(rest[:-1]) if rest.endswith(")") else None
+    if name != GAME_NAME or (bracket and items is None):
+        raise ValueError(
+            f"{GAME_NAME}: game string {shown(text)} is not {GAME_NAME}(key=value,...): its "
+            "brackets must close, at the end"
+        )
+    return _named_values(items or [], f"{GAME_NAME}: game string")
 
 
 def _uniform(sampler: Any) -> float:
@@ -376,7 +450,7 @@ class UnoOpenSpielGame(_GameBase):
                 f"{GAME_NAME}: params must be a mapping of parameter names to values, got "
                 f"{shown(params)}"
             )
-        given = dict(params or {})
+        given = _checked_parameters(params or {})
         rules = rules_from_parameters(given)
         info = spiel.GameInfo(
             num_distinct_actions=C.NUM_ACTIONS,
@@ -824,6 +898,17 @@ class UnoOpenSpielState(_StateBase):
         return "\n".join(lines)
 
 
+def _check_named_preset(preset: Any, where: str) -> None:
+    """Refuse a preset that is not a named one: a text handed over must not make the lab
+    open a file (or quote one in an error)."""
+    if preset not in PRESETS:
+        raise ValueError(
+            f"{where}: preset {shown(preset)} is no named preset ({', '.join(PRESETS)}); a "
+            "state whose rules come from a file is read by loading that game yourself and "
+            "calling game.deserialize_state(text)"
+        )
+
+
 def load_state(text: str) -> UnoOpenSpielState:
     """The state a text of :meth:`UnoOpenSpielState.serialize` describes, in its own game.
 
@@ -836,18 +921,13 @@ def load_state(text: str) -> UnoOpenSpielState:
         ValueError: naming the line and what is wrong (see ``deserialize_state``) or the
             game's bad parameter.
     """
-    spiel = _require_pyspiel()
+    _require_pyspiel()
     if not isinstance(text, str):
         raise TypeError(f"{GAME_NAME}: a serialized state is a str, got {type(text).__name__}")
     params = _game_parameters(text.split("\n", 1)[0])
-    if params["preset"] not in PRESETS:  # a text handed over must not make us open a file
-        raise ValueError(
-            f"{_where(1)}: preset {shown(params['preset'])} is no named preset "
-            f"({', '.join(PRESETS)}); a state whose rules come from a file is read by loading "
-            "that game yourself and calling game.deserialize_state(text)"
-        )
+    _check_named_preset(params["preset"], _where(1))
     try:
-        game = spiel.load_game(GAME_NAME, params)
+        game = load_game(GAME_NAME, params)
     except ValueError as err:  # the rules' own check, naming the parameter
         raise ValueError(f"{_where(1)}: {err}") from None
     state: UnoOpenSpielState = game.deserialize_state(text)
@@ -857,13 +937,55 @@ def load_state(text: str) -> UnoOpenSpielState:
 _SERIALIZED_HEADER = "# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\n"
 _SECTIONS = {"[Meta]": 0, "[Game]": 1, "[State]": 2}
 _SPIEL_FUNCTIONS: dict[str, Callable[..., Any]] = {}
-"""OpenSpiel's own ``serialize_game_and_state`` and ``deserialize_game_and_state``, kept
-when :func:`register` puts this module's in their place."""
+"""OpenSpiel's own ``load_game``, ``serialize_game_and_state`` and
+``deserialize_game_and_state``, kept when :func:`register` puts this module's in their place."""
+_OPENSPIEL_OWN = "openspiel_own"
+"""The attribute of each function put in ``pyspiel``'s place that holds OpenSpiel's own: a
+second :func:`register` (or a reload of this module) finds OpenSpiel's there, never ours."""
 
 
 def _spiel_function(name: str) -> Callable[..., Any]:
     spiel = _require_pyspiel()
-    return _SPIEL_FUNCTIONS.get(name) or getattr(spiel, name)
+    own = _SPIEL_FUNCTIONS.get(name)
+    if own is None:
+        current = getattr(spiel, name)
+        own = getattr(current, _OPENSPIEL_OWN, current)
+    return own
+
+
+def load_game(game: Any, params: Mapping[str, Any] | None = None) -> Any:
+    """``pyspiel.load_game``, with ``python_uno``'s parameters checked before OpenSpiel's.
+
+    ``load_game("python_uno(num_players=3)")`` and ``load_game("python_uno", {...})`` check
+    every parameter here (:func:`rules_from_parameters`; NumPy integers and booleans are
+    taken as Python's), so that a bad one is one line naming it and its value, not
+    OpenSpiel's C++ words (a 32-bit cast, a check of its parser). Every other game, and
+    OpenSpiel's other forms of the call, go to OpenSpiel's own ``load_game`` unchanged.
+    :func:`register` puts this function in ``pyspiel``'s place.
+
+    Args:
+        game: A game string, or a game's short name.
+        params: The game's parameters, by name.
+
+    Returns:
+        The game (OpenSpiel's own ``load_game``'s).
+
+    Raises:
+        TypeError: for ``python_uno`` params that are not a mapping.
+        ValueError: for a ``python_uno`` game string that is not ``python_uno(key=value,...)``,
+            or naming a ``python_uno`` parameter and its bad value (:class:`uno_env.ConfigError`
+            for a rule out of bounds).
+    """
+    own = _spiel_function("load_game")
+    if params is None and isinstance(game, str) and game.partition("(")[0] == GAME_NAME:
+        game, params = GAME_NAME, _string_parameters(game)
+    if params is None:
+        return own(game)
+    if not (isinstance(game, str) and game == GAME_NAME):
+        return own(game, params)
+    checked = _checked_parameters(params)
+    rules_from_parameters(checked)  # bounds too: OpenSpiel's 32-bit cast fails in C++ words
+    return own(GAME_NAME, checked)
 
 
 def serialize_game_and_state(game: Any, state: Any) -> str:
@@ -913,19 +1035,55 @@ def _game_and_state_sections(text: str) -> tuple[str, str]:
     return "\n".join(found[1]), "\n".join(found[2])
 
 
+_NAMED_PRESET = re.compile("(?:" + "|".join(map(re.escape, PRESETS)) + ")[,)]")
+
+
+def _check_game_names_no_file(game_text: str) -> None:
+    """Refuse a game string in which a ``python_uno`` game (within another game, such as
+    ``misere(game=python_uno(...))``) could take its rules from a file.
+
+    OpenSpiel reads a parameter ``preset`` only where ``preset=`` is written, its value up
+    to the next ``,`` or ``)``: each ``preset=`` must be followed by a named preset there.
+    """
+    if GAME_NAME not in game_text:
+        return
+    for found in re.finditer("preset=", game_text):
+        if not _NAMED_PRESET.match(game_text, found.end()):
+            preset = re.split("[,)]", game_text[found.end() :], maxsplit=1)[0]
+            raise ValueError(
+                f"deserialize_game_and_state: the [Game] gives {GAME_NAME} the preset "
+                f"{shown(preset)}, which is no named preset ({', '.join(PRESETS)}); a "
+                "serialized state never makes the lab open a rules file"
+            )
+
+
+def _is_python_game(game: Any) -> bool:
+    """Whether ``game`` is a game written in Python (OpenSpiel's own games are in pyspiel)."""
+    return str(type(game).__module__).partition(".")[0] != "pyspiel"
+
+
+def _is_uno_game(game: Any) -> bool:
+    """Whether ``game`` is this module's game (by name: a reloaded module has a new class)."""
+    kind = type(game)
+    return kind.__module__ == __name__ and kind.__qualname__ == UnoOpenSpielGame.__qualname__
+
+
 def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
     """``pyspiel.deserialize_game_and_state``, replaying ``python_uno`` states (no pickle).
 
-    The game of the ``[Game]`` section is loaded first, as OpenSpiel does; a ``python_uno``
-    state is then read by :meth:`UnoOpenSpielGame.deserialize_state` (OpenSpiel's own path
-    for Python games would unpickle the text). Every other game goes to OpenSpiel's own
-    function. :func:`register` puts this function in ``pyspiel``'s place.
+    A ``python_uno`` game of the ``[Game]`` section is read here (its parameters checked, a
+    named preset only: the text never makes the lab open a file), and its state by
+    :meth:`UnoOpenSpielGame.deserialize_state`. A state of any other game written in Python
+    is refused: OpenSpiel's own path for Python games unpickles the text, which can run any
+    code. OpenSpiel's own C++ games go to OpenSpiel's own function. :func:`register` puts
+    this function in ``pyspiel``'s place.
 
     Raises:
         TypeError: for a ``text`` that is not a ``str``.
-        ValueError: for a text whose sections OpenSpiel would not read, or a ``python_uno``
-            state, naming its bad line (see ``deserialize_state``); OpenSpiel's errors
-            (``pyspiel.SpielError``, in one line) otherwise.
+        ValueError: for a text whose sections OpenSpiel would not read, a ``python_uno``
+            game or state naming its bad parameter or line (see ``deserialize_state``), a
+            rules file named in the text, or a state of another game written in Python;
+            OpenSpiel's errors (``pyspiel.SpielError``, in one line) otherwise.
     """
     spiel = _require_pyspiel()
     if not isinstance(text, str):
@@ -934,25 +1092,52 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
             f"{type(text).__name__}"
         )
     game_text, state_text = _game_and_state_sections(text)
+    if game_text.partition("(")[0] == GAME_NAME:
+        params = _string_parameters(game_text)
+        _check_named_preset(params.get("preset", PARAMETERS["preset"]), f"{GAME_NAME}: [Game]")
+        game = load_game(GAME_NAME, params)
+        if not _is_uno_game(game):  # never handed to the unpickling path
+            raise ValueError(f"{GAME_NAME}: the game {shown(game_text)} cannot be read here")
+        return game, game.deserialize_state(state_text)
+    _check_game_names_no_file(game_text)
     try:
         game = spiel.deserialize_game(game_text)
-        if isinstance(game, UnoOpenSpielGame):
-            return game, game.deserialize_state(state_text)
-        if game.get_type().short_name == GAME_NAME:  # never handed to the unpickling path
-            raise ValueError(f"{GAME_NAME}: the game {shown(game_text)} cannot be read here")
-        game_and_state: tuple[Any, Any] = _spiel_function("deserialize_game_and_state")(text)
     except spiel.SpielError as err:
-        # OpenSpiel's checks speak in several lines of C++ (file, condition, values): one.
-        raise spiel.SpielError("; ".join(str(err).strip().split("\n"))) from None
+        raise _one_line(err) from None
+    if _is_python_game(game):
+        raise ValueError(
+            f"deserialize_game_and_state: {shown(game.get_type().short_name)} is a game "
+            "written in Python, whose serialized states are pickles (unpickling one can run "
+            "any code): they are not loaded; rebuild the state by applying its history() to "
+            "game.new_initial_state()"
+        )
+    try:
+        game_and_state: tuple[Any, Any] = _spiel_function("deserialize_game_and_state")(text)
+    except ValueError as err:  # a C++ parse of a number, which says no more than "stol"
+        raise ValueError(
+            f"deserialize_game_and_state: OpenSpiel cannot read this state of the game "
+            f"{shown(game_text)} ({shown(str(err).strip())})"
+        ) from None
+    except spiel.SpielError as err:
+        raise _one_line(err) from None
     return game_and_state
+
+
+def _one_line(err: Exception) -> Exception:
+    """An OpenSpiel error in one line: its checks speak in several lines of C++ (the file,
+    the condition, the values)."""
+    return type(err)("; ".join(str(err).strip().split("\n")))
 
 
 def register() -> None:
     """Register ``python_uno`` with OpenSpiel (done on import when OpenSpiel is there).
 
-    Also puts :func:`serialize_game_and_state` and :func:`deserialize_game_and_state` in
-    place of ``pyspiel``'s functions of those names (which they call for every other game),
-    so that no text given to ``pyspiel`` for ``python_uno`` is unpickled.
+    Also puts :func:`load_game`, :func:`serialize_game_and_state` and
+    :func:`deserialize_game_and_state` in place of ``pyspiel``'s functions of those names
+    (which they call for every other game), so that ``python_uno``'s parameters are checked
+    first and no text given to ``pyspiel`` is unpickled for a game written in Python. A
+    second call, or a reload of this module, keeps OpenSpiel's own functions as the ones
+    called.
 
     Raises:
         ImportError: without OpenSpiel (saying how to install it).
@@ -961,14 +1146,16 @@ def register() -> None:
     if GAME_NAME not in spiel.registered_names():
         spiel.register_game(_game_type(), UnoOpenSpielGame)
     ours = {
+        "load_game": load_game,
         "serialize_game_and_state": serialize_game_and_state,
         "deserialize_game_and_state": deserialize_game_and_state,
     }
     for name, function in ours.items():
         current = getattr(spiel, name)
-        if getattr(current, "__module__", None) != __name__:
-            _SPIEL_FUNCTIONS[name] = current
-            setattr(spiel, name, function)
+        own = getattr(current, _OPENSPIEL_OWN, current)  # ours already there: OpenSpiel's
+        _SPIEL_FUNCTIONS[name] = own
+        setattr(function, _OPENSPIEL_OWN, own)
+        setattr(spiel, name, function)
 
 
 if pyspiel is not None:
