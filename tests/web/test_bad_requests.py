@@ -35,7 +35,7 @@ import uvicorn  # noqa: E402
 
 from unolab.curves import Series  # noqa: E402
 from unolab.web.app import create_app  # noqa: E402
-from unolab.web.lab_files import MAX_ID_CHARS  # noqa: E402
+from unolab.web.lab.files import MAX_ID_CHARS  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -24,8 +24,8 @@ from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
 from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament
 from unolab.web.app import create_app
-from unolab.web.lab_files import MAX_ID_CHARS
-from unolab.web.lab_tournaments import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES
+from unolab.web.lab.files import MAX_ID_CHARS
+from unolab.web.lab.tournaments import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -404,12 +404,12 @@ def test_a_failed_save_keeps_the_move_and_the_hand(
 def test_an_unexpected_failure_is_a_json_500_without_details(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import unolab.web.game_routes as game_routes
+    import unolab.web.game.routes as game_routes
 
     def broken() -> list[dict[str, Any]]:
         raise RuntimeError(f"{tmp_path}/internal state\nTraceback (most recent call last)")
 
-    monkeypatch.setattr(game_routes, "_switch_list", broken)
+    monkeypatch.setattr(game_routes, "switch_list", broken)
     app = create_app(make_config(tmp_path))
     with TestClient(app, raise_server_exceptions=False) as client:
         answer = client.get("/api/options")

@@ -8,7 +8,7 @@ illegal moves, bad settings and files that are not games (422), bodies over the 
 runs the engine while it still compiles gets a 503 of the same form
 (:mod:`unolab.web.warming`). A failure of the server itself is a 500 with a one-line
 ``detail`` too (no traceback, no path). Every answer carries the security headers
-of :data:`SECURITY_HEADERS`. The API is described at ``/openapi.json`` and in
+of :data:`unolab.web.guard.SECURITY_HEADERS`. The API is described at ``/openapi.json`` and in
 ``docs/web.md``.
 """
 
@@ -22,20 +22,20 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from unolab.warmup import WarmupStatus
-from unolab.web.batching import AgentBatcher
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import ApiError
-from unolab.web.game_routes import add_game_routes
-from unolab.web.guard import SECURITY_HEADERS, Guard
-from unolab.web.held_games import Games
-from unolab.web.lab_routes import add_lab_routes
-from unolab.web.replay_routes import add_replay_routes, add_run_routes
-from unolab.web.runs import RunFinder
+from unolab.web.game.batching import AgentBatcher
+from unolab.web.game.routes import game_router
+from unolab.web.game.table import Games
+from unolab.web.guard import Guard
+from unolab.web.lab.routes import lab_router
+from unolab.web.replay.routes import replay_router
+from unolab.web.replay.tournament import RunFinder
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore
 from unolab.web.warming import ready_status, warmup_state
 
-__all__ = ["SECURITY_HEADERS", "Guard", "create_app"]
+__all__ = ["create_app"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -119,8 +119,8 @@ def create_app(
         compiles now, the seconds spent and about how many in all."""
         return warmup_state(app.state.warmup)
 
-    add_game_routes(app, config, catalogue, batcher, games, store)
-    add_replay_routes(app, catalogue, store)
-    add_run_routes(app, runs)
-    add_lab_routes(app, config.runs_dir)
+    # One router per job (unolab/web/<job>/routes.py); their paths do not overlap.
+    app.include_router(game_router(config, catalogue, batcher, games, store))
+    app.include_router(replay_router(catalogue, store, runs))
+    app.include_router(lab_router(config.runs_dir))
     return Guard(app, config)

@@ -3,7 +3,7 @@
 Ids: a bot's name (``mixbot``, ``pimc``), ``shipped:<name>`` for the agents of
 ``agents/pretrained/`` and ``folder:<name>`` for the exported agents of ``serve
 --agents-dir``. Policies are built once per (agent, rules) and shared by every game that
-seats them: all agents act through one :class:`~unolab.web.batching.AgentBatcher`, so a
+seats them: all agents act through one :class:`~unolab.web.game.batching.AgentBatcher`, so a
 shared policy is only ever called from one thread at a time.
 """
 

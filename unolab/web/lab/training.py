@@ -26,7 +26,7 @@ from unolab.train.evaluation_log import (
     parse_evaluation_log,
 )
 from unolab.web.errors import Invalid
-from unolab.web.lab_files import TRAINING_CONFIG, RunFiles, integer, rules_name
+from unolab.web.lab.files import TRAINING_CONFIG, RunFiles, integer, rules_name
 from unolab.web.untrusted import one_line
 
 __all__ = [

@@ -22,7 +22,7 @@ from uno_env.observation import encode
 from uno_env.rules import Rules
 from unolab.narrate import Table, describe_deal, describe_hand_end, describe_step
 from unolab.web.errors import Invalid
-from unolab.web.picture import legal_moves, table_picture
+from unolab.web.game.picture import legal_moves, table_picture
 
 __all__ = ["Advisor", "build_frames"]
 

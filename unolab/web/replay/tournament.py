@@ -33,8 +33,8 @@ from unolab.tournament.participants import entrants_for
 from unolab.tournament.results import GameRecord, Unit
 from unolab.tournament.runner import policy_seed, schedule_for
 from unolab.web.errors import Invalid, NotFound
-from unolab.web.frames import Advisor, build_frames
-from unolab.web.lab_files import find_runs
+from unolab.web.lab.files import find_runs
+from unolab.web.replay.frames import Advisor, build_frames
 from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
 
 __all__ = ["MAX_LOG_BYTES", "RunFinder"]
@@ -106,12 +106,12 @@ class RunFinder:
     def runs(self) -> dict[str, Path]:
         """Run id -> run folder, for every folder holding ``games.jsonl`` and ``config.json``.
 
-        The runs are those of the Lab tab's walk (:func:`~unolab.web.lab_files.find_runs`):
+        The runs are those of the Lab tab's walk (:func:`~unolab.web.lab.files.find_runs`):
         both files must be regular files inside their folder and the runs folder (a pipe
         or a link elsewhere is no run: it is not listed), a folder reached through a
         symbolic link is none, runs do not nest, and the id must be one a request can name
         (text without control characters, at most
-        :data:`~unolab.web.lab_files.MAX_ID_CHARS` long).
+        :data:`~unolab.web.lab.files.MAX_ID_CHARS` long).
         """
         found = find_runs(self.folder).replayable
         return {run_id: run.folder for run_id, run in sorted(found.items())}

@@ -21,7 +21,7 @@ from uno_env.rules import Rules
 from unolab.records import RecordError, load_record
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Invalid, NotFound
-from unolab.web.frames import Advisor, build_frames
+from unolab.web.replay.frames import Advisor, build_frames
 from unolab.web.store import MAX_RECORD_BYTES, GameStore
 from unolab.web.untrusted import one_line, parse_json, read_bytes
 

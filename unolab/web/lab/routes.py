@@ -1,4 +1,4 @@
-"""The routes of the Lab tab (:func:`add_lab_routes`): runs, their plots and curves, and the
+"""The routes of the Lab tab (:func:`lab_router`): runs, their plots and curves, and the
 shipped agents, all read only.
 
 A path with a run id in it matches the longest route first: the routes of a run's plots and
@@ -14,15 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
 from unolab.agents.shipped import SHIPPED_DIR
-from unolab.web.lab import LabRuns, shipped_agents
-from unolab.web.lab_files import MAX_ID_CHARS
+from unolab.web.lab.files import MAX_ID_CHARS
+from unolab.web.lab.reader import LabRuns, shipped_agents
 
-__all__ = ["add_lab_routes"]
+__all__ = ["lab_router"]
 
 RunId = Annotated[str, PathParam(max_length=MAX_ID_CHARS)]
 """A run id in a path: the run folder relative to the runs folder (``tournaments/x``)."""
@@ -34,22 +34,22 @@ _NO_STORE = {"Cache-Control": "no-store"}
 """A run's files change while it runs: a plot or curve is never answered from a cache."""
 
 
-def add_lab_routes(app: FastAPI, runs_dir: Path, shipped_dir: Path = SHIPPED_DIR) -> None:
-    """Add the routes of the Lab tab to ``app``.
+def lab_router(runs_dir: Path, shipped_dir: Path = SHIPPED_DIR) -> APIRouter:
+    """The routes of the Lab tab, for :func:`unolab.web.app.create_app`.
 
     Args:
-        app: The app of :func:`unolab.web.app.create_app`.
         runs_dir: The runs folder of ``serve --runs-dir``.
         shipped_dir: The shipped agents (default: ``agents/pretrained``).
     """
     lab = LabRuns(runs_dir)
+    router = APIRouter()
 
-    @app.get("/api/lab/runs")
+    @router.get("/api/lab/runs")
     def lab_runs() -> dict[str, list[dict[str, Any]]]:
         """The tournament and training runs under the runs folder, newest first."""
         return lab.listing()
 
-    @app.get(
+    @router.get(
         "/api/lab/tournaments/{run_id:path}/plots/{name}",
         response_class=Response,
         responses={200: {"content": {"image/png": {}}}},
@@ -61,12 +61,12 @@ def add_lab_routes(app: FastAPI, runs_dir: Path, shipped_dir: Path = SHIPPED_DIR
             return JSONResponse(lab.tournament(whole))
         return Response(lab.plot(run_id, name), media_type="image/png", headers=_NO_STORE)
 
-    @app.get("/api/lab/tournaments/{run_id:path}")
+    @router.get("/api/lab/tournaments/{run_id:path}")
     def lab_tournament(run_id: RunId) -> dict[str, Any]:
         """A tournament run: its leaderboard, rules and plots."""
         return lab.tournament(run_id)
 
-    @app.get(
+    @router.get(
         "/api/lab/training/{run_id:path}/curve.png",
         response_class=Response,
         responses={200: {"content": {"image/png": {}}}},
@@ -78,12 +78,14 @@ def add_lab_routes(app: FastAPI, runs_dir: Path, shipped_dir: Path = SHIPPED_DIR
             return JSONResponse(lab.training(whole))
         return Response(lab.curve(run_id), media_type="image/png", headers=_NO_STORE)
 
-    @app.get("/api/lab/training/{run_id:path}")
+    @router.get("/api/lab/training/{run_id:path}")
     def lab_training(run_id: RunId) -> dict[str, Any]:
         """A training run and its learning curve."""
         return lab.training(run_id)
 
-    @app.get("/api/lab/agents")
+    @router.get("/api/lab/agents")
     def lab_agents() -> list[dict[str, Any]]:
         """The shipped agents: what each is, how it was made and how strong it measured."""
         return shipped_agents(shipped_dir)
+
+    return router

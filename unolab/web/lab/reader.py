@@ -1,11 +1,11 @@
 """What the Lab tab reads: the runs under the runs folder, by id, and the shipped agents.
 
 Nothing here writes, trains or plays: a tournament is shown from its ``summary.json`` and
-plots (:mod:`unolab.web.lab_tournaments`), a training run from its checkpoints' metadata and
-``evaluations.jsonl`` (:mod:`unolab.web.lab_training`), an agent from its model card
+plots (:mod:`unolab.web.lab.tournaments`), a training run from its checkpoints' metadata and
+``evaluations.jsonl`` (:mod:`unolab.web.lab.training`), an agent from its model card
 (:mod:`unolab.agents.model_card`). A run id is the run folder's path relative to the runs
 folder, ``/``-separated; an id is looked up among the runs the bounded walk of
-:func:`unolab.web.lab_files.find_runs` finds, so no id reaches the file system.
+:func:`unolab.web.lab.files.find_runs` finds, so no id reaches the file system.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 from unolab.agents.model_card import model_card
 from unolab.agents.shipped import SHIPPED_DIR
 from unolab.web.errors import NotFound
-from unolab.web.lab_files import RunFiles, find_runs, integer, rate, rules_name
-from unolab.web.lab_tournaments import tournament_detail, tournament_entry, tournament_plot
-from unolab.web.lab_training import curve_png, training_detail, training_entry
+from unolab.web.lab.files import RunFiles, find_runs, integer, rate, rules_name
+from unolab.web.lab.tournaments import tournament_detail, tournament_entry, tournament_plot
+from unolab.web.lab.training import curve_png, training_detail, training_entry
 from unolab.web.untrusted import one_line
 
 __all__ = ["LabRuns", "shipped_agents"]

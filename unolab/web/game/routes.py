@@ -1,5 +1,5 @@
-"""The routes of a game in play: what the page offers (``/api/options``), dealing a new
-match, reading it, the human's moves and the next hand (:func:`add_game_routes`).
+"""The routes of a game in play (:func:`game_router`): what the page offers
+(``/api/options``), dealing a new match, reading it, the human's moves and the next hand.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -21,16 +21,15 @@ from pydantic import (
 from uno_env.cards import MAX_PLAYERS
 from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
 from unolab.play import random_seed
-from unolab.web.batching import AgentBatcher
 from unolab.web.catalogue import Catalogue, UnknownAgentError
 from unolab.web.errors import Invalid
-from unolab.web.held_games import Games
+from unolab.web.game.batching import AgentBatcher
+from unolab.web.game.table import Games, WebGame
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
-from unolab.web.table import WebGame
 from unolab.web.warming import NEEDS_ENGINE, require_searches
 
-__all__ = ["Move", "NewGame", "NextHand", "add_game_routes"]
+__all__ = ["Move", "NewGame", "NextHand", "game_router", "switch_list"]
 
 _FIXED = ("num_players", "seat_draw_streams")
 """Rule fields that are not house-rule switches (the table size is chosen apart)."""
@@ -94,7 +93,7 @@ def _rules_for(settings: NewGame) -> Rules:
         raise Invalid(str(err)) from None
 
 
-def _switch_list() -> list[dict[str, Any]]:
+def switch_list() -> list[dict[str, Any]]:
     """Every house-rule switch with its default and, for choices, the values."""
     from uno_env.rules import allowed_values, switch_descriptions
 
@@ -114,31 +113,30 @@ def _switch_list() -> list[dict[str, Any]]:
     return out
 
 
-def add_game_routes(
-    app: FastAPI,
+def game_router(
     config: ServeConfig,
     catalogue: Catalogue,
     batcher: AgentBatcher,
     games: Games,
     store: GameStore,
-) -> None:
-    """Add the game routes to ``app``.
+) -> APIRouter:
+    """The routes of the games in play, for :func:`unolab.web.app.create_app`.
 
     Args:
-        app: The app of :func:`unolab.web.app.create_app`.
         config: The server's options (its limits are on offer).
         catalogue: The agents on offer.
         batcher: Batches the agents' moves across the games.
         games: The games in play.
         store: Where finished hands are saved.
     """
+    router = APIRouter()
 
-    @app.get("/api/options")
+    @router.get("/api/options")
     def options() -> dict[str, Any]:
         """Presets (every switch), house-rule switches, agents on offer, limits."""
         return {
             "presets": {name: rules.to_dict() for name, rules in PRESETS.items()},
-            "switches": _switch_list(),
+            "switches": switch_list(),
             "agents": [entry.public() for entry in catalogue.entries.values()],
             "players": {"min": 2, "max": MAX_PLAYERS},
             "limits": {
@@ -148,7 +146,7 @@ def add_game_routes(
             },
         }
 
-    @app.post("/api/games", status_code=201, dependencies=[NEEDS_ENGINE])
+    @router.post("/api/games", status_code=201, dependencies=[NEEDS_ENGINE])
     def new_game(settings: NewGame, request: Request) -> dict[str, Any]:
         """Deal a new match: you in seat 0, the chosen agents in seats 1.. (in order)."""
         rules = _rules_for(settings)
@@ -196,7 +194,7 @@ def add_game_routes(
             return
         game.unsaved, game.save_error = False, None
 
-    @app.get("/api/games/{game_id}")
+    @router.get("/api/games/{game_id}")
     def get_game(
         game_id: str,
         log_from: int = Query(0, ge=0),
@@ -212,7 +210,7 @@ def add_game_routes(
             _saved(game)
             return game.view(min(log_from, len(game.log)), events_after)
 
-    @app.post("/api/games/{game_id}/moves", dependencies=[NEEDS_ENGINE])
+    @router.post("/api/games/{game_id}/moves", dependencies=[NEEDS_ENGINE])
     def move(game_id: str, body: Move) -> dict[str, Any]:
         """Your move; the agents then play until it is your turn or the hand is over.
 
@@ -227,7 +225,7 @@ def add_game_routes(
             _saved(game)
             return game.view(start, seq)
 
-    @app.post("/api/games/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
+    @router.post("/api/games/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
     def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
         """Deal the next hand of the match (after a hand ended short of the target score)."""
         game = games.get(game_id)
@@ -237,6 +235,8 @@ def add_game_routes(
             game.play_agents(catalogue, batcher)
             _saved(game)
             return game.view(start, seq)
+
+    return router
 
 
 def _client(request: Request) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from uno_env.files import shown
 from unolab.web.errors import Invalid, NotFound
-from unolab.web.lab_files import TOURNAMENT_FILE, RunFiles, integer, rate, real, rules_name
+from unolab.web.lab.files import TOURNAMENT_FILE, RunFiles, integer, rate, real, rules_name
 from unolab.web.untrusted import one_line
 
 __all__ = [
