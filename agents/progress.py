@@ -23,6 +23,7 @@ total is an estimate (:meth:`Bar.update` with a new ``total``) grows its total f
 
 from __future__ import annotations
 
+import errno
 import sys
 import time
 from collections.abc import Iterator
@@ -42,10 +43,25 @@ from rich.progress import (
 )
 from rich.text import Text
 
-__all__ = ["PLAIN_EVERY_S", "Bar", "progress_bar", "say"]
+__all__ = ["PLAIN_EVERY_S", "Bar", "PipeConsole", "progress_bar", "say"]
 
 PLAIN_EVERY_S = 10.0
 """Seconds between two plain progress lines off a terminal."""
+
+
+class PipeConsole(Console):
+    """A rich console that answers a reader gone away (``| head``) as every command does.
+
+    Rich's own answer is ``SystemExit(1)``, the status of a machine fault, raised from
+    whichever ``print`` found the pipe closed. This console raises
+    :class:`BrokenPipeError` instead, which :func:`uno_env.console.run_main` and ``uno-lab``
+    turn into a silent exit 141 (:data:`uno_env.console.BROKEN_PIPE_EXIT`).
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Write nothing more, and raise :class:`BrokenPipeError`."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
 
 
 def _count(value: float) -> str:
@@ -227,7 +243,7 @@ def progress_bar(
         The :class:`Bar` to advance. Inside another bar's block it is quiet.
     """
     shown = enabled and not _open
-    console = console or Console(stderr=True)
+    console = console or PipeConsole(stderr=True)
     live = shown and _interactive(console)
     progress: Progress | None = None
     if live:

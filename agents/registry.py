@@ -32,7 +32,12 @@ from uno_env.config_values import check_int
 from uno_env.files import shown
 from uno_env.policy import Policy, Seed
 from unolab.agents.plain_bots import PLAIN_BOTS
-from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
+from unolab.agents.python_bots import (
+    CLASS_FORMS,
+    canonical_class_spec,
+    is_class_spec,
+    make_class_agent,
+)
 
 __all__ = [
     "AGENT_NAMES",
@@ -41,6 +46,7 @@ __all__ = [
     "SEARCH_BUDGETS",
     "SEARCH_NAMES",
     "agent_seed",
+    "canonical_agent_spec",
     "is_agent_spec",
     "make_agent",
     "parse_agent_spec",
@@ -157,6 +163,38 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(f"agent spec {spec!r}: {key} is given twice; give each option once")
         options[key] = _value(spec, key, value, allowed[key])
     return name, options
+
+
+def canonical_agent_spec(spec: str) -> str:
+    """One spelling of an agent spec, so that two spellings of one agent compare equal.
+
+    A search's options are written ``key=value`` in the order of their names, each value as
+    it is read (``pimc:4`` and ``pimc:rollouts=4`` are both ``pimc:rollouts=4``;
+    ``prune_draws=TRUE`` is ``prune_draws=true``); a Python class's file is made absolute
+    (:func:`~unolab.agents.python_bots.canonical_class_spec`); a bot's name is itself.
+    Options left at their defaults are not filled in: ``pimc`` and ``pimc:64`` differ.
+
+    Raises:
+        ValueError: for a search's options that :func:`parse_agent_spec` refuses.
+    """
+    name = spec.partition(":")[0]
+    if name not in _SEARCH:
+        return canonical_class_spec(spec)
+    base, options = parse_agent_spec(spec)
+    if not options:
+        return base
+    return f"{base}:" + ",".join(f"{k}={_spelled(options[k])}" for k in sorted(options))
+
+
+def _spelled(value: Any) -> str:
+    """An option's value as one spelling: ``true``/``false``, ``none``, ``4`` for ``4.0``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _options_of(name: str) -> dict[str, str]:

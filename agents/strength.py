@@ -16,6 +16,8 @@ The script prints a table (win rate, Wilson 95% interval, fair share) and writes
 to a JSON file: ``--out``, by default ``runs/strength/bot_strength.json`` (untracked). The
 figures quoted in the docs live in ``docs/bot_strength.json`` (the bots) and
 ``docs/pretrained_strength.json`` (the shipped agents); update them on purpose with ``--out``.
+``--out`` replaces only a strength record: any other file there is refused before the
+measurement (one line naming it).
 """
 
 from __future__ import annotations
@@ -35,7 +37,13 @@ from typing import Any
 from uno_env.cards import MAX_PLAYERS
 from uno_env.configuration import ConfigError
 from uno_env.console import path_argument, run_main
-from uno_env.files import UnwritableFileError, check_writable_target, write_atomically
+from uno_env.files import (
+    UnreadableFileError,
+    UnwritableFileError,
+    check_writable_target,
+    read_regular_text,
+    write_atomically,
+)
 from uno_env.policy import Policy
 from uno_env.rules import Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES, make_agent
@@ -316,6 +324,38 @@ def _check_out(parser: argparse.ArgumentParser, out: Path) -> None:
         check_writable_target(out, "--out")
     except UnwritableFileError as err:
         parser.error(f"argument {err}")
+    if out.exists():
+        problem = _not_a_record(out)
+        if problem:
+            parser.error(
+                f"argument --out: {str(out)!r} {problem}; it is not replaced: give a new "
+                "file, or move that one away"
+            )
+
+
+MAX_RECORD_BYTES = 16 << 20
+"""The largest ``--out`` read back to see whether it is a strength record (a published one
+is tens of KiB)."""
+
+
+def _not_a_record(path: Path) -> str:
+    """Why the file at ``path`` is not a strength record (``""`` when it is one): ``--out``
+    replaces only its own kind of file, as the other records' ``--out`` options do."""
+    try:
+        text = read_regular_text(path, MAX_RECORD_BYTES, "--out")
+    except UnreadableFileError as err:
+        return f"cannot be read ({err})"
+    try:
+        record = json.loads(text)
+    except (ValueError, RecursionError):
+        return "is not JSON (not a strength record)"
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("results"), list)
+        and "games_per_pairing" in record
+    ):
+        return "is not a strength record (no 'results' list and 'games_per_pairing')"
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:

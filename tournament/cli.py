@@ -31,12 +31,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.console import Console
-
 from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mapping
-from uno_env.console import run_main
+from uno_env.console import BROKEN_PIPE_EXIT, one_line, run_main, silence_stdout
 from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
+from unolab.agents.progress import PipeConsole
 from unolab.tournament.config import TournamentConfig, load_config, refuse_pickle_switch
 from unolab.tournament.pool import WorkerLostError
 from unolab.tournament.run_folder import RunFolder
@@ -181,11 +180,6 @@ def _refuse_rules_file(path: str, data: Mapping[str, Any], named: bool) -> None:
         )
 
 
-def _one_line(err: BaseException | str) -> str:
-    """An exception's message on one line (YAML and OS errors span several)."""
-    return " ".join(str(err).split()) or type(err).__name__
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0, 1 when the machine failed: a full
     disk, a worker killed again and again; 2 for bad input, 130 interrupted)."""
@@ -193,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse printed the usage and the problem (or --help)
         return exit_.code if isinstance(exit_.code, int) else 2
-    console = Console()
+    # A reader that goes away (`| head`) ends the run quietly with 141, not rich's exit 1.
+    console = PipeConsole()
     try:
         config = config_from_args(args)
         run_tournament(
@@ -209,15 +204,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; rerun to resume", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (e.g. `| head`): end quietly
-        return 141
+        silence_stdout()  # what is still buffered must not fail again at exit
+        return BROKEN_PIPE_EXIT
     except (ValueError, FolderInUseError) as err:  # bad input (ConfigError, a bad log)
-        print(f"error: {_one_line(err)}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
     except OSError as err:  # the machine, not the input: a full disk, a failed write
         print(f"error: {_system_error_line(err)}", file=sys.stderr)
         return 1
     except WorkerLostError as err:  # the machine: a worker killed again and again
-        print(f"error: {_one_line(err)}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return 1
     return 0
 
@@ -227,10 +223,10 @@ def _system_error_line(err: OSError) -> str:
     carry the whole line as their ``strerror``)."""
     reason = err.strerror or ""
     if reason and err.filename is not None and str(err.filename) not in reason:
-        return _one_line(f"{err.filename}: {reason[:1].lower()}{reason[1:]}")
+        return one_line(f"{err.filename}: {reason[:1].lower()}{reason[1:]}")
     if reason and str(err).startswith("["):
-        return _one_line(reason)
-    return _one_line(err)
+        return one_line(reason)
+    return one_line(err)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from unolab.agents.python_bots import (
     is_class_spec,
 )
 from unolab.agents.ray_backend import check_address
-from unolab.agents.registry import is_agent_spec, make_agent
+from unolab.agents.registry import canonical_agent_spec, is_agent_spec, make_agent
 
 __all__ = [
     "BOUNDS",
@@ -311,12 +311,13 @@ class TournamentConfig:
             raise ConfigError(
                 f"participant names must be unique, repeated: {duplicates}; give each a 'name'"
             )
-        pickled = [p.display_name for p in self.all_participants if p.is_pickle]
+        _refuse_one_agent_twice(self.all_participants)
+        pickled = [str(p.path) for p in self.all_participants if p.is_pickle]
         if pickled and not self.allow_pickle:
             raise ConfigError(
-                f"{pickled}: SB3 .zip checkpoints are loaded with pickle, which runs code from "
-                "the file; pass --allow-pickle only for files you trust, "
-                "or export them to .safetensors"
+                f"{', '.join(pickled)}: an SB3 .zip checkpoint is loaded with pickle, which "
+                "runs code from the file; pass --allow-pickle if you trust it, "
+                "or export it to .safetensors"
             )
         self.game_rules()  # validate the rules now, with a clear message
 
@@ -348,6 +349,27 @@ class TournamentConfig:
         data["rules"] = self.game_rules().to_dict()
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _refuse_one_agent_twice(participants: Sequence[ParticipantSpec]) -> None:
+    """Refuse one agent listed twice under two spellings of its spec (``pimc:4`` and
+    ``pimc:rollouts=4``); a participant given its own ``name`` may repeat an agent on
+    purpose (an A/A test).
+
+    Raises:
+        ConfigError: naming both spellings and the one spec they share.
+    """
+    seen: dict[str, str] = {}
+    for spec in participants:
+        if spec.bot is None or spec.name:
+            continue
+        canonical = canonical_agent_spec(spec.bot)
+        first = seen.setdefault(canonical, spec.bot)
+        if first != spec.bot:
+            raise ConfigError(
+                f"participants {first!r} and {spec.bot!r} are one agent ({canonical}): list "
+                "it once, or give each a 'name' to play it twice"
+            )
 
 
 def _participant_entry(value: Any) -> Any:

@@ -19,6 +19,7 @@ from rich.console import Console, Group
 from rich.markup import escape
 from rich.text import Text
 
+from unolab.agents.progress import PipeConsole
 from unolab.tournament.storage import write_file
 
 __all__ = [
@@ -344,7 +345,7 @@ def write_reports(
     if plots and summary["leaderboard"]:
         written += _plot(path, summary)
     if print_table:
-        print_leaderboard(summary, console or Console())
+        print_leaderboard(summary, console or PipeConsole())
     return written
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from uno_env.cards import DECK_SIZE
 from uno_env.configuration import ConfigError
+from uno_env.console import one_line
 from uno_env.files import UnreadableFileError, read_regular_file, shown
 from uno_env.play import TableResults
 from uno_env.rules import MAX_TURNS_LIMIT
@@ -259,7 +260,7 @@ class ResultStore:
                     tail = line  # a torn last line that happens to end at a newline
                     break
                 raise ConfigError(
-                    f"{self.path}: line {number} is corrupt ({_one_line(err)}); fix or delete "
+                    f"{self.path}: line {number} is corrupt ({one_line(err)}); fix or delete "
                     "that line, or rerun with --fresh to discard every game"
                 ) from err
             good_bytes += len(line) + 1
@@ -420,11 +421,6 @@ def _incomplete_json(line: bytes) -> bool:
     except RecursionError:  # nested past any game: damage, never dropped as a torn write
         return False
     return False
-
-
-def _one_line(err: BaseException) -> str:
-    """An exception's message on one line."""
-    return " ".join(str(err).split())
 
 
 def _line(

@@ -1,5 +1,6 @@
-"""The checks of a resumed run's log: every game belongs to this schedule, and the chunks
-a crash left written only in part are found (they are played again whole).
+"""The checks of a resumed run's log: every game belongs to this schedule, its finishing
+order is one the rules can give, and the chunks a crash left written only in part are found
+(they are played again whole).
 """
 
 from __future__ import annotations
@@ -9,15 +10,25 @@ from collections.abc import Mapping
 import numpy as np
 
 from uno_env.configuration import ConfigError
+from uno_env.rules import Rules
 from unolab.tournament.config import MAX_DEAL_SETS
 from unolab.tournament.design import Schedule, deal_keys
 from unolab.tournament.results import GameRecord, ResultStore, Unit
 
-__all__ = ["check_records", "partial_chunks"]
+__all__ = ["check_records", "partial_chunks", "ranks_problem"]
 
 
-def check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: ResultStore) -> None:
-    """Refuse games that do not belong to this schedule (a foreign or edited log).
+def check_records(
+    schedule: Schedule, rules: Rules, done: Mapping[Unit, GameRecord], store: ResultStore
+) -> None:
+    """Refuse games that do not belong to this schedule (a foreign or edited log), or whose
+    finishing order the rules cannot give (two winners of a hand without teams).
+
+    Args:
+        schedule: This run's schedule.
+        rules: This run's rules (``teams`` and ``play_to_last`` decide the finishing orders).
+        done: The games on disk.
+        store: The log they were read from (its path and line numbers are named).
 
     Raises:
         ConfigError: naming the log, the line and what is wrong with it.
@@ -48,6 +59,9 @@ def check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: Re
             deal < max_deals
         ):
             raise refuse(unit, "is not part of this tournament")
+        problem = ranks_problem(record, rules)
+        if problem:
+            raise refuse(unit, problem)
         if record.key != key:
             raise ConfigError(
                 f"{store.path}: line {store.line_of.get(unit, '?')}: game {unit} was dealt "
@@ -60,6 +74,54 @@ def check_records(schedule: Schedule, done: Mapping[Unit, GameRecord], store: Re
         expected = tuple(schedule.names[p] for p in schedule.lineup(deal, seating, variant))
         if record.seats != expected:
             raise refuse(unit, f"seats {list(record.seats)}, the schedule says {list(expected)}")
+
+
+def ranks_problem(record: GameRecord, rules: Rules) -> str:
+    """What is wrong with a game's finishing order under ``rules`` (``""`` when nothing).
+
+    The orders :mod:`uno_env.outcomes` gives: each seat's rank is the number of seats that
+    finished strictly ahead of it (tied seats share the best position of their group). A won
+    hand has one winner at rank 0 and the others tied at 1; with ``teams``, the winner and
+    the partner opposite at 0 and the other team at 2; under ``play_to_last`` every seat its
+    own place. A truncated hand ties the seats still playing (every seat, unless
+    ``play_to_last`` let some out first, who keep their places); a forfeit puts the
+    forfeiting seat alone in last place and ties the seats still playing above it.
+    """
+    ranks = record.ranks
+    k = len(ranks)
+    shown_ranks = list(ranks)
+    order = sorted(ranks)
+    if any(r != i for i, r in enumerate(order) if i == 0 or r != order[i - 1]):
+        return (
+            f"has ranks {shown_ranks}, which is no finishing order (a seat's rank counts "
+            "the seats ahead of it)"
+        )
+    if record.end == "won":
+        if rules.play_to_last:
+            expected, what = list(range(k)), "every seat its own place"
+        elif rules.teams:
+            expected, what = [0, 0, 2, 2], "the winning team at 0 and the other at 2"
+        else:
+            expected, what = [0] + [1] * (k - 1), "one winner at 0 and the others at 1"
+        if order != expected or (rules.teams and ranks[0] != ranks[2]):
+            return f"is a won hand with ranks {shown_ranks}; these rules rank {what}"
+        return ""
+    seat = record.forfeit_seat
+    if seat is not None and ranks[seat] != k - 1:
+        return f"has ranks {shown_ranks}, but its forfeiting seat {seat} must rank last ({k - 1})"
+    playing = [r for i, r in enumerate(ranks) if i != seat]
+    if not rules.play_to_last:
+        if any(playing):
+            return (
+                f"is a {record.end} hand with ranks {shown_ranks}; the seats still playing tie at 0"
+            )
+        return ""
+    tied = max(playing)  # the seats still playing; those out before them each keep a place
+    if sorted(r for r in playing if r != tied) != list(range(tied)):
+        return (
+            f"is a {record.end} hand with ranks {shown_ranks}; only the seats still playing may tie"
+        )
+    return ""
 
 
 def partial_chunks(

@@ -64,7 +64,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from uno_env.configuration import ConfigError
-from unolab.agents.progress import Bar, progress_bar
+from unolab.agents.progress import Bar, PipeConsole, progress_bar
 from unolab.tournament.analysis import GameTable, deal_set_scores
 from unolab.tournament.chunks import ChunkResult, play_chunk, policy_seed, schedule_for
 from unolab.tournament.config import TournamentConfig
@@ -164,7 +164,8 @@ def run_tournament(
             backend only: they cannot travel to Ray workers).
         fresh: Discard games already in the run folder.
         progress: Show a progress bar.
-        console: Where to print (default: a new rich console).
+        console: Where to print (default: a :class:`~unolab.agents.progress.PipeConsole`
+            on stdout).
         plots: Write the PNG plots.
         print_table: Print the leaderboard.
 
@@ -178,6 +179,7 @@ def run_tournament(
         OSError: a write failed (a full disk); the message names the file, and rerunning the
             same command resumes.
         RayBackendError: (a ValueError) Ray is missing or its cluster cannot be reached.
+        BrokenPipeError: the reader of the output went away (``| head``).
         WorkerLostError: a chunk was lost with a dying worker process more than
             :data:`~unolab.tournament.pool.MAX_RESTARTS` times; the chunks written before
             it are kept, and rerunning the same command resumes.
@@ -188,7 +190,7 @@ def run_tournament(
         folder=folder,
         fresh=fresh,
         progress=progress,
-        console=console or Console(),
+        console=console or PipeConsole(),
         plots=plots,
         print_table=print_table,
     )
@@ -234,7 +236,7 @@ def _run(
     meta = folder.check(config, has_games=bool(loaded))
     schedule = schedule_for(config, entrants)
     rules = config.game_rules()
-    check_records(schedule, loaded, store)
+    check_records(schedule, rules, loaded, store)
     counts = folder.deal_set_counts(meta) if loaded else set()
     # Seats taken by policies given in code, now or by an earlier run of the log: the
     # config names only their placeholders, so a replay must not rebuild them from it.

@@ -111,10 +111,10 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
 """The errors a user's input causes below a command's ``main``: one line, exit status 2."""
 
 
-def one_line(err: BaseException) -> str:
-    """The error's message on one line (its type's name when it has none)."""
+def one_line(err: BaseException | str) -> str:
+    """The error's message (or a text) on one line (an error's type's name when it has none)."""
     text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
-    return text or type(err).__name__
+    return text if text or isinstance(err, str) else type(err).__name__
 
 
 def _say(name: str, err: BaseException) -> None:

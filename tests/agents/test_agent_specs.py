@@ -7,7 +7,12 @@ import pytest
 from uno_env import ConfigError
 from unolab.agents import make_agent, policy_factory
 from unolab.agents.ismcts import IsmctsAgent
-from unolab.agents.registry import SEARCH_NAMES, is_agent_spec, parse_agent_spec
+from unolab.agents.registry import (
+    SEARCH_NAMES,
+    canonical_agent_spec,
+    is_agent_spec,
+    parse_agent_spec,
+)
 from unolab.agents.search import PimcAgent
 from unolab.tournament.config import load_config
 
@@ -66,3 +71,52 @@ def test_a_tournament_takes_searches_with_their_budgets() -> None:
     assert [p.display_name for p in config.participants] == ["mixbot", "pimc:32", "ismcts:64"]
     with pytest.raises(ConfigError, match="rollouts must be"):
         load_config({"name": "t", "participants": ["mixbot", "pimc:lots"], "deal_sets": 1})
+
+
+@pytest.mark.parametrize(
+    ("spellings", "canonical"),
+    [
+        (("pimc:4", "pimc:rollouts=4", "pimc: rollouts = 4"), "pimc:rollouts=4"),
+        (
+            ("pimc:prune_draws=TRUE,rollouts=8", "pimc:8,prune_draws=1"),
+            "pimc:prune_draws=true,rollouts=8",
+        ),
+        (("ismcts:64", "ismcts:iterations=64"), "ismcts:iterations=64"),
+        (
+            ("pimc_guided:prior_weight=1.0", "pimc_guided:prior_weight=1"),
+            "pimc_guided:prior_weight=1",
+        ),
+        (("random",), "random"),
+        (("pimc",), "pimc"),
+    ],
+)
+def test_every_spelling_of_a_spec_has_one_canonical_form(
+    spellings: tuple[str, ...], canonical: str
+) -> None:
+    assert {canonical_agent_spec(s) for s in spellings} == {canonical}
+    assert canonical_agent_spec("pimc:64") != canonical_agent_spec("pimc")  # no defaults filled
+
+
+def test_a_tournament_refuses_one_agent_under_two_spellings() -> None:
+    with pytest.raises(ConfigError, match=r"'pimc:4' and 'pimc:rollouts=4' are one agent"):
+        load_config({"name": "t", "participants": ["mixbot", "pimc:4", "pimc:rollouts=4"]})
+    with pytest.raises(ConfigError, match=r"'ismcts:64' and 'ismcts:iterations=64'"):
+        load_config(
+            {
+                "name": "t",
+                "format": "gauntlet",
+                "candidate": "ismcts:64",
+                "participants": ["mixbot", "ismcts:iterations=64"],
+            }
+        )
+    # Named on purpose, one agent may play twice (an A/A test).
+    config = load_config(
+        {
+            "name": "t",
+            "participants": [
+                {"name": "a", "bot": "pimc:4"},
+                {"name": "b", "bot": "pimc:rollouts=4"},
+            ],
+        }
+    )
+    assert [p.display_name for p in config.participants] == ["a", "b"]

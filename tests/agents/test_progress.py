@@ -11,7 +11,7 @@ from rich.console import Console
 from uno_env import load_rules
 from unolab.agents import make_agent, progress
 from unolab.agents.arena import evaluate_vs
-from unolab.agents.progress import progress_bar, say
+from unolab.agents.progress import PipeConsole, progress_bar, say
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -132,3 +132,19 @@ def test_counting_decisions_ends_at_the_true_count(monkeypatch: pytest.MonkeyPat
     done, total = seen[-1]
     assert done == total == round(result.mean_turns * result.games)
     assert all(d <= t for d, t in seen)
+
+
+class _ClosedPipe(io.StringIO):
+    """A stream whose reader went away."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_pipe_console_answers_a_reader_gone_away_with_broken_pipe_error() -> None:
+    """Rich would raise SystemExit(1), a machine fault's status; the lab's commands turn a
+    BrokenPipeError into a silent exit 141."""
+    console = PipeConsole(file=_ClosedPipe())
+    with pytest.raises(BrokenPipeError):
+        console.print("a leaderboard")
+    console.print("nothing more is written")  # quiet now: no second error

@@ -293,6 +293,18 @@ CASES: list[Case] = [
         ("a_file.txt",),
         run="strength",
     ),
+    Case(
+        "strength_out_is_not_json",
+        ("--out", "{tmp}/a_file.txt", "--games", "10"),
+        ("'{tmp}/a_file.txt' is not JSON", "not replaced"),
+        run="strength",
+    ),
+    Case(
+        "strength_out_is_another_record",
+        ("--out", "{tmp}/other_record.json", "--games", "10"),
+        ("'{tmp}/other_record.json' is not a strength record", "not replaced"),
+        run="strength",
+    ),
     # python -m unolab.benchmarks.core / unolab.benchmarks.rlcard
     Case("bench_core_module_repeats_zero", ("--repeats", "0"), ("--repeats",), run="bench-core"),
     Case(
@@ -329,6 +341,7 @@ def _scratch(tmp_path: Path) -> Path:
     (scratch / "a_dir" / "keep.txt").write_text("kept\n")
     (scratch / "dir.yaml").mkdir()
     (scratch / "a_file.txt").write_text("not a folder\n")
+    (scratch / "other_record.json").write_text('{"description": "", "results": []}\n')
     (scratch / "bad_key.yaml").write_text("stack_draw_two: true\nnot_a_switch: 1\n")
     (scratch / "bad_value.yaml").write_text("num_players: 99\n")
     (scratch / "a2c.yaml").write_text("name: a2c_run\nalgorithm: a2c\n")

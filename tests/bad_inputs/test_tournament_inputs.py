@@ -388,6 +388,31 @@ CASES: list[Case] = [
         names=("line 8", "ranks"),
     ),
     Case("log_is_a_folder", "file", into_folder("games.jsonl"), names=("games.jsonl",)),
+    # finishing orders the rules cannot give (the results would change silently)
+    Case(
+        "log_won_hand_with_two_winners",
+        "file",
+        edit_line(1, _set("ranks", [0, 0])),
+        names=("games.jsonl: line 1", "won hand with ranks [0, 0]", "one winner"),
+    ),
+    Case(
+        "log_ranks_no_finishing_order",
+        "file",
+        edit_line(2, _set("ranks", [1, 1])),
+        names=("games.jsonl: line 2", "ranks [1, 1]", "no finishing order"),
+    ),
+    Case(
+        "log_truncated_hand_with_a_winner",
+        "file",
+        edit_line(3, both_fields(end="truncated", ranks=[0, 1])),
+        names=("games.jsonl: line 3", "truncated hand with ranks [0, 1]"),
+    ),
+    Case(
+        "log_forfeit_seat_ranked_first",
+        "file",
+        edit_line(4, both_fields(end="forfeit", forfeit_seat=0, ranks=[0, 1])),
+        names=("games.jsonl: line 4", "forfeiting seat 0 must rank last"),
+    ),
     # games of another run, or two results for one game
     Case(
         "log_of_another_seed",
@@ -729,6 +754,20 @@ CASES: list[Case] = [
     ),
     Case("players_not_a_number", "cli", None, ("--name", "x", "--players", "two"), ("two",)),
     Case(
+        "one_agent_under_two_spellings",
+        "cli",
+        None,
+        ("--name", "x", "--participants", "random", "pimc:4", "pimc:rollouts=4"),
+        ("'pimc:4' and 'pimc:rollouts=4' are one agent", "pimc:rollouts=4"),
+    ),
+    Case(
+        "sb3_zip_without_allow_pickle",
+        "cli",
+        make_file("agents/m.zip", b"PK\x03\x04junk"),
+        ("--name", "x", "--participants", "random", "{tmp}/agents/m.zip"),
+        ("agents/m.zip: an SB3 .zip checkpoint", "--allow-pickle if you trust it"),
+    ),
+    Case(
         "sprt_alpha_nan_in_the_config",
         "cli",
         make_file(
@@ -1009,3 +1048,27 @@ def test_interrupted_run_keeps_its_games_and_resumes(
         assert cli_main(argv) == 0, "rerunning resumes"
         assert log.read_text().splitlines()[: len(kept)] == kept
         assert len(log.read_text().splitlines()) == 8 * 2, "every game, once"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("unolab.cli", "tournament"), ("unolab.tournament",)],
+    ids=["uno-lab-tournament", "python-m-unolab.tournament"],
+)
+def test_a_reader_that_goes_away_ends_the_run_quietly(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    """``uno-lab tournament ... | head``: the leaderboard finds the pipe closed, and the run
+    ends without a word with 141, as a command killed by SIGPIPE (not 1, a machine fault)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", *command, *BASE_ARGV, "--output-dir", str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the leaderboard is printed
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141, err
+    assert err == ""
+    assert len(_games(tmp_path).read_text().splitlines()) == 8, "the games are kept"

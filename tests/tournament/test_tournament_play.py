@@ -2,7 +2,10 @@
 
 * Each game's result does not depend on the other games of its batch (deterministic bots),
   so the row bookkeeping survives the batch shrinking as games end.
-* Finishing orders: winner 0 and tied losers; the full order under ``play_to_last``.
+* Finishing orders: winner 0 and tied losers; the full order under ``play_to_last``. Every
+  order the engine gives passes the check a resumed log's lines go through
+  (:func:`unolab.tournament.resume.ranks_problem`), under each rule that shapes it, and
+  the orders no hand can end in are refused.
 * Forfeits: a policy that raises on some rows forfeits exactly those games (the other games
   are the same as with a healthy policy); illegal actions and wrong shapes forfeit; the
   offender ranks last and the others tie.
@@ -26,6 +29,8 @@ from uno_env.rules import Rules
 from unolab.agents import make_agent
 from unolab.tournament.config import load_config
 from unolab.tournament.design import deal_keys
+from unolab.tournament.results import END_KINDS, GameRecord
+from unolab.tournament.resume import ranks_problem
 from unolab.tournament.runner import run_tournament
 
 
@@ -113,6 +118,71 @@ def test_play_to_last_gives_the_full_order() -> None:
     won = res.end == END_WON
     assert won.any()
     assert (np.sort(res.ranks[won], axis=1) == [0, 1, 2, 3]).all()
+
+
+def _record(ranks: tuple[int, ...], end: str, forfeit_seat: int | None = None) -> GameRecord:
+    k = len(ranks)
+    return GameRecord(
+        deal=0,
+        seating=0,
+        variant=0,
+        key=0,
+        seats=tuple(f"p{i}" for i in range(k)),
+        ranks=ranks,
+        points=(0,) * k,
+        cards_left=(1,) * k,
+        turns=1,
+        end=end,
+        forfeit_seat=forfeit_seat,
+    )
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(num_players=3, max_turns=60),
+        Rules(num_players=4, teams=True, max_turns=60),
+        Rules(num_players=4, play_to_last=True, max_turns=120),
+    ],
+    ids=["plain", "teams", "play_to_last"],
+)
+def test_every_finishing_order_the_engine_gives_passes_the_log_check(rules: Rules) -> None:
+    k = rules.num_players
+    policies: list[Policy | None] = [make_agent("greedy_points") for _ in range(k - 1)]
+    policies.append(BigHandCrash(limit=12))  # some hands end in a forfeit
+    res = play_tables(rules, policies, _lineups(160, k), deal_keys(5, np.arange(160)))
+    assert {END_WON, END_TRUNCATED, END_FORFEIT} <= set(res.end.tolist())
+    for game in range(res.num_games):
+        seat = int(res.forfeit_seat[game])
+        record = _record(
+            tuple(res.ranks[game].tolist()),
+            END_KINDS[int(res.end[game])],
+            seat if seat >= 0 else None,
+        )
+        assert ranks_problem(record, rules) == "", (game, record)
+
+
+@pytest.mark.parametrize(
+    ("rules", "ranks", "end", "forfeit_seat", "named"),
+    [
+        (Rules(num_players=2), (0, 0), "won", None, "one winner at 0"),
+        (Rules(num_players=3), (0, 1, 2), "won", None, "one winner at 0"),
+        (Rules(num_players=3), (1, 1, 1), "won", None, "no finishing order"),
+        (Rules(num_players=3), (0, 2, 2), "won", None, "no finishing order"),
+        (Rules(num_players=4, teams=True), (0, 0, 2, 2), "won", None, "the winning team"),
+        (Rules(num_players=4, teams=True), (0, 1, 1, 1), "won", None, "the winning team"),
+        (Rules(num_players=4, play_to_last=True), (0, 1, 1, 3), "won", None, "its own place"),
+        (Rules(num_players=2), (0, 1), "truncated", None, "tie at 0"),
+        (Rules(num_players=4, play_to_last=True), (0, 0, 2, 2), "truncated", None, "may tie"),
+        (Rules(num_players=3), (0, 0, 0), "forfeit", 1, "must rank last"),
+        (Rules(num_players=3), (1, 0, 2), "forfeit", 2, "tie at 0"),
+    ],
+)
+def test_a_finishing_order_no_hand_ends_in_is_named(
+    rules: Rules, ranks: tuple[int, ...], end: str, forfeit_seat: int | None, named: str
+) -> None:
+    problem = ranks_problem(_record(ranks, end, forfeit_seat), rules)
+    assert named in problem and str(list(ranks)) in problem
 
 
 def test_truncated_games_are_ties() -> None:
