@@ -25,7 +25,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 from torch import nn
 
-from uno_env.files import UnreadableFileError, read_regular_file, write_atomically
+from uno_env.files import UnreadableFileError, read_regular_file, save_atomically, write_atomically
 from uno_env.policy import Seed
 from uno_env.rules import Rules, load_rules
 from unolab.agents.agent_files import (
@@ -93,10 +93,16 @@ def _linear_weights(net: MLPNet) -> list[nn.Linear]:
 def save_policy(
     path: str | Path, layers: Sequence[tuple[torch.Tensor, torch.Tensor]], meta: PolicyMetadata
 ) -> Path:
-    """Write ``<path>.safetensors`` and ``<path>.json`` (weights, biases of each layer).
+    """Write ``<path>.safetensors`` and ``<path>.json`` (weights, biases of each layer):
+    both, or neither.
 
     Returns:
         The path of the safetensors file.
+
+    Raises:
+        UnwritableFileError: either file's path holds something other than a regular file
+            (a folder, a link, a pipe): neither is written.
+        OSError: a write failed (a full disk): neither file is changed.
     """
     base = agent_stem(path)
     base.parent.mkdir(parents=True, exist_ok=True)
@@ -107,8 +113,17 @@ def save_policy(
     weights_path = base.with_name(base.name + ".safetensors")
     raw = save(tensors)
     signed = dataclasses.replace(meta, digest=meta.digest_of(raw))
-    write_atomically(weights_path, raw)
-    write_atomically(base.with_name(base.name + ".json"), signed.to_json())
+    text = signed.to_json()
+
+    def write_both(scratch: Path) -> None:
+        # The weights are written aside first (the large write, which a full disk stops);
+        # the metadata goes into place only then, and the weights last, by a rename: a
+        # failure to write either leaves both as they were, never new weights beside old
+        # metadata (or none).
+        scratch.write_bytes(raw)
+        write_atomically(base.with_name(base.name + ".json"), text)
+
+    save_atomically(weights_path, write_both)
     return weights_path
 
 

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uno_env.files import UnreadableFileError, read_regular_text
+from uno_env.files import UnreadableFileError, read_regular_text, shown
+from unolab.agents.agent_files import is_json_int
+from unolab.train.config_limits import MAX_STEPS
 
 __all__ = [
     "CHECKPOINT_MEMBERS",
@@ -140,12 +142,22 @@ def _read_record(path: Path) -> dict[str, Any]:
         raise DamagedCheckpointError(str(err)) from None
     if not isinstance(record, dict):
         raise DamagedCheckpointError(f"{path} is not a JSON object")
-    steps = record.get("steps")
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
-        raise DamagedCheckpointError(f"{path}: steps is {steps!r}, not a count of steps")
+    # Each value the resume acts on is checked here: a value out of its bounds or of the
+    # wrong type is damage (the fallback is tried), never a budget or a version to obey.
+    steps: Any = record.get("steps")
+    if not is_json_int(steps) or not 0 <= steps <= MAX_STEPS:
+        raise DamagedCheckpointError(
+            f"{path}: steps is {shown(steps)}, not a count of steps from 0 to {MAX_STEPS:,}"
+        )
+    version = record.get("obs_version", 1)  # a record written before versions were recorded
+    if not is_json_int(version) or version < 1:
+        raise DamagedCheckpointError(
+            f"{path}: obs_version is {shown(version)}, not an observation version (a positive "
+            "integer)"
+        )
     digest = record.get("sha256")
     if digest is not None and not isinstance(digest, str):
-        raise DamagedCheckpointError(f"{path}: sha256 is {digest!r}, not a hex digest")
+        raise DamagedCheckpointError(f"{path}: sha256 is {shown(digest)}, not a hex digest")
     return record
 
 
@@ -204,20 +216,22 @@ def checkpoint_to_resume(
 ) -> tuple[Checkpoint, Any]:
     """The newest good checkpoint of a run, and what ``use`` made of it.
 
-    ``latest`` is tried first, then ``previous``; a checkpoint is skipped with a ``warn``
-    line when it is damaged, or when ``use`` raises :class:`DamagedCheckpointError` (its
-    tensors cannot be loaded). Any other error of ``use`` (a config that does not match)
-    is raised at once.
+    ``latest`` is tried first, then ``previous``; a checkpoint is skipped when it is
+    damaged, or when ``use`` raises :class:`DamagedCheckpointError` (its tensors cannot be
+    loaded). Once a checkpoint is good, ``warn`` is told of each one skipped, in one line;
+    when none is good, the error alone names each file (no warning precedes it). Any other
+    error of ``use`` (a config that does not match) is raised at once.
 
     Args:
         run_dir: The run's folder.
         use: Loads a good checkpoint (the model to train on).
-        warn: Told, in one line, of each checkpoint skipped.
+        warn: Told, in one line, of each checkpoint skipped for the one resumed from.
 
     Raises:
         DamagedCheckpointError: no checkpoint is good; the message names each file and why.
     """
     problems: list[str] = []
+    skipped: list[str] = []
     for tag in RESUME_TAGS:
         path = Path(run_dir) / f"{tag}.zip"
         if tag != LATEST and not path.exists():
@@ -230,8 +244,10 @@ def checkpoint_to_resume(
             later = RESUME_TAGS[RESUME_TAGS.index(tag) + 1 :]
             fallback = next((t for t in later if (Path(run_dir) / f"{t}.zip").exists()), None)
             if fallback is not None:
-                warn(f"warning: {err}; trying {Path(run_dir) / f'{fallback}.zip'}")
+                skipped.append(f"warning: {err}; trying {Path(run_dir) / f'{fallback}.zip'}")
             continue
+        for line in skipped:
+            warn(line)
         return checkpoint, result
     raise DamagedCheckpointError(
         f"cannot resume: {'; '.join(problems)}; no good checkpoint is left: start over with "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,7 @@ from uno_env.configuration import (
     from_mapping,
     load_yaml_mapping,
 )
+from uno_env.files import why_missing
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 
 # The bounds and sections stay importable here, where users of the config look for them.
@@ -257,12 +258,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_SET_EXAMPLE = "ppo.learning_rate=1e-4"
+"""The ``--set`` item a message about a malformed one shows."""
+
+
 def load_config(
     path: str | Path | None = None,
     overrides: Sequence[str] = (),
     base: Mapping[str, Any] | None = None,
     *,
     check_init_from: bool = True,
+    overrides_from: str | None = "--set",
 ) -> TrainConfig:
     """Load and validate a training config from YAML, with ``key=value`` overrides.
 
@@ -272,22 +278,80 @@ def load_config(
         base: A mapping to start from when there is no file.
         check_init_from: Check that ``init_from`` exists (a resumed run does not read it:
             its network has started already).
+        overrides_from: How a message names an override that brought the error (``--set
+            seed=1.5: expected an integer, got 1.5``); None: as the file (``config.seed``).
 
     Raises:
-        ConfigError: one line naming the file, the key and the bad value (or the YAML
-            problem and its line), the bound it breaks, or an ``init_from`` that does not
-            exist.
+        ConfigError: one line naming the file (or the override), the key and the bad value
+            (or the YAML problem and its line), the bound it breaks, or an ``init_from``
+            that does not exist.
     """
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
-    data = apply_overrides(data, overrides, example="ppo.learning_rate=1e-4")
-    seat = data.get("learner_seat")
-    if isinstance(seat, int) and not isinstance(seat, bool):  # `learner_seat: 1` in YAML
-        data = {**data, "learner_seat": str(seat)}
-    config = from_mapping(TrainConfig, data, where=where)
-    if check_init_from:
-        _check_init_from(config, where)
-    return config
+
+    def build(items: Sequence[str]) -> TrainConfig:
+        checked = apply_overrides(data, items, example=_SET_EXAMPLE)
+        seat = checked.get("learner_seat")
+        if isinstance(seat, int) and not isinstance(seat, bool):  # `learner_seat: 1` in YAML
+            checked = {**checked, "learner_seat": str(seat)}
+        config = from_mapping(TrainConfig, checked, where=where)
+        if check_init_from:
+            _check_init_from(config, where)
+        return config
+
+    apply_overrides(data, overrides, example=_SET_EXAMPLE)  # a malformed item named as it is
+    try:
+        return build(overrides)
+    except ConfigError as err:
+        if overrides_from is None:
+            raise
+        raise _named_by_items(err, build, list(overrides), where, overrides_from) from None
+
+
+def _named_by_items(
+    err: ConfigError,
+    build: Callable[[Sequence[str]], object],
+    items: list[str],
+    where: str,
+    option: str,
+) -> ConfigError:
+    """A config's error named by the ``key=value`` items that brought it (``--set seed=1.5:
+    expected an integer, got 1.5``), or as it is when the file alone has it.
+
+    Which items brought it is found by building the config without each item in turn (only
+    when a config is refused): an item is named when the error changes without it; when
+    none alone does (the same key given twice), every item is.
+    """
+    message = str(err)
+
+    def error_of(subset: Sequence[str]) -> str | None:
+        try:
+            build(subset)
+        except Exception as other:  # any error: it is only compared with the one to explain
+            return str(other)
+        return None
+
+    if not items or error_of([]) == message:  # the file's own error
+        return err
+    named = [
+        item for i, item in enumerate(items) if error_of(items[:i] + items[i + 1 :]) != message
+    ]
+    named = named or items
+    rest = message.removeprefix(where)
+    rest = rest[1:] if rest.startswith(".") else rest.removeprefix(": ")
+    if len(named) == 1:  # the key is in the item already: `--set seed=1.5: expected ...`
+        key = named[0].partition("=")[0].strip()
+        for echo in (f"{key}: ", f"{key.replace('.', ': ')}: "):
+            if rest.startswith(echo):
+                rest = rest[len(echo) :]
+                break
+    shown_items = " ".join(f"{option} {_cut(' '.join(item.split()))}" for item in named)
+    return ConfigError(f"{shown_items}: {rest}")
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """Text for a message, cut short (a ``--set`` value may be long)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def config_for(
@@ -334,12 +398,13 @@ def config_beside(checkpoint: str | Path, algorithm: str | None = None) -> Train
 
     Raises:
         FileNotFoundError: no ``config.yaml`` beside the checkpoint.
-        ConfigError: naming the file, for an invalid config or another algorithm.
+        ConfigError: naming the file, for an invalid config or another algorithm, or a
+            ``config.yaml`` that is not a regular file (a folder, a pipe).
     """
     path = Path(checkpoint).parent / "config.yaml"
-    if not path.is_file():
+    if not path.exists():  # a folder, a pipe...: the config loader says what it is
         raise FileNotFoundError(
-            f"{str(path)!r} does not exist: give a checkpoint of a training run "
+            f"{str(path)!r} {why_missing(path)}: give a checkpoint of a training run "
             "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
         )
     try:

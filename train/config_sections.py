@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from uno_env.configuration import ConfigError, check_float, check_int
+from uno_env.files import shown
 from unolab.agents import BOT_NAMES
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec
 from unolab.agents.resolve import is_agent_file
@@ -110,6 +111,11 @@ class EvalConfig:
         _check_bots("eval.bots", self.bots)
         if not self.bots:
             raise ConfigError("eval.bots: name at least one bot")
+        # Evaluations are kept by bot name: a bot named twice would be played twice, its
+        # first result replaced by the second.
+        repeated = next((bot for i, bot in enumerate(self.bots) if bot in self.bots[:i]), None)
+        if repeated is not None:
+            raise ConfigError(f"bots: {shown(repeated)} is given twice; name each bot once")
         check_int("every", self.every, 1, MAX_STEPS)
         check_int("games", self.games, 1, MAX_EVAL_GAMES)
 

@@ -17,6 +17,8 @@ registry's knowledge (:mod:`unolab.train.algorithms`); :func:`policy_layers` and
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -29,6 +31,7 @@ from uno_env.cards import NUM_ACTIONS
 from uno_env.config_values import check_folder_name
 from uno_env.console import path_argument, run_main
 from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.files import check_writable_target, why_missing
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.agent_files import agent_stem
@@ -131,6 +134,35 @@ def as_policy(model: Any, rules: Rules, name: str | None = None) -> TorchPolicy:
     )
 
 
+_CHECKPOINT_HINT = (
+    "give a checkpoint of a training run (runs/<name>/latest.zip or best.zip, with the "
+    "run's config.yaml next to it)"
+)
+
+
+def _check_checkpoint_path(path: Path) -> None:
+    """Refuse a path that is no checkpoint file, saying what it is.
+
+    Raises:
+        FileNotFoundError: nothing is there (or a dangling link, a link loop).
+        ValueError: an exported agent, a file that is not a ``.zip``, a folder or a file
+            that is not regular (a pipe, a device).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        raise FileNotFoundError(f"{str(path)!r} {why_missing(path)}: {_CHECKPOINT_HINT}") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{str(path)!r} is a folder, not a checkpoint: {_CHECKPOINT_HINT}")
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"{str(path)!r} is not a regular file (a pipe, device or socket): {_CHECKPOINT_HINT}"
+        )
+    if path.suffix != ".zip":
+        what = "an exported agent, " if path.suffix == ".safetensors" else ""
+        raise ValueError(f"{str(path)!r} is {what}not a checkpoint (a .zip): {_CHECKPOINT_HINT}")
+
+
 def export_checkpoint(
     checkpoint: str | Path, out: str | Path, name: str | None = None, overwrite: bool = False
 ) -> Path:
@@ -152,15 +184,14 @@ def export_checkpoint(
     Raises:
         FileNotFoundError: if the checkpoint or the run's config.yaml is missing.
         FileExistsError: if ``out`` exists and ``overwrite`` is not set.
+        UnwritableFileError: if ``<out>.safetensors`` or ``<out>.json`` is there and is not
+            a regular file (a folder, a link, a pipe): nothing is written.
         ConfigError: if the run's config.yaml is invalid (naming it).
-        ValueError: if the checkpoint cannot be read as the config's algorithm (naming it).
+        ValueError: if the checkpoint is not a checkpoint file (an exported agent, a folder,
+            a pipe) or cannot be read as the config's algorithm (naming it).
     """
     path = Path(checkpoint)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{str(path)!r} does not exist: give a checkpoint of a training run "
-            "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
-        )
+    _check_checkpoint_path(path)
     config = config_beside(path)
     target = agent_stem(out)
     outputs = (
@@ -172,6 +203,8 @@ def export_checkpoint(
         raise FileExistsError(
             f"{taken[0]} exists: choose another output path, or replace it with --overwrite"
         )
+    for output in outputs:  # both checked before the model is read and either is written
+        check_writable_target(output, "output")
     rules = config.build_rules()
     try:
         if path.with_suffix(".json").is_file():  # its record: the checksum to check first

@@ -28,7 +28,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +60,7 @@ __all__ = [
     "config_changes",
     "read_history",
     "record_history",
+    "refuse_fixed",
     "resume_model",
     "why_fixed",
 ]
@@ -212,6 +213,26 @@ def why_fixed(key: str) -> str | None:
     return FIXED_ON_RESUME.get(key) or FIXED_ON_RESUME.get(section) or "the run depends on it"
 
 
+def refuse_fixed(run_dir: Path, changes: Sequence[Change]) -> None:
+    """Refuse a resume that changes a fixed setting (:func:`why_fixed`).
+
+    Raises:
+        ResumeRefusedError: one line naming each fixed key changed, its saved value, the
+            new one and why it is fixed.
+    """
+    refused = [(c, why) for c in changes if (why := why_fixed(c.key)) is not None]
+    if refused:
+        shown = "; ".join(
+            f"{c.key} is {_shown(c.old)} in the run, {_shown(c.new)} given ({why})"
+            for c, why in refused
+        )
+        raise ResumeRefusedError(
+            f"cannot resume {run_dir}: {shown}. A resumed run may change only "
+            f"{', '.join(sorted(SAFE_ON_RESUME))}; to train with other settings, start a new "
+            "run under another name (--set name=...)"
+        )
+
+
 def _shown(value: Any) -> str:
     """A value on one line, as JSON writes it (``[32, 32]``, ``"official"``, ``null``)."""
     text = json.dumps(value, sort_keys=True, default=str)
@@ -260,17 +281,7 @@ def _check(checkpoint: Checkpoint, saved: Mapping[str, Any], new: TrainConfig) -
     rules = checkpoint.record.get("rules")
     changes = config_changes(saved, new, rules if isinstance(rules, dict) else None)
     changes = [c for c in changes if c.key not in RUN_FOLDER_KEYS]
-    refused = [(c, why) for c in changes if (why := why_fixed(c.key)) is not None]
-    if refused:
-        shown = "; ".join(
-            f"{c.key} is {_shown(c.old)} in the run, {_shown(c.new)} given ({why})"
-            for c, why in refused
-        )
-        raise ResumeRefusedError(
-            f"cannot resume {run_dir}: {shown}. A resumed run may change only "
-            f"{', '.join(sorted(SAFE_ON_RESUME))}; to train with other settings, start a new "
-            "run under another name (--set name=...)"
-        )
+    refuse_fixed(run_dir, changes)
     if new.total_steps <= checkpoint.steps:
         raise ResumeRefusedError(
             f"cannot resume {run_dir}: run {new.name} has done {checkpoint.steps:,} steps; "

@@ -17,11 +17,11 @@ from typing import NoReturn
 
 import yaml
 
-from uno_env.configuration import ConfigError, add_config_options
+from uno_env.configuration import ConfigError, add_config_options, load_yaml_mapping
 from uno_env.console import path_argument
 from uno_env.files import FolderLock
 from unolab.train.config import TrainConfig, load_config
-from unolab.train.resume import RUN_FOLDER_KEYS
+from unolab.train.resume import RUN_FOLDER_KEYS, Change, refuse_fixed
 from unolab.train.run import _START_ERRORS, RunResult, TrainingInterrupted, _learn, _start
 from unolab.train.run_folder import RunWriteError, _one_line, _write_failed
 
@@ -101,6 +101,18 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
     if config.algorithm != algorithm:
+        given = [item for item in args.overrides if item.partition("=")[0].strip() == "algorithm"]
+        if given and args.resume is not None:  # a fixed key of the run, as every other
+            run_config = resumed_config_path(args.resume)
+            saved = load_yaml_mapping(run_config).get("algorithm")
+            if saved != config.algorithm:
+                refuse_fixed(run_config.parent, [Change("algorithm", saved, config.algorithm)])
+        if given:
+            raise ConfigError(
+                f"--set {given[-1].strip()}: this command trains {algorithm}; train a "
+                f"{config.algorithm} run with uno-lab train {config.algorithm} (or python -m "
+                f"unolab.train.{config.algorithm})"
+            )
         raise ConfigError(
             f"{path} is a {config.algorithm} config; train it with uno-lab train "
             f"{config.algorithm} (or python -m unolab.train.{config.algorithm})"

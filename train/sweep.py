@@ -111,7 +111,7 @@ def _trial(params: dict[str, Any], setup: TrialSetup) -> None:
 
     start = time.perf_counter()
     trial = tune.get_context().get_trial_name()
-    overrides = [
+    overrides = [  # the keys of SET_BY_TRIAL last: no search dimension may set them
         *trial_overrides(params),
         f"name={json.dumps(trial)}",
         f"runs_dir={json.dumps(setup.runs_dir)}",

@@ -33,6 +33,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from uno_env.config_values import check_folder_name
@@ -51,6 +52,7 @@ __all__ = [
     "KINDS",
     "MAX_CONCURRENT",
     "MAX_SAMPLES",
+    "SET_BY_TRIAL",
     "Dimension",
     "SchedulerConfig",
     "SweepConfig",
@@ -170,8 +172,24 @@ class SweepConfig:
         return Path(self.output_dir) / self.name
 
 
+SET_BY_TRIAL: Mapping[str, str] = MappingProxyType(
+    {
+        "name": "each trial's run is named after the trial",
+        "runs_dir": "the trials' runs go into the sweep's folder",
+        "torch_threads": "each trial trains on one CPU, with one torch thread",
+    }
+)
+"""The training-config keys every trial sets itself (:mod:`unolab.train.sweep`), and why: a
+search dimension of one would change nothing, so it is refused."""
+
+
 def _dimension(where: str, key: str, spec: Any) -> Dimension:
     """Parse one entry of ``search_space`` (its values are checked later)."""
+    if key in SET_BY_TRIAL:
+        raise ConfigError(
+            f"{where}: search_space.{key}: {key} is set by the sweep for every trial "
+            f"({SET_BY_TRIAL[key]}), so varying it would change nothing; remove it"
+        )
     if not isinstance(spec, Mapping) or len(spec) != 1:
         raise ConfigError(
             f"{where}: search_space.{key}: give one of {list(KINDS)} with its values, e.g. "
@@ -267,7 +285,7 @@ def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[
             "a sweep in configs/sweep/)"
         )
     try:
-        base = load_train_config(sweep.train_config, sweep.overrides)
+        base = load_train_config(sweep.train_config, sweep.overrides, overrides_from=None)
     except ConfigError as err:
         raise ConfigError(f"{where}: train_config with overrides: {err}") from None
     if not sweep.search_space:
@@ -280,7 +298,12 @@ def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[
         _check_key(where, dim.key, base)
         for value in dim.checked_values:
             try:
-                load_train_config(None, trial_overrides({dim.key: value}), base=base.to_dict())
+                load_train_config(
+                    None,
+                    trial_overrides({dim.key: value}),
+                    base=base.to_dict(),
+                    overrides_from=None,
+                )
             except ConfigError as err:
                 raise ConfigError(
                     f"{where}: search_space.{dim.key}: the value {value!r} is refused: {err}"

@@ -1,8 +1,10 @@
-"""Bad configs: rules, training and tournament YAML, and ``--set`` overrides.
+"""Bad configs: rules, training, tournament and sweep YAML, and ``--set`` overrides.
 
 Each case of :data:`CASES` writes one bad config to a temporary folder and loads it through
 the public loader (:func:`uno_env.rules.load_rules`, :func:`unolab.train.config.load_config`,
-:func:`unolab.tournament.config.load_config`). It must raise :class:`~uno_env.ConfigError` (a
+:func:`unolab.tournament.config.load_config`,
+:func:`unolab.train.sweep_config.load_sweep_config`). A bad ``--set`` value is named as
+the ``--set`` item, not as the file it overrides. It must raise :class:`~uno_env.ConfigError` (a
 ``ValueError``) in one line naming the file, the key or the value, leave every file in the
 folder as it was, and leave the loader working for the next, valid config.
 
@@ -30,8 +32,14 @@ import unolab.tournament.config
 import unolab.train.config
 from uno_env import ConfigError
 from uno_env.rules import Rules, load_rules
+from unolab.train.sweep_config import load_sweep_config
 
-FILE = {"rules": "rules.yaml", "train": "train.yaml", "tournament": "tournament.yaml"}
+FILE = {
+    "rules": "rules.yaml",
+    "train": "train.yaml",
+    "tournament": "tournament.yaml",
+    "sweep": "sweep.yaml",
+}
 """The file each loader's case is written to (``{dir}`` in a case is the temporary folder)."""
 
 BASE: dict[str, dict[str, Any]] = {
@@ -42,6 +50,12 @@ BASE: dict[str, dict[str, Any]] = {
         "participants": ["random", "mixbot"],
         "num_players": 2,
         "output_dir": "{dir}/out",
+    },
+    "sweep": {
+        "name": "s",
+        "train_config": str(ROOT / "configs" / "ppo" / "tiny.yaml"),
+        "search_space": {"ppo.learning_rate": {"grid": [1.0e-4, 3.0e-4]}},
+        "output_dir": "{dir}/sweeps",
     },
 }
 """A valid config of each loader; a case given as a mapping is merged into it."""
@@ -56,7 +70,7 @@ class Case:
 
     Attributes:
         id: The test id.
-        loader: ``rules``, ``train`` or ``tournament``.
+        loader: ``rules``, ``train``, ``tournament`` or ``sweep``.
         content: The file's text or bytes, or a mapping merged into :data:`BASE` (nested
             mappings merge too), or ``None`` to write no file.
         names: Words the message must contain (``{dir}``: the temporary folder).
@@ -72,7 +86,7 @@ class Case:
     files: Mapping[str, str] = field(default_factory=dict)
 
 
-R, T, U = "rules", "train", "tournament"
+R, T, U, S = "rules", "train", "tournament", "sweep"
 NAN, INF = math.nan, math.inf
 DQN = {"algorithm": "dqn"}
 
@@ -240,6 +254,47 @@ CASES: list[Case] = [
     Case("train-set-gamma-two", T, {}, ("gamma", "2"), overrides=("ppo.gamma=2",)),
     Case("train-set-seed-negative", T, {}, ("seed", "-1"), overrides=("seed=-1",)),
     Case("train-set-num-envs-huge", T, {}, ("num_envs",), overrides=("num_envs=1e9",)),
+    Case(
+        "train-set-seed-fraction",
+        T,
+        {},
+        ("--set seed=1.5: expected an integer, got 1.5",),
+        overrides=("seed=1.5",),
+    ),
+    Case(
+        "train-set-eval-games-huge",
+        T,
+        {},
+        ("--set eval.games=10000000000000: 10000000000000 is out of range",),
+        overrides=("eval.games=10000000000000",),
+    ),
+    Case(
+        "train-set-batch-size-and-rollout",
+        T,
+        {},
+        ("--set ppo.n_steps=1 --set num_envs=1: ppo.n_steps * num_envs: 1 is out of range",),
+        overrides=("ppo.n_steps=1", "num_envs=1"),
+    ),
+    Case(
+        "train-set-init-from-missing",
+        T,
+        {},
+        ("--set init_from=nowhere/none.zip: 'nowhere/none.zip' does not exist",),
+        overrides=("init_from=nowhere/none.zip",),
+    ),
+    Case(
+        "train-eval-bot-twice",
+        T,
+        {"eval": {"bots": ["random", "mixbot", "random"]}},
+        ("train.yaml.eval: bots: 'random' is given twice",),
+    ),
+    Case(
+        "train-set-eval-bot-twice",
+        T,
+        {},
+        ("--set eval.bots=[random, random]: 'random' is given twice",),
+        overrides=("eval.bots=[random, random]",),
+    ),
     # --- tournament YAML ---
     Case("tournament-unclosed-list", U, "name: t\nparticipants: [random\n", ("tournament.yaml",)),
     Case("tournament-top-level-scalar", U, "42\n", ("tournament.yaml", "int")),
@@ -305,6 +360,25 @@ CASES: list[Case] = [
     Case("train-name-nul", T, {"name": "t\0x"}, ("name", "'t\\x00x'")),
     Case("train-rules-empty", T, {"rules": ""}, ("rules", "empty rules preset")),
     Case("tournament-sprt-alpha-nan", U, {"sprt": {"alpha": NAN}}, ("alpha", "nan")),
+    # --- sweep YAML: a dimension that every trial sets itself would vary nothing ---
+    Case(
+        "sweep-varies-the-run-name",
+        S,
+        {"search_space": {"name": {"grid": ["a", "b"]}}},
+        ("sweep.yaml: search_space.name: name is set by the sweep for every trial",),
+    ),
+    Case(
+        "sweep-varies-the-runs-folder",
+        S,
+        {"search_space": {"runs_dir": {"grid": ["{dir}/x", "{dir}/y"]}}},
+        ("sweep.yaml: search_space.runs_dir: runs_dir is set by the sweep",),
+    ),
+    Case(
+        "sweep-varies-the-torch-threads",
+        S,
+        {"search_space": {"torch_threads": {"choice": [1, 2]}}},
+        ("sweep.yaml: search_space.torch_threads: torch_threads is set by the sweep",),
+    ),
 ]
 """The catalogue: one bad config each (see :class:`Case`)."""
 
@@ -353,6 +427,8 @@ def _load(loader: str, path: Path, overrides: tuple[str, ...] = ()) -> object:
         return load_rules(path)
     if loader == "train":
         return unolab.train.config.load_config(path, overrides)
+    if loader == "sweep":
+        return load_sweep_config(path)
     return unolab.tournament.config.load_config(path, overrides)
 
 
