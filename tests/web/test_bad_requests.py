@@ -16,6 +16,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -431,7 +432,7 @@ ROUTES = [
     "/api/lab/tournaments/kinds/tour/plots/ratings.png",
     "/api/lab/training/kinds/plain",
     "/api/lab/training/kinds/plain/curve.png",
-    "/static/table.js",
+    "/static/js/main.js",
 ]
 """Every route the server answers (GET), with a valid or unknown id."""
 
@@ -527,6 +528,20 @@ def _requests() -> Iterator[tuple[str, str, bytes | None, dict[str, str]]]:
         for content_type in ("text/plain", "application/x-www-form-urlencoded", "", "image/png"):
             yield "POST", route, b'{"num_players": 1}', {"Content-Type": content_type}
         yield "POST", route, b"x" * (2**20 + 1), json_type  # over the body limit
+
+
+def test_every_route_of_every_router_is_tried(tmp_path: Path) -> None:
+    """A route added to a tab's router is one that the hostile requests below try: each
+    path of the API (``/openapi.json``) matches a listed GET or POST route."""
+    paths = create_app(make_config(tmp_path)).app.openapi()["paths"]
+    tried = {"get": ROUTES, "post": POSTS}
+    for path, methods in paths.items():
+        pattern = re.compile(re.sub(r"\{[^}]+\}", "[^?]+", path.replace(".", r"\.")))
+        for method in methods:
+            listed = tried[method]
+            assert any(pattern.fullmatch(route.partition("?")[0]) for route in listed), (
+                f"{method.upper()} {path} is in no list of this module (ROUTES, POSTS)"
+            )
 
 
 def test_no_request_gets_a_5xx_or_a_traceback(served: tuple[int, Path]) -> None:

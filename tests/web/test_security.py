@@ -10,6 +10,7 @@ import json
 import os
 import pickle
 import random
+import re
 import shutil
 import time
 import zipfile
@@ -18,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import starlette.responses
 from conftest import make_config, play_to_end
 from fastapi.testclient import TestClient
 
-from unolab.web.app import create_app
+from unolab.web.app import STATIC, create_app
 
 LOG_LINE = {
     "deal": 0,
@@ -332,7 +334,7 @@ def test_a_server_on_every_address_answers_ip_addresses_and_allowed_names(tmp_pa
 
 
 def test_every_answer_carries_the_security_headers(app_client: TestClient) -> None:
-    for path in ("/", "/static/table.js", "/api/options", "/api/games/nope", "/openapi.json"):
+    for path in ("/", "/static/js/main.js", "/api/options", "/api/games/nope", "/openapi.json"):
         answer = app_client.get(path)
         headers = answer.headers
         policy = headers["Content-Security-Policy"]
@@ -347,11 +349,39 @@ def test_every_answer_carries_the_security_headers(app_client: TestClient) -> No
 
 def test_the_page_has_no_inline_code_and_no_cdn(app_client: TestClient) -> None:
     page = app_client.get("/").text
-    assert "<script src=" in page and "<script>" not in page and "style=" not in page
+    assert '<script type="module" src=' in page and "<script>" not in page
+    assert "style=" not in page
     assert "http://" not in page and "https://" not in page
     assert app_client.get("/docs").status_code == 404
     assert app_client.get("/redoc").status_code == 404
     assert app_client.get("/openapi.json").json()["paths"]
+
+
+def test_the_page_script_is_modules_of_its_own_served_as_javascript(
+    app_client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page loads one module, which imports the others by relative path: every module
+    it reaches is served from ``/static/js/`` as ``text/javascript`` (with ``nosniff`` a
+    browser runs no module of another type), even where the machine's table of file types
+    says ``text/plain`` (as some Windows registries do), and names nothing of another host."""
+    monkeypatch.setattr(starlette.responses, "guess_type", lambda path: ("text/plain", None))
+    page = app_client.get("/").text
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="module" src="/static/js/main.js">']
+    seen: set[str] = set()
+    waiting = ["main.js"]
+    while waiting:
+        name = waiting.pop()
+        seen.add(name)
+        answer = app_client.get(f"/static/js/{name}")
+        assert answer.status_code == 200, name
+        assert answer.headers["Content-Type"] == "text/javascript; charset=utf-8", name
+        assert "http://" not in answer.text and "https://" not in answer.text, name
+        imported = re.findall(r'^import (?:[^"]* from )?"\./([\w-]+\.js)";$', answer.text, re.M)
+        assert len(imported) == answer.text.count("\nimport "), name  # every import is relative
+        waiting += [m for m in imported if m not in seen]
+    shipped = {path.name for path in (STATIC / "js").glob("*.js")}
+    assert seen == shipped  # every module shipped is used
+    assert app_client.get("/static/table.css").headers["Content-Type"] == "text/css; charset=utf-8"
 
 
 # ---- limits, failures ------------------------------------------------------------------

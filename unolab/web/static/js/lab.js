@@ -1,0 +1,116 @@
+// The Lab tab: the tournament and training runs under the runs folder (a leaderboard with
+// its plots, a learning curve) and the shipped agents, read only.
+
+import { $, $$, api, el, on, safely, segments, show, whenShown } from "./common.js";
+import { describeRules } from "./setup.js";
+
+on("#tab-lab", "click", () => show("lab"));
+whenShown("lab", () => loadLab());
+
+const pct = (x) => (typeof x === "number" ? `${(100 * x).toFixed(1)}%` : "\u2013");
+const num = (x, digits = 0) => (typeof x === "number" ? x.toLocaleString("en", { maximumFractionDigits: digits }) : "\u2013");
+function when(stamp) {
+  if (stamp === null || stamp === undefined) return "";
+  const date = typeof stamp === "number" ? new Date(stamp * 1000) : new Date(stamp);
+  return Number.isNaN(date.getTime()) ? String(stamp) : date.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" });
+}
+async function loadLab() {
+  const runs = await api("GET", "/api/lab/runs");
+  const agents = await api("GET", "/api/lab/agents");
+  if (runs) drawRuns(runs);
+  if (agents) drawAgents(agents);
+}
+function drawRuns(runs) {
+  const tournaments = runs.tournaments || [], training = runs.training || [];
+  const empty = !tournaments.length && !training.length;
+  const note = $("#lab-empty");
+  note.classList.toggle("hidden", !empty);
+  note.textContent = empty
+    ? "No runs yet: nothing under the runs folder (--runs-dir). A tournament (uno-lab tournament CONFIG) or a training run (uno-lab train ppo CONFIG) writes there, and it appears here."
+    : "";
+  $("#lab-runs").classList.toggle("hidden", empty);
+  const item = (kind, run, meta) => el("li", {}, el("button", { type: "button", "data-run": run.id, "data-kind": kind,
+    onclick: safely(() => (kind === "tournament" ? openTournament(run.id) : openTraining(run.id))) },
+  run.name || run.id, el("span", { class: "meta" }, meta)));
+  $("#lab-tournaments").replaceChildren(...(tournaments.length ? tournaments.map((t) => item("tournament", t,
+    `${num(t.games)} games \u00B7 ${t.format || ""} \u00B7 ${t.num_players} players \u00B7 ${when(t.modified)}`))
+    : [el("li", { class: "about" }, "No tournaments.")]));
+  $("#lab-training").replaceChildren(...(training.length ? training.map((t) => item("training", t,
+    `${t.algorithm || ""} \u00B7 ${num(t.steps)} steps \u00B7 ${when(t.modified)}`))
+    : [el("li", { class: "about" }, "No training runs.")]));
+}
+function markRun(id) { for (const b of $$(".run-list button")) b.classList.toggle("active", b.dataset.run === id); }
+// A listed run whose files cannot be read still opens: its page says what is wrong.
+function unreadable(kind, id) {
+  markRun(id);
+  detail(el("h3", {}, `${kind}: ${id}`),
+    el("p", { class: "note" }, `This run cannot be shown: ${$("#error").textContent || "its files cannot be read"}`));
+}
+async function openTournament(id) {
+  const t = await api("GET", `/api/lab/tournaments/${segments(id)}`);
+  if (!t) { unreadable("Tournament", id); return; }
+  markRun(id);
+  const board = t.leaderboard || [];
+  const lows = board.map((r) => r.elo_low).filter((x) => typeof x === "number");
+  const highs = board.map((r) => r.elo_high).filter((x) => typeof x === "number");
+  const lo = Math.min(...lows, ...board.map((r) => r.elo)), hi = Math.max(...highs, ...board.map((r) => r.elo));
+  const span = hi - lo || 1;
+  const interval = (r) => {
+    const bar = el("span");
+    if (typeof r.elo_low === "number" && typeof r.elo_high === "number") {
+      bar.style.left = `${(100 * (r.elo_low - lo)) / span}%`;
+      bar.style.width = `${Math.max(1, (100 * (r.elo_high - r.elo_low)) / span)}%`;
+    }
+    return el("span", { class: "interval", title: `${num(r.elo_low)} to ${num(r.elo_high)}` }, bar);
+  };
+  const rows = board.map((r, i) => el("tr", {},
+    el("td", {}, String(i + 1)), el("td", {}, r.name),
+    el("td", {}, num(r.elo)), el("td", {}, `[${num(r.elo_low)}, ${num(r.elo_high)}]`, interval(r)),
+    el("td", {}, pct(r.win_rate)), el("td", {}, num(r.games))));
+  const table = el("table", { class: "leaderboard" },
+    el("thead", {}, el("tr", {}, ...["#", "agent", "Elo", "95% interval", "win rate", "games"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, ...rows));
+  const plots = (t.plots || []).map((name) => el("figure", {},
+    el("img", { src: `/api/lab/tournaments/${segments(id)}/plots/${encodeURIComponent(name)}`, alt: `${t.name}: ${name}`, loading: "lazy" }),
+    el("figcaption", {}, name)));
+  detail(el("h3", {}, `Tournament: ${t.name || t.id}`),
+    el("p", { class: "about" }, `${t.format || ""} \u00B7 ${t.num_players} players \u00B7 ${describeRules(t.rules)} \u00B7 ${num(t.games)} games`),
+    board.length ? table : el("p", { class: "about" }, "No leaderboard yet."),
+    plots.length ? el("div", { class: "plots" }, ...plots) : el("p", { class: "about" }, "No plots."));
+}
+async function openTraining(id) {
+  const t = await api("GET", `/api/lab/training/${segments(id)}`);
+  if (!t) { unreadable("Training", id); return; }
+  markRun(id);
+  const curve = t.curve || [];
+  const rows = curve.map((p) => el("tr", {}, el("td", {}, num(p.steps)), el("td", {}, p.opponent),
+    el("td", {}, pct(p.win_rate)), el("td", {}, `[${pct(p.ci_low)}, ${pct(p.ci_high)}]`)));
+  detail(el("h3", {}, `Training: ${t.name || t.id}`),
+    el("p", { class: "about" }, `${t.algorithm || ""} \u00B7 ${t.num_players} players \u00B7 ${describeRules(t.rules)} \u00B7 ${num(t.steps)} steps`),
+    curve.length ? el("div", { class: "curve" },
+      el("img", { src: `/api/lab/training/${segments(id)}/curve.png`, alt: `${t.name}: win rate against training steps` }),
+      el("table", { class: "leaderboard" },
+        el("thead", {}, el("tr", {}, ...["steps", "opponent", "win rate", "95% interval"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...rows)))
+      : el("p", { class: "about" }, "No evaluations yet."));
+}
+function detail(...children) {
+  const box = $("#lab-detail");
+  box.replaceChildren(...children);
+  box.classList.remove("hidden");
+}
+function drawAgents(agents) {
+  const box = $("#lab-agents");
+  if (!agents.length) { box.replaceChildren(el("p", { class: "about" }, "No shipped agents.")); return; }
+  box.replaceChildren(...agents.map((a) => {
+    const strength = (a.strength || []).map((s) => el("tr", {}, el("td", {}, `vs ${s.opponent}`),
+      el("td", {}, pct(s.win_rate)), el("td", {}, `[${pct(s.ci_low)}, ${pct(s.ci_high)}]`), el("td", {}, `${num(s.games)} games`)));
+    return el("div", { class: "agent-card", "data-agent": a.name },
+      el("h4", {}, a.title || a.name),
+      el("p", { class: "about" }, `${a.name} \u00B7 ${a.algorithm || "?"} \u00B7 ${a.num_players} players \u00B7 ${describeRules(a.rules)}`),
+      el("p", { class: "about" }, `observation v${a.observation_version ?? "?"} \u00B7 ${num(a.training_steps)} training steps`),
+      a.recipe ? el("p", { class: "about" }, `Recipe: ${typeof a.recipe === "string" ? a.recipe : JSON.stringify(a.recipe)}`) : null,
+      strength.length ? el("table", {}, el("tbody", {}, ...strength)) : el("p", { class: "about" }, "Strength not measured."));
+  }));
+}
+

@@ -1,0 +1,19 @@
+// The uno-lab table: plain JavaScript modules talking to the JSON API (docs/web.md), one
+// per tab (setup.js and table.js: Play; replay.js; lab.js) over common.js and cards.js.
+// This one starts the page.
+
+import { safely } from "./common.js";
+import "./lab.js";
+import "./replay.js";
+import { setup, watchWarmup } from "./setup.js";
+import { game, resume } from "./table.js";
+
+window.addEventListener("hashchange", safely(async () => {
+  if (game && location.hash === `#game=${game.id}`) return;
+  if (/^#game=/.test(location.hash)) await resume();
+}));
+safely(watchWarmup)();
+safely(async () => {
+  await setup();
+  await resume();
+})();

@@ -1,0 +1,102 @@
+// The Replay tab: a saved web game, an uploaded record or a tournament's game, frame by
+// frame, with what a learned agent thought of each legal move.
+
+import { $, api, el, on, pageKey, show, whenShown } from "./common.js";
+import { centre, seatBox, words } from "./cards.js";
+
+let replay = null;  // {frames, at}
+
+on("#tab-replay", "click", () => show("replay"));
+whenShown("replay", () => loadSources());
+
+async function loadSources() {
+  const saved = await api("GET", "/api/replays");
+  if (saved) {
+    $("#saved-games").replaceChildren(...saved.map((g) =>
+      el("option", { value: g.id }, `${g.saved} \u00B7 ${g.names.join(", ")} \u00B7 ${g.hands} hand(s)`)));
+  }
+  const runs = await api("GET", "/api/runs");
+  if (runs) {
+    $("#runs").replaceChildren(...runs.map((r) => el("option", { value: r }, r)));
+    if (runs.length) await showRunTotal();
+  }
+}
+async function showRunTotal() {
+  const data = await api("GET", `/api/runs/games?run=${encodeURIComponent($("#runs").value)}&limit=1`);
+  if (data) $("#run-total").textContent = `of 0..${data.total - 1}`;
+}
+on("#runs", "change", showRunTotal);
+on("#open-saved", "click", async () => {
+  if (!$("#saved-games").value) return;
+  const data = await api("GET", `/api/replays/${encodeURIComponent($("#saved-games").value)}`);
+  if (data) openReplay(data);
+});
+on("#record-file", "change", async () => {
+  const file = $("#record-file").files[0];
+  if (!file) return;
+  const data = await api("POST", "/api/replay-file", await file.text());
+  if (data) openReplay(data);
+});
+on("#open-run", "click", async () => {
+  const run = encodeURIComponent($("#runs").value);
+  const data = await api("GET", `/api/runs/replay?run=${run}&game=${Number($("#run-game").value)}`);
+  if (data) openReplay(data);
+});
+function openReplay(data) {
+  replay = { ...data, at: 0 };
+  $("#player").classList.remove("hidden");
+  let title = `${data.title} \u00B7 seed ${data.seed}`;
+  if (data.matches_log === false) title += " (does not match the logged result)";
+  $("#replay-title").textContent = title;
+  $("#replay-jump").max = String(data.frames.length - 1);
+  drawFrame();
+}
+function drawFrame() {
+  const frame = replay.frames[replay.at];
+  const all = $("#show-hands").checked;
+  document.body.dataset.frame = String(replay.at);
+  $("#replay-jump").value = String(replay.at);
+  $("#replay-pos").textContent = `of ${replay.frames.length - 1} \u00B7 hand ${frame.table.hand}, turn ${frame.table.turn}`;
+  $("#replay-seats").replaceChildren(...frame.table.seats.map((s) => seatBox(all ? s : { ...s, cards: null }, { cards: true })));
+  centre(frame.table, $("#replay-centre"));
+  $("#replay-lines").replaceChildren(...frame.lines.map((line) => el("li", {}, words(line))));
+  const box = $("#decision");
+  box.replaceChildren();
+  const d = frame.decision;
+  if (!d) {
+    const cut = frame.end === "cut";
+    box.append(el("p", { class: cut ? "note" : "" }, cut
+      ? `The record was cut short here, in the middle of hand ${frame.table.hand}: the hand was not played out.`
+      : `End of the hand (hand ${frame.table.hand}).`));
+    return;
+  }
+  box.append(el("p", {}, `Next move, by ${frame.table.seats[d.seat].name}: ${words(d.action)}`));
+  const rows = d.moves.map((m) => {
+    const p = d.probs ? d.probs[m.action] : null;
+    const bar = el("span", { class: "bar" });
+    bar.style.width = p === null || p === undefined ? "0" : `${Math.round(p * 200)}px`;
+    return el("tr", { class: m.action === d.action ? "chosen" : "" }, el("td", {}, words(m.label)),
+      el("td", { class: "prob" }, p === null || p === undefined ? "" : `${(100 * p).toFixed(1)}%`), el("td", {}, bar));
+  });
+  box.append(el("div", {}, d.probs ? "What the agent thought (probability of each legal move):" : "Legal moves:"),
+    el("table", {}, ...rows));
+}
+function goto(i) {
+  if (!replay) return;
+  replay.at = Math.max(0, Math.min(replay.frames.length - 1, i));
+  drawFrame();
+}
+$("#replay-first").addEventListener("click", () => goto(0));
+$("#replay-prev").addEventListener("click", () => replay && goto(replay.at - 1));
+$("#replay-next").addEventListener("click", () => replay && goto(replay.at + 1));
+$("#replay-last").addEventListener("click", () => replay && goto(replay.frames.length - 1));
+$("#replay-jump").addEventListener("change", () => goto(Number($("#replay-jump").value)));
+$("#show-hands").addEventListener("change", () => replay && drawFrame());
+document.addEventListener("keydown", (event) => {
+  if (!pageKey(event) || $("#replay").classList.contains("hidden") || !replay) return;
+  const key = event.key;
+  const step = { ArrowLeft: -1, ArrowRight: 1 }[key];
+  if (step) { goto(replay.at + step); event.preventDefault(); }
+  else if (key === "Home") { goto(0); event.preventDefault(); }
+  else if (key === "End") { goto(replay.frames.length - 1); event.preventDefault(); }
+});

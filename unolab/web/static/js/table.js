@@ -1,0 +1,311 @@
+// The Play tab's table: a game in play, the bots' moves shown one by one, your moves by
+// click or key, the end of a hand, and a reload that takes the game up again.
+
+import { $, api, el, on, options, pageKey, safely, setStepping, show, showError, sleep, stepping } from "./common.js";
+import { COLOUR_WORDS, CSS_COLOURS, card, cardTitle, seatBox, swatch, words } from "./cards.js";
+
+export let game = null;  // the current game's view
+
+function moveWords(move) {
+  const t = game.table;
+  switch (move.kind) {
+    case "draw": return t.pending > 0 ? `Take the ${t.pending} cards` : "Draw a card";
+    case "keep": return "Keep the drawn card";
+    case "pass": return "Pass";
+    case "uno": return "UNO!";
+    case "challenge": return "Challenge the Wild Draw Four";
+    case "accept": return "Accept: draw 4";
+    case "catch": {
+      const caught = t.seats.find((s) => s.catchable);
+      return caught ? `Catch ${caught.name}: no UNO called` : "Catch a missing UNO";
+    }
+    case "swap": {
+      const m = /\(with (.*)\)$/.exec(move.label);
+      return `Swap hands with ${m ? m[1] : move.action}`;
+    }
+    case "colour": return `Name ${COLOUR_WORDS[move.colour] || move.label}`;
+    default: return words(move.label);
+  }
+}
+const MOVE_KEYS = { draw: "D", uno: "U", pass: "P", keep: "K", challenge: "C", accept: "A", catch: "C" };
+on("#tab-play", "click", () => show(game ? "table-view" : "setup"));
+
+function stepDelay() { return Number($("#speed").value); }
+$("#speed").value = localStorage.getItem("uno-speed") || "450";
+$("#speed").addEventListener("change", () => localStorage.setItem("uno-speed", $("#speed").value));
+
+// Take up a game: its id goes in the address, so that a reload comes back to it. ``base``
+// is what to draw first (a new deal before the bots' first moves are shown).
+export function attach(view, fresh, base) {
+  game = base || view;
+  if (location.hash !== `#game=${view.id}`) history.replaceState(null, "", `#game=${view.id}`);
+  if (fresh) $("#log").replaceChildren();
+  addLog(view.log);
+  show("table-view");
+  drawGame();
+}
+function addLog(lines) {
+  for (const line of lines) $("#log").append(el("li", {}, words(line)));
+  $("#log").scrollTop = $("#log").scrollHeight;
+}
+function drawCentre(top, colour, direction, pile, arrived) {
+  const topCard = card(top);
+  if (arrived) topCard.classList.add("arrived");
+  topCard.id = "top";
+  $("#top-box").replaceChildren(topCard);
+  $("#colour-now").replaceChildren(swatch(colour), " ", colour ? COLOUR_WORDS[colour] : "colour not named");
+  $("#direction").textContent = direction > 0 ? "\u21BB clockwise" : "\u21BA counter-clockwise";
+  if (pile !== null) $("#pile-count").textContent = String(pile);
+}
+function winnerSeats() {
+  if (!game.hand_over || !game.reveal) return new Set();
+  if (game.match_over && game.reveal.match_winners) return new Set(game.reveal.match_winners);
+  return new Set(game.reveal.winner === null ? [] : [game.reveal.winner]);
+}
+function drawSeats(actingSeat) {
+  const winners = winnerSeats();
+  $("#seats").replaceChildren(...game.table.seats.map((s) => seatBox(s, {
+    cards: false, last: game.last_cards ? game.last_cards[s.seat] : undefined,
+    winner: winners.has(s.seat), acting: s.seat === actingSeat })));
+}
+function drawGame() {
+  const t = game.table;
+  document.body.dataset.seq = String(game.seq);
+  document.body.dataset.game = game.id;
+  $("#table-line").textContent = `Hand ${t.hand}, move ${game.seq} \u00B7 first to ${t.target_score} points \u00B7 seed ${game.seed}`;
+  drawSeats(null);
+  drawCentre(t.top, t.colour, t.direction, t.draw_pile, false);
+  $("#ticker").textContent = "";
+  const moves = game.moves;
+  const draw = moves.find((m) => m.kind === "draw");
+  $("#pile").disabled = !draw;
+  $("#pile").title = draw ? `${moveWords(draw)} (D)` : "draw pile";
+  drawSituation();
+  const mine = t.seats[0];
+  const plays = moves.filter((m) => m.kind === "play");
+  const playable = [];
+  $("#hand").classList.toggle("hidden", game.hand_over);
+  $("#hand").replaceChildren(...(game.hand_over ? [] : mine.cards || []).map((name) => {
+    const node = card(name, "button");
+    const choices = plays.filter((m) => m.card === name);
+    if (choices.length && !playable.some((p) => p[0].card === name)) {
+      playable.push(choices);
+      node.classList.add("playable");
+      node.title = `${cardTitle(name)}: play it (${playable.length <= 9 ? playable.length : "click"})`;
+      node.addEventListener("click", safely(() => choose(choices)));
+    } else if (choices.length) {
+      node.classList.add("playable");
+      node.addEventListener("click", safely(() => choose(choices)));
+    } else {
+      node.classList.add("locked");
+      node.disabled = true;
+      node.title = `${cardTitle(name)}: cannot be played now`;
+    }
+    if (t.drawn === name) node.classList.add("drawn");
+    return node;
+  }));
+  game.playable = playable;
+  $("#moves").replaceChildren(...moves.filter((m) => m.kind !== "play").map(moveButton));
+  $("#colour-picker").classList.add("hidden");
+  $("#next-hand").classList.toggle("hidden", !game.hand_over || game.match_over);
+  drawResult();
+}
+function drawSituation() {
+  const line = $("#situation");
+  const uno = game.moves.some((m) => m.kind === "uno");
+  line.classList.toggle("your-turn", game.your_turn);
+  line.classList.toggle("uno-now", uno);
+  if (uno) {
+    line.textContent = "Two cards left: press UNO! (U) before you play your card, or you can be caught " +
+      `and draw ${penaltyCards()}.`;
+  } else if (game.your_turn) {
+    line.textContent = words(game.situation);
+  } else if (game.hand_over) {
+    line.textContent = "";
+  } else {
+    line.textContent = "The others are playing\u2026";
+  }
+}
+function penaltyCards() {
+  const base = options && options.presets[game.setup.preset];
+  const switched = game.setup.switches || {};
+  return switched.uno_penalty ?? (base ? base.uno_penalty : 2);
+}
+function moveButton(move) {
+  const key = MOVE_KEYS[move.kind];
+  const button = el("button", { type: "button", "data-action": move.action, "data-kind": move.kind,
+    class: move.kind === "uno" ? "uno" : null, title: move.label, onclick: safely(() => play(move.action)) },
+  moveWords(move), key ? " " : null, key ? el("kbd", {}, key) : null);
+  return button;
+}
+function choose(moves) {
+  if (moves.length === 1) return play(moves[0].action);
+  const picker = $("#colour-picker");
+  picker.replaceChildren("Name a colour: ", ...moves.map((m) => {
+    const b = el("button", { type: "button", "data-action": m.action, "data-colour": m.colour, onclick: safely(() => play(m.action)) },
+      COLOUR_WORDS[m.colour] || m.label, " ", el("kbd", {}, m.colour));
+    b.style.background = CSS_COLOURS[m.colour];
+    return b;
+  }));
+  picker.classList.remove("hidden");
+  return null;
+}
+async function play(action) {
+  if (stepping || !game) return;
+  const view = await api("POST", `/api/games/${game.id}/moves`, { action, seq: game.seq });
+  if (!view) return reload();
+  await advance(view);
+}
+// A refused move (a stale page, say) leaves the game as it was: take up the server's view.
+async function reload() {
+  if (!game) return;
+  const view = await api("GET", `/api/games/${game.id}`);
+  if (view) {
+    const message = $("#error").textContent;
+    attach(view, true);
+    showError(message);
+  }
+}
+async function advance(view) {
+  addLog(view.log);
+  await showEvents(view);
+}
+// Show the steps of an answer one by one (the bots' moves between two of yours): the seat
+// that acts lights up, its card lands on the pile, the counts change, the words appear.
+export async function showEvents(view) {
+  const events = (view.events || []).filter((e) => e.seat !== 0);
+  const delay = stepDelay();
+  const before = game;
+  if (events.length && delay > 0 && before) {
+    setStepping(true);
+    document.body.dataset.busy = "1";
+    try {
+      // While the bots move, your hand is the one after your move, none of it playable.
+      const seats = before.table.seats.map((s) => ({ ...s, current: false }));
+      seats[0] = { ...seats[0], cards: view.table.seats[0].cards };
+      game = { ...before, moves: [], your_turn: false, hand_over: false, match_over: false, reveal: null,
+        table: { ...before.table, seats }, last_cards: [...(before.last_cards || [])] };
+      drawGame();
+      for (const e of events) {
+        if (e.hand !== game.table.hand) {
+          game.table.hand = e.hand;
+          game.last_cards = game.last_cards.map(() => null);
+        }
+        game.table.seats.forEach((s) => { s.count = e.counts[s.seat]; });
+        if (e.card) game.last_cards[e.seat] = e.card;
+        drawSeats(e.seat);
+        drawCentre(e.top, e.colour, e.direction, null, Boolean(e.card));
+        $("#ticker").textContent = e.lines.map(words).join(" ");
+        await sleep(delay);
+      }
+    } finally {
+      setStepping(false);
+    }
+  }
+  game = view;
+  drawGame();
+  if (events.length) $("#ticker").textContent = events[events.length - 1].lines.map(words).join(" ");
+  document.body.dataset.busy = "0";
+}
+// The end of a hand: who won, the points, the score against the target, every hand.
+function drawResult() {
+  const box = $("#result");
+  box.classList.toggle("hidden", !game.hand_over);
+  if (!game.hand_over) { box.replaceChildren(); return; }
+  const r = game.reveal, seats = game.table.seats;
+  const subject = (seat) => (seat === 0 ? "You" : seats[seat].name);
+  const verb = (seat, third, first) => (seat === 0 ? first : third);
+  let headline;
+  if (r.winner === null) headline = "The hand was cut short: no winner, no points";
+  else if (r.scoring === "penalty_points") {
+    headline = `${subject(r.winner)} ${verb(r.winner, "goes", "go")} out; the others take their cards' points`;
+  } else {
+    headline = `${subject(r.winner)} ${verb(r.winner, "wins", "win")} the hand, +${r.hand_points[r.winner]}`;
+  }
+  const order = seats.map((s) => s.seat).sort((a, b) => (r.scoring === "penalty_points" ? r.scores[a] - r.scores[b] : r.scores[b] - r.scores[a]));
+  const scoreList = order.map((s) => `${s === 0 ? "you" : seats[s].name} ${r.scores[s]}`).join(" \u00B7 ");
+  const goal = r.scoring === "penalty_points" ? `the match ends at ${r.target_score}; lowest total wins` : `first to ${r.target_score} wins`;
+  const parts = [];
+  if (game.match_over) {
+    const winners = r.match_winners || [];
+    const scoreline = order.map((s) => r.scores[s]).join("-");
+    const who = winners.length === 1 ? `${subject(winners[0])} ${verb(winners[0], "wins", "win")}` : `${winners.map(subject).join(" and ")} share`;
+    parts.push(el("h3", {}, `${who} the match ${scoreline}`), el("p", { class: "score-line" }, `${headline}. Final score: ${scoreList} (${goal}).`));
+  } else {
+    parts.push(el("h3", {}, headline), el("p", { class: "score-line" }, `Score: ${scoreList} (${goal}).`));
+  }
+  const rows = seats.map((s) => el("tr", { class: s.seat === r.winner ? "winner revealed" : "revealed", "data-seat": String(s.seat) },
+    el("td", {}, s.seat === r.winner ? "\u2605 " : "", s.seat === 0 ? "you" : s.name),
+    el("td", {}, s.cards && s.cards.length ? el("div", { class: "cards" }, ...s.cards.map((c) => card(c, "div", true))) : "no cards"),
+    el("td", {}, `cards worth ${r.held_points[s.seat]}`),
+    el("td", {}, `${r.hand_points[s.seat] > 0 ? "+" : ""}${r.hand_points[s.seat]} this hand`),
+    el("td", {}, `${r.scores[s.seat]} in all`)));
+  parts.push(el("table", {}, el("tbody", {}, ...rows)));
+  box.replaceChildren(...parts);
+}
+on("#pile", "click", () => {
+  const draw = game && game.moves.find((m) => m.kind === "draw");
+  if (draw) return play(draw.action);
+  return null;
+});
+on("#next-hand", "click", async () => {
+  if (stepping) return;
+  const view = await api("POST", `/api/games/${game.id}/next-hand`, { seq: game.seq });
+  if (view) await advance(view);
+});
+function confirmAbandon() {
+  const dialog = $("#confirm");
+  $("#confirm-text").textContent = `Abandon this match (hand ${game.table.hand}, score ${game.table.seats.map((s) => s.score).join("-")})? ` +
+    "Hands already finished are saved under Replay; the hand in play is lost.";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+    dialog.returnValue = "";
+    dialog.showModal();
+  });
+}
+on("#new-game", "click", async () => {
+  if (game && !game.match_over && !(await confirmAbandon())) return;
+  game = null;
+  history.replaceState(null, "", location.pathname + location.search);
+  show("setup");
+});
+// The address names the game being played: a reload (or the link) takes it up again.
+export async function resume() {
+  const m = /^#game=([A-Za-z0-9_-]{1,64})$/.exec(location.hash);
+  if (!m) return false;
+  const view = await api("GET", `/api/games/${m[1]}`);
+  if (!view) {
+    history.replaceState(null, "", location.pathname + location.search);
+    showError("");
+    const note = $("#setup-note");
+    note.textContent = "That game is no longer held by the server (it restarted, or the game sat idle too long); finished hands are under Replay.";
+    note.classList.remove("hidden");
+    return false;
+  }
+  attach(view, true);
+  return true;
+}
+
+
+// ---- keys ----------------------------------------------------------------------------
+
+document.addEventListener("keydown", (event) => {
+  if (!pageKey(event)) return;
+  const key = event.key;
+  if ($("#table-view").classList.contains("hidden") || !game || stepping) return;
+  const upper = key.toUpperCase();
+  if (!$("#colour-picker").classList.contains("hidden")) {
+    const button = $(`#colour-picker button[data-colour="${upper}"]`);
+    if (button) { button.click(); event.preventDefault(); return; }
+    if (key === "Escape") { $("#colour-picker").classList.add("hidden"); return; }
+  }
+  if (/^[1-9]$/.test(key) && game.playable && game.playable[Number(key) - 1]) {
+    safely(() => choose(game.playable[Number(key) - 1]))();
+    event.preventDefault();
+    return;
+  }
+  if (upper === "N" && !$("#next-hand").classList.contains("hidden")) { $("#next-hand").click(); return; }
+  const kinds = Object.entries(MOVE_KEYS).filter(([, k]) => k === upper).map(([kind]) => kind);
+  const move = game.moves.find((m) => kinds.includes(m.kind));
+  if (move) { safely(() => play(move.action))(); event.preventDefault(); }
+});
