@@ -58,6 +58,7 @@ from uno_env.jit import Kernel, jit
 from uno_env.policy import Seed
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
+from unolab.agents.registry import agent_seed
 from unolab.agents.rollout import fast_action
 from unolab.agents.search_base import (
     StateSearchAgent,
@@ -132,7 +133,8 @@ class IsmctsAgent(StateSearchAgent):
 
     Raises:
         ValueError: for a budget out of range or an exploration constant <= 0 (naming
-            the value), or an unknown ``lack_facts``.
+            the value), a seed that is no integer in ``0..2**64 - 1`` (nor ``None`` or a
+            NumPy ``Generator``), or an unknown ``lack_facts``.
     """
 
     name = "ismcts"
@@ -150,7 +152,7 @@ class IsmctsAgent(StateSearchAgent):
         check_lack_facts("ismcts", lack_facts)
         self.lack_facts = lack_facts
         self.weigh_choices = check_flag("ismcts", "weigh_choices", weigh_choices)
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(agent_seed(seed))
         self._tree: _Tree | None = None  # allocated at the first search
         self._mask = np.empty(C.NUM_ACTIONS, dtype=np.bool_)
         self.decisions = 0

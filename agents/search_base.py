@@ -150,7 +150,9 @@ class StateSearchAgent(ABC):
             state: B live games; only what ``seats`` may know is used (everything else is
                 re-dealt by :func:`uno_env.core.determinize` before the search reads it).
             seats: The acting seat of each game, (B,) (it must be the seat to act).
-            masks: The legal-action masks, when the caller has them.
+            masks: The legal-action masks, when the caller has them: (B, 80) bool (or 0/1
+                integers), each row the legal actions of its game or some of them (at
+                least one).
 
         Returns:
             One legal action per game, (B,) int64.
@@ -158,7 +160,8 @@ class StateSearchAgent(ABC):
         Raises:
             TypeError: for rules or a state of the wrong type (:meth:`_checked_call`).
             ValueError: for rules of another table size, seats that are not integers, a
-                finished game, or a seat outside the table or not to act
+                finished game, a seat outside the table or not to act, or masks that are
+                not boolean, of the wrong shape, allow an illegal action or none
                 (:meth:`_checked_call`).
         """
 
@@ -174,8 +177,9 @@ class StateSearchAgent(ABC):
         Raises:
             TypeError: for rules that are no Rules or a state that is no UnoState.
             ValueError: for rules of another table size than the state's, seats that are
-                not integers (one per game, or one for all), masks of the wrong shape, a
-                finished game, or a seat outside the table or not to act.
+                not integers (one per game, or one for all), masks of the wrong shape or
+                not boolean, a mask that allows an illegal action or none, a finished game,
+                or a seat outside the table or not to act.
         """
         if not isinstance(rules, Rules):
             raise TypeError(
@@ -205,12 +209,10 @@ class StateSearchAgent(ABC):
                 f"(0..{seats_at_table - 1})"
             )
         seat_arr = np.broadcast_to(given, (games,)).astype(np.int64)
-        if masks is None:
-            masks = core.legal_action_mask(rules, state)
-        elif np.shape(masks) != (games, C.NUM_ACTIONS):
+        if masks is not None and np.shape(masks) != (games, C.NUM_ACTIONS):
             raise ValueError(
-                f"{self.name}: masks must have shape ({games}, {C.NUM_ACTIONS}), got shape "
-                f"{np.shape(masks)}"
+                f"{self.name}: masks must have shape ({games}, {C.NUM_ACTIONS}), got "
+                f"{shown(masks)} of shape {np.shape(masks)}"
             )
         over = np.flatnonzero(~state.live)
         if over.size:
@@ -225,4 +227,33 @@ class StateSearchAgent(ABC):
                 f"game {g}: seat {int(seat_arr[g])} is not the seat to act "
                 f"(seat {int(state.current[g])} is)"
             )
-        return seat_arr, masks
+        legal = core.legal_action_mask(rules, state)  # cached on a state fresh from a step
+        return seat_arr, legal if masks is None else self._checked_masks(masks, legal)
+
+    def _checked_masks(self, masks: object, legal: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """``masks`` as given to :meth:`act_from_state`, checked against the legal masks: the
+        search picks among what a mask allows, so a mask that allows an illegal action (or
+        none) would make it return one."""
+        arr = np.asarray(masks)
+        if arr.dtype.kind in "iu" and ((arr == 0) | (arr == 1)).all():
+            arr = arr.astype(np.bool_)
+        if arr.dtype != np.bool_:
+            raise ValueError(
+                f"{self.name}: masks must be boolean (True where an action is allowed) or "
+                f"0/1 integers, got {shown(masks)} (dtype {arr.dtype})"
+            )
+        illegal = np.argwhere(arr & ~legal)
+        if illegal.size:
+            game, action = (int(v) for v in illegal[0])
+            raise ValueError(
+                f"{self.name}: masks: game {game} allows action {action} "
+                f"({C.ACTION_NAMES[action]}), which is not legal there; legal: "
+                f"{np.flatnonzero(legal[game]).tolist()}"
+            )
+        empty = np.flatnonzero(~arr.any(axis=1))
+        if empty.size:
+            raise ValueError(
+                f"{self.name}: masks: game {int(empty[0])} allows no action (all False); "
+                "a live game always has a legal one"
+            )
+        return arr

@@ -154,7 +154,14 @@ def parse_card(name: str) -> int:
 
 
 def parse_cards(names: Iterable[str]) -> list[int]:
-    """Parse a sequence of card names into face ids."""
+    """Parse a sequence of card names into face ids.
+
+    Raises:
+        TypeError: naming ``names`` if it is not a sequence (an iterable) of names.
+        ValueError: naming the first name that is no card (as :func:`parse_card`).
+    """
+    if isinstance(names, (bytes, bytearray)) or not isinstance(names, Iterable):
+        raise TypeError(f"names: expected card names such as ['R1', 'WD4'], got {shown(names)}")
     return [parse_card(n) for n in names]
 
 

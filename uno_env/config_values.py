@@ -32,6 +32,7 @@ __all__ = [
     "check_folder_name",
     "check_int",
     "check_seed",
+    "check_switch",
     "from_mapping",
 ]
 
@@ -128,6 +129,18 @@ def check_float(
         reason = f" ({why})" if why else ""
         raise ConfigError(f"{key}: {shown(value)} is out of range; allowed {interval}{reason}")
     return number
+
+
+def check_switch(key: str, value: Any) -> bool:
+    """Check a switch: ``True`` or ``False`` (NumPy's too), never a word or a number that
+    Python would read as true.
+
+    Raises:
+        ConfigError: naming ``key`` and the value as given.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ConfigError(f"{key}: expected True or False, got {shown(value)}")
+    return bool(value)
 
 
 def check_seed(key: str, value: Any) -> int:

@@ -290,10 +290,15 @@ def get_field(observations: npt.NDArray[np.float32], name: str) -> npt.NDArray[n
     Raises:
         ValueError: naming the unknown field and the known ones, or observations whose
             last axis is not :data:`OBS_DIM` long.
+        TypeError: for observations that are no NumPy array.
     """
     if not isinstance(name, str) or name not in OBS_LAYOUT:
         raise ValueError(
             f"name: unknown observation field {shown(name)}; fields are {list(OBS_LAYOUT)}"
+        )
+    if not isinstance(observations, np.ndarray):  # it is sliced as an array below
+        raise TypeError(
+            f"observations: expected an array of shape (..., {OBS_DIM}), got {shown(observations)}"
         )
     width = np.shape(observations)[-1:]
     if width != (OBS_DIM,):
@@ -332,8 +337,11 @@ def encode(
         seat = seats  # type: ignore[assignment]
         if not (type(seats) is np.ndarray and seats.dtype == np.int64 and seats.flags.c_contiguous):
             seat = np.ascontiguousarray(int_values("seats", seats))
-        if seat.shape != (n_games,):
-            raise ValueError(f"seats must have shape (B,) = ({n_games},), got {seat.shape}")
+        if np.shape(seats) != (n_games,):  # a scalar too: ascontiguousarray makes it (1,)
+            raise ValueError(
+                f"seats must have shape (B,) = ({n_games},), got {shown(seats)} of shape "
+                f"{np.shape(seats)}"
+            )
     obs = np.zeros((n_games, OBS_DIM), dtype=np.float32)
     mask = legal_action_mask(rules, state)
     bad = _ENCODE(arrays_of(state), n_players, rules.target_score, seat, mask, obs)

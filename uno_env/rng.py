@@ -16,6 +16,7 @@ from uno_env.files import shown
 from uno_env.jit import vectorize
 
 __all__ = [
+    "MAX_KEYS",
     "derive_keys",
     "game_word",
     "keyed_bits",
@@ -23,6 +24,9 @@ __all__ = [
     "keyed_randint",
     "keyed_uniform",
 ]
+
+MAX_KEYS = 2**30
+"""Most keys one :func:`derive_keys` call gives: 1,073,741,824 keys take 8 GiB."""
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -115,7 +119,17 @@ def derive_keys(seed: int | np.random.Generator | None, count: int) -> npt.NDArr
 
     Returns:
         Array of shape (count,), dtype uint64.
+
+    Raises:
+        ValueError: naming ``seed`` or ``count`` as given, for a seed of another kind or out of
+            range, or a count that is no integer in ``0..MAX_KEYS``.
     """
+    if (
+        not isinstance(count, (int, np.integer))
+        or isinstance(count, (bool, np.bool_))
+        or not 0 <= count <= MAX_KEYS
+    ):
+        raise ValueError(f"count must be an integer in 0..{MAX_KEYS:,}, got {shown(count)}")
     if isinstance(seed, np.random.Generator):
         drawn = seed.integers(0, 2**64 - 1, size=count, dtype=np.uint64, endpoint=True)
         return np.asarray(drawn, dtype=np.uint64)

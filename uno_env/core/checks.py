@@ -23,15 +23,18 @@ __all__ = [
     "MAX_BATCH_SIZE",
     "check_game",
     "check_rules",
+    "check_state",
     "check_table",
     "game_indices",
     "int_values",
     "is_int",
 ]
 
-MAX_BATCH_SIZE = 2**24
-"""Most games one batch may hold: a game's arrays take a few kilobytes, so 16,777,216 games
-already take tens of gigabytes."""
+MAX_BATCH_SIZE = 2**20
+"""Most games one batch may hold (1,048,576): what :func:`uno_env.core.init` deals and
+:func:`uno_env.core.determinize` returns (B x K rows). A game's arrays take 0.6 kB (two
+seats) to 2 kB (ten seats), and dealing them needs about 7 kB a game at its peak, so the
+largest batch fits in about 8 GB; a larger one is refused before anything is allocated."""
 
 _INT64 = np.iinfo(np.int64)
 
@@ -50,6 +53,13 @@ def check_rules(rules: object) -> Rules:
     return rules
 
 
+def check_state(state: object) -> UnoState:
+    """``state`` as an :class:`UnoState`, or a ``TypeError`` naming it."""
+    if not isinstance(state, UnoState):
+        raise TypeError(f"state: expected an UnoState (from uno_env.core.init), got {shown(state)}")
+    return state
+
+
 def check_table(rules: object, state: object) -> None:
     """Check that ``rules`` and ``state`` are a :class:`Rules` and an :class:`UnoState` of
     the same table size (compiled rules for another size would read past the state's seats).
@@ -59,9 +69,7 @@ def check_table(rules: object, state: object) -> None:
         ValueError: naming both table sizes.
     """
     check_rules(rules)
-    if not isinstance(state, UnoState):
-        raise TypeError(f"state: expected an UnoState (from uno_env.core.init), got {shown(state)}")
-    n_players = state.hands.shape[1]
+    n_players = check_state(state).hands.shape[1]
     if n_players != rules.num_players:  # type: ignore[attr-defined]
         raise ValueError(
             f"rules: num_players={rules.num_players} does not fit the state, which has "  # type: ignore[attr-defined]

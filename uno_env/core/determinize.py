@@ -60,7 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core.checks import check_table
+from uno_env.core.checks import MAX_BATCH_SIZE, check_table
 from uno_env.core.history import verdict_colour
 from uno_env.core.mask import holds_colour, playable
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
@@ -121,7 +121,9 @@ def determinize(
         state: B live games (not modified).
         seat: The observing seat: one for every game, or one per game, shape (B,).
         keys: The random keys of the determinizations: (K,) for one game (B = 1) or (B, K),
-            K >= 1. The same keys give the same determinizations.
+            K >= 1, with B x K at most :data:`~uno_env.core.checks.MAX_BATCH_SIZE` (the
+            determinizations are one batch of states). The same keys give the same
+            determinizations.
         lacks: Public constraints, (N, 4) or (B, N, 4) bool: ``lacks[.., k, c]`` means
             seat ``k`` is known to hold no card of colour ``c`` (wilds are not coloured).
             Ignored for the observing seat, whose hand is known. ``None`` (the default)
@@ -137,7 +139,8 @@ def determinize(
 
     Raises:
         ValueError: naming the value, for a finished game, a seat outside the table, keys or
-            ``lacks`` of the wrong shape, or rules of another table size.
+            ``lacks`` of the wrong shape, more than ``MAX_BATCH_SIZE`` determinizations in
+            all, or rules of another table size.
     """
     return determinize_with_report(
         rules, state, seat, keys, lacks=lacks, wild_facts=wild_facts
@@ -232,13 +235,18 @@ def _seats(seat: int | npt.ArrayLike, n_games: int, n_players: int) -> npt.NDArr
 
 
 def _keys(keys: npt.ArrayLike, n_games: int) -> npt.NDArray[np.uint64]:
-    arr = game_keys(keys)
+    arr = game_keys(keys, "keys")
     if arr.ndim == 1 and n_games == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] != n_games or arr.shape[1] < 1:
         raise ValueError(
             f"keys must have shape (K,) for one game or ({n_games}, K) with K >= 1, got "
             f"{np.shape(keys)}"
+        )
+    if arr.size > MAX_BATCH_SIZE:  # every determinization is a state of the batch returned
+        raise ValueError(
+            f"keys: shape {np.shape(keys)} asks for {arr.size:,} determinizations; at most "
+            f"{MAX_BATCH_SIZE:,} (B x K) fit in one batch"
         )
     return arr
 

@@ -18,6 +18,7 @@ are over keep the events of their last step.
 
 from __future__ import annotations
 
+from uno_env.config_values import check_int
 from uno_env.core.params import StateArrays
 from uno_env.core.state import NO_SEAT
 from uno_env.jit import jit_inline
@@ -58,9 +59,18 @@ EVENT_NAMES: dict[int, str] = {
 """Each flag's name, for logs and tests."""
 
 
+_ALL_EVENTS = sum(EVENT_NAMES)
+
+
 def event_names(flags: int) -> list[str]:
-    """The names of the flags set in ``flags`` (one game's ``step_events``)."""
-    return [name for flag, name in EVENT_NAMES.items() if flags & flag]
+    """The names of the flags set in ``flags`` (one game's ``step_events``).
+
+    Raises:
+        ValueError: naming ``flags`` as given, if it is no integer in ``0..63`` (the six
+            flags above; NumPy's integers too).
+    """
+    value = check_int("flags", flags, 0, _ALL_EVENTS, "a sum of the EVENT_* flags")
+    return [name for flag, name in EVENT_NAMES.items() if value & flag]
 
 
 @jit_inline

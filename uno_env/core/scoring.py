@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
-from uno_env.core.checks import check_rules, check_table, game_indices, int_values
+from uno_env.core.checks import check_rules, check_state, check_table, game_indices, int_values
 from uno_env.core.params import RuleParams, StateArrays, arrays_of, rule_params
 from uno_env.core.state import NO_SEAT, OVER, IntArray, UnoState, clear_decision
 from uno_env.files import shown
@@ -104,7 +104,12 @@ def hand_rewards(rules: Rules, state: UnoState) -> npt.NDArray[np.float32]:
     The winner gets +1 and every other seat -1/(N-1), so rewards sum to zero. With ``teams``
     both partners of the winning team get +1 and the others -1. Live and truncated hands give
     zeros.
+
+    Raises:
+        TypeError: for rules or a state of the wrong kind.
+        ValueError: for rules of another table size than the state's.
     """
+    check_table(rules, state)
     return winner_rewards(rules, np.where(state.done, state.winner, NO_SEAT))
 
 
@@ -148,7 +153,12 @@ def place_rewards(rules: Rules, state: UnoState) -> npt.NDArray[np.float32]:
     Linear in the place: +1 for the first out, -1 for the last, summing to zero. Without
     ``play_to_last`` the places are the winner first and the others tied in between, which
     gives :func:`hand_rewards`.
+
+    Raises:
+        TypeError: for rules or a state of the wrong kind.
+        ValueError: for rules of another table size than the state's.
     """
+    check_table(rules, state)
     if not rules.play_to_last:
         return hand_rewards(rules, state)
     n_players = rules.num_players
@@ -160,7 +170,12 @@ def place_rewards(rules: Rules, state: UnoState) -> npt.NDArray[np.float32]:
 
 
 def card_totals(state: UnoState) -> npt.NDArray[np.int64]:
-    """Cards in hands + draw pile + discard pile per game (always 108: an invariant)."""
+    """Cards in hands + draw pile + discard pile per game (always 108: an invariant).
+
+    Raises:
+        TypeError: for a state that is no :class:`UnoState`.
+    """
+    check_state(state)
     in_hands = state.hands.sum(axis=(1, 2), dtype=np.int64)
     in_pile = C.DECK_SIZE - state.draw_pos.astype(np.int64)
     return in_hands + in_pile + state.discard_len.astype(np.int64)

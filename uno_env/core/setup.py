@@ -6,11 +6,13 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.config_values import check_switch
 from uno_env.core.checks import (
     MAX_BATCH_SIZE,
     check_rules,
     check_table,
     game_indices,
+    int_values,
     is_int,
 )
 from uno_env.core.events import EVENT_DIRECTION, EVENT_RESHUFFLED
@@ -47,13 +49,17 @@ _STARTER_STREAM = np.uint64(TURN_STREAM_OFFSET - 1)
 """RLCard's random colour of a Wild starter: the stream before the first turn's."""
 
 
-def game_keys(keys: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+def game_keys(keys: npt.ArrayLike, what: str = "key") -> npt.NDArray[np.uint64]:
     """Game keys as uint64, of the shape given, refusing anything but integers in [0, 2**64).
 
     A plain cast would wrap -1 into 2**64-1, overflow at 2**64 and take True or 1.5 as keys.
 
+    Args:
+        keys: The keys.
+        what: The argument's name, as the message names it.
+
     Raises:
-        ValueError: naming the first value that is not such an integer.
+        ValueError: naming ``what`` and the first value that is not such an integer.
     """
     arr = np.asarray(keys)
     if isinstance(keys, (np.ndarray, np.integer)):  # numpy integers: checked as a whole
@@ -68,7 +74,7 @@ def game_keys(keys: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     if arr.dtype == object and all(_is_key(value) for value in values):
         return np.array([int(value) for value in values], dtype=np.uint64).reshape(arr.shape)
     bad = next((value for value in values if not _is_key(value)), keys)
-    raise ValueError(f"key must be an integer in [0, 2**64), got {bad!r}")
+    raise ValueError(f"{what} must be an integer in [0, 2**64), got {shown(bad)}")
 
 
 def _is_key(value: object) -> bool:
@@ -116,7 +122,7 @@ def init(
             )
         key_arr = derive_keys(seed, int(batch_size))
     else:
-        key_arr = np.atleast_1d(game_keys(keys))
+        key_arr = np.atleast_1d(game_keys(keys, "keys"))
         if key_arr.ndim != 1 or not 1 <= key_arr.shape[0] <= MAX_BATCH_SIZE:
             raise ValueError(
                 f"keys must have shape (B,) with 1 <= B <= {MAX_BATCH_SIZE:,}, got "
@@ -136,9 +142,17 @@ def _dealer_array(
     n_players = rules.num_players
     if dealer is None:
         return keyed_randint(keys, DEALER_STREAM, n_players)
-    arr = np.broadcast_to(np.asarray(dealer), keys.shape)
-    if not np.issubdtype(arr.dtype, np.integer) or ((arr < 0) | (arr >= n_players)).any():
-        raise ValueError(f"dealer must be a seat in 0..{n_players - 1}, got {dealer!r}")
+    seats = int_values("dealer", dealer)
+    if seats.shape not in ((), (1,), keys.shape):
+        raise ValueError(
+            f"dealer: expected one seat or one per game, shape {keys.shape}, got "
+            f"{shown(dealer)} of shape {seats.shape}"
+        )
+    arr = np.broadcast_to(seats, keys.shape)
+    outside = np.flatnonzero((arr < 0) | (arr >= n_players))
+    if outside.size:
+        given = np.broadcast_to(np.asarray(dealer, dtype=object), keys.shape)[outside[0]]
+        raise ValueError(f"dealer must be a seat in 0..{n_players - 1}, got {shown(given)}")
     return arr.astype(np.int64)
 
 
@@ -333,12 +347,21 @@ def reset_games(
             object over them (for owners of the state, such as an env), saving the copy.
 
     Raises:
-        ValueError: if the number of keys does not match the number of games, or a key is
-            not an integer in [0, 2**64).
+        ValueError: if the number of keys does not match the number of games, a game is
+            named twice, a key is not an integer in [0, 2**64), or ``in_place`` is not a
+            bool.
     """
     check_table(rules, state)
+    in_place = check_switch("in_place", in_place)
     idx = game_indices("games", games, state.batch_size)
-    key_arr = np.atleast_1d(game_keys(keys))
+    if idx.size > 1:
+        ordered = np.sort(idx, axis=None)
+        twice = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if twice.size:  # one game, two new keys: the last would win silently
+            raise ValueError(
+                f"games: game {int(ordered[twice[0]])} is named twice; name each game once"
+            )
+    key_arr = np.atleast_1d(game_keys(keys, "keys"))
     if key_arr.shape != idx.shape:
         raise ValueError(f"need one key per reset game: {idx.size} games, {key_arr.size} keys")
     new = state.view() if in_place else state.copy()

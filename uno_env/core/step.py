@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.config_values import check_switch
 from uno_env.core import effects as E
 from uno_env.core.checks import is_int
 from uno_env.core.events import clear_events
@@ -78,10 +79,11 @@ def step(
     Raises:
         IllegalActionError: if a live game's action is out of range or illegal. The message
             names the game, the action and the legal actions; ``state`` is untouched.
+        ValueError: naming ``in_place`` if it is not a bool.
     """
     mask = legal_action_mask(rules, state)  # checks the rules and the state first
     acts = _as_actions(state, actions)
-    new = state if in_place else state.copy()
+    new = state if check_switch("in_place", in_place) else state.copy()
     # One compiled call checks every game's action, applies them all (or none), and fills
     # the masks of the new state, which nearly every caller asks for next.
     next_mask = np.empty_like(mask)
