@@ -2,7 +2,7 @@
 
 A record holds the rules, the deal's seed, the players' names and every hand's actions in
 the text notation; replaying deals the same cards and applies the same actions. The web
-table reads the same files (``unolab.web.replays``). Every file is read bounded and as a
+table reads the same files (``unolab.web.replay.records``). Every file is read bounded and as a
 regular file, and every error is one :class:`RecordError` line naming the file.
 """
 

@@ -117,6 +117,7 @@ def test_the_wheel_exposes_two_packages_and_carries_the_data(wheel: Path) -> Non
     assert "unolab/configs/tournament/bots_round_robin.yaml" in names
     assert {
         "unolab/web/static/index.html",
+        "unolab/web/static/js/main.js",
         "unolab/web/strength.json",
         "unolab/py.typed",
         "uno_env/py.typed",
