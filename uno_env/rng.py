@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.config_values import SEED_LIMIT
 from uno_env.files import shown
 from uno_env.jit import vectorize
 
 __all__ = [
+    "KEY_SEED_LIMIT",
     "MAX_KEYS",
     "derive_keys",
     "game_word",
@@ -27,6 +27,10 @@ __all__ = [
 
 MAX_KEYS = 2**30
 """Most keys one :func:`derive_keys` call gives: 1,073,741,824 keys take 8 GiB."""
+
+KEY_SEED_LIMIT = 2**64
+"""An integer seed of :func:`derive_keys` is in ``0 <= seed < 2**64`` (any 64-bit word), the range
+that ``uno-lab play --seed`` and game records take; configs keep the narrower ``SEED_LIMIT``."""
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -113,8 +117,9 @@ def derive_keys(seed: int | np.random.Generator | None, count: int) -> npt.NDArr
     """Derive ``count`` game keys from an integer seed or a numpy Generator.
 
     Args:
-        seed: An integer seed (the same seed always gives the same keys), a Generator (keys are
-            drawn from it, advancing it), or None for fresh OS entropy.
+        seed: An integer seed in ``0 <= seed < 2**64`` (the same seed always gives the same
+            keys), a Generator (keys are drawn from it, advancing it), or None for fresh OS
+            entropy.
         count: Number of keys.
 
     Returns:
@@ -136,10 +141,10 @@ def derive_keys(seed: int | np.random.Generator | None, count: int) -> npt.NDArr
     if seed is not None and (
         not isinstance(seed, (int, np.integer))
         or isinstance(seed, (bool, np.bool_))
-        or not 0 <= seed < SEED_LIMIT
+        or not 0 <= seed < KEY_SEED_LIMIT
     ):
         raise ValueError(
-            "seed must be an int with 0 <= seed < 2**63, a numpy Generator or None, got "
+            "seed must be an int with 0 <= seed < 2**64, a numpy Generator or None, got "
             f"{shown(seed)}"
         )
     state = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
