@@ -44,6 +44,7 @@ from uno_env import cards as C
 from uno_env import core
 from uno_env.files import shown
 from uno_env.observation import get_field
+from uno_env.policy import check_masks, check_reset_games
 
 __all__ = [
     "ACTION_COLOUR_OF_PLAY",
@@ -143,6 +144,11 @@ class ObsView:
         obs = np.asarray(observations)
         if obs.ndim != 2:
             raise ValueError(f"observations must have shape (B, OBS_DIM), got {obs.shape}")
+        if obs.dtype.kind not in "fiub":  # text or objects: no encoding the lab writes
+            raise ValueError(
+                f"observations: expected numbers (float32, as uno_env.observation.encode "
+                f"writes them), got dtype {obs.dtype}"
+            )
 
         def counts(name: str) -> IntArray:
             return np.rint(get_field(obs, name)).astype(np.int64)
@@ -393,9 +399,19 @@ class HeuristicBot(ABC):
     def act(
         self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.int64]:
-        """Choose the best-scoring legal action of each row."""
-        return choose_actions(self.scores(observations), masks)
+        """Choose the best-scoring legal action of each row.
+
+        Raises:
+            ValueError: for observations or masks of the wrong shape or kind.
+        """
+        scores = self.scores(observations)
+        return choose_actions(scores, check_masks(self.name, masks, scores.shape[0]))
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
-        """Stateless: nothing to forget."""
+        """Stateless: nothing to forget.
+
+        Raises:
+            ValueError: for ``games`` that are neither None nor a boolean mask.
+        """
+        check_reset_games(self.name, games)
         del games  # the heuristics keep no memory between games

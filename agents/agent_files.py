@@ -30,6 +30,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "METADATA_KEYS",
     "AgentFileError",
+    "MissingAgentFileError",
     "agent_paths",
     "agent_stem",
     "is_json_int",
@@ -72,6 +73,15 @@ class AgentFileError(ValueError):
     """An exported agent's file is malformed, inconsistent or too large.
 
     The message names the file, what is wrong with it and what to do.
+    """
+
+
+class MissingAgentFileError(AgentFileError, FileNotFoundError):
+    """An exported agent's file (its ``.safetensors`` or its ``.json``) does not exist.
+
+    A ``FileNotFoundError``, and a ``ValueError`` too: the path is what a user gave (a
+    command's argument, a search's ``prior=``, a tournament's participant), so callers that
+    answer bad input with one line (the CLI, the web server) answer this one as well.
     """
 
 
@@ -259,7 +269,7 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
                 "a .safetensors file with its .json metadata beside it"
             )
         if not p.is_file():
-            raise FileNotFoundError(
+            raise MissingAgentFileError(
                 f"exported policy file {str(p)!r} {why_missing(p)}: an exported agent is a "
                 ".safetensors file with its .json metadata beside it (python -m unolab.train.export "
                 "CHECKPOINT OUT writes both)"

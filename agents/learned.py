@@ -14,6 +14,7 @@ differ from the env it is asked to play in. The metadata, and those checks of it
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 from torch import nn
 
+from uno_env.core.checks import check_rules
 from uno_env.files import UnreadableFileError, read_regular_file, save_atomically, write_atomically
-from uno_env.policy import Seed
+from uno_env.policy import Seed, check_masks, check_reset_games
 from uno_env.rules import Rules, load_rules
 from unolab.agents.agent_files import (
     EXPORT_HINT,
@@ -178,7 +180,7 @@ class TorchPolicy:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits with illegal actions at -inf, as a batch (a single row becomes a batch)."""
         obs = np.asarray(observations)
-        legal_np = np.asarray(masks, dtype=bool)
+        legal_np = np.asarray(masks)
         if obs.ndim == 1 and legal_np.ndim == 1:
             obs, legal_np = obs[None, :], legal_np[None, :]
         obs_dim, num_actions = self.meta.obs_dim, self.meta.num_actions
@@ -187,11 +189,18 @@ class TorchPolicy:
             or obs.shape[1] != obs_dim
             or legal_np.shape != (obs.shape[0], num_actions)
         ):
+            given = "" if isinstance(observations, np.ndarray) else f" ({shown(observations)})"
             raise ValueError(
                 f"policy {self.name!r}: expected observations of shape (B, {obs_dim}) and "
                 f"masks of shape (B, {num_actions}) (or one observation ({obs_dim},) with "
-                f"its mask ({num_actions},)), got {obs.shape} and {legal_np.shape}"
+                f"its mask ({num_actions},)), got {obs.shape}{given} and {legal_np.shape}"
             )
+        if obs.dtype.kind not in "fiub":  # text or objects: no encoding the lab writes
+            raise ValueError(
+                f"policy {self.name!r}: observations: expected numbers (float32, as "
+                f"uno_env.observation.encode writes them), got dtype {obs.dtype}"
+            )
+        legal_np = check_masks(f"policy {self.name!r}", legal_np)
         logits = self.net(torch.as_tensor(obs, dtype=torch.float32))
         legal = torch.tensor(legal_np)
         logits = logits.masked_fill(~legal, float("-inf"))
@@ -247,15 +256,21 @@ class TorchPolicy:
             return probs.numpy().astype(np.float32)
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
-        """Stateless: nothing to forget."""
+        """Stateless: nothing to forget.
+
+        Raises:
+            ValueError: for ``games`` that are neither None nor a boolean mask.
+        """
+        check_reset_games(f"policy {self.name!r}", games)
 
     def check_compatible(self, rules: Rules) -> None:
         """Refuse to play under other rules or another observation encoding.
 
         Raises:
             CheckpointMismatchError: naming what differs.
+            TypeError: for ``rules`` that are no :class:`~uno_env.rules.Rules`.
         """
-        check_metadata(self.meta, rules, where=self.name)
+        check_metadata(self.meta, check_rules(rules), where=self.name)
 
 
 def _check_tensors(
@@ -312,14 +327,21 @@ def load_policy(
         seed: Seed of the sampling (see :class:`TorchPolicy`).
 
     Raises:
-        FileNotFoundError: if a file is missing.
+        MissingAgentFileError: (a ``FileNotFoundError`` and a ``ValueError``) if a file is
+            missing.
         AgentFileError: if a file is malformed, too large or inconsistent with the other
             (the message names the file and what to do).
         CheckpointMismatchError: if the rules or observation version differ.
-        TypeError: for a ``deterministic`` that is not a bool.
+        TypeError: for a ``path`` that is no text or path, or a ``deterministic`` that is
+            not a bool.
         ValueError: for a seed :func:`~unolab.agents.registry.agent_seed` refuses, or
             rules :func:`uno_env.load_rules` refuses.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"path: expected an exported agent's path (text or a Path) or a shipped agent's "
+            f"name, got {shown(path)}"
+        )
     if not isinstance(deterministic, (bool, np.bool_)):
         raise TypeError(f"deterministic must be True or False, got {shown(deterministic)}")
     agent_seed(seed)  # checked before any file is read

@@ -35,6 +35,7 @@ of evaluations, tournaments and the envs' opponent seats) calls
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +46,8 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.core.checks import check_rules
+from uno_env.files import shown
 from uno_env.observation import encode
 from uno_env.policy import Policy, Seed
 from uno_env.rules import Rules
@@ -109,8 +112,10 @@ class PimcAgent(StateSearchAgent):
 
     Raises:
         ValueError: for a budget <= 0 (naming it), an unknown rollout policy or
-            ``lack_facts``, or a learned rollout policy trained under other rules or another
-            table size.
+            ``lack_facts``, an exported agent (``prior`` or ``rollout_policy``) that is
+            missing or malformed, or trained under other rules or another table size.
+        TypeError: for ``rules`` that are no :class:`~uno_env.rules.Rules`, or a ``prior``
+            that is no path.
     """
 
     name = "pimc"
@@ -139,6 +144,13 @@ class PimcAgent(StateSearchAgent):
         check_lack_facts("pimc", lack_facts)
         self.lack_facts = lack_facts
         self.weigh_choices = check_flag("pimc", "weigh_choices", weigh_choices)
+        if prior is not None and not isinstance(prior, (str, os.PathLike)):
+            raise TypeError(
+                f"pimc: prior must be the path of an exported agent (a .safetensors file) or "
+                f"None, got {shown(prior)}"
+            )
+        if rules is not None:
+            check_rules(rules)
         self.prior_spec = None if prior is None else str(prior)
         self._prior: TorchPolicy | None = None
         self._prior_rules: Rules | None = None
@@ -379,7 +391,8 @@ def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy 
         unolab.agents.learned.AgentFileError: (a ValueError) for a malformed agent file.
         unolab.agents.learned.CheckpointMismatchError: (a ValueError) for an agent trained under
             other rules or another table size.
-        FileNotFoundError: for an agent file that does not exist.
+        unolab.agents.agent_files.MissingAgentFileError: (a ValueError and a
+            FileNotFoundError) for an agent file that does not exist.
     """
     text = str(spec)
     if text == FAST_ROLLOUT:

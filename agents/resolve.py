@@ -15,12 +15,13 @@ files is the job of their callers. This module is the one resolver they share:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from uno_env.files import why_missing
+from uno_env.files import shown, why_missing
 from uno_env.policy import Policy, PolicyFactory, Seed
 from uno_env.rules import Rules, load_rules
 from unolab.agents.python_bots import CLASS_FORMS, canonical_class_spec
@@ -50,10 +51,19 @@ def is_agent_file(spec: str | Path) -> bool:
     """Whether ``spec`` names an exported agent (``.safetensors`` with its ``.json``).
 
     ``spec`` may be either file or the path without suffix, as for
-    :func:`unolab.agents.learned.load_policy`.
+    :func:`unolab.agents.learned.load_policy`. A path the file system cannot hold (a name
+    too long, a NUL character) names no agent.
+
+    Raises:
+        TypeError: for a ``spec`` that is no text or path.
     """
-    weights, meta = _agent_file(spec, ".safetensors"), _agent_file(spec, ".json")
-    return weights is not None and weights.is_file() and meta is not None and meta.is_file()
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TypeError(f"spec: expected an agent's path (text or a Path), got {shown(spec)}")
+    try:
+        weights, meta = _agent_file(spec, ".safetensors"), _agent_file(spec, ".json")
+        return weights is not None and weights.is_file() and meta is not None and meta.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL character
+        return False
 
 
 _AGENT_FORMS = (
@@ -74,7 +84,14 @@ def _unknown(spec: str) -> ValueError:
 def _not_an_agent(spec: str) -> ValueError:
     """The error for a ``spec`` that is no bot name and no complete exported agent."""
     path = Path(spec)
-    if path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL character
+        return ValueError(
+            f"agent {shown(spec)} is neither a bot name nor a path the file system can hold; "
+            f"{_AGENT_FORMS}"
+        )
+    if is_dir:
         return ValueError(f"agent {spec!r} is a directory; {_AGENT_FORMS}")
     if path.suffix == ".zip":
         return ValueError(

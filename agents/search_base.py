@@ -25,6 +25,11 @@ from uno_env.rules import Rules
 __all__ = ["StateSearchAgent", "check_count", "check_flag", "check_number", "root_candidates"]
 
 
+def _described(value: object) -> str:
+    """A value for a one-line message: an array by its kind (its rows would span lines)."""
+    return "an array" if isinstance(value, np.ndarray) else shown(value)
+
+
 def check_count(agent: str, name: str, value: object, limit: int) -> int:
     """``value`` as an int in 1..``limit``.
 
@@ -212,7 +217,7 @@ class StateSearchAgent(ABC):
         if masks is not None and np.shape(masks) != (games, C.NUM_ACTIONS):
             raise ValueError(
                 f"{self.name}: masks must have shape ({games}, {C.NUM_ACTIONS}), got "
-                f"{shown(masks)} of shape {np.shape(masks)}"
+                f"{_described(masks)} of shape {np.shape(masks)}"
             )
         over = np.flatnonzero(~state.live)
         if over.size:
@@ -240,7 +245,7 @@ class StateSearchAgent(ABC):
         if arr.dtype != np.bool_:
             raise ValueError(
                 f"{self.name}: masks must be boolean (True where an action is allowed) or "
-                f"0/1 integers, got {shown(masks)} (dtype {arr.dtype})"
+                f"0/1 integers, got {_described(masks)} of dtype {arr.dtype}"
             )
         illegal = np.argwhere(arr & ~legal)
         if illegal.size:

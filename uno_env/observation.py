@@ -339,8 +339,9 @@ def encode(
             seat = np.ascontiguousarray(int_values("seats", seats))
         if np.shape(seats) != (n_games,):  # a scalar too: ascontiguousarray makes it (1,)
             raise ValueError(
-                f"seats must have shape (B,) = ({n_games},), got {shown(seats)} of shape "
-                f"{np.shape(seats)}"
+                f"seats must have shape (B,) = ({n_games},), got "
+                f"{'an array' if isinstance(seats, np.ndarray) and seats.ndim else shown(seats)}"
+                f" of shape {np.shape(seats)}"
             )
     obs = np.zeros((n_games, OBS_DIM), dtype=np.float32)
     mask = legal_action_mask(rules, state)

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.files import shown
 from uno_env.sampling import uniform_legal_actions
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ __all__ = [
     "RandomBot",
     "Seed",
     "StateSearcher",
+    "check_masks",
+    "check_reset_games",
     "policy_name",
     "searches_from_state",
 ]
@@ -110,6 +113,60 @@ class ActionProbabilities(Protocol):
         ...
 
 
+def check_masks(who: str, masks: object, rows: int | None = None) -> npt.NDArray[np.bool_]:
+    """A batch of legal-action masks as given to ``act``: (B, 80), boolean or 0/1 integers.
+
+    The bots pick among what a mask allows, so a mask of fractions or of another shape
+    would give actions that mean nothing; it is refused instead.
+
+    Args:
+        who: The policy's name, as the message names it.
+        masks: The masks.
+        rows: B, when the caller knows it (one row per observation).
+
+    Returns:
+        The masks as a boolean array (the array given, when it is one).
+
+    Raises:
+        ValueError: naming ``masks``, their shape and what was expected.
+    """
+    arr = np.asarray(masks) if not isinstance(masks, np.ndarray) else masks
+    if (
+        arr.ndim != 2
+        or arr.shape[1] != C.NUM_ACTIONS
+        or (rows is not None and arr.shape[0] != rows)
+    ):
+        given = "an array" if isinstance(masks, np.ndarray) else shown(masks)  # no rows shown
+        expected = f"({'B' if rows is None else rows}, {C.NUM_ACTIONS})"
+        raise ValueError(
+            f"{who}: masks: expected shape {expected}, one row of legal actions per "
+            f"observation, got {given} of shape {arr.shape}"
+        )
+    if arr.dtype == np.bool_:
+        return arr
+    if arr.dtype.kind in "iu" and ((arr == 0) | (arr == 1)).all():
+        return arr.astype(np.bool_)
+    raise ValueError(
+        f"{who}: masks: expected True/False (or 0/1) per action, got dtype {arr.dtype}"
+    )
+
+
+def check_reset_games(who: str, games: object) -> None:
+    """The ``games`` of a policy's ``reset``: ``None`` (all) or a 1-d boolean mask.
+
+    Raises:
+        ValueError: naming ``games`` as given.
+    """
+    if games is None:
+        return
+    arr = np.asarray(games) if isinstance(games, list | tuple | np.ndarray) else None
+    if arr is None or arr.ndim != 1 or (arr.dtype != np.bool_ and arr.size):
+        raise ValueError(
+            f"{who}: reset: games: expected None (every game) or a boolean mask, one per "
+            f"game, got {shown(games)}"
+        )
+
+
 def searches_from_state(policy: object) -> bool:
     """Whether ``policy`` decides from the state (:class:`StateSearcher` with ``needs_state``)."""
     return bool(getattr(policy, "needs_state", False)) and isinstance(policy, StateSearcher)
@@ -151,11 +208,20 @@ class RandomAnyBot:
     def act(
         self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.int64]:
-        """Choose uniformly among the legal actions of each row."""
-        return uniform_legal_actions(masks, self.rng)
+        """Choose uniformly among the legal actions of each row.
+
+        Raises:
+            ValueError: for masks that are not (B, 80) booleans (:func:`check_masks`).
+        """
+        return uniform_legal_actions(check_masks(self.name, masks), self.rng)
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
-        """Stateless: nothing to forget."""
+        """Stateless: nothing to forget.
+
+        Raises:
+            ValueError: for ``games`` that are neither None nor a boolean mask.
+        """
+        check_reset_games(self.name, games)
 
 
 class RandomActionBot(RandomAnyBot):
@@ -173,7 +239,12 @@ class RandomActionBot(RandomAnyBot):
     def act(
         self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.int64]:
-        """Choose uniformly among the plays, drawing or keeping only when nothing plays."""
+        """Choose uniformly among the plays, drawing or keeping only when nothing plays.
+
+        Raises:
+            ValueError: for masks that are not (B, 80) booleans (:func:`check_masks`).
+        """
+        masks = check_masks(self.name, masks)
         preferred = masks.copy()
         can_play = masks[:, : C.NUM_PLAY_ACTIONS].any(axis=1)
         preferred[can_play, C.DRAW] = False
@@ -216,8 +287,12 @@ class RandomBot(RandomAnyBot):
     def act(
         self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.int64]:
-        """Choose a card uniformly (a wild once), then a colour, per row; see the class."""
-        masks = np.asarray(masks, dtype=np.bool_)
+        """Choose a card uniformly (a wild once), then a colour, per row; see the class.
+
+        Raises:
+            ValueError: for masks that are not (B, 80) booleans (:func:`check_masks`).
+        """
+        masks = check_masks(self.name, masks)
         options = masks.copy()
         # In its own turn a playable card is always played: draw, keep and (facing a Wild
         # Draw Four it can stack on) challenge are dropped. A jump-in window (pass) is not

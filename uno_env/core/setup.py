@@ -146,7 +146,8 @@ def _dealer_array(
     if seats.shape not in ((), (1,), keys.shape):
         raise ValueError(
             f"dealer: expected one seat or one per game, shape {keys.shape}, got "
-            f"{shown(dealer)} of shape {seats.shape}"
+            f"{'an array' if isinstance(dealer, np.ndarray) else shown(dealer)} of shape "
+            f"{seats.shape}"
         )
     arr = np.broadcast_to(seats, keys.shape)
     outside = np.flatnonzero((arr < 0) | (arr >= n_players))

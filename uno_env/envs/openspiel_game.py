@@ -115,7 +115,6 @@ except ImportError:  # optional: the module still imports, and says how to insta
     pyspiel = None
 
 __all__ = [
-    "GAME_NAME",
     "INSTALL_HINT",
     "KEY_BYTES",
     "PARAMETERS",
@@ -382,6 +381,45 @@ def _string_parameters(text: str) -> dict[str, Any]:
     return _named_values(items or [], f"{GAME_NAME}: game string")
 
 
+def _action_id(action: Any) -> int:
+    """An action as given to a state's method, as an int: NumPy's integers too, never a bool,
+    a float or text (OpenSpiel's bindings would refuse those in several lines, or take a
+    bool as 0 or 1).
+
+    Raises:
+        TypeError: naming the action as given.
+    """
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise TypeError(f"{GAME_NAME}: an action is an integer, got {shown(action)}")
+    return int(action)
+
+
+def _seat_or_chance(player: Any, num_players: int) -> int:
+    """A player as given to a state's method: a seat of the table or the chance player (-1).
+
+    Raises:
+        TypeError: for a player that is no integer (a bool, text, an array).
+        ValueError: for a player outside the table.
+    """
+    if (
+        isinstance(player, (int, np.integer))
+        and not isinstance(player, (bool, np.bool_))
+        and player == _CHANCE_PLAYER
+    ):
+        return _CHANCE_PLAYER
+    _check_player(player, num_players)
+    return int(player)
+
+
+def _described_state(state: Any) -> str:
+    """A state for a one-line message: OpenSpiel's states by their game (their text spans
+    lines), anything else as itself."""
+    get_game = getattr(state, "get_game", None)
+    if callable(get_game) and pyspiel is not None and isinstance(state, pyspiel.State):
+        return f"a state of {shown(str(get_game()))}"
+    return shown(state)
+
+
 def _uniform(sampler: Any) -> float:
     """One draw of a probability sampler: a number in [0, 1).
 
@@ -536,14 +574,26 @@ class UnoOpenSpielGame(_GameBase):
             ValueError: for observer parameters or an observation type other than the
                 default (one seat, no perfect recall) and the information state (one seat,
                 perfect recall).
+            TypeError: for an observation type that is no ``pyspiel.IIGObservationType``,
+                or parameters that are no mapping.
         """
         if isinstance(iig_obs_type, Mapping):  # called with the parameters alone
             iig_obs_type, params = None, iig_obs_type
+        if params is not None and not isinstance(params, Mapping):
+            raise TypeError(
+                f"{GAME_NAME}: observer parameters are a dict (python_uno takes none), got "
+                f"{shown(params)}"
+            )
         if params:
-            raise ValueError(f"{GAME_NAME} observers take no parameters, got {dict(params)}")
+            raise ValueError(f"{GAME_NAME} observers take no parameters, got {shown(dict(params))}")
         if iig_obs_type is None:
             return _ObservationObserver(self.rules)
         spiel = _require_pyspiel()
+        if not isinstance(iig_obs_type, spiel.IIGObservationType):
+            raise TypeError(
+                f"{GAME_NAME}: iig_obs_type: expected a pyspiel.IIGObservationType or None, "
+                f"got {shown(iig_obs_type)}"
+            )
         single = iig_obs_type.private_info == spiel.PrivateInfoType.SINGLE_PLAYER
         if single and iig_obs_type.public_info:
             if iig_obs_type.perfect_recall:
@@ -614,10 +664,88 @@ class UnoOpenSpielState(_StateBase):
         if player is None:
             actions: list[int] = super().legal_actions()
             return actions
-        if player != _CHANCE_PLAYER:
-            _check_player(player, self.rules.num_players)
-        actions = super().legal_actions(int(player))
+        actions = super().legal_actions(_seat_or_chance(player, self.rules.num_players))
         return actions
+
+    def legal_actions_mask(self, player: Any = None) -> list[int]:
+        """OpenSpiel's ``legal_actions_mask``, the seat checked as given (default: the one to
+        act; a seat not to act has none).
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        if player is None:
+            mask: list[int] = super().legal_actions_mask()
+            return mask
+        mask = super().legal_actions_mask(_seat_or_chance(player, self.rules.num_players))
+        return mask
+
+    def action_to_string(self, *args: Any) -> str:
+        """OpenSpiel's ``action_to_string(player, action)`` (or ``(action)`` for the player to
+        act), both checked as given (NumPy integers too): a key byte's text for the chance
+        player, else the action's name (``G7``, ``W:B``...).
+
+        Raises:
+            TypeError: for a player or an action that is no integer, or another number of
+                arguments.
+            ValueError: for a player outside the table, or an action out of range.
+        """
+        if len(args) == 1:
+            player, action = self.current_player(), args[0]
+        elif len(args) == 2:
+            player, action = args
+        else:
+            raise TypeError(
+                f"{GAME_NAME}: action_to_string takes (action) or (player, action), got "
+                f"{len(args)} arguments"
+            )
+        seat = _seat_or_chance(player, self.rules.num_players)
+        return self._action_to_string(seat, _action_id(action))
+
+    def string_to_action(self, *args: Any) -> int:
+        """OpenSpiel's ``string_to_action(text)`` (or ``(player, text)``), checked as given.
+
+        Raises:
+            TypeError: for a text that is no ``str``, a player that is no integer, or
+                another number of arguments.
+            ValueError: for a player outside the table; OpenSpiel's error (one line) for a
+                text that names no legal action.
+        """
+        if len(args) not in (1, 2):
+            raise TypeError(
+                f"{GAME_NAME}: string_to_action takes (text) or (player, text), got "
+                f"{len(args)} arguments"
+            )
+        text = args[-1]
+        if not isinstance(text, str):
+            raise TypeError(f"{GAME_NAME}: an action's text is a str, got {shown(text)}")
+        if len(args) == 1:
+            action: int = super().string_to_action(text)
+            return action
+        seat = _seat_or_chance(args[0], self.rules.num_players)
+        action = super().string_to_action(seat, text)
+        return action
+
+    def player_return(self, player: Any) -> float:
+        """The return of ``player`` (see :meth:`returns`), the seat checked as given.
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        _check_player(player, self.rules.num_players)
+        return self.returns()[int(player)]
+
+    def player_reward(self, player: Any) -> float:
+        """The reward of ``player`` (see :meth:`rewards`), the seat checked as given.
+
+        Raises:
+            TypeError: for a seat that is no integer.
+            ValueError: for a seat outside the table.
+        """
+        _check_player(player, self.rules.num_players)
+        return self.rewards()[int(player)]
 
     def _legal_actions(self, player: int) -> list[int]:
         """The legal action ids of the acting seat: the core's mask, ascending."""
@@ -723,14 +851,31 @@ class UnoOpenSpielState(_StateBase):
             IllegalActionError: naming the action as given, for one that is out of range or
                 not legal here (the state is unchanged).
         """
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"{GAME_NAME}: an action is an integer, got {shown(action)}")
-        action = int(action)
+        action = _action_id(action)
         if not 0 <= action < _CHANCE_OUTCOMES:
             # Out of every range (OpenSpiel would refuse -1, or an int64 overflow, in its
             # own words): the checks of _apply_action name it, and nothing changes.
             self._apply_action(action)
         super().apply_action(action)
+
+    def child(self, action: Any) -> UnoOpenSpielState:
+        """A copy of the state with ``action`` applied (checked as :meth:`apply_action`)."""
+        _action_id(action)  # refused before the copy is made
+        state = self.clone()
+        state.apply_action(action)
+        return state
+
+    def apply_actions(self, actions: Any) -> None:
+        """Not available: ``python_uno`` is a sequential game, one seat acting at a time.
+
+        Raises:
+            ValueError: always, naming what to use instead.
+        """
+        raise ValueError(
+            f"{GAME_NAME} is a sequential game: apply_actions (one action per player at once) "
+            f"is for simultaneous-move games; apply one action with apply_action, got "
+            f"{shown(actions)}"
+        )
 
     def _apply_action(self, action: int) -> None:
         """Apply a key byte (chance) or a decision of the acting seat.
@@ -936,6 +1081,8 @@ def load_state(text: str) -> UnoOpenSpielState:
 
 _SERIALIZED_HEADER = "# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\n"
 _SECTIONS = {"[Meta]": 0, "[Game]": 1, "[State]": 2}
+_SERIALIZED_VERSION = "Version: 1"
+"""The [Meta] section :func:`serialize_game_and_state` writes (OpenSpiel's format version)."""
 _SPIEL_FUNCTIONS: dict[str, Callable[..., Any]] = {}
 """OpenSpiel's own ``load_game``, ``serialize_game_and_state`` and
 ``deserialize_game_and_state``, kept when :func:`register` puts this module's in their place."""
@@ -994,18 +1141,52 @@ def serialize_game_and_state(game: Any, state: Any) -> str:
     For a ``python_uno`` state the layout is OpenSpiel's (``[Meta]``, ``[Game]``,
     ``[State]``), its state section :meth:`UnoOpenSpielState.serialize`'s text; every other
     state is OpenSpiel's own. :func:`register` puts this function in ``pyspiel``'s place.
+
+    Raises:
+        TypeError: for a ``game`` or a ``state`` that is none (``None``, a string), or a
+            ``python_uno`` game or state paired with another game's.
+        ValueError: for a ``python_uno`` state of another ``python_uno`` game (other
+            parameters: the text would not read back).
     """
-    if isinstance(state, UnoOpenSpielState):
+    ours, our_game = isinstance(state, UnoOpenSpielState), _is_uno_game(game)
+    if ours and not our_game:
+        raise TypeError(
+            f"serialize_game_and_state: game: expected the {GAME_NAME} game of the state, "
+            f"got {shown(game)}"
+        )
+    if our_game and not ours:
+        raise TypeError(
+            f"serialize_game_and_state: state: expected a {GAME_NAME} state of this game, "
+            f"got {_described_state(state)}"
+        )
+    if ours:
+        own, given = state.get_game().get_parameters(), game.get_parameters()
+        differ = {
+            k: (own.get(k), given.get(k))
+            for k in sorted({*own, *given})
+            if own.get(k) != given.get(k)
+        }
+        if differ:
+            raise ValueError(
+                "serialize_game_and_state: the state is of another python_uno game than the "
+                f"game given; differing parameters (the state's, the game's): {shown(differ, 200)}"
+            )
         return (
-            f"{_SERIALIZED_HEADER}Version: 1\n\n[Game]\n{game.serialize()}\n"
+            f"{_SERIALIZED_HEADER}{_SERIALIZED_VERSION}\n\n[Game]\n{game.serialize()}\n"
             f"[State]\n{state.serialize()}\n"
+        )
+    spiel = _require_pyspiel()
+    if not isinstance(game, spiel.Game) or not isinstance(state, spiel.State):
+        raise TypeError(
+            f"serialize_game_and_state: expected a game and one of its states, got "
+            f"{shown(game)} and {_described_state(state)}"
         )
     return str(_spiel_function("serialize_game_and_state")(game, state))
 
 
-def _game_and_state_sections(text: str) -> tuple[str, str]:
-    """The ``[Game]`` and ``[State]`` sections of ``text``, read exactly as OpenSpiel's
-    ``DeserializeGameAndState`` reads them (blank and ``#`` lines skipped).
+def _game_and_state_sections(text: str) -> tuple[str, str, str]:
+    """The ``[Meta]``, ``[Game]`` and ``[State]`` sections of ``text``, read exactly as
+    OpenSpiel's ``DeserializeGameAndState`` reads them (blank and ``#`` lines skipped).
 
     Raises:
         ValueError: naming the line, where OpenSpiel would refuse the layout (it says so
@@ -1032,7 +1213,7 @@ def _game_and_state_sections(text: str) -> tuple[str, str]:
             found[current].append(line)
     if current != _SECTIONS["[State]"]:
         raise ValueError(f"{where}: it ends before its [State] section; {order}")
-    return "\n".join(found[1]), "\n".join(found[2])
+    return "\n".join(found[0]), "\n".join(found[1]), "\n".join(found[2])
 
 
 _NAMED_PRESET = re.compile("(?:" + "|".join(map(re.escape, PRESETS)) + ")[,)]")
@@ -1091,8 +1272,13 @@ def deserialize_game_and_state(text: str) -> tuple[Any, Any]:
             f"deserialize_game_and_state: a serialized game and state is a str, got "
             f"{type(text).__name__}"
         )
-    game_text, state_text = _game_and_state_sections(text)
+    meta, game_text, state_text = _game_and_state_sections(text)
     if game_text.partition("(")[0] == GAME_NAME:
+        if meta != _SERIALIZED_VERSION:  # written by serialize_game_and_state: Version: 1
+            raise ValueError(
+                f"deserialize_game_and_state: the [Meta] section reads {shown(meta)}; a "
+                f"{GAME_NAME} game and state is written as {_SERIALIZED_VERSION!r}"
+            )
         params = _string_parameters(game_text)
         _check_named_preset(params.get("preset", PARAMETERS["preset"]), f"{GAME_NAME}: [Game]")
         game = load_game(GAME_NAME, params)

@@ -40,6 +40,27 @@ def _check_player(player: Any, num_players: int) -> None:
         )
 
 
+def _table_of(state: Any, rules: Rules) -> _Table:
+    """The table of a ``python_uno`` state that an observer of ``rules`` is given.
+
+    Raises:
+        TypeError: for anything but a ``python_uno`` state (``None``, another game's state).
+        ValueError: for a state of other rules than the observer's game.
+    """
+    table = getattr(state, "_table", None)
+    if not isinstance(table, _Table):
+        kind = "None" if state is None else f"a {type(state).__module__}.{type(state).__name__}"
+        raise TypeError(f"{GAME_NAME}: an observer reads a {GAME_NAME} state, got {kind}")
+    if table.rules.num_players != rules.num_players:
+        raise ValueError(
+            f"{GAME_NAME}: the state has {table.rules.num_players} seats; the observer's game "
+            f"has num_players={rules.num_players}"
+        )
+    if table.rules != rules:
+        raise ValueError(f"{GAME_NAME}: the state is of other rules than the observer's game")
+    return table
+
+
 class _Step(NamedTuple):
     """One applied decision (or the deal, seat -1) and its public and private results."""
 
@@ -230,7 +251,7 @@ class _ObservationObserver:
         self.dict = {field.name: self.tensor[OBS_LAYOUT[field.name]] for field in OBS_FIELDS}
 
     def _encoded(self, state: UnoOpenSpielState, player: int) -> np.ndarray | None:
-        table = state._table
+        table = _table_of(state, self.rules)
         _check_player(player, self.rules.num_players)
         if table.state is None:  # before the deal nothing is on the table
             return None
@@ -263,11 +284,19 @@ class _InfoStateObserver:
         self._now = _ObservationObserver(rules)
 
     def set_from(self, state: UnoOpenSpielState, player: int) -> None:
-        """No tensor to write."""
+        """No tensor to write (the state and the seat are checked all the same).
+
+        Raises:
+            TypeError: for a state that is no ``python_uno`` state, or a seat that is no
+                integer.
+            ValueError: for a state of other rules, or a seat outside the table.
+        """
+        _table_of(state, self.rules)
+        _check_player(player, self.rules.num_players)
 
     def string_from(self, state: UnoOpenSpielState, player: int) -> str:
         """``player``'s information state: its history of public steps and own cards."""
-        table = state._table
+        table = _table_of(state, self.rules)
         _check_player(player, self.rules.num_players)
         if table.state is None:
             return f"p{player} | before the deal"
