@@ -26,6 +26,7 @@ from uno_env import cards as C
 from uno_env import core
 from uno_env.config_values import check_int
 from uno_env.core.checks import is_int
+from uno_env.core.setup import game_keys
 from uno_env.files import shown
 from uno_env.rng import derive_keys, keyed_permutation
 from uno_env.rules import Rules, load_rules
@@ -56,8 +57,12 @@ def stacked_deck(top_cards: Sequence[str | int], key: int) -> np.ndarray:
         key: The game key that orders the unlisted cards.
 
     Raises:
-        ValueError: if a name is not a card or a face is listed more often than the deck holds.
+        ValueError: if a name is not a card, a face is listed more often than the deck holds,
+            or ``key`` is no integer in ``[0, 2**64)`` (named as given).
     """
+    key_arr = game_keys(key, "key")
+    if key_arr.shape != ():
+        raise ValueError(f"key: expected one game key, got {shown(key)}")
     if isinstance(top_cards, (str, bytes, Mapping)) or not isinstance(
         top_cards, (Sequence, np.ndarray)
     ):
@@ -74,7 +79,7 @@ def stacked_deck(top_cards: Sequence[str | int], key: int) -> np.ndarray:
     if over:
         raise ValueError(f"stacked deck lists too many cards: {'; '.join(over)}")
     rest = np.repeat(np.arange(C.NUM_FACES), C.FACE_COUNTS - counts)
-    order = keyed_permutation(np.array([key], dtype=np.uint64), STACKED_FILL_STREAM, rest.size)[0]
+    order = keyed_permutation(key_arr.reshape(1), STACKED_FILL_STREAM, rest.size)[0]
     return np.concatenate([np.asarray(faces, dtype=np.int64), rest[order]]).astype(np.int8)
 
 

@@ -118,13 +118,18 @@ def as_policy(policy: object) -> Policy:
     """Return a policy object for a policy or a plain callable.
 
     Raises:
-        TypeError: for a bot name (resolve it with ``unolab.agents.resolve_opponents``) or anything
-            without an ``act`` method that is not callable.
+        TypeError: for a bot name (resolve it with ``unolab.agents.resolve_opponents``), a
+            class (not built yet), or anything without an ``act`` method that is not callable.
     """
     if isinstance(policy, str):
         raise TypeError(
             f"opponent {policy!r} is a name: the envs take policies; build it with "
             f"unolab.agents.resolve_opponents([{policy!r}]) or unolab.agents.make_agent({policy!r}, seed)"
+        )
+    if isinstance(policy, type):  # its act is an unbound function: no policy plays it
+        raise TypeError(
+            f"opponent {shown(policy)} is a class, not a policy: build one first (such as "
+            f"{policy.__name__}(seed=0)), or give a PolicyFactory that builds it"
         )
     act = getattr(policy, "act", None)
     if callable(act):

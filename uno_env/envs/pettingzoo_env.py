@@ -98,6 +98,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.config_values import check_switch
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.core.checks import is_int
 from uno_env.core.setup import game_keys
@@ -116,7 +117,7 @@ from uno_env.envs.registration import (
 )
 from uno_env.envs.render import render_table
 from uno_env.envs.spaces import action_id
-from uno_env.envs.table_inputs import ResetNeededError, check_options, check_switch
+from uno_env.envs.table_inputs import ResetNeededError, check_options
 from uno_env.files import shown
 from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
@@ -242,9 +243,14 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
     def last(
         self, observe: bool = True
     ) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
-        """Observation, cumulative reward, terminated, truncated and info of the agent to act."""
+        """Observation, cumulative reward, terminated, truncated and info of the agent to act.
+
+        Raises:
+            ValueError: for an ``observe`` that is not True or False, or before ``reset()``.
+        """
         if not self._has_reset:
             raise ResetNeededError("reset() needs to be called before last()")
+        observe = check_switch("observe", observe)
         # The env itself answers: the illegal-action wrapper in between changes no
         # observation, and each wrapper's attribute lookups would cost more than the turn.
         raw: AECEnv[str, ObsDict, int] = self.env.unwrapped

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.config_values import check_switch
 from uno_env.core.setup import game_keys
 from uno_env.envs.opponents import OpponentPool, OpponentsSpec
 from uno_env.files import shown
@@ -55,17 +56,6 @@ def check_options(options: object) -> Mapping[str, Any]:
             f"options: expected a dict such as {{'key': 7}} or None, got {shown(options)}"
         )
     return options
-
-
-def check_switch(what: str, value: object) -> bool:
-    """A switch: ``True`` or ``False`` (NumPy's too), never a word or a number.
-
-    Raises:
-        ValueError: naming ``what`` and the value as given.
-    """
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{what}: expected True or False, got {shown(value)}")
-    return bool(value)
 
 
 MAX_NUM_GAMES = 65_536

@@ -34,7 +34,11 @@ from uno_env.envs.spaces import action_ids
 from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
-__all__ = ["UnoVecEnv"]
+__all__ = ["FIXED_ATTRIBUTES", "UnoVecEnv"]
+
+FIXED_ATTRIBUTES = frozenset({"num_envs", "observation_space", "action_space", "rules", "tables"})
+"""What :meth:`UnoVecEnv.set_attr` does not set: the games are built from them (their
+number, spaces and rules) and checked against them once, when the env is built."""
 
 
 _RENDER_MODES = ("ansi", "human", "rgb_array")
@@ -215,11 +219,25 @@ class UnoVecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute of the env (shared by all games).
 
+        The attributes the games are built from (:data:`FIXED_ATTRIBUTES`: the size, the
+        spaces, the rules, the tables), the private ones and the methods are not set: the
+        games would no longer be what they say.
+
         Raises:
             ValueError: for an attribute the env does not have (a misspelt name would set
-                one that nothing reads), or a bad index, named.
+                one that nothing reads) or that cannot be set, or a bad index, named.
         """
         self._attribute("attr_name", attr_name)
+        if (
+            attr_name in FIXED_ATTRIBUTES
+            or attr_name.startswith("_")
+            or callable(getattr(self, attr_name))
+        ):
+            raise ValueError(
+                f"attr_name: {shown(attr_name)} cannot be set: the env's size, spaces, rules, "
+                "tables, methods and private attributes are fixed when it is built; build a "
+                "new UnoVecEnv instead"
+            )
         self._indices(indices)
         setattr(self, attr_name, value)
 
@@ -233,11 +251,18 @@ class UnoVecEnv(VecEnv):
         """Call a method of the env; ``action_masks`` gives each requested game's row.
 
         Other methods are called once and their result repeated for each requested game.
+
+        Raises:
+            ValueError: for a method the env does not have, or a bad index, named.
+            TypeError: for arguments given to ``action_masks``, which takes none.
         """
         method = getattr(self, self._attribute("method_name", method_name))
         if not callable(method):
             raise ValueError(f"method_name: {shown(method_name)} is not a method of the env")
         idx = self._indices(indices)
+        if method_name == "action_masks" and (method_args or method_kwargs):
+            given = shown((*method_args, *(f"{k}={v!r}" for k, v in method_kwargs.items())))
+            raise TypeError(f"env_method: action_masks takes no arguments, got {given}")
         if method_name == "action_masks":
             masks = self.tables.action_masks()
             return list(masks[idx])
@@ -249,7 +274,17 @@ class UnoVecEnv(VecEnv):
         wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]],
         indices: VecEnvIndices = None,
     ) -> list[bool]:
-        """No game is wrapped."""
+        """No game is wrapped.
+
+        Raises:
+            TypeError: for a ``wrapper_class`` that is no class.
+            ValueError: for a bad index, named.
+        """
+        if not isinstance(wrapper_class, type):
+            raise TypeError(
+                f"wrapper_class: expected a wrapper class such as gymnasium.Wrapper, got "
+                f"{shown(wrapper_class)}"
+            )
         return [False for _ in self._indices(indices)]
 
     def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
@@ -257,7 +292,7 @@ class UnoVecEnv(VecEnv):
             return range(self.num_envs)
         if isinstance(indices, (int, np.integer)):
             return [indices]
-        if isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+        if isinstance(indices, (str, bytes, Mapping)) or not isinstance(indices, Iterable):
             raise TypeError(
                 f"indices must be None, an env index or a list of them, got {shown(indices)}"
             )
