@@ -169,10 +169,13 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         """
         if self._forfeited or self.tables.over[0]:
             raise ResetNeededError("the hand is over: call reset() before stepping again")
-        # A one-element array (what a policy's predict may give) counts as its element; what
-        # is no action id at all is the caller's bug, refused in every mode.
+        # A one-element array of shape (1,) (what a policy's predict may give) counts as its
+        # element, as [a] does not; what is no action id at all (a (1, 1) array too) is the
+        # caller's bug, refused in every mode.
         given = (
-            action.reshape(()) if isinstance(action, np.ndarray) and action.size == 1 else action
+            action.reshape(())
+            if isinstance(action, np.ndarray) and action.shape == (1,)
+            else action
         )
         act = action_id(given)
         if self.illegal_action == "terminate" and not self.tables.action_masks()[0, act]:
