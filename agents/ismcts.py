@@ -1,6 +1,6 @@
 """``ismcts``: information-set Monte Carlo tree search from the acting seat's view.
 
-:class:`~unolab.agents.search.PimcAgent` scores each candidate by the hands that follow when every
+:class:`~unolab.agents.pimc.PimcAgent` scores each candidate by the hands that follow when every
 seat then plays the rollout heuristic: one step of improvement over that heuristic. This
 agent searches the acting seat's *later* decisions too, with one tree over its information
 sets (single-observer ISMCTS, Cowling, Powley and Whitehouse 2012), shared by all the

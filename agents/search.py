@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from uno_env.policy import Seed
 from uno_env.rules import Rules
-from unolab.agents.pimc import MAX_ROLLOUTS, MAX_ROWS, PRIOR_WEIGHT, PimcAgent, resolve_rollout
+from unolab.agents.pimc import PRIOR_WEIGHT, PimcAgent
 from unolab.agents.shipped import SHIPPED_DIR
 
 if TYPE_CHECKING:
@@ -24,14 +24,9 @@ if TYPE_CHECKING:
 __all__ = [
     "GUIDED_PRIORS",
     "GUIDED_ROLLOUTS",
-    "MAX_ROLLOUTS",
-    "MAX_ROWS",
-    "PRIOR_WEIGHT",
     "STRONG_ROLLOUTS",
     "GuidedPrior",
-    "PimcAgent",
     "guided_pimc",
-    "resolve_rollout",
     "strong_pimc",
 ]
 
@@ -84,7 +79,7 @@ class _GuidedPimc(PimcAgent):
 
     def _prior_for(self, rules: Rules) -> TorchPolicy | None:
         if rules is not self._guided_rules:  # chosen once per rules, not per decision
-            from unolab.agents.learned import CheckpointMismatchError
+            from unolab.agents.policy_metadata import CheckpointMismatchError
 
             self._guided_rules = rules
             guide = GUIDED_PRIORS.get(rules.num_players)

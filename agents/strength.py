@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.console import path_argument, run_main
 from uno_env.files import (
     UnreadableFileError,
@@ -91,7 +91,7 @@ def agent_table_sizes(path: str, players: Sequence[int], preset: str = "official
         ValueError: naming ``path`` when it fits none of them (with the reason for the last),
             or when the file is missing or malformed.
     """
-    from unolab.agents.learned import CheckpointMismatchError
+    from unolab.agents.policy_metadata import CheckpointMismatchError
 
     fits, reason = [], ""
     for n_players in players:

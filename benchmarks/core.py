@@ -22,7 +22,7 @@ import numpy as np
 
 from uno_env import core
 from uno_env.cards import MAX_PLAYERS
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.console import run_main
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules

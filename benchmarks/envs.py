@@ -34,7 +34,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.console import run_main
 from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv

@@ -32,8 +32,8 @@ from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.agents.arena import evaluate_vs
 from unolab.agents.ismcts import MAX_ITERATIONS, IsmctsAgent
+from unolab.agents.pimc import PimcAgent
 from unolab.agents.plain_bots import PLAIN_BOTS
-from unolab.agents.search import PimcAgent
 from unolab.agents.search_base import StateSearchAgent
 from unolab.benchmarks.core import engine_steps_per_second
 from unolab.benchmarks.options import int_in_range, positive_seconds

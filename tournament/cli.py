@@ -31,9 +31,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from uno_env.configuration import ConfigError, apply_overrides, load_yaml_mapping
+from uno_env.config_values import ConfigError
+from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.console import BROKEN_PIPE_EXIT, one_line, run_main, silence_stdout
-from uno_env.files import FolderInUseError
+from uno_env.folders import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents.progress import PipeConsole
 from unolab.tournament.config import TournamentConfig, load_config, refuse_pickle_switch

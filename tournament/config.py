@@ -1,7 +1,7 @@
 """Tournament configs: frozen dataclasses loaded from YAML (the shipped ``tournament/*``: ``uno-lab config list``).
 
-Every key is validated by :func:`uno_env.configuration.from_mapping`: an unknown key or a bad
-value raises :class:`~uno_env.configuration.ConfigError` naming it and what is allowed.
+Every key is validated by :func:`uno_env.config_values.from_mapping`: an unknown key or a bad
+value raises :class:`~uno_env.config_values.ConfigError` naming it and what is allowed.
 A participant may be written as a plain string (a bot name, a Python class such as
 ``my_bots.py:MyBot``, or the path of an exported agent) or as a mapping
 ``{name, bot | path, deterministic}``.
@@ -26,16 +26,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.config_values import check_folder_name
-from uno_env.configuration import (
+from uno_env.config_values import (
     ConfigError,
-    apply_overrides,
     check_folder,
+    check_folder_name,
     check_int,
     check_seed,
     from_mapping,
-    load_yaml_mapping,
 )
+from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.python_bots import (

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.rng import keyed_bits
 
 __all__ = [

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import AGENT_NAMES, make_agent

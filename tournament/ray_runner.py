@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect

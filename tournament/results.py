@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.cards import DECK_SIZE
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.console import one_line
 from uno_env.files import UnreadableFileError, read_regular_file, shown
-from uno_env.play import TableResults
+from uno_env.outcomes import TableResults
 from uno_env.rules import MAX_TURNS_LIMIT
 from unolab.tournament.storage import MAX_LOG_BYTES, write_error, write_file
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.rules import Rules
 from unolab.tournament.config import MAX_DEAL_SETS
 from unolab.tournament.design import Schedule, deal_keys

@@ -18,8 +18,9 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from uno_env.configuration import ConfigError
-from uno_env.files import FolderLock, UnwritableFileError, shown
+from uno_env.config_values import ConfigError
+from uno_env.files import UnwritableFileError, shown
+from uno_env.folders import FolderLock
 from uno_env.rules import load_rules
 from unolab.tournament.config import NOT_FINGERPRINTED, TournamentConfig
 from unolab.tournament.storage import read_record_text, write_file

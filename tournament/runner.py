@@ -4,7 +4,7 @@ The run folder ``<output_dir>/<name>/`` holds ``config.json`` (the config and it
 fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`unolab.tournament.results`),
 ``summary.json``, ``leaderboard.csv`` and the plots.
 
-One run at a time. The run holds the folder's lock (:class:`uno_env.files.FolderLock`, the
+One run at a time. The run holds the folder's lock (:class:`uno_env.folders.FolderLock`, the
 file ``.lock``) from its start to its end; a second run started on the same folder is
 refused, naming the pid of the first. The operating system drops the lock when the process
 ends, however it ends, so a killed run never blocks its resume; a run that ends removes the
@@ -63,10 +63,10 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from unolab.agents.progress import Bar, PipeConsole, progress_bar
 from unolab.tournament.analysis import GameTable, deal_set_scores
-from unolab.tournament.chunks import ChunkResult, play_chunk, policy_seed, schedule_for
+from unolab.tournament.chunks import ChunkResult, play_chunk, schedule_for
 from unolab.tournament.config import TournamentConfig
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import PolicyFactory, entrants_for
@@ -75,19 +75,13 @@ from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped
 from unolab.tournament.report import write_reports
 from unolab.tournament.results import ResultStore, Unit
 from unolab.tournament.resume import check_records, partial_chunks
-from unolab.tournament.run_folder import RunFolder, game_fields
+from unolab.tournament.run_folder import RunFolder
 from unolab.tournament.sprt import SprtResult, sequential_sprt
 from unolab.tournament.summary import build_summary
 
 __all__ = [
-    "ChunkResult",
-    "RunFolder",
     "cpu_seconds",
-    "game_fields",
-    "play_chunk",
-    "policy_seed",
     "run_tournament",
-    "schedule_for",
 ]
 
 

@@ -2,7 +2,7 @@
 
 Reads go through :func:`uno_env.files.read_regular_file` (a FIFO or ``/dev/zero`` in the run
 folder would otherwise hang the command), and an unreadable file becomes a
-:class:`~uno_env.configuration.ConfigError`. Writes go through
+:class:`~uno_env.config_values.ConfigError`. Writes go through
 :func:`uno_env.files.write_atomically` (a full disk leaves the old file, never a torn one),
 and a failed write becomes an :class:`OSError` whose message names the file and says how
 to resume.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.files import UnreadableFileError, read_regular_text, write_atomically
 
 __all__ = [

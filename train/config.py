@@ -21,54 +21,31 @@ from typing import Any, Literal
 
 import yaml
 
-from uno_env.config_values import check_folder_name
-from uno_env.configuration import (
+from uno_env.config_values import (
     ConfigError,
-    apply_overrides,
     check_folder,
+    check_folder_name,
     check_int,
     check_seed,
     from_mapping,
-    load_yaml_mapping,
 )
+from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.files import why_missing
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 
 # The bounds and sections stay importable here, where users of the config look for them.
 from unolab.train.config_limits import (
-    MAX_BATCH_SIZE,
-    MAX_BUFFER_SIZE,
-    MAX_LAYER_WIDTH,
-    MAX_LAYERS,
-    MAX_N_STEP,
     MAX_NUM_ENVS,
-    MAX_POOL_SIZE,
     MAX_ROLLOUT,
     MAX_STEPS,
     MAX_TORCH_THREADS,
-    check_net_arch,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.imitate_config import CLONE_NAME, ImitateConfig, ImitateStage
 
 __all__ = [
     "INIT_SUFFIXES",
-    "MAX_BATCH_SIZE",
-    "MAX_BUFFER_SIZE",
-    "MAX_LAYERS",
-    "MAX_LAYER_WIDTH",
-    "MAX_NUM_ENVS",
-    "MAX_N_STEP",
-    "MAX_POOL_SIZE",
-    "MAX_ROLLOUT",
-    "MAX_STEPS",
-    "DQNParams",
-    "EvalConfig",
-    "ImitateStage",
-    "OpponentMix",
-    "PPOParams",
     "TrainConfig",
-    "check_net_arch",
     "config_beside",
     "config_for",
     "load_config",

@@ -6,7 +6,7 @@ that passes them starts training instead of dying in an allocation minutes later
 
 from __future__ import annotations
 
-from uno_env.configuration import ConfigError, check_int
+from uno_env.config_values import ConfigError, check_int
 
 __all__ = [
     "MAX_BATCH_SIZE",

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from uno_env.configuration import ConfigError, check_float, check_int
+from uno_env.config_values import ConfigError, check_float, check_int
 from uno_env.files import shown
 from unolab.agents import BOT_NAMES
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec

@@ -28,30 +28,13 @@ from uno_env.console import run_main
 from unolab.train import run, run_cli
 from unolab.train.algorithms import ALGORITHMS, restore_checkpoint
 from unolab.train.config import TrainConfig, config_beside
-from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
-from unolab.train.legal_actions import (
-    env_action_masks,
-    masked_argmax,
-    masked_target,
-    uniform_legal,
-)
 from unolab.train.masked_dqn import MaskedDQN
-from unolab.train.masked_replay import MaskedReplayBuffer, MaskedReplaySamples
 
 __all__ = [
-    "DuelingDQNPolicy",
-    "DuelingHead",
-    "MaskedDQN",
-    "MaskedReplayBuffer",
-    "MaskedReplaySamples",
-    "env_action_masks",
     "load_model",
     "main",
     "make_model",
-    "masked_argmax",
-    "masked_target",
     "train",
-    "uniform_legal",
 ]
 
 

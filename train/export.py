@@ -35,10 +35,10 @@ from uno_env.files import check_writable_target, why_missing
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.agent_files import agent_stem
-from unolab.agents.learned import MLPNet, PolicyMetadata, TorchPolicy, save_policy
+from unolab.agents.learned import MLPNet, TorchPolicy, save_policy
+from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.train.algorithms import (
     ALGORITHMS,
-    load_policy_layers,
     policy_layers,
     restore_checkpoint,
 )
@@ -50,9 +50,7 @@ __all__ = [
     "export_checkpoint",
     "export_policy",
     "git_commit",
-    "load_policy_layers",
     "metadata_for",
-    "policy_layers",
     "snapshot_policy",
 ]
 

@@ -56,7 +56,8 @@ import torch
 
 from uno_env.configuration import add_config_options
 from uno_env.console import run_main
-from uno_env.files import FolderInUseError, RunFolderLock, write_atomically
+from uno_env.files import write_atomically
+from uno_env.folders import FolderInUseError, RunFolderLock
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
@@ -71,10 +72,8 @@ from unolab.train.demonstration_files import (
 from unolab.train.imitate_config import ImitateConfig, load_imitate_config
 from unolab.train.imitate_fit import agreement, fit_clone, predict, validation_split
 from unolab.train.imitate_outputs import (
-    ALGORITHM,
     REPORT_NAME,
     clone_metadata,
-    clone_path,
     format_report,
     run_files,
     write_clone,
@@ -83,17 +82,10 @@ from unolab.train.imitation_data import generate_demonstrations, teacher_factory
 from unolab.train.run_folder import release_run_lock
 
 __all__ = [
-    "ALGORITHM",
-    "REPORT_NAME",
     "ImitationResult",
-    "agreement",
-    "clone_path",
-    "fit_clone",
     "imitate",
     "main",
-    "run_files",
     "train",
-    "validation_split",
 ]
 
 _EVAL_SEED_OFFSET = 7919

@@ -17,21 +17,20 @@ from typing import Any, Literal
 
 import yaml
 
-from uno_env.config_values import check_folder_name
-from uno_env.configuration import (
+from uno_env.config_values import (
     ConfigError,
-    apply_overrides,
     check_float,
     check_folder,
+    check_folder_name,
     check_int,
     check_seed,
     from_mapping,
-    load_yaml_mapping,
 )
+from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.observation import OBS_DIM
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES
-from unolab.agents.search import MAX_ROLLOUTS
+from unolab.agents.pimc import MAX_ROLLOUTS
 from unolab.train.config_limits import (
     MAX_BATCH_SIZE,
     MAX_EVAL_GAMES,
@@ -93,7 +92,7 @@ class ImitateConfig:
             exported agent ``.safetensors`` -> relative weight. Each teacher seat of each
             game is held by one teacher drawn with these weights.
         teacher_budget: Rollouts per candidate action of a search teacher (``pimc``), 1 to
-            :data:`unolab.agents.search.MAX_ROLLOUTS`, or iterations per decision of ``ismcts``
+            :data:`unolab.agents.pimc.MAX_ROLLOUTS`, or iterations per decision of ``ismcts``
             (at most :data:`unolab.agents.ismcts.MAX_ITERATIONS`); ``None`` (the default): the
             agent's own default. Ignored by the other teachers.
         opponents: ``None`` (the default): every seat is a teacher seat. A mix of bots:

@@ -15,7 +15,8 @@ from torch import nn
 from uno_env import cards as C
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
-from unolab.agents.learned import MLPNet, PolicyMetadata, save_policy
+from unolab.agents.learned import MLPNet, save_policy
+from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.train.demonstration_files import DEMONSTRATIONS_FILE
 from unolab.train.export import git_commit
 from unolab.train.imitate_config import ImitateConfig

@@ -15,7 +15,8 @@ import torch
 from safetensors import SafetensorError
 
 from uno_env.rules import Rules
-from unolab.agents.learned import CheckpointMismatchError, load_policy
+from unolab.agents.learned import load_policy
+from unolab.agents.policy_metadata import CheckpointMismatchError
 from unolab.train import algorithms
 from unolab.train.algorithms import load_policy_layers
 from unolab.train.checkpoint_files import DamagedCheckpointError

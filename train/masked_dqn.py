@@ -67,12 +67,6 @@ from torch.nn import functional as F
 
 # The network, buffer and masking primitives stay importable here: they are this module's
 # public API, and SB3 checkpoints may name the policy and buffer classes by this module.
-from unolab.train.dueling import (
-    DuelingDQNPolicy,
-    DuelingHead,
-    DuelingQNetwork,
-    FoldedDuelingLinear,
-)
 from unolab.train.legal_actions import (
     BoolArray,
     env_action_masks,
@@ -80,21 +74,10 @@ from unolab.train.legal_actions import (
     masked_target,
     uniform_legal,
 )
-from unolab.train.masked_replay import MaskedReplayBuffer, MaskedReplaySamples, Potential
+from unolab.train.masked_replay import MaskedReplayBuffer, Potential
 
 __all__ = [
-    "DuelingDQNPolicy",
-    "DuelingHead",
-    "DuelingQNetwork",
-    "FoldedDuelingLinear",
     "MaskedDQN",
-    "MaskedReplayBuffer",
-    "MaskedReplaySamples",
-    "Potential",
-    "env_action_masks",
-    "masked_argmax",
-    "masked_target",
-    "uniform_legal",
 ]
 
 

@@ -24,7 +24,7 @@ refused unless it resumes (``--resume``) or starts over (``--overwrite``, which 
 the old run's files). A resume is a contract (:mod:`unolab.train.resume`): it continues the
 newest good checkpoint, rebuilt from the config without unpickling anything, and refuses a
 change of any setting the model or its data depend on. A running run holds the folder's lock (``.lock``,
-:class:`uno_env.files.FolderLock`) until it ends, so a second run on the same folder is
+:class:`uno_env.folders.FolderLock`) until it ends, so a second run on the same folder is
 refused, naming the first one's pid. Ctrl-C saves ``latest.zip`` and says how to resume.
 
 Every file is written to a temporary name, flushed to disk and renamed over the old one
@@ -47,13 +47,10 @@ import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
+from uno_env.console import one_line
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.files import (
-    FolderInUseError,
-    FolderLock,
-    RunFolderLock,
-    UnreadableFileError,
-)
+from uno_env.files import UnreadableFileError
+from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
 from uno_env.rules import Rules
 from unolab.agents import progress
 from unolab.agents.progress import say
@@ -64,39 +61,25 @@ from unolab.train.imitate import imitate
 from unolab.train.init_weights import initialise_from
 from unolab.train.league import League
 from unolab.train.resume import record_history, resume_model
-from unolab.train.run_callback import EvaluationHook, LabCallback, evaluate_model, freeze_policy
+from unolab.train.run_callback import EvaluationHook, LabCallback
 from unolab.train.run_folder import (
     LEGACY_POLICY_NAME,
-    RunExistsError,
-    RunWriteError,
-    _check_run_dir,
-    _interrupts_deferred,
-    _one_line,
-    _remove,
-    _save_atomically,
+    check_run_dir,
+    interrupts_deferred,
     policy_path,
     release_run_lock,
-    run_files,
+    remove_paths,
+    save_run_file,
 )
 
 __all__ = [
-    "LEGACY_POLICY_NAME",
     "AlgorithmTrainer",
-    "EvaluationHook",
-    "LabCallback",
-    "RunExistsError",
     "RunResult",
-    "RunWriteError",
     "TrainingInterrupted",
-    "evaluate_model",
-    "freeze_policy",
-    "initialise_from",
-    "policy_path",
-    "run_files",
     "train",
 ]
 
-_START_ERRORS = (ValueError, OSError, FolderInUseError)
+START_ERRORS = (ValueError, OSError, FolderInUseError)
 """What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
 (a bad value, a checkpoint that does not fit), FileNotFoundError, RunExistsError, the run
 folder in use by another run, ..."""
@@ -186,7 +169,7 @@ def _clone_summary(report: Mapping[str, Any]) -> str:
 
 @dataclass
 class _Session:
-    """A started run: everything :func:`_learn` needs (it holds the run folder's lock)."""
+    """A started run: everything :func:`learn` needs (it holds the run folder's lock)."""
 
     config: TrainConfig
     rules: Rules
@@ -198,7 +181,7 @@ class _Session:
     lock: RunFolderLock
 
 
-def _start(
+def start_run(
     config: TrainConfig,
     resume: bool,
     overwrite: bool,
@@ -209,7 +192,7 @@ def _start(
     """Check the run folder, build the env, league and model; write nothing before it works.
 
     The run folder's lock is taken before the model is built or loaded and held until
-    :func:`_learn` ends (a run that holds it already is named at once). An old run is
+    :func:`learn` ends (a run that holds it already is named at once). An old run is
     removed (``overwrite``) only once the new one has been built; an ``imitate`` stage then
     records and fits its clone (``<run_dir>/clone/``) and the model starts from it.
 
@@ -224,7 +207,7 @@ def _start(
     try:
         if (run_dir / FolderLock.LOCK_NAME).is_file():
             lock.take()  # a run that is still going is named before anything else
-        _check_run_dir(config, resume, overwrite)
+        check_run_dir(config, resume, overwrite)
         league = League(config.opponents, rules, seed=config.seed)
         env = VecMonitor(
             UnoVecEnv(
@@ -237,7 +220,7 @@ def _start(
         )
         lock.take()
         # Again, now that no other run can start here: one may have begun meanwhile.
-        stale = _check_run_dir(config, resume, overwrite)
+        stale = check_run_dir(config, resume, overwrite)
         best_score = -1.0
         resumed = None
         if resume:
@@ -250,7 +233,7 @@ def _start(
             model = algorithms.make_model(config, env)
             if config.init_from is not None:
                 initialise_from(model, config.init_from, rules)
-        _remove(stale)
+        remove_paths(stale)
         stage = None if resume else config.imitation_config()
         if stage is not None:  # stage 1: the clone the network starts from
             if log is not None:
@@ -262,7 +245,7 @@ def _start(
         if resumed is not None:  # what changed, then the config it changed to
             record_history(run_dir, resumed.checkpoint.steps, resumed.changes)
         text = config.to_yaml()
-        _save_atomically(lambda p: p.write_text(text), run_dir / "config.yaml")
+        save_run_file(lambda p: p.write_text(text), run_dir / "config.yaml")
     except BaseException:
         if env is not None:
             env.close()
@@ -286,7 +269,7 @@ class _BarCallback(BaseCallback):
         return True
 
 
-def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResult:
+def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResult:
     """Train a started run to its ``total_steps``; on Ctrl-C save ``latest`` and stop.
 
     Raises:
@@ -329,13 +312,13 @@ def _learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResu
                 callback.evaluate_and_checkpoint()  # the final evaluation and checkpoint
     except KeyboardInterrupt as interrupt:
         steps = int(model.num_timesteps)
-        with _interrupts_deferred():
+        with interrupts_deferred():
             callback.init_callback(model)
             try:
                 checkpoint: Path | None = callback.save_latest()
                 reason = ""
             except OSError as err:
-                checkpoint, reason = None, err.strerror or _one_line(err)
+                checkpoint, reason = None, err.strerror or one_line(err)
         raise TrainingInterrupted(config.run_dir, steps, checkpoint, reason) from interrupt
     finally:
         session.env.close()
@@ -394,8 +377,8 @@ def train(
             message names the file and says how to continue.
         TrainingInterrupted: on Ctrl-C, once ``latest.zip`` is saved.
     """
-    session = _start(config, resume, overwrite, progress_bar, log, on_evaluation)
-    return _learn(session, progress_bar, log)
+    session = start_run(config, resume, overwrite, progress_bar, log, on_evaluation)
+    return learn(session, progress_bar, log)
 
 
 @dataclass(frozen=True)

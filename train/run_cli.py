@@ -17,13 +17,14 @@ from typing import NoReturn
 
 import yaml
 
-from uno_env.configuration import ConfigError, add_config_options, load_yaml_mapping
-from uno_env.console import path_argument
-from uno_env.files import FolderLock
+from uno_env.config_values import ConfigError
+from uno_env.configuration import add_config_options, load_yaml_mapping
+from uno_env.console import one_line, path_argument
+from uno_env.folders import FolderLock
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.resume import RUN_FOLDER_KEYS, Change, refuse_fixed
-from unolab.train.run import _START_ERRORS, RunResult, TrainingInterrupted, _learn, _start
-from unolab.train.run_folder import RunWriteError, _one_line, _write_failed
+from unolab.train.run import START_ERRORS, RunResult, TrainingInterrupted, learn, start_run
+from unolab.train.run_folder import RunWriteError, write_failed
 
 __all__ = ["build_parser", "main", "resume_folder", "resumed_config_path"]
 
@@ -31,7 +32,7 @@ __all__ = ["build_parser", "main", "resume_folder", "resumed_config_path"]
 def _fail(err: BaseException, prog: str) -> NoReturn:
     """The command line's answer to bad input: ``<prog>: error: <message>`` on stderr, exit 2
     (argparse's form, so every error of a command reads alike)."""
-    print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+    print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
     raise SystemExit(2)
 
 
@@ -96,7 +97,7 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or _one_line(err)
+        problem = getattr(err, "problem", None) or one_line(err)
         raise ConfigError(f"{path}: not valid YAML ({problem}{where})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
@@ -188,7 +189,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     config: TrainConfig | None = None
     try:
         config = _load_run_config(args, algorithm)
-        session = _start(config, args.resume is not None, args.overwrite, progress, sys.stderr)
+        session = start_run(config, args.resume is not None, args.overwrite, progress, sys.stderr)
     except KeyboardInterrupt:
         stage = None if config is None else config.imitation_config()
         kept = []
@@ -198,17 +199,17 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
         where = where or ": nothing was written"
         print(f"interrupted before training started{where}", file=sys.stderr)
         raise SystemExit(130) from None
-    except _START_ERRORS as err:
+    except START_ERRORS as err:
         _fail(err, parser.prog)
     _stop_on_sigterm()
     try:
-        result = _learn(session, progress, sys.stderr)
+        result = learn(session, progress, sys.stderr)
     except OSError as err:  # the machine, not the input: a full disk, a failed write
         if not isinstance(err, RunWriteError):
-            err = _write_failed(
+            err = write_failed(
                 err, getattr(err, "filename", None) or config.run_dir, config.run_dir
             )
-        print(f"{parser.prog}: error: {_one_line(err.strerror or err)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {one_line(err.strerror or err)}", file=sys.stderr)
         raise SystemExit(1) from None
     except TrainingInterrupted as stop:
         if stop.checkpoint is None:

@@ -25,14 +25,10 @@ from typing import Any
 
 from safetensors import SafetensorError
 
-from uno_env.configuration import ConfigError
-from uno_env.files import (
-    PARTIAL_SUFFIX,
-    FolderLock,
-    RunFolderLock,
-    check_writable_target,
-    save_atomically,
-)
+from uno_env.config_values import ConfigError
+from uno_env.console import one_line
+from uno_env.files import PARTIAL_SUFFIX, check_writable_target, save_atomically
+from uno_env.folders import FolderLock, RunFolderLock
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.train.checkpoint_files import (
@@ -115,7 +111,7 @@ def run_files(config: TrainConfig) -> list[Path]:
     return found
 
 
-def _remove(paths: Sequence[Path]) -> None:
+def remove_paths(paths: Sequence[Path]) -> None:
     for path in paths:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
@@ -163,7 +159,7 @@ def _check_run_targets(config: TrainConfig) -> None:
         )
 
 
-def _check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
+def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
     """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
 
     Raises:
@@ -202,7 +198,7 @@ class RunWriteError(OSError):
     naming the file and how to go on."""
 
 
-def _write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError:
+def write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError:
     """A failed write as one line: the file, the reason, and how to go on.
 
     The run can continue from ``latest.zip`` when one was written (each file is replaced
@@ -216,7 +212,7 @@ def _write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteErro
         found = re.search(r"os error (\d+)", str(err))
         code = int(found.group(1)) if found else errno.EIO
         reason = os.strerror(code) if found else None
-    reason = reason or _one_line(err)
+    reason = reason or one_line(err)
     if has_checkpoint(run_dir):
         hint = f"free space and continue from the last checkpoint with --resume {run_dir}"
     else:
@@ -235,7 +231,7 @@ def _sync(path: Path) -> None:
         os.close(fd)
 
 
-def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> None:
+def save_run_file(write: Any, path: Path, run_dir: Path | None = None) -> None:
     """``write(tmp)``, flush, then rename ``tmp`` over ``path``: never half a file.
 
     On a failure the temporary file is removed and ``path`` keeps what it held.
@@ -246,7 +242,7 @@ def _save_atomically(write: Any, path: Path, run_dir: Path | None = None) -> Non
     try:
         save_atomically(path, write)
     except (OSError, SafetensorError) as err:
-        raise _write_failed(err, path, run_dir or path.parent) from None
+        raise write_failed(err, path, run_dir or path.parent) from None
 
 
 def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
@@ -264,7 +260,7 @@ def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
     """
     staging = run_dir / _STAGING
     try:
-        _remove([staging])
+        remove_paths([staging])
         staging.mkdir()
         write(staging)
         for path in sorted(staging.iterdir()):
@@ -276,7 +272,7 @@ def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
     except (OSError, SafetensorError) as err:
         name = getattr(err, "filename", None)
         where = run_dir / (Path(name).name if name else files)
-        raise _write_failed(err, where, run_dir) from None
+        raise write_failed(err, where, run_dir) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -299,11 +295,11 @@ def append_lines(path: Path, lines: Sequence[str], run_dir: Path) -> None:
                 start = b"" if log.read(1) == b"\n" else b"\n"
             log.write(start + "".join(f"{line}\n" for line in lines).encode("utf-8"))
     except OSError as err:
-        raise _write_failed(err, path, run_dir) from None
+        raise write_failed(err, path, run_dir) from None
 
 
 @contextmanager
-def _interrupts_deferred() -> Iterator[None]:
+def interrupts_deferred() -> Iterator[None]:
     """Ignore Ctrl-C and SIGTERM while a checkpoint is written (a second one must not
     corrupt it)."""
     try:
@@ -343,7 +339,7 @@ def _write_checkpoint(model: Any, run_dir: Path, tag: str, meta: dict[str, Any])
     names = {suffix: f"{tag}{suffix}" for suffix in (".zip", ".json")}
     current = run_dir / names[".zip"]
     try:
-        _remove([staging])
+        remove_paths([staging])
         staging.mkdir()
         model.save(staging / names[".zip"])
         record = {**meta, "sha256": file_digest(staging / names[".zip"])}
@@ -361,7 +357,7 @@ def _write_checkpoint(model: Any, run_dir: Path, tag: str, meta: dict[str, Any])
             current = run_dir / name
             os.replace(staging / name, current)
     except (OSError, SafetensorError) as err:
-        raise _write_failed(err, current, run_dir) from None
+        raise write_failed(err, current, run_dir) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -410,11 +406,6 @@ def save_checkpoint(
                 shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
 
         save_group(export, run_dir, f"{stem.name}.safetensors")
-
-
-def _one_line(err: BaseException | str) -> str:
-    """An exception's message on one line (YAML and numpy messages span several)."""
-    return " ".join(str(err).split()) or type(err).__name__
 
 
 def release_run_lock(lock: RunFolderLock, undo: bool = False) -> None:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.console import path_argument, run_main
 from uno_env.files import write_atomically
 from unolab.agents.arena import EvalResult

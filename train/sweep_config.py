@@ -12,7 +12,7 @@ with one way to draw its values:
 Seeds are a dimension like any other (``seed: {grid: [1, 2]}``). Every value is checked
 against the training config before anything starts: a key that does not exist, a value the
 training config refuses (both ends of a range) or an empty search space raises
-:class:`~uno_env.configuration.ConfigError` naming the file, the key and the value.
+:class:`~uno_env.config_values.ConfigError` naming the file, the key and the value.
 
 Example (``configs/sweep/quick_lr_ent.yaml``)::
 
@@ -36,14 +36,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from uno_env.config_values import check_folder_name
-from uno_env.configuration import (
+from uno_env.config_values import (
     ConfigError,
     check_folder,
+    check_folder_name,
     check_int,
     from_mapping,
-    load_yaml_mapping,
 )
+from uno_env.configuration import load_yaml_mapping
 from unolab.train.config import TrainConfig
 from unolab.train.config import load_config as load_train_config
 from unolab.train.config_limits import MAX_STEPS

@@ -13,7 +13,7 @@ from uno_env.envs.registration import register_envs
 if TYPE_CHECKING:
     from uno_env import cards, core
     from uno_env.cards import action_name, card_name, parse_action, parse_card
-    from uno_env.configuration import ConfigError
+    from uno_env.config_values import ConfigError
     from uno_env.core import IllegalActionError, UnoState
     from uno_env.envs.pettingzoo_env import env, raw_env
     from uno_env.game import UnoGame

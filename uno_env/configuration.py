@@ -23,28 +23,15 @@ from typing import Any
 import yaml
 
 from uno_env.config_values import (
-    SEED_LIMIT,
     ConfigError,
-    check_float,
-    check_folder,
-    check_int,
-    check_seed,
-    from_mapping,
 )
 from uno_env.files import UnreadableFileError, read_regular_file, shown, why_missing
 
 __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_CONFIG_VALUES",
-    "SEED_LIMIT",
-    "ConfigError",
     "add_config_options",
     "apply_overrides",
-    "check_float",
-    "check_folder",
-    "check_int",
-    "check_seed",
-    "from_mapping",
     "load_yaml_mapping",
 ]
 

@@ -1,4 +1,4 @@
-"""Reading and writing the lab's files safely: bounded reads, atomic writes, folder locks.
+"""Reading and writing the lab's files safely: bounded reads and atomic writes.
 
 Every file the lab reads may come from someone else (a shared record, a run folder, a
 config), so it is read through :func:`read_regular_file`: it must be a regular file (a FIFO
@@ -10,28 +10,20 @@ temporary file beside the target, flushed to disk, then renamed over it, so a cr
 full disk leaves either the old file or the new one, never a torn one. Only a regular file
 (or nothing) is ever replaced: a device, a pipe, a folder or a symlink at the target is an
 :class:`UnwritableFileError` and is left as it is.
-
-A folder that one process writes into over a long run (a tournament or a training run)
-is held with :class:`FolderLock`; a second writer is refused and told the first one's pid.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 __all__ = [
-    "FolderInUseError",
-    "FolderLock",
-    "RunFolderLock",
     "UnreadableFileError",
     "UnwritableFileError",
     "check_writable_target",
@@ -60,10 +52,6 @@ class UnwritableFileError(OSError, ValueError):
     The message is one line that names the path and what is there. It is both an ``OSError``
     (a write failed) and a ``ValueError`` (the path a user gave is not one to write to).
     """
-
-
-class FolderInUseError(RuntimeError):
-    """Another live process holds the folder's lock; the message names its pid."""
 
 
 def shown(value: Any, limit: int = 60) -> str:
@@ -294,147 +282,3 @@ def write_atomically(path: str | Path, data: str | bytes) -> None:
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     save_atomically(path, lambda tmp: tmp.write_bytes(raw))
-
-
-class FolderLock:
-    """An exclusive lock on a folder, held by one process while it writes there.
-
-    The lock is an advisory ``flock`` on ``LOCK_NAME`` inside the folder, which also records
-    the holder's pid. The operating system drops the lock when its process ends, however it
-    ends (kill -9 included), so a stale lock file never blocks a resume.
-
-    Args:
-        folder: The folder to hold (it must exist).
-        what: What the folder is, for the message (``"tournament run"``).
-
-    Example:
-        >>> with FolderLock(run_dir, "tournament run"):  # doctest: +SKIP
-        ...     play_the_games()
-    """
-
-    LOCK_NAME = ".lock"
-
-    def __init__(self, folder: str | Path, what: str = "folder") -> None:
-        self.folder = Path(folder)
-        self.what = what
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        """Take the lock.
-
-        Raises:
-            FolderInUseError: another process holds it; the message names its pid.
-            OSError: the lock file cannot be created.
-        """
-        if self._fd is not None:
-            return
-        path = self.folder / self.LOCK_NAME
-        # Never through a link: the pid written below would overwrite the file it points
-        # at (anywhere, for root), or create one outside the folder.
-        check_writable_target(path, f"the {self.what}'s lock file")
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(path, flags, 0o644)
-        except OSError as err:
-            if err.errno == errno.ELOOP:  # a link put there since the check
-                raise UnwritableFileError(
-                    f"the {self.what}'s lock file {str(path)!r} is a symbolic link; remove it "
-                    "and rerun"
-                ) from None
-            raise
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise UnwritableFileError(
-                    f"the {self.what}'s lock file {str(path)!r} is not a regular file; remove "
-                    "it and rerun"
-                )
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-                raise FolderInUseError(
-                    f"the {self.what} {str(self.folder)!r} is in use by another process "
-                    f"(pid {holder}); wait for it to finish or stop it, or choose another folder"
-                ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
-
-    def release(self) -> None:
-        """Drop the lock (the lock file stays; it is reused by the next holder)."""
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-    @property
-    def held(self) -> bool:
-        """Whether this object holds the lock."""
-        return self._fd is not None
-
-    def __enter__(self) -> FolderLock:
-        self.acquire()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
-
-
-class RunFolderLock:
-    """A run folder's lock, taken as late as possible and undone on a failed start.
-
-    Taking it creates the folder (and ``.lock``) when missing; a start that fails after
-    that removes what it created, so a refused run leaves the disk as it found it.
-
-    Args:
-        run_dir: The run's folder (it need not exist yet).
-        what: What the folder is, for the message (``"training run"``).
-    """
-
-    def __init__(self, run_dir: Path, what: str) -> None:
-        self.run_dir = run_dir
-        self.lock = FolderLock(run_dir, what)
-        self.created: list[Path] = []
-        self.made_lock_file = False
-
-    def take(self) -> None:
-        """Create the folder if needed and hold its lock (nothing when held already).
-
-        Raises:
-            FolderInUseError: another run holds it; the message names its pid.
-            OSError: the folder or its lock file cannot be created.
-        """
-        if self.lock.held:
-            return
-        missing = []
-        for folder in (self.run_dir, *self.run_dir.parents):
-            if folder.exists() or folder.is_symlink():
-                break
-            missing.append(folder)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.created = missing  # deepest first: the order to remove them in
-        self.made_lock_file = not (self.run_dir / FolderLock.LOCK_NAME).exists()
-        self.lock.acquire()
-
-    def release(self, undo: bool = False) -> None:
-        """Drop the lock; with ``undo``, remove the lock file and folders it created."""
-        if undo and self.lock.held and self.made_lock_file:
-            with contextlib.suppress(OSError):
-                (self.run_dir / FolderLock.LOCK_NAME).unlink()
-        self.lock.release()
-        if undo:
-            for folder in self.created:
-                try:
-                    folder.rmdir()
-                except OSError:  # not empty (something else is there): keep it and above
-                    break
-            self.created = []

@@ -17,7 +17,7 @@ shape (rows, 0); when no policy of a round reads observations they are not encod
 (encoding is about 40% of the time of a game between fast bots).
 
 Search agents. A policy with the class attribute ``needs_state = True`` (such as
-``unolab.agents.search.PimcAgent``) is called as ``act_from_state(rules, games, seats, masks)``
+``unolab.agents.pimc.PimcAgent``) is called as ``act_from_state(rules, games, seats, masks)``
 instead of ``act``: ``games`` holds the rows where it acts (read-only: the table's own
 state when it acts in every row) and ``seats`` their acting seats. Such a policy must read
 only what the acting seat knows, by determinizing first (:func:`uno_env.core.determinize`).
@@ -66,9 +66,6 @@ from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.observation import encode
 from uno_env.outcomes import (
-    END_FORFEIT,
-    END_TRUNCATED,
-    END_WON,
     TableResults,
     record_ended,
     record_forfeits,
@@ -77,13 +74,9 @@ from uno_env.policy import Policy, StateSearcher, policy_name, searches_from_sta
 from uno_env.rules import Rules
 
 __all__ = [
-    "END_FORFEIT",
-    "END_TRUNCATED",
-    "END_WON",
     "ErrorPolicy",
     "PolicyError",
     "Round",
-    "TableResults",
     "choose_actions",
     "play_tables",
 ]

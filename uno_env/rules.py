@@ -3,7 +3,7 @@
 ``Rules()`` is the official Mattel rules (docs/rules.md §1-14). Every field is a switch; see
 ``docs/rules.md`` for the table of switches and defaults. Configs are frozen dataclasses and
 are validated on construction: an unknown key or an impossible combination raises a
-:class:`~uno_env.configuration.ConfigError` that names it.
+:class:`~uno_env.config_values.ConfigError` that names it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from uno_env.cards import DECK_SIZE, MAX_PLAYERS
-from uno_env.configuration import ConfigError, check_int, from_mapping, load_yaml_mapping
+from uno_env.config_values import ConfigError, check_int, from_mapping
+from uno_env.configuration import load_yaml_mapping
 from uno_env.files import shown
 
 __all__ = [

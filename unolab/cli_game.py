@@ -72,7 +72,7 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
         except ValueError as err:
             if not is_agent_file(spec) and shipped_agent_path(spec) is None:
                 raise
-            from unolab.agents.learned import CheckpointMismatchError
+            from unolab.agents.policy_metadata import CheckpointMismatchError
 
             if not isinstance(err, CheckpointMismatchError):
                 raise

@@ -110,7 +110,8 @@ def _algorithm_of(option: str, value: str) -> str:
     A training config names it (``algorithm: ppo`` or ``dqn``); an imitation config has
     ``teachers``; ``--resume RUN_DIR`` reads the run's own ``config.yaml``.
     """
-    from uno_env.configuration import ConfigError, load_yaml_mapping
+    from uno_env.config_values import ConfigError
+    from uno_env.configuration import load_yaml_mapping
     from unolab.train.run_cli import resumed_config_path
 
     path = resumed_config_path(Path(value)) if option == "--resume" else Path(value)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.files import (
     UnreadableFileError,
     read_regular_file,

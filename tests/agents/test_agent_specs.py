@@ -7,13 +7,13 @@ import pytest
 from uno_env import ConfigError
 from unolab.agents import make_agent, policy_factory
 from unolab.agents.ismcts import IsmctsAgent
+from unolab.agents.pimc import PimcAgent
 from unolab.agents.registry import (
     SEARCH_NAMES,
     canonical_agent_spec,
     is_agent_spec,
     parse_agent_spec,
 )
-from unolab.agents.search import PimcAgent
 from unolab.tournament.config import load_config
 
 

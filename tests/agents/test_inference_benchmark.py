@@ -13,7 +13,7 @@ import unolab.benchmarks.inference as bench
 from uno_env import load_rules
 from uno_env.core.state import PLAY
 from unolab.agents.inference import sample_deals
-from unolab.agents.search import PimcAgent
+from unolab.agents.pimc import PimcAgent
 from unolab.benchmarks.search import decision_states
 
 RULES4 = load_rules("official", num_players=4)

@@ -11,7 +11,8 @@ from support import ROOT
 
 from uno_env import core, load_rules
 from uno_env.observation import encode
-from unolab.agents.learned import CheckpointMismatchError, load_policy
+from unolab.agents.learned import load_policy
+from unolab.agents.policy_metadata import CheckpointMismatchError
 
 PRETRAINED = ROOT / "agents" / "pretrained"
 

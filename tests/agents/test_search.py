@@ -21,9 +21,10 @@ from unolab.agents import make_agent
 from unolab.agents.arena import evaluate_vs
 from unolab.agents.inference import choice_weights
 from unolab.agents.ismcts import IsmctsAgent
+from unolab.agents.pimc import PimcAgent
 from unolab.agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES
 from unolab.agents.rollout import FAST_ROLLOUT, fast_actions, play_out
-from unolab.agents.search import STRONG_ROLLOUTS, PimcAgent
+from unolab.agents.search import STRONG_ROLLOUTS
 
 RULES2 = load_rules("official", num_players=2)
 RULES2_HAND2 = load_rules("official", num_players=2, hand_size=2)
@@ -198,7 +199,7 @@ def test_the_lack_facts_change_what_the_search_samples() -> None:
 
 
 def test_a_prior_of_another_table_size_is_refused() -> None:
-    from unolab.agents.learned import CheckpointMismatchError
+    from unolab.agents.policy_metadata import CheckpointMismatchError
     from unolab.agents.search import GUIDED_PRIORS
 
     with pytest.raises(CheckpointMismatchError, match="num_players"):

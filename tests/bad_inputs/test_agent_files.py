@@ -44,14 +44,9 @@ from uno_env.observation import OBS_DIM, OBS_VERSION, encode
 from uno_env.rules import Rules
 from unolab.agent_cards import agent_card
 from unolab.agents import resolve_opponents, resolve_policy
-from unolab.agents.agent_files import METADATA_KEYS
-from unolab.agents.learned import (
-    AgentFileError,
-    CheckpointMismatchError,
-    PolicyMetadata,
-    load_policy,
-    save_policy,
-)
+from unolab.agents.agent_files import METADATA_KEYS, AgentFileError
+from unolab.agents.learned import load_policy, save_policy
+from unolab.agents.policy_metadata import CheckpointMismatchError, PolicyMetadata
 from unolab.tournament.config import load_config
 from unolab.tournament.participants import entrants_for
 

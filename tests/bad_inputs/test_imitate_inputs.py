@@ -25,7 +25,8 @@ from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import load_rules
 from unolab import cli
-from unolab.agents.learned import PolicyMetadata, save_policy
+from unolab.agents.learned import save_policy
+from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.train import dqn, imitate, ppo
 from unolab.train.demonstration_files import save_demonstrations
 from unolab.train.imitation_data import generate_demonstrations

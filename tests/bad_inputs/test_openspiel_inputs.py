@@ -27,13 +27,8 @@ from support.optional import require
 pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpiel")
 
 from uno_env.envs import openspiel_game  # noqa: E402
-from uno_env.envs.openspiel_game import (  # noqa: E402
-    GAME_NAME,
-    UnoOpenSpielGame,
-    key_actions,
-    key_of,
-    load_state,
-)
+from uno_env.envs.openspiel_game import UnoOpenSpielGame, key_actions, key_of, load_state  # noqa: E402
+from uno_env.envs.openspiel_views import GAME_NAME  # noqa: E402
 
 GAME = pyspiel.load_game(GAME_NAME, {"num_players": 3, "max_turns": 60})
 HEAD = str(GAME)

@@ -26,7 +26,7 @@ from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.agents import make_agent
 from unolab.agents.ismcts import IsmctsAgent
-from unolab.agents.search import PimcAgent
+from unolab.agents.pimc import PimcAgent
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "agents" / "pretrained"
 RULES2 = load_rules("official", num_players=2)

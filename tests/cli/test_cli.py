@@ -66,7 +66,7 @@ def test_domain_errors_become_one_line(
 ) -> None:
     """Whatever domain error a command raises, uno-lab prints one line and returns 2."""
     import uno_env.rules
-    from uno_env.configuration import ConfigError
+    from uno_env.config_values import ConfigError
 
     for error in (
         ConfigError("bad key 'x'\nallowed: a, b"),

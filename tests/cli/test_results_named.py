@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from uno_env.files import FolderInUseError, FolderLock
+from uno_env.folders import FolderInUseError, FolderLock
 from unolab.cli import main as uno_lab
 from unolab.train.exploit import RESULT_FILE
 

@@ -57,7 +57,7 @@ from uno_env.cards import (
     parse_action,
     parse_cards,
 )
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.rules import PRESETS, Rules
 
 SCALAR_FIELDS = (

@@ -12,9 +12,6 @@ import pytest
 
 from uno_env.configuration import load_yaml_mapping
 from uno_env.files import (
-    FolderInUseError,
-    FolderLock,
-    RunFolderLock,
     UnwritableFileError,
     check_writable_target,
     read_regular_file,
@@ -22,6 +19,7 @@ from uno_env.files import (
     why_missing,
     write_atomically,
 )
+from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
 from uno_env.rules import load_rules
 
 

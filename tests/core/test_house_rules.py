@@ -29,7 +29,7 @@ from support.scenarios import scen as _scen
 
 from uno_env import UnoGame
 from uno_env import cards as C
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.rng import keyed_permutation, keyed_randint
 from uno_env.rules import PRESETS, Rules, load_rules
 

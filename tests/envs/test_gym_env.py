@@ -14,8 +14,9 @@ import uno_env
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError
-from uno_env.envs.gym_env import UnoGymEnv, register_envs
+from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.envs.opponents import OpponentPool
+from uno_env.envs.registration import register_envs
 from uno_env.observation import OBS_DIM
 from uno_env.rules import PRESETS
 from unolab.agents import resolve_opponents

@@ -24,7 +24,8 @@ pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpi
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
 
 from uno_env.envs import openspiel_game  # noqa: E402
-from uno_env.envs.openspiel_game import GAME_NAME, key_actions  # noqa: E402
+from uno_env.envs.openspiel_game import key_actions  # noqa: E402
+from uno_env.envs.openspiel_views import GAME_NAME  # noqa: E402
 from uno_env.observation import OBS_DIM  # noqa: E402
 
 SHORT = {"max_turns": 80}

@@ -23,7 +23,8 @@ from support.optional import require
 pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpiel")
 
 from uno_env.envs import openspiel_game  # noqa: E402
-from uno_env.envs.openspiel_game import GAME_NAME, KEY_BYTES, key_actions, load_state  # noqa: E402
+from uno_env.envs.openspiel_game import KEY_BYTES, key_actions, load_state  # noqa: E402
+from uno_env.envs.openspiel_views import GAME_NAME  # noqa: E402
 
 GAMES: list[dict[str, Any]] = [
     {"num_players": 2, "max_turns": 120},

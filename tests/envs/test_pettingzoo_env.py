@@ -9,7 +9,7 @@ from pettingzoo.test import api_test, seed_test
 import uno_env
 from uno_env import cards as C
 from uno_env import core
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.core import IllegalActionError
 from uno_env.envs.pettingzoo_env import raw_env
 from uno_env.observation import OBS_DIM

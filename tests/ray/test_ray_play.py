@@ -27,7 +27,7 @@ import pytest
 from support import ROOT
 from support.agents import write_tiny_agent
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from unolab.agents.strength import measure
 from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament

@@ -23,7 +23,8 @@ def write_tiny_agent(
     from uno_env.cards import NUM_ACTIONS
     from uno_env.observation import OBS_DIM, OBS_VERSION
     from uno_env.rules import Rules
-    from unolab.agents.learned import PolicyMetadata, save_policy
+    from unolab.agents.learned import save_policy
+    from unolab.agents.policy_metadata import PolicyMetadata
 
     torch.manual_seed(seed)
     hidden = 8

@@ -17,7 +17,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from unolab.tournament.design import (
     balanced_tables,
     build_schedule,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from support.bot_files import write_bot_file
 
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from unolab.agents import make_agent
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config

@@ -23,7 +23,8 @@ import pytest
 
 from uno_env import cards as C
 from uno_env.observation import OBS_LAYOUT
-from uno_env.play import END_FORFEIT, END_TRUNCATED, END_WON, PolicyError, play_tables
+from uno_env.outcomes import END_FORFEIT, END_TRUNCATED, END_WON
+from uno_env.play import PolicyError, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import make_agent

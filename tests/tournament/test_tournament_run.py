@@ -33,8 +33,8 @@ import pytest
 from support import ROOT
 from support.agents import write_tiny_agent
 
-from uno_env.configuration import ConfigError
-from uno_env.files import FolderInUseError, FolderLock
+from uno_env.config_values import ConfigError
+from uno_env.folders import FolderInUseError, FolderLock
 from unolab.tournament import results
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config
@@ -406,7 +406,7 @@ def test_log_lines_are_the_json_of_their_records() -> None:
     """The hand-written games.jsonl lines equal json.dumps of the record, odd names included."""
     import numpy as np
 
-    from uno_env.play import TableResults
+    from uno_env.outcomes import TableResults
     from unolab.tournament.results import END_KINDS
 
     units = [(0, 1, 0), (3, 0, 1)]

@@ -18,25 +18,18 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 from torch import nn
 
 from uno_env.cards import NUM_ACTIONS
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM, OBS_LAYOUT
 from unolab.agents.learned import load_policy
 from unolab.train.algorithms import hand_size_potential, load_policy_layers, policy_layers
 from unolab.train.config import load_config
-from unolab.train.dqn import (
-    DuelingDQNPolicy,
-    DuelingHead,
-    MaskedDQN,
-    MaskedReplayBuffer,
-    load_model,
-    main,
-    make_model,
-    masked_argmax,
-    masked_target,
-    uniform_legal,
-)
+from unolab.train.dqn import load_model, main, make_model
+from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
 from unolab.train.export import export_policy
+from unolab.train.legal_actions import masked_argmax, masked_target, uniform_legal
+from unolab.train.masked_dqn import MaskedDQN
+from unolab.train.masked_replay import MaskedReplayBuffer
 
 torch.set_num_threads(1)
 

@@ -11,7 +11,7 @@ import torch
 from support import ROOT
 
 from uno_env import cards as C
-from uno_env.configuration import ConfigError
+from uno_env.config_values import ConfigError
 from uno_env.core.state import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM
@@ -20,9 +20,10 @@ from unolab import cli
 from unolab.agents import make_agent, resolve_opponents
 from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.learned import MLPNet, load_policy
-from unolab.agents.search import PimcAgent
+from unolab.agents.pimc import PimcAgent
 from unolab.train import algorithms, imitate, imitate_fit, imitate_outputs
-from unolab.train.config import PPOParams, load_config
+from unolab.train.config import load_config
+from unolab.train.config_sections import PPOParams
 from unolab.train.demonstration_files import (
     DemonstrationFileError,
     concat_demonstrations,
@@ -37,7 +38,7 @@ from unolab.train.imitation_data import (
     generate_demonstrations,
     teacher_factory,
 )
-from unolab.train.run import initialise_from
+from unolab.train.init_weights import initialise_from
 
 TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -61,7 +62,7 @@ def test_the_clone_is_written_before_it_is_measured(
     config = load_imitate_config(TINY, [f"runs_dir={tmp_path}"])
     with pytest.raises(KeyboardInterrupt):
         imitate.imitate(config, progress=False, log=None)
-    policy = load_policy(imitate.clone_path(config).with_suffix(".safetensors"))
+    policy = load_policy(imitate_outputs.clone_path(config).with_suffix(".safetensors"))
     assert policy.meta.extra["evaluations"] is None
     assert policy.meta.extra["decisions"] == config.samples
 
@@ -163,7 +164,7 @@ def test_the_run_writes_a_clone_and_a_report(tiny_run: imitate.ImitationResult) 
     assert meta["hidden"] == [32, 32] and meta["activation"] == "tanh"
     assert meta["extra"]["teachers"] == {"mixbot": 1.0}
     assert 0.0 <= meta["extra"]["accuracy"] <= 1.0
-    report = json.loads((run_dir / imitate.REPORT_NAME).read_text())
+    report = json.loads((run_dir / imitate_outputs.REPORT_NAME).read_text())
     assert report["accuracy"]["overall"] == meta["extra"]["accuracy"]
     assert set(report["accuracy"]["kinds"]) == set(DECISION_KINDS)
     assert report["accuracy"]["kinds"]["play"]["decisions"] > 0

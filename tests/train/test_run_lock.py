@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
-from uno_env.files import FolderInUseError, FolderLock, RunFolderLock
+from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
 from unolab.train import imitate, ppo
 from unolab.train.run_folder import release_run_lock
 

@@ -30,10 +30,8 @@ from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.registration import (
     DEFAULT_ILLEGAL_ACTION,
-    ENV_ID,
     IllegalActionMode,
     check_illegal_action,
-    register_envs,
 )
 from uno_env.envs.render import render_table
 from uno_env.envs.seeding import checked_seed
@@ -46,7 +44,9 @@ from uno_env.envs.table_inputs import (
 )
 from uno_env.rules import Rules, load_rules
 
-__all__ = ["ENV_ID", "UnoGymEnv", "register_envs"]
+__all__ = [
+    "UnoGymEnv",
+]
 
 
 class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):

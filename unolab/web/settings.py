@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from uno_env.configuration import check_int
+from uno_env.config_values import check_int
 from uno_env.files import UnreadableFileError, read_regular_file, shown
 
 __all__ = ["LOOPBACK_NAMES", "MAX_SOURCE_BYTES", "ServeConfig", "host_of", "option"]

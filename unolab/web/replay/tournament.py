@@ -2,8 +2,8 @@
 
 A tournament's ``games.jsonl`` holds each game's deal key and seating, not its moves. To
 replay game *n*, the chunk that played it is played again exactly as
-:func:`unolab.tournament.runner.play_chunk` played it: the same entrants, each policy built from
-:func:`unolab.tournament.runner.policy_seed` of the chunk, all the chunk's games in one batch
+:func:`unolab.tournament.chunks.play_chunk` played it: the same entrants, each policy built from
+:func:`unolab.tournament.chunks.policy_seed` of the chunk, all the chunk's games in one batch
 (randomised agents draw from one stream per batch), the dealer in the last seat. The moves
 of game *n* are recorded on the way, and its result is compared with the logged one.
 """
@@ -27,11 +27,11 @@ from uno_env.policy import Policy
 from uno_env.rules import PRESETS, Rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.python_bots import canonical_class_spec, class_spec_name, is_class_spec
+from unolab.tournament.chunks import policy_seed, schedule_for
 from unolab.tournament.config import TournamentConfig, load_config, normalise
 from unolab.tournament.design import deal_keys
 from unolab.tournament.participants import entrants_for
 from unolab.tournament.results import GameRecord, Unit
-from unolab.tournament.runner import policy_seed, schedule_for
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.lab.files import find_runs
 from unolab.web.replay.frames import Advisor, build_frames
