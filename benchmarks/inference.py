@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.console import path_argument, run_main
+from uno_env.console import check_output_file, path_argument, run_main
 from uno_env.core import PLAY
 from uno_env.files import write_atomically
 from uno_env.play import Round, play_tables
@@ -212,6 +212,8 @@ def main(
 ) -> int:
     """Run the benchmark; print the table (and write JSON with ``--out``)."""
     args = build_parser(prog).parse_args(argv)
+    if args.out is not None:
+        check_output_file(args.out)  # before minutes of play, not after them
     rules = load_rules("official", num_players=args.players)
     start = time.perf_counter()
     scores = inference_scores(rules, args.bot, args.games, args.deals, args.seed)

@@ -11,8 +11,10 @@ Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) r
   without a word, as a shell command killed by ``SIGPIPE`` would.
 - **Ctrl-C**: one line, ``<prog>: interrupted``, exit 130.
 - **an error a user's input caused** (:data:`INPUT_ERRORS`: a bad config, value or path that
-  a script did not answer itself): one line, ``<prog>: error: <message>``, exit 2; any other
-  operating-system error (a full disk) the same line, exit 1. Never a traceback.
+  a script did not answer itself, or a path with a name longer than the file system holds,
+  :func:`caused_by_input`): one line, ``<prog>: error: <message>`` (:func:`error_line`),
+  exit 2; any other operating-system error (a full disk) the same line, exit 1. Never a
+  traceback.
 
 A path given on a command line goes through :func:`path_argument` (argparse's ``type=``), so
 that an empty one is refused by name instead of becoming ``.``, the current folder.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -30,8 +33,13 @@ from pathlib import Path
 __all__ = [
     "BROKEN_PIPE_EXIT",
     "CLOSED_STREAM_EXIT",
+    "INPUT_ERRNOS",
     "INPUT_ERRORS",
     "INTERRUPTED_EXIT",
+    "caused_by_input",
+    "check_output_file",
+    "error_line",
+    "name_too_long",
     "one_line",
     "path_argument",
     "run_main",
@@ -94,9 +102,9 @@ def run_main(main: Callable[[], object], prog: str | None = None) -> None:
     except INPUT_ERRORS as err:  # what a user's input can cause: a config, a value, a path
         _say(name, err)
         raise SystemExit(2) from None
-    except OSError as err:  # the machine, not the input: a full disk, a lost device
+    except OSError as err:  # the machine (a full disk, a lost device), or a name too long
         _say(name, err)
-        raise SystemExit(1) from None
+        raise SystemExit(2 if caused_by_input(err) else 1) from None
     raise SystemExit(status if isinstance(status, int) else 0)
 
 
@@ -110,6 +118,32 @@ INPUT_ERRORS: tuple[type[Exception], ...] = (
 )
 """The errors a user's input causes below a command's ``main``: one line, exit status 2."""
 
+INPUT_ERRNOS: frozenset[int] = frozenset({errno.ENAMETOOLONG})
+"""The operating-system errors (``OSError.errno``) that a path as given causes, whatever the
+machine: a name longer than the file system holds. Python has no class of its own for them."""
+
+
+def caused_by_input(err: BaseException) -> bool:
+    """Whether an error is the user's input (exit 2), not the machine's (exit 1).
+
+    An error of :data:`INPUT_ERRORS`, or an ``OSError`` whose ``errno`` is in
+    :data:`INPUT_ERRNOS` (a path with a name longer than the file system holds).
+    """
+    return isinstance(err, INPUT_ERRORS) or (isinstance(err, OSError) and err.errno in INPUT_ERRNOS)
+
+
+def error_line(err: BaseException) -> str:
+    """The one line an error is shown as: :func:`one_line`, but a name too long for the file
+    system is named (the path as given) with what to do, not as ``[Errno 36]``."""
+    if isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG:
+        where = err.filename if err.filename is not None else err.strerror or "a path"
+        shown = os.fsdecode(where) if isinstance(where, (str, bytes)) else str(where)
+        return (
+            f"{shown}: a name in this path is too long for the file system (most hold "
+            f"{NAME_MAX} bytes a name); give a shorter path"
+        )
+    return one_line(err)
+
 
 def one_line(err: BaseException | str) -> str:
     """The error's message (or a text) on one line (an error's type's name when it has none)."""
@@ -119,7 +153,7 @@ def one_line(err: BaseException | str) -> str:
 
 def _say(name: str, err: BaseException) -> None:
     with contextlib.suppress(OSError):  # stderr itself may be the broken stream
-        print(f"{name}: error: {one_line(err)}", file=sys.stderr)
+        print(f"{name}: error: {error_line(err)}", file=sys.stderr)
 
 
 def path_argument(text: str) -> Path:
@@ -136,4 +170,81 @@ def path_argument(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"{text!r} is an empty path; give a file or folder")
     if "\0" in text:
         raise argparse.ArgumentTypeError(f"{text!r}: a path cannot hold a NUL character")
+    problem = name_too_long(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return Path(text)
+
+
+def check_output_file(path: Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output file that the end of the work could not write.
+
+    Checked: a folder at ``path``; a file where a folder of it would be made; a name too
+    long (:func:`name_too_long`); a device, pipe, socket or symlink there
+    (:func:`uno_env.files.check_writable_target`). Missing folders are fine (they are made).
+
+    Raises:
+        ValueError: or ``IsADirectoryError``/``NotADirectoryError``, one line naming
+            ``option`` and the path (exit 2 under :func:`run_main`).
+    """
+    from uno_env.files import check_writable_target  # the one check of what is at a target
+
+    problem = name_too_long(path)
+    if problem:
+        raise ValueError(f"{option} {problem}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{option} {path} is a folder; give a file name")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{option} {path}: {folder} is a file, so it cannot be made")
+    check_writable_target(path, option)
+
+
+NAME_MAX = 255
+"""The longest name (bytes) a file system is assumed to hold where it cannot be asked."""
+
+PATH_MAX = 4096
+"""The longest path (bytes, with its final NUL) the operating system takes (Linux's)."""
+
+
+def name_too_long(path: str | Path) -> str:
+    """Why a path cannot exist on this machine because a name in it, or the whole of it, is
+    too long (``""`` when it can): checked where a command reads its arguments, so that the
+    path is refused by name before any work, not as ``[Errno 36]`` after it.
+
+    Each name is measured against the limit of the file system it would be on (the nearest
+    folder of the path that exists), the whole path against :data:`PATH_MAX`.
+    """
+    text = os.fspath(path)
+    try:
+        full = os.fsencode(os.path.abspath(text))
+        names = [(part, len(os.fsencode(part))) for part in Path(text).parts]
+    except (UnicodeError, ValueError):  # not a name the file system can take: open() says so
+        return ""
+    longest = max(names, key=lambda item: item[1], default=("", 0))
+    if longest[1] > NAME_MAX or len(full) >= PATH_MAX:
+        limit = _name_limit(Path(os.path.abspath(text)))
+        if longest[1] > limit:
+            return (
+                f"{text}: a name in this path is too long for the file system ({longest[1]} "
+                f"bytes; it holds {limit}); give a shorter path"
+            )
+        if len(full) >= PATH_MAX:
+            return (
+                f"{text}: the path is too long ({len(full)} bytes; the system takes "
+                f"{PATH_MAX - 1}); give a shorter path"
+            )
+    return ""
+
+
+def _name_limit(path: Path) -> int:
+    """The longest name the file system of ``path``'s nearest existing folder holds."""
+    for folder in path.parents:
+        try:
+            if folder.is_dir():
+                return int(os.pathconf(folder, "PC_NAME_MAX"))
+        except (OSError, ValueError):
+            return NAME_MAX
+    return NAME_MAX

@@ -11,7 +11,9 @@ A name is one of three kinds, all accepted wherever an agent is asked for (``uno
   table size; its card is its model card (:mod:`unolab.agents.model_card`).
 
 The path of an exported agent (a ``.safetensors`` file with its ``.json`` metadata beside
-it) works too; its card is made from its metadata. What a bot does and how strong it
+it) works too; its card is made from its metadata. So does a Python class
+(``my_bots.py:MyBot``, :mod:`unolab.agents.python_bots`): it is loaded and built as the
+commands that play it do, and its card says what it is. What a bot does and how strong it
 measured come from the package's own data (:data:`unolab.web.catalogue.ABOUT` and the
 published strength lines, :func:`unolab.web.catalogue.bot_strength`), so the command, the
 browser table and the docs say the same.
@@ -25,6 +27,7 @@ from typing import TextIO
 
 from unolab.agents.agent_files import agent_paths
 from unolab.agents.model_card import ModelCard, card_markdown, model_card, model_cards
+from unolab.agents.python_bots import load_bot_class, make_class_agent
 from unolab.agents.registry import (
     BOT_NAMES,
     SEARCH_BUDGETS,
@@ -134,6 +137,34 @@ def _bot_card(spec: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _class_card(spec: str) -> str:
+    """The card of a Python class agent (``my_bots.py:MyBot``): it is loaded and built, as
+    the commands that play it do, so a class that is no agent is refused the same way."""
+    cls = load_bot_class(spec)  # a class that lacks act() or reset() is named
+    agent = make_class_agent(spec, 0)  # its constructor and its name, checked
+    source, _, class_name = spec.rpartition(":")
+    doc = (cls.__doc__ or "").strip().split("\n\n")[0]
+    about = " ".join(doc.split())
+    searches = getattr(cls, "needs_state", False) is True
+    lines = [f"# {class_name}", "", about, ""] if about else [f"# {class_name}", ""]
+    lines += [
+        "| | |",
+        "|---|---|",
+        f"| Kind | a Python class: `{class_name}` of `{source}` |",
+        f"| Name | `{agent.name}` |",
+        "| Sees | the whole game state (act_from_state) |"
+        if searches
+        else "| Sees | its seat's observation and legal moves (act) |",
+        "| Plays | whatever rules and table sizes its code handles (not checked here) |",
+        "",
+        "## Use",
+        "",
+        f"Name it wherever an agent is asked for: `uno-lab play --opponents {spec}`, a "
+        "tournament's `participants`. Loading it runs its file's code: name only your own.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _file_card(spec: str) -> str:
     """The card of an exported agent's files, from its metadata."""
     weights, meta_path = agent_paths(spec)  # a missing partner file is named
@@ -150,7 +181,8 @@ def agent_card(spec: str) -> str:
 
     Raises:
         ValueError: for a name that is none of these (the message says what is), bad
-            options of a search, or a file that is not an exported agent's metadata.
+            options of a search, a Python class that is no agent or cannot be built, or a
+            file that is not an exported agent's metadata.
         FileNotFoundError: for a path whose agent file, or its partner, is missing.
     """
     if is_agent_file(spec):
@@ -158,7 +190,8 @@ def agent_card(spec: str) -> str:
     if spec in shipped_agent_names():
         return card_markdown(model_card(SHIPPED_DIR / f"{spec}.json"))
     if is_agent_spec(spec):
-        return _bot_card(spec)
+        known = spec.partition(":")[0] in (*BOT_NAMES, *SEARCH_NAMES)
+        return _bot_card(spec) if known else _class_card(spec)
     looks_like_path = Path(spec).suffix.lower() in (".safetensors", ".json") or any(
         sep in spec for sep in ("/", "\\")
     )

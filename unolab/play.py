@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import json
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +50,14 @@ from unolab.records import (
 )
 
 __all__ = [
+    "MAX_INPUT_LINE",
+    "InputLineError",
     "SessionEnd",
     "agent_mismatch_hint",
     "fitting_agents",
     "play_session",
     "random_seed",
+    "read_input_line",
     "replay",
 ]
 
@@ -96,9 +100,52 @@ class SessionEnd(Exception):
     """The human stopped the session: ``q``, Ctrl-D or a closed input."""
 
 
-def _read_line(prompt: str) -> str:
-    """``input``, looked up when called (so tests and embedders may replace it)."""
-    return builtins.input(prompt)
+class InputLineError(ValueError):
+    """A line of the standard input that cannot be a move: too long, or not UTF-8 text."""
+
+
+MAX_INPUT_LINE = 1000
+"""The most characters a line of moves read from a pipe or a file may hold (a move is a
+number or a word): an endless stream without a newline (``</dev/zero``) is refused there
+instead of filling the memory."""
+
+_BUILTIN_INPUT = builtins.input
+
+
+def read_input_line(prompt: str) -> str:
+    """One line of the standard input, without its newline; ``EOFError`` at its end.
+
+    At a terminal (or where ``input`` has been replaced: tests, embedders) this is
+    ``input``, looked up when called, with its line editing. From a pipe or a file the line
+    is read bounded by :data:`MAX_INPUT_LINE`; a standard input that is closed is its end.
+
+    Raises:
+        EOFError: at the end of the input, or when there is none.
+        InputLineError: for a line longer than :data:`MAX_INPUT_LINE` or not UTF-8.
+    """
+    stdin = sys.stdin
+    if builtins.input is not _BUILTIN_INPUT:
+        return builtins.input(prompt)
+    if stdin is None or stdin.closed:
+        raise EOFError
+    if stdin.isatty():
+        return builtins.input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    try:
+        line = stdin.readline(MAX_INPUT_LINE + 1)
+    except UnicodeDecodeError:
+        raise InputLineError(
+            "the standard input is not UTF-8 text; give moves as numbers or names, one a line"
+        ) from None
+    if not line:
+        raise EOFError
+    if len(line) > MAX_INPUT_LINE and not line.endswith("\n"):
+        raise InputLineError(
+            f"a line of the standard input is longer than {MAX_INPUT_LINE:,} characters; "
+            "give moves as numbers or names, one a line"
+        )
+    return line.removesuffix("\n").removesuffix("\r")
 
 
 def random_seed() -> int:
@@ -266,7 +313,7 @@ def play_session(
     """Play a match against ``opponents`` to the rules' ``target_score``, hand after hand.
 
     Each finished hand is revealed (every hand with its points); the next one is dealt when
-    the human says so. ``q``, Ctrl-D or a closed input (``EOFError``) end the session
+    the human says so. ``q``, Ctrl-D or the end of the input (``EOFError``) end the session
     cleanly; Ctrl-C (``KeyboardInterrupt``) ends it too and is raised again for the caller.
     The record is written in every case.
 
@@ -288,6 +335,8 @@ def play_session(
 
     Raises:
         ValueError: for a wrong number of opponents or names, a bad seat or record path.
+        InputLineError: for a line of input that cannot be a move (too long, not UTF-8),
+            once the record is written.
     """
     n_players = rules.num_players
     if len(opponents) != n_players - 1:
@@ -312,7 +361,7 @@ def play_session(
         game=UnoGame(rules, seed=seed),
         table=Table(names=names, listener=human_seat, colour=colour),
         policies=dict(zip(others, opponents, strict=True)),
-        ask=ask if ask is not None else _read_line,
+        ask=ask if ask is not None else read_input_line,
         say=say,
     )
     say(
@@ -320,6 +369,7 @@ def play_session(
         f"(uno-lab play --seed {seed} deals these cards again). Type 'help' for help."
     )
     interrupted = False
+    refused: InputLineError | None = None
     try:
         while True:
             session.play_hand()
@@ -329,11 +379,12 @@ def play_session(
                 break
             session.game.next_hand()
         say(session.match_result())
-    except (SessionEnd, KeyboardInterrupt) as stop:
+    except (SessionEnd, KeyboardInterrupt, InputLineError) as stop:
         interrupted = isinstance(stop, KeyboardInterrupt)
+        refused = stop if isinstance(stop, InputLineError) else None
         if len(session.hands_played) <= int(session.game.state.hand_no[0]):
             session.hands_played.append([a for _, a in session.game.history])
-        reason = "interrupted" if interrupted else str(stop)
+        reason = "interrupted" if interrupted else "unreadable input" if refused else str(stop)
         say(f"Game abandoned ({reason}). The seed was {seed}.")
     if record is not None:
         data = {
@@ -346,6 +397,8 @@ def play_session(
         save_record(record, data, say)
     if interrupted:
         raise KeyboardInterrupt
+    if refused is not None:  # after the record: the game so far is kept, then one error line
+        raise refused
     return session.game
 
 

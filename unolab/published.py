@@ -373,14 +373,21 @@ class _Figures(_Spec):
 
 
 class _Interval(_Spec):
-    """A row with ``win_rate`` inside ``[ci_low, ci_high]`` (already checked as rates), and
-    its ``wins`` and ``truncated`` hands (where given) at most its ``games``."""
+    """A row with ``win_rate`` inside ``[ci_low, ci_high]`` (already checked as rates), its
+    ``games`` at least 1 (a rate of no game is none), and its ``wins`` and ``truncated``
+    hands (where given) at most its ``games``."""
 
     def __init__(self, row: _Object) -> None:
         self.row = row
 
     def check(self, value: Any, where: str) -> None:
         self.row.check(value, where)
+        if value["games"] < 1:
+            raise _Bad(
+                _join(where, "games"),
+                f"{value['games']} games played, yet a win rate is stated; a measured row "
+                "has at least 1 game",
+            )
         if value["ci_low"] > value["ci_high"]:
             raise _Bad(
                 _join(where, "ci_low"),
@@ -398,6 +405,18 @@ class _Interval(_Spec):
                 f"{value['win_rate']} is outside its interval [{value['ci_low']}, "
                 f"{value['ci_high']}]",
             )
+
+
+class _Range(_Spec):
+    """A range ``[low, high]`` of ``item``s, ``low`` at most ``high`` (shown as low-high)."""
+
+    def __init__(self, item: _Spec) -> None:
+        self.pair = _List(item, 2)
+
+    def check(self, value: Any, where: str) -> None:
+        self.pair.check(value, where)
+        if value[0] > value[1]:
+            raise _Bad(where, f"a range runs from low to high, got {shown(value)}")
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
@@ -431,7 +450,7 @@ _STRENGTH_ROW = _Interval(
             "mean_turns": _Number(0, MAX_TURNS_LIMIT),
             "budget": _Either(_NAME, null=True),
             "rollouts": _COUNT,
-            "ms_per_decision": _Either(_SECONDS, _List(_SECONDS, 2), null=True),
+            "ms_per_decision": _Either(_SECONDS, _Range(_SECONDS), null=True),
             "note": _LINE,
             "headline": _Flag(),
         },

@@ -371,6 +371,21 @@ CASES = [
         (BOTS, "results[0].truncated", "-1"),
     ),
     Case(
+        "rate_of_no_game",
+        edit(BOTS, lambda d: d["results"][0].update(games=0, wins=0)),
+        (BOTS, "results[0].games", "0 games played", "at least 1 game"),
+    ),
+    Case(
+        "crosscheck_rate_of_no_game",
+        edit(CROSS, lambda d: d["results"][0].update(games=0, wins=0)),
+        (CROSS, "results[0].games", "0 games played"),
+    ),
+    Case(
+        "time_range_reversed",
+        edit(SEARCHES, _set(("results", 0, "ms_per_decision"), [5.0, 1.0])),
+        (SEARCHES, "results[0].ms_per_decision", "from low to high", "[5.0, 1.0]"),
+    ),
+    Case(
         "interval_upside_down",
         edit(BOTS, _set(("results", 0, "ci_low"), 0.9)),
         (BOTS, "results[0].ci_low", "above ci_high"),

@@ -18,8 +18,8 @@ import errno
 import socket
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from uno_env.console import path_argument
 from unolab.web.settings import ServeConfig
 
 __all__ = ["bind_problem", "build_parser", "main"]
@@ -106,19 +106,19 @@ def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=defaults.port, help="TCP port (8000)")
     parser.add_argument(
         "--agents-dir",
-        type=Path,
+        type=path_argument,
         default=None,
         help="a folder of exported agents (.safetensors + .json) to offer as opponents",
     )
     parser.add_argument(
         "--games-dir",
-        type=Path,
+        type=path_argument,
         default=defaults.games_dir,
         help=f"where finished web games are saved ({defaults.games_dir})",
     )
     parser.add_argument(
         "--runs-dir",
-        type=Path,
+        type=path_argument,
         default=defaults.runs_dir,
         help=f"where tournament runs are looked for, to replay their games ({defaults.runs_dir})",
     )
