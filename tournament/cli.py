@@ -33,7 +33,15 @@ from typing import Any
 
 from uno_env.config_values import ConfigError
 from uno_env.configuration import apply_overrides, load_yaml_mapping
-from uno_env.console import BROKEN_PIPE_EXIT, one_line, run_main, silence_stdout
+from uno_env.console import (
+    BROKEN_PIPE_EXIT,
+    INPUT_ERRORS,
+    caused_by_input,
+    error_line,
+    one_line,
+    run_main,
+    silence_stdout,
+)
 from uno_env.folders import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents.progress import PipeConsole
@@ -181,6 +189,11 @@ def _refuse_rules_file(path: str, data: Mapping[str, Any], named: bool) -> None:
         )
 
 
+_BAD_INPUT: tuple[type[Exception], ...] = (*INPUT_ERRORS, FolderInUseError)
+"""What a user's input causes (exit 2): :data:`uno_env.console.INPUT_ERRORS`, and another
+run holding the folder."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0, 1 when the machine failed: a full
     disk, a worker killed again and again; 2 for bad input, 130 interrupted)."""
@@ -207,10 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (e.g. `| head`): end quietly
         silence_stdout()  # what is still buffered must not fail again at exit
         return BROKEN_PIPE_EXIT
-    except (ValueError, FolderInUseError) as err:  # bad input (ConfigError, a bad log)
+    except _BAD_INPUT as err:  # a config, a log, a path: the user's to fix
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
-    except OSError as err:  # the machine, not the input: a full disk, a failed write
+    except OSError as err:  # the machine (a full disk, a failed write), or a name too long
+        if caused_by_input(err):
+            print(f"error: {error_line(err)}", file=sys.stderr)
+            return 2
         print(f"error: {_system_error_line(err)}", file=sys.stderr)
         return 1
     except WorkerLostError as err:  # the machine: a worker killed again and again

@@ -85,7 +85,8 @@ def ranks_problem(record: GameRecord, rules: Rules) -> str:
     the partner opposite at 0 and the other team at 2; under ``play_to_last`` every seat its
     own place. A truncated hand ties the seats still playing (every seat, unless
     ``play_to_last`` let some out first, who keep their places); a forfeit puts the
-    forfeiting seat alone in last place and ties the seats still playing above it.
+    forfeiting seat alone in last place and ties the seats still playing above it. A won
+    hand also took at least one turn, and a seat at rank 0 went out (no card left).
     """
     ranks = record.ranks
     k = len(ranks)
@@ -105,6 +106,13 @@ def ranks_problem(record: GameRecord, rules: Rules) -> str:
             expected, what = [0] + [1] * (k - 1), "one winner at 0 and the others at 1"
         if order != expected or (rules.teams and ranks[0] != ranks[2]):
             return f"is a won hand with ranks {shown_ranks}; these rules rank {what}"
+        if record.turns < 1:  # a seat went out: it played at least once
+            return f"is a won hand with turns {record.turns}; a won hand takes at least 1 turn"
+        if all(left for rank, left in zip(ranks, record.cards_left, strict=True) if rank == 0):
+            return (
+                f"is a won hand with ranks {shown_ranks} and cards_left "
+                f"{list(record.cards_left)}; the seat that went out holds no card"
+            )
         return ""
     seat = record.forfeit_seat
     if seat is not None and ranks[seat] != k - 1:

@@ -23,6 +23,8 @@ from uno_env.console import (
     CLOSED_STREAM_EXIT,
     INPUT_ERRORS,
     INTERRUPTED_EXIT,
+    caused_by_input,
+    error_line,
     one_line,
     path_argument,
     silence_stdout,
@@ -326,6 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{command}: error: {one_line(err)}", file=sys.stderr)
         return 2
     except OSError as err:
+        if caused_by_input(err):  # a name too long for the file system: the path as given
+            print(f"{command}: error: {error_line(err)}", file=sys.stderr)
+            return 2
         # The machine, not the input: a full disk, a failed write, a lost device.
         try:
             sys.stdout.flush()

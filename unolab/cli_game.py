@@ -54,8 +54,15 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
             f"--opponents: {rules.num_players} players need 1 or {rules.num_players - 1} "
             f"opponents, got {len(opponents)}: {opponents}"
         )
-    if args.seed is not None and args.seed < 0:
-        raise ValueError(f"--seed must be a whole number >= 0, got {args.seed}")
+    if args.seed is not None and not 0 <= args.seed < 2**64:
+        raise ValueError(
+            f"--seed must be a whole number in 0..{2**64 - 1} (a 64-bit seed), got {args.seed}"
+        )
+    if sys.stdin is None:  # started with its input closed (``<&-``): no move can ever come
+        raise ValueError(
+            "the standard input is closed; uno-lab play reads your moves from it: run it at "
+            "a terminal, or give the moves on a pipe"
+        )
     # At once, before the engine and the agents load (a network brings torch: seconds).
     print(f"Setting the table: you against {', '.join(opponents)}...", flush=True)
     from unolab.agents import resolve_policy
@@ -68,7 +75,8 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     policies = []
     for i, spec in enumerate(opponents):
         try:
-            policies.append(resolve_policy(spec, rules, seed=seed + i))
+            # Each opponent its own seed, wrapped into 64 bits (--seed may be 2**64 - 1).
+            policies.append(resolve_policy(spec, rules, seed=(seed + i) % 2**64))
         except ValueError as err:
             if not is_agent_file(spec) and shipped_agent_path(spec) is None:
                 raise

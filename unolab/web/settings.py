@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import io
 import ipaddress
 import re
 import socket
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 from uno_env.config_values import check_int
+from uno_env.console import name_too_long
 from uno_env.files import UnreadableFileError, read_regular_file, shown
 
 __all__ = ["LOOPBACK_NAMES", "MAX_SOURCE_BYTES", "ServeConfig", "host_of", "option"]
@@ -176,6 +179,9 @@ def _trusted(code: str) -> str:
     flag = option("trusted_code")
     if code.lower().endswith(".py"):
         path = Path(code).expanduser()
+        too_long = name_too_long(path)
+        if too_long:
+            raise ValueError(f"{flag} {too_long}")
         if not path.is_file():
             raise ValueError(f"{flag} {code}: no such Python file")
         _check_source(path, f"{flag} {code}")
@@ -203,13 +209,21 @@ def _check_source(path: Path, where: str) -> None:
     """
     try:
         source = read_regular_file(path, MAX_SOURCE_BYTES, "Python file")
-        compile(source, str(path), "exec", dont_inherit=True)
+        # Decoded as Python's import decodes it (UTF-8 unless the file declares a coding):
+        # compile() of the raw bytes lets a byte that is no UTF-8 pass in a comment.
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode(encoding)
+        compile(text, str(path), "exec", dont_inherit=True)
     except UnreadableFileError as err:
         raise ValueError(f"{where}: {err}") from None
-    except SyntaxError as err:
+    except UnicodeDecodeError as err:  # Python would not import it either
         raise ValueError(
-            f"{where}: not valid Python (line {err.lineno}: {err.msg}); fix the file"
+            f"{where}: not {err.encoding} text (byte 0x{err.object[err.start]:02x} at offset "
+            f"{err.start}), so Python cannot import it; save it as UTF-8"
         ) from None
+    except SyntaxError as err:
+        line = f"line {err.lineno}: " if err.lineno else ""
+        raise ValueError(f"{where}: not valid Python ({line}{err.msg}); fix the file") from None
     except (ValueError, RecursionError):  # a NUL byte, nesting past the parser
         raise ValueError(f"{where}: not valid Python; fix the file") from None
 
