@@ -168,13 +168,21 @@ class RunFinder:
         if record.unit not in units:
             raise Invalid(f"run {run_id}: game {index} {record.unit} is not in its schedule")
         lineups = schedule.lineups(np.array(units, dtype=np.int64))
+        row = units.index(record.unit)
+        rebuilt = [schedule.names[p] for p in lineups[row].tolist()]
+        if rebuilt != list(record.seats):  # the game the config gives is not the one logged
+            raise Invalid(
+                f"run {run_id}: game {index}: its config.json and its games.jsonl disagree: "
+                f"the log seats {len(record.seats)} players ({', '.join(record.seats)}), the "
+                f"config {len(rebuilt)} ({', '.join(rebuilt)}); the run's files were changed "
+                "after it was played"
+            )
         policies: list[Policy | None] = [
             entrants[p].build(policy_seed(schedule.seed, chunk, p))
             if p in set(lineups.ravel().tolist())
             else None
             for p in range(len(entrants))
         ]
-        row = units.index(record.unit)
         keys = deal_keys(schedule.seed, np.array([u[0] for u in units]))
         first, actions = _play_recording(rules, policies, lineups, keys, row)
         seated = lineups[row].tolist()
