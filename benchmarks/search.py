@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import core
-from uno_env.console import path_argument, run_main
+from uno_env.console import check_output_file, path_argument, run_main
 from uno_env.files import write_atomically
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
@@ -216,6 +216,8 @@ def main(
             f"argument --budgets: ismcts takes 1 to {MAX_ITERATIONS} iterations, "
             f"got {max(args.budgets)}"
         )
+    if args.out is not None:
+        check_output_file(args.out)  # before the measurement, not after it
     rules = load_rules("official", num_players=args.players)
     result: dict[str, Any] = {"players": args.players, "seed": args.seed}
     if args.what == "speed":

@@ -46,6 +46,7 @@ from unolab import cli
 from unolab.agents import strength
 from unolab.benchmarks import core as bench_core
 from unolab.benchmarks import inference as bench_inference
+from unolab.benchmarks import search as bench_search
 from unolab.cli_exploit import check_out_path
 from unolab.play import MAX_INPUT_LINE, InputLineError, read_input_line
 from unolab.published import main as published_main
@@ -82,7 +83,7 @@ class Case:
         argv: The arguments; ``{tmp}`` is the scratch folder, ``{L}`` an over-long name.
         names: What the error line must contain.
         run: ``uno-lab``, or a script run through ``run_main``: ``strength``,
-            ``bench-core``, ``inference``, ``published``.
+            ``bench-core``, ``inference``, ``search``, ``published``.
         absent: What the error line must not contain (advice that does not fit).
     """
 
@@ -158,6 +159,12 @@ CASES: list[Case] = [
         ("--games", "1", "--deals", "1", "--out", "{tmp}/a_file.txt/figures.json"),
         ("--out", "a_file.txt", "is a file"),
         run="inference",
+    ),
+    Case(
+        "search_bench_out_a_folder",
+        ("--out", "{tmp}/a_dir"),
+        ("--out", "a_dir", "folder"),
+        run="search",
     ),
     # exploit --out replaces only an exploit result
     Case(
@@ -243,6 +250,7 @@ IN_PROCESS: dict[str, Callable[[Sequence[str]], Any]] = {
     "strength": _through_run_main(strength.main),
     "bench-core": _through_run_main(bench_core.main),
     "inference": _through_run_main(bench_inference.main),
+    "search": _through_run_main(bench_search.main),
     "published": _through_run_main(published_main),
 }
 
