@@ -26,9 +26,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 from torch import nn
 
-from uno_env.core.checks import check_rules
 from uno_env.files import UnreadableFileError, read_regular_file, save_atomically, write_atomically
-from uno_env.policy import Seed, check_masks, check_reset_games
+from uno_env.policy import Seed, check_agent_rules, check_masks, check_reset_games
 from uno_env.rules import Rules, load_rules
 from unolab.agents.agent_files import (
     EXPORT_HINT,
@@ -270,7 +269,7 @@ class TorchPolicy:
             CheckpointMismatchError: naming what differs.
             TypeError: for ``rules`` that are no :class:`~uno_env.rules.Rules`.
         """
-        check_metadata(self.meta, check_rules(rules), where=self.name)
+        check_metadata(self.meta, check_agent_rules(rules), where=self.name)
 
 
 def _check_tensors(

@@ -46,10 +46,9 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
-from uno_env.core.checks import check_rules
 from uno_env.files import shown
 from uno_env.observation import encode
-from uno_env.policy import Policy, Seed
+from uno_env.policy import Policy, Seed, check_agent_rules
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
@@ -150,7 +149,7 @@ class PimcAgent(StateSearchAgent):
                 f"None, got {shown(prior)}"
             )
         if rules is not None:
-            check_rules(rules)
+            check_agent_rules(rules)
         self.prior_spec = None if prior is None else str(prior)
         self._prior: TorchPolicy | None = None
         self._prior_rules: Rules | None = None

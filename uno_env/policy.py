@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import cards as C
+from uno_env.core.checks import check_rules
 from uno_env.files import shown
 from uno_env.sampling import uniform_legal_actions
 
@@ -43,6 +44,7 @@ __all__ = [
     "RandomBot",
     "Seed",
     "StateSearcher",
+    "check_agent_rules",
     "check_masks",
     "check_reset_games",
     "policy_name",
@@ -149,6 +151,15 @@ def check_masks(who: str, masks: object, rows: int | None = None) -> npt.NDArray
     raise ValueError(
         f"{who}: masks: expected True/False (or 0/1) per action, got dtype {arr.dtype}"
     )
+
+
+def check_agent_rules(rules: object) -> Rules:
+    """An agent's ``rules`` argument as a :class:`~uno_env.rules.Rules` object.
+
+    Raises:
+        TypeError: naming ``rules`` as given, for anything else.
+    """
+    return check_rules(rules)
 
 
 def check_reset_games(who: str, games: object) -> None:
