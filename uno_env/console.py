@@ -214,12 +214,14 @@ def name_too_long(path: str | Path) -> str:
     too long (``""`` when it can): checked where a command reads its arguments, so that the
     path is refused by name before any work, not as ``[Errno 36]`` after it.
 
-    Each name is measured against the limit of the file system it would be on (the nearest
-    folder of the path that exists), the whole path against :data:`PATH_MAX`.
+    A name over :data:`NAME_MAX` bytes is measured against the limit of the file system it
+    would be on (the nearest folder of the path that exists), the path as given against
+    :data:`PATH_MAX`; a file system that holds less is left to ``open()`` (and
+    :func:`caused_by_input`).
     """
     text = os.fspath(path)
     try:
-        full = os.fsencode(os.path.abspath(text))
+        full = os.fsencode(text)  # as given: the system measures the path it is handed
         names = [(part, len(os.fsencode(part))) for part in Path(text).parts]
     except (UnicodeError, ValueError):  # not a name the file system can take: open() says so
         return ""
@@ -241,10 +243,13 @@ def name_too_long(path: str | Path) -> str:
 
 def _name_limit(path: Path) -> int:
     """The longest name the file system of ``path``'s nearest existing folder holds."""
+    pathconf = getattr(os, "pathconf", None)  # POSIX only: elsewhere the usual limit
+    if pathconf is None:
+        return NAME_MAX
     for folder in path.parents:
         try:
             if folder.is_dir():
-                return int(os.pathconf(folder, "PC_NAME_MAX"))
+                return int(pathconf(folder, "PC_NAME_MAX"))
         except (OSError, ValueError):
             return NAME_MAX
     return NAME_MAX
