@@ -407,13 +407,15 @@ def build_parser(prog: str = "python -m unolab.train.sweep") -> argparse.Argumen
 
 def _load(args: argparse.Namespace) -> tuple[SweepConfig, TrainConfig, list[Dimension]]:
     sweep, base, dimensions = load_sweep_config(args.config)
-    changes = {"num_samples": args.num_samples, "max_concurrent": args.max_concurrent}
-    changes = {k: v for k, v in changes.items() if v is not None}
-    if changes:
+    options = {"num_samples": "--num-samples", "max_concurrent": "--max-concurrent"}
+    for key, option in options.items():
+        value = getattr(args, key)
+        if value is None:
+            continue
         try:
-            sweep = dataclasses.replace(sweep, **changes)
-        except ValueError as err:
-            raise ConfigError(f"{args.config}: {err}") from None
+            sweep = dataclasses.replace(sweep, **{key: value})
+        except ValueError as err:  # the option's value, not the file's: named as typed
+            raise ConfigError(f"{option} {value}: {str(err).removeprefix(f'{key}: ')}") from None
     return sweep, base, dimensions
 
 

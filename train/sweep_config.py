@@ -284,10 +284,13 @@ def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[
             "the sweep file (give a training config's path, e.g. ../ppo/quick.yaml beside "
             "a sweep in configs/sweep/)"
         )
+    named = f"{where}: overrides:"  # an override at fault is named as the item given
     try:
-        base = load_train_config(sweep.train_config, sweep.overrides, overrides_from=None)
+        base = load_train_config(sweep.train_config, sweep.overrides, overrides_from=named)
     except ConfigError as err:
-        raise ConfigError(f"{where}: train_config with overrides: {err}") from None
+        if str(err).startswith(named):
+            raise
+        raise ConfigError(f"{where}: train_config: {err}") from None
     if not sweep.search_space:
         raise ConfigError(
             f"{where}: search_space is empty: name at least one training-config key to vary, "

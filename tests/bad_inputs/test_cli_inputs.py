@@ -210,6 +210,19 @@ CASES: list[Case] = [
         ("train", "ppo", "--config", PPO_CONFIG, "--set", "total_steps=lots"),
         ("total_steps", "'lots'"),
     ),
+    # uno-lab sweep: an option's value named as the option, not as the file it overrides
+    Case(
+        "sweep_num_samples_zero",
+        ("sweep", "--config", "{root}/configs/sweep/quick_lr_ent.yaml", "--num-samples", "0"),
+        ("--num-samples 0: 0 is out of range",),
+        absent=("quick_lr_ent.yaml",),
+    ),
+    Case(
+        "sweep_max_concurrent_zero",
+        ("sweep", "--config", "{root}/configs/sweep/quick_lr_ent.yaml", "--max-concurrent", "0"),
+        ("--max-concurrent 0: 0 is out of range",),
+        absent=("quick_lr_ent.yaml",),
+    ),
     # uno-lab serve: an address it cannot listen on (each bind checked for real)
     Case(
         "serve_unknown_host",

@@ -360,6 +360,13 @@ CASES: list[Case] = [
     Case("train-name-nul", T, {"name": "t\0x"}, ("name", "'t\\x00x'")),
     Case("train-rules-empty", T, {"rules": ""}, ("rules", "empty rules preset")),
     Case("tournament-sprt-alpha-nan", U, {"sprt": {"alpha": NAN}}, ("alpha", "nan")),
+    # --- sweep YAML: an override at fault is named as the item, not the training config ---
+    Case(
+        "sweep-override-out-of-range",
+        S,
+        {"overrides": ["eval.every=-1"]},
+        ("sweep.yaml: overrides: eval.every=-1: -1 is out of range",),
+    ),
     # --- sweep YAML: a dimension that every trial sets itself would vary nothing ---
     Case(
         "sweep-varies-the-run-name",
