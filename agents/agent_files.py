@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from uno_env.console import name_too_long
 from uno_env.files import UnreadableFileError, read_regular_file, why_missing
 from uno_env.files import shown as shown
 from uno_env.rules import Rules
@@ -31,6 +32,7 @@ __all__ = [
     "METADATA_KEYS",
     "AgentFileError",
     "MissingAgentFileError",
+    "RepeatedKeyError",
     "agent_paths",
     "agent_stem",
     "is_json_int",
@@ -39,6 +41,7 @@ __all__ = [
     "read_bounded",
     "shown",
     "tensor_header",
+    "unique_keys",
 ]
 
 MAX_AGENT_FILE_BYTES = 256 * 2**20
@@ -90,12 +93,39 @@ def is_json_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+class RepeatedKeyError(ValueError):
+    """A JSON object gives a key twice (the key is the error's ``key``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {shown(key)} is given twice")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (``json.loads``'s
+    ``object_pairs_hook``): Python's parser keeps the last value, another reader the first,
+    so the same file would describe two different things.
+
+    Raises:
+        RepeatedKeyError: naming the key.
+    """
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise RepeatedKeyError(key)
+        out[key] = value
+    return out
+
+
 def parse_json(raw: bytes, where: str, what: str) -> Any:
-    """Parse JSON bytes; any failure (encoding, syntax, nesting depth) is an AgentFileError."""
+    """Parse JSON bytes; any failure (encoding, syntax, nesting depth, a key given twice) is
+    an AgentFileError."""
     if not raw.strip():
         raise AgentFileError(f"{where}: the {what} is empty; {EXPORT_HINT}")
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys)
+    except RepeatedKeyError as err:
+        raise AgentFileError(f"{where}: the {what} is not valid: {err}; {EXPORT_HINT}") from None
     except UnicodeDecodeError as err:
         raise AgentFileError(
             f"{where}: the {what} is not UTF-8 text ({err.reason} at byte {err.start}); "
@@ -241,6 +271,9 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
             f"an empty agent path {shown(str(path))}; give an exported agent's .safetensors "
             "file (its .json metadata beside it)"
         )
+    too_long = name_too_long(path)
+    if too_long:  # the file system would answer [Errno 36]
+        raise AgentFileError(too_long)
     given = Path(path)
     if given.is_dir():
         raise AgentFileError(

@@ -178,8 +178,16 @@ class TorchPolicy:
         self, observations: npt.ArrayLike, masks: npt.ArrayLike
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits with illegal actions at -inf, as a batch (a single row becomes a batch)."""
-        obs = np.asarray(observations)
-        legal_np = np.asarray(masks)
+        arrays = []
+        for argument, value in (("observations", observations), ("masks", masks)):
+            try:
+                arrays.append(np.asarray(value))
+            except (ValueError, TypeError):  # ragged rows: no array at all
+                raise ValueError(
+                    f"policy {self.name!r}: {argument}: expected rows of equal length "
+                    f"(an array), got {shown(value)}"
+                ) from None
+        obs, legal_np = arrays
         if obs.ndim == 1 and legal_np.ndim == 1:
             obs, legal_np = obs[None, :], legal_np[None, :]
         obs_dim, num_actions = self.meta.obs_dim, self.meta.num_actions
@@ -199,6 +207,11 @@ class TorchPolicy:
                 f"policy {self.name!r}: observations: expected numbers (float32, as "
                 f"uno_env.observation.encode writes them), got dtype {obs.dtype}"
             )
+        if obs.dtype.kind == "f" and not np.isfinite(obs).all():  # a NaN spreads to every logit
+            raise ValueError(
+                f"policy {self.name!r}: observations: hold NaN or infinite values; expected "
+                "finite numbers (as uno_env.observation.encode writes them)"
+            )
         legal_np = check_masks(f"policy {self.name!r}", legal_np)
         logits = self.net(torch.as_tensor(obs, dtype=torch.float32))
         legal = torch.tensor(legal_np)
@@ -216,7 +229,8 @@ class TorchPolicy:
             ``(B,)`` actions; ``(1,)`` for a single observation.
 
         Raises:
-            ValueError: naming the expected and the given shapes.
+            ValueError: naming the expected and the given shapes, or observations that are
+                not finite numbers.
         """
         with torch.no_grad():
             logits, legal = self._masked_logits(observations, masks)
@@ -244,7 +258,8 @@ class TorchPolicy:
             observation.
 
         Raises:
-            ValueError: naming the expected and the given shapes.
+            ValueError: naming the expected and the given shapes, or observations that are
+                not finite numbers.
         """
         with torch.no_grad():
             logits, legal = self._masked_logits(observations, masks)

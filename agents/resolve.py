@@ -215,8 +215,8 @@ def resolve_opponents(
     """
     if isinstance(specs, (str, Path)):
         return policy_factory(specs, rules)
-    if not isinstance(specs, Sequence):
-        raise TypeError(
-            f"opponents must be a bot name, an agent path or a list of them, got {specs!r}"
+    if isinstance(specs, (bytes, bytearray)) or not isinstance(specs, Sequence):
+        raise TypeError(  # bytes are a sequence too: of numbers, no names
+            f"opponents must be a bot name, an agent path or a list of them, got {shown(specs)}"
         )
     return [policy_factory(spec, rules) for spec in specs]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.files import UnreadableFileError, read_regular_text, shown
-from unolab.agents.agent_files import is_json_int
+from unolab.agents.agent_files import RepeatedKeyError, is_json_int, unique_keys
 from unolab.train.config_limits import MAX_STEPS
 
 __all__ = [
@@ -107,10 +107,13 @@ def parse_json(text: str | bytes, where: str) -> Any:
 
     Raises:
         UnreadableFileError: one line naming ``where`` and what is wrong, in words: not
-            JSON (the parser's reason, line and column), nested too deeply to read, not UTF-8.
+            JSON (the parser's reason, line and column), nested too deeply to read, not
+            UTF-8, or an object that gives a key twice.
     """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKeyError as err:
+        raise UnreadableFileError(f"{where} is not valid: {err}") from None
     except RecursionError:
         raise UnreadableFileError(f"{where} is not JSON: it is nested too deeply to read") from None
     except json.JSONDecodeError as err:

@@ -30,7 +30,7 @@ from uno_env.config_values import (
     from_mapping,
 )
 from uno_env.configuration import apply_overrides, load_yaml_mapping
-from uno_env.files import why_missing
+from uno_env.files import shown, why_missing
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 
 # The bounds and sections stay importable here, where users of the config look for them.
@@ -39,6 +39,8 @@ from unolab.train.config_limits import (
     MAX_ROLLOUT,
     MAX_STEPS,
     MAX_TORCH_THREADS,
+    check_config_source,
+    check_overrides,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.imitate_config import CLONE_NAME, ImitateConfig, ImitateStage
@@ -262,7 +264,11 @@ def load_config(
         ConfigError: one line naming the file (or the override), the key and the bad value
             (or the YAML problem and its line), the bound it breaks, or an ``init_from``
             that does not exist.
+        TypeError: for a ``path`` that is no text or path, a ``base`` that is no mapping, or
+            ``overrides`` that are no list of ``key=value`` strings, naming the value.
     """
+    check_config_source(path, base)
+    overrides = check_overrides(overrides)
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
 
@@ -348,7 +354,15 @@ def config_for(
 
     Raises:
         ConfigError: naming the file or key, for an invalid config or another algorithm.
+        TypeError: for a ``source`` of none of these kinds or ``overrides`` that are no list
+            of ``key=value`` strings, naming the value.
     """
+    if not isinstance(source, (TrainConfig, Mapping, str, os.PathLike)):
+        raise TypeError(
+            f"source: expected a TrainConfig, a YAML config's path or a mapping of its keys, "
+            f"got {shown(source)}"
+        )
+    overrides = check_overrides(overrides)
     if isinstance(source, TrainConfig):
         config = load_config(None, overrides, base=source.to_dict()) if overrides else source
     elif isinstance(source, Mapping):

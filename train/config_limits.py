@@ -6,7 +6,11 @@ that passes them starts training instead of dying in an allocation minutes later
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+
 from uno_env.config_values import ConfigError, check_int
+from uno_env.files import shown
 
 __all__ = [
     "MAX_BATCH_SIZE",
@@ -23,7 +27,9 @@ __all__ = [
     "MAX_STEPS",
     "MAX_TORCH_THREADS",
     "MAX_WEIGHT",
+    "check_config_source",
     "check_net_arch",
+    "check_overrides",
 ]
 
 MAX_STEPS = 10**12
@@ -83,3 +89,47 @@ def check_net_arch(net_arch: tuple[int, ...]) -> None:
         )
     for i, width in enumerate(net_arch):
         check_int(f"net_arch[{i}]", width, 1, MAX_LAYER_WIDTH, "units of a hidden layer")
+
+
+def check_overrides(overrides: object, argument: str = "overrides") -> list[str]:
+    """Check the ``key=value`` items of a config loader (the ``--set`` of the commands).
+
+    A string is refused rather than read one character at a time, and each item must be
+    text (bytes, numbers and ``None`` are no ``key=value`` item).
+
+    Args:
+        overrides: The items as given.
+        argument: The argument's name, as the message names it.
+
+    Returns:
+        The items, as a list.
+
+    Raises:
+        TypeError: naming ``argument`` and the value (or the item) as given.
+    """
+    if isinstance(overrides, (str, bytes)) or not isinstance(overrides, Sequence):
+        raise TypeError(
+            f"{argument}: expected a list of 'key=value' strings (e.g. ['seed=3']), "
+            f"got {shown(overrides)}"
+        )
+    for item in overrides:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{argument}: expected 'key=value' strings (e.g. 'seed=3'), got the item "
+                f"{shown(item)}"
+            )
+    return list(overrides)
+
+
+def check_config_source(path: object, base: object, argument: str = "path") -> None:
+    """Check a config loader's ``path`` (a YAML file or None) and ``base`` (a mapping or None).
+
+    Raises:
+        TypeError: naming the argument and the value as given.
+    """
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"{argument}: expected a YAML config's path (text or a Path) or None, got {shown(path)}"
+        )
+    if base is not None and not isinstance(base, Mapping):
+        raise TypeError(f"base: expected a mapping of config keys or None, got {shown(base)}")

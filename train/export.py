@@ -28,10 +28,10 @@ from typing import Any
 from torch import nn
 
 from uno_env.cards import NUM_ACTIONS
-from uno_env.config_values import check_folder_name
-from uno_env.console import path_argument, run_main
+from uno_env.config_values import check_folder_name, check_switch
+from uno_env.console import check_output_file, path_argument, run_main
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.files import check_writable_target, why_missing
+from uno_env.files import check_writable_target, shown, why_missing
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.agent_files import agent_stem
@@ -161,6 +161,24 @@ def _check_checkpoint_path(path: Path) -> None:
         raise ValueError(f"{str(path)!r} is {what}not a checkpoint (a .zip): {_CHECKPOINT_HINT}")
 
 
+def _output_stem(out: str | Path) -> Path:
+    """The path of the files to write, without suffix: ``out`` must name a file.
+
+    Raises:
+        ValueError: for an empty ``out`` or one that names a folder (``.``, ``..``,
+            ``agents/``), naming it.
+    """
+    text = os.fspath(out)
+    target = agent_stem(out)
+    folder_like = text.endswith(("/", os.sep, "/.", "/..")) or text in (".", "..")
+    if not text.strip() or target.name in ("", ".", "..") or folder_like:
+        raise ValueError(
+            f"OUT {shown(text, 300)} names a folder, not a file; give the path of the files to "
+            "write, without suffix (e.g. agents/pretrained/my_agent)"
+        )
+    return target
+
+
 def export_checkpoint(
     checkpoint: str | Path, out: str | Path, name: str | None = None, overwrite: bool = False
 ) -> Path:
@@ -184,18 +202,29 @@ def export_checkpoint(
         FileExistsError: if ``out`` exists and ``overwrite`` is not set.
         UnwritableFileError: if ``<out>.safetensors`` or ``<out>.json`` is there and is not
             a regular file (a folder, a link, a pipe): nothing is written.
-        ConfigError: if the run's config.yaml is invalid (naming it).
+        ConfigError: if the run's config.yaml is invalid (naming it), or for a ``name``
+            that is no plain one-line name or an ``overwrite`` that is not a bool.
         ValueError: if the checkpoint is not a checkpoint file (an exported agent, a folder,
-            a pipe) or cannot be read as the config's algorithm (naming it).
+            a pipe) or cannot be read as the config's algorithm (naming it), or ``out``
+            names a folder (``.``, ``..``), a path under a file or a name too long.
+        TypeError: for a ``checkpoint`` or an ``out`` that is no text or path.
     """
+    for argument, value in (("checkpoint", checkpoint), ("out", out)):
+        if not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{argument}: expected a path (text or a Path), got {shown(value)}")
+    if name is not None:  # shown in tables and cards: one plain line, as a run's name
+        check_folder_name("name", name)
+    overwrite = check_switch("overwrite", overwrite)
+    target = _output_stem(out)
     path = Path(checkpoint)
     _check_checkpoint_path(path)
     config = config_beside(path)
-    target = agent_stem(out)
     outputs = (
         target.with_name(f"{target.name}.safetensors"),
         target.with_name(f"{target.name}.json"),
     )
+    for output in outputs:  # a file in place of a folder, a name too long: said in words
+        check_output_file(output, "OUT")
     taken = [p for p in outputs if p.exists()]
     if taken and not overwrite:
         raise FileExistsError(
@@ -214,6 +243,21 @@ def export_checkpoint(
     return export_policy(model, target, name or target.name, config.algorithm, rules, extra)
 
 
+def _out_argument(text: str) -> Path:
+    """OUT as typed, checked before ``Path`` drops a trailing ``/`` or ``/.`` (``out/.``
+    would write ``out.safetensors`` beside the folder ``out``).
+
+    Raises:
+        argparse.ArgumentTypeError: naming OUT and what to give.
+    """
+    path = path_argument(text)
+    try:
+        _output_stem(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return path
+
+
 def main(argv: Sequence[str] | None = None) -> Path:
     """Command line: ``python -m unolab.train.export CHECKPOINT OUT [--name NAME] [--overwrite]``.
 
@@ -226,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     parser.add_argument("checkpoint", type=path_argument, help="runs/<name>/latest.zip or best.zip")
     parser.add_argument(
         "out",
-        type=path_argument,
+        type=_out_argument,
         help="output path without suffix, e.g. agents/pretrained/my_agent",
     )
     parser.add_argument("--name", help="the policy's name (default: the output file name)")

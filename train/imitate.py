@@ -79,7 +79,7 @@ from unolab.train.imitate_outputs import (
     write_clone,
 )
 from unolab.train.imitation_data import generate_demonstrations, teacher_factory
-from unolab.train.run_folder import release_run_lock
+from unolab.train.run_folder import release_run_lock, take_run_folder
 
 __all__ = [
     "ImitationResult",
@@ -176,7 +176,7 @@ def imitate(
     rules = config.build_rules()
     _check_run_dir(config, overwrite)  # before any work; checked again under the lock
     lock = RunFolderLock(config.run_dir, "imitation run")
-    lock.take()  # one run per folder: a second one is refused, naming this one's pid
+    take_run_folder(lock)  # one run per folder: a second one is refused, naming this one's pid
     try:
         _check_run_dir(config, overwrite)
         result = _imitate(config, rules, progress, say)

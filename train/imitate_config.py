@@ -37,7 +37,9 @@ from unolab.train.config_limits import (
     MAX_NUM_ENVS,
     MAX_TORCH_THREADS,
     MAX_WEIGHT,
+    check_config_source,
     check_net_arch,
+    check_overrides,
 )
 
 __all__ = [
@@ -362,7 +364,11 @@ def load_imitate_config(
     Raises:
         ConfigError: one line naming the file, the key and the bad value (or the YAML
             problem and its line), or the bound it breaks.
+        TypeError: for a ``path`` that is no text or path, a ``base`` that is no mapping, or
+            ``overrides`` that are no list of ``key=value`` strings, naming the value.
     """
+    check_config_source(path, base)
+    overrides = check_overrides(overrides)
     data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
     where = str(path) if path is not None else "config"
     data = apply_overrides(data, overrides, example="samples=1000")

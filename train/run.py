@@ -36,6 +36,7 @@ the file and how to go on (``--resume`` continues from the last checkpoint writt
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -47,9 +48,10 @@ import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
+from uno_env.config_values import check_switch
 from uno_env.console import one_line
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.files import UnreadableFileError
+from uno_env.files import UnreadableFileError, shown
 from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
 from uno_env.rules import Rules
 from unolab.agents import progress
@@ -70,6 +72,7 @@ from unolab.train.run_folder import (
     release_run_lock,
     remove_paths,
     save_run_file,
+    take_run_folder,
 )
 
 __all__ = [
@@ -206,7 +209,7 @@ def start_run(
     env = None
     try:
         if (run_dir / FolderLock.LOCK_NAME).is_file():
-            lock.take()  # a run that is still going is named before anything else
+            take_run_folder(lock)  # a run that is still going is named before anything else
         check_run_dir(config, resume, overwrite)
         league = League(config.opponents, rules, seed=config.seed)
         env = VecMonitor(
@@ -218,7 +221,7 @@ def start_run(
                 learner_seat=config.seat,
             )
         )
-        lock.take()
+        take_run_folder(lock)
         # Again, now that no other run can start here: one may have begun meanwhile.
         stale = check_run_dir(config, resume, overwrite)
         best_score = -1.0
@@ -337,6 +340,44 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
     )
 
 
+def check_train_arguments(
+    config: object,
+    resume: object,
+    progress_bar: object,
+    overwrite: object,
+    log: object,
+    on_evaluation: object,
+) -> None:
+    """Check :func:`train`'s arguments before anything is read or written: a switch given
+    as a word (``resume="no"``) would be read as true.
+
+    Raises:
+        TypeError: for a ``config`` that is no TrainConfig, a ``log`` that is no text
+            stream (or None), an ``on_evaluation`` that is neither callable nor None.
+        ConfigError: for a switch that is not a bool, naming it and the value as given.
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(
+            f"config: expected a TrainConfig (unolab.train.config.load_config builds one from "
+            f"a YAML file or a mapping), got {shown(config)}"
+        )
+    for key, value in (
+        ("resume", resume),
+        ("progress_bar", progress_bar),
+        ("overwrite", overwrite),
+    ):
+        check_switch(key, value)
+    if log is not None and (
+        isinstance(log, (io.RawIOBase, io.BufferedIOBase))
+        or not callable(getattr(log, "write", None))
+    ):
+        raise TypeError(
+            f"log: expected a text stream (sys.stderr, a file open for text) or None, got {shown(log)}"
+        )
+    if on_evaluation is not None and not callable(on_evaluation):
+        raise TypeError(f"on_evaluation: expected a function or None, got {shown(on_evaluation)}")
+
+
 def train(
     config: TrainConfig,
     resume: bool = False,
@@ -376,7 +417,12 @@ def train(
         RunWriteError: (an OSError) a checkpoint could not be written (a full disk); the
             message names the file and says how to continue.
         TrainingInterrupted: on Ctrl-C, once ``latest.zip`` is saved.
+        TypeError: for a ``config`` that is no TrainConfig, a ``log`` that is no text
+            stream, or an ``on_evaluation`` that cannot be called; ConfigError (a
+            ValueError) for a ``resume``, ``progress_bar`` or ``overwrite`` that is not a
+            bool: each naming the argument and the value, before anything is written.
     """
+    check_train_arguments(config, resume, progress_bar, overwrite, log, on_evaluation)
     session = start_run(config, resume, overwrite, progress_bar, log, on_evaluation)
     return learn(session, progress_bar, log)
 

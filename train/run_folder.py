@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -54,6 +55,7 @@ __all__ = [
     "run_files",
     "save_checkpoint",
     "save_group",
+    "take_run_folder",
 ]
 
 LEGACY_POLICY_NAME = "best_policy"
@@ -159,6 +161,51 @@ def _check_run_targets(config: TrainConfig) -> None:
         )
 
 
+def _check_folder_at(run_dir: Path) -> None:
+    """Refuse a run folder path that holds something other than a folder (a file, a pipe,
+    a symlink to nothing): the folder cannot be made there, and ``--overwrite`` removes a
+    run's files, never what a user put in its place.
+
+    Raises:
+        ConfigError: naming the path, what is there and what to do.
+    """
+    try:
+        mode = os.lstat(run_dir).st_mode
+    except OSError:  # nothing there: the run makes it
+        return
+    if stat.S_ISDIR(mode) or run_dir.is_dir():  # a folder, or a symlink to one
+        return
+    if stat.S_ISLNK(mode):
+        what = f"a symlink to {os.readlink(run_dir)!r}, which is no folder"
+    elif stat.S_ISREG(mode):
+        what = "a file"
+    else:
+        what = "a pipe, a device or a socket"
+    raise ConfigError(
+        f"the run folder {run_dir} is {what}, not a folder; remove or rename it, or give "
+        "the run another name with --set name=..."
+    )
+
+
+def take_run_folder(lock: RunFolderLock) -> None:
+    """Make the run folder if needed and take its lock (:meth:`RunFolderLock.take`).
+
+    Raises:
+        FolderInUseError: another run holds the folder; the message names its pid.
+        ConfigError: the folder cannot be made (``runs_dir`` names a place where no folder
+            can be made, or one without write permission): one line naming ``runs_dir``.
+    """
+    _check_folder_at(lock.run_dir)
+    try:
+        lock.take()
+    except OSError as err:
+        raise ConfigError(
+            f"runs_dir: the run folder {lock.run_dir} cannot be made or locked "
+            f"({err.strerror or one_line(err)}); choose another folder with "
+            "--set runs_dir=..."
+        ) from None
+
+
 def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
     """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
 
@@ -174,6 +221,7 @@ def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Pa
             f"{config.run_dir}); give one with --set name=..."
         )
     run_dir = config.run_dir
+    _check_folder_at(run_dir)
     if resume:
         _check_run_targets(config)
         if not has_checkpoint(run_dir):

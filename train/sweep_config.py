@@ -209,6 +209,15 @@ def _dimension(where: str, key: str, spec: Any) -> Dimension:
                 f"{where}: search_space.{key}.{kind}: list 1 to {MAX_GRID_VALUES} values, "
                 f"got {len(values)}"
             )
+        seen: set[str] = set()
+        for value in values:  # a value twice runs (or weighs) the same trial twice
+            shown_value = json.dumps(value, sort_keys=True, default=repr)
+            if shown_value in seen:
+                raise ConfigError(
+                    f"{where}: search_space.{key}.{kind}: the value {shown_value[:60]} is given "
+                    "twice; list each value once"
+                )
+            seen.add(shown_value)
         return Dimension(key, kind, values)
     numbers = len(values) == 2 and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
@@ -251,6 +260,23 @@ def _check_key(where: str, key: str, base: TrainConfig) -> None:
         f"{where}: search_space: {key!r} is not a key of the training config "
         f"{base.name!r}; keys{' of ' + section if section else ''} are {near}"
     )
+
+
+def _check_set_once(where: str, overrides: Sequence[str], dimensions: Sequence[Dimension]) -> None:
+    """Refuse a key that both ``overrides`` and ``search_space`` set (or a section of it):
+    a trial would take one of the two values silently.
+
+    Raises:
+        ConfigError: naming the key and both places.
+    """
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        for dim in dimensions:
+            if key == dim.key or key.startswith(dim.key + ".") or dim.key.startswith(key + "."):
+                raise ConfigError(
+                    f"{where}: {key!r} is set both in overrides ({item[:60]!r}) and in "
+                    f"search_space ({dim.key}); set it in one of them"
+                )
 
 
 def trial_overrides(params: Mapping[str, Any]) -> list[str]:
@@ -297,6 +323,7 @@ def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[
             "e.g. ppo.learning_rate: {grid: [1.0e-4, 3.0e-4]}"
         )
     dimensions = [_dimension(where, key, spec) for key, spec in sweep.search_space.items()]
+    _check_set_once(where, sweep.overrides, dimensions)
     for dim in dimensions:
         _check_key(where, dim.key, base)
         for value in dim.checked_values:

@@ -24,8 +24,9 @@ def cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
     algorithm, _, source = _split_train_argv(words)
     if source is not None and source[0] == "--config":
         words = with_config(words, algorithm if algorithm in _ALGORITHMS else None)
-    elif source is None and algorithm in _ALGORITHMS and not args.help:
-        # No config: the shipped default of the algorithm, so a first run needs no YAML.
+    elif source is None and algorithm in _ALGORITHMS and not args.help and "--config" not in words:
+        # No config: the shipped default of the algorithm, so a first run needs no YAML
+        # (--config without its value is no config left out: its parser says so, alone).
         default = DEFAULT_TRAIN_CONFIGS[algorithm]
         print(
             f"uno-lab train {algorithm}: no --config given, using the shipped config "

@@ -205,6 +205,12 @@ CASES: list[Case] = [
         ("train", "dqn", "--config", PPO_CONFIG),
         ("quick.yaml", "ppo"),
     ),
+    Case(  # only the parser's error: no word of a shipped config used instead
+        "train_config_without_its_value",
+        ("train", "ppo", "--config"),
+        ("--config", "expected one argument"),
+        absent=("shipped config",),
+    ),
     Case(
         "train_bad_set_value",
         ("train", "ppo", "--config", PPO_CONFIG, "--set", "total_steps=lots"),

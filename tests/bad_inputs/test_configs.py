@@ -380,6 +380,31 @@ CASES: list[Case] = [
         {"search_space": {"runs_dir": {"grid": ["{dir}/x", "{dir}/y"]}}},
         ("sweep.yaml: search_space.runs_dir: runs_dir is set by the sweep",),
     ),
+    # --- sweep YAML: a key set twice, a value listed twice ---
+    Case(
+        "sweep-key-in-overrides-and-search-space",
+        S,
+        {"overrides": ["ppo.learning_rate=1.0e-3"]},
+        ("sweep.yaml", "'ppo.learning_rate'", "overrides", "search_space"),
+    ),
+    Case(
+        "sweep-section-in-overrides-key-in-search-space",
+        S,
+        {"overrides": ["ppo={n_epochs: 1}"]},
+        ("sweep.yaml", "'ppo'", "search_space (ppo.learning_rate)"),
+    ),
+    Case(
+        "sweep-grid-value-twice",
+        S,
+        {"search_space": {"seed": {"grid": [1, 1]}}},
+        ("sweep.yaml: search_space.seed.grid: the value 1 is given twice",),
+    ),
+    Case(
+        "sweep-choice-list-twice",
+        S,
+        {"search_space": {"ppo.net_arch": {"choice": [[32, 32], [64], [32, 32]]}}},
+        ("search_space.ppo.net_arch.choice: the value [32, 32] is given twice",),
+    ),
     Case(
         "sweep-varies-the-torch-threads",
         S,

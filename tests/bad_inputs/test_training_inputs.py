@@ -237,6 +237,19 @@ def _not_a_file(name: str, kind: str) -> Callable[[Path], None]:
     return change
 
 
+def _run_folder_replaced(kind: str) -> Callable[[Path], None]:
+    """``runs/ppo_tiny`` made a named pipe (``fifo``) or a symlink to nothing."""
+
+    def setup(folder: Path) -> None:
+        (folder / "runs").mkdir()
+        if kind == "fifo":
+            os.mkfifo(folder / "runs" / "ppo_tiny")
+        else:
+            os.symlink("/nonexistent/x", folder / "runs" / "ppo_tiny")
+
+    return setup
+
+
 def _resume(algorithm: str, *overrides: str) -> Callable[[Path], list[str]]:
     """``--resume runs/<algorithm>_tiny`` with ``--set`` items."""
     line = ["--resume", f"{{folder}}/runs/{algorithm}_tiny", "--no-progress"]
@@ -769,7 +782,7 @@ CASES: list[Case] = [
         "export_over_a_folder_where_the_metadata_goes",
         "export",
         args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent", "--overwrite"),
-        "agent.json' is a folder, not a regular file",
+        "OUT {folder}/out/agent.json is a folder; give a file name",
         _both(_finished("ppo"), write_file("out/agent.json/keep.txt", b"x")),
     ),
     Case(
@@ -828,6 +841,75 @@ CASES: list[Case] = [
             write_file("out/agent.safetensors", b"an agent someone shipped"),
             write_file("out/agent.json", b"{}"),
         ),
+    ),
+    # ---------------------------------------- an OUT that names no file the export can write
+    Case(
+        "export_out_is_the_parent_folder",
+        "export",
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/.."),
+        "OUT '{folder}/out/..' names a folder",
+        _both(_run_config("runs/ppo_tiny/config.yaml"), write_file("out/keep", b"x")),
+    ),
+    Case(
+        "export_out_is_the_current_folder",
+        "export",
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/."),
+        "OUT '{folder}/out/.' names a folder",
+        _both(_run_config("runs/ppo_tiny/config.yaml"), write_file("out/keep", b"x")),
+    ),
+    Case(
+        "export_out_under_a_file",
+        "export",
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/runs/ppo_tiny/config.yaml/agent"),
+        "ppo_tiny/config.yaml is a file",
+        _both(
+            _run_config("runs/ppo_tiny/config.yaml"),
+            write_file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
+        ),
+        one_line=True,
+    ),
+    Case(  # OUT itself fits, OUT.safetensors does not
+        "export_out_name_too_long_with_its_suffix",
+        "export",
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/" + "a" * 250),
+        "too long for the file system",
+        _both(
+            _run_config("runs/ppo_tiny/config.yaml"),
+            write_file("runs/ppo_tiny/latest.zip", CORRUPT_ZIP),
+        ),
+        one_line=True,
+    ),
+    # ------------------------------------------ a run folder that is no folder, a runs_dir
+    Case(
+        "overwrite_when_the_run_folder_is_a_pipe",
+        "ppo",
+        lambda folder: [*train_args(PPO_TINY)(folder), "--overwrite"],
+        "runs/ppo_tiny is a pipe, a device or a socket, not a folder",
+        _run_folder_replaced("fifo"),
+        one_line=True,
+    ),
+    Case(
+        "overwrite_when_the_run_folder_is_a_dangling_link",
+        "ppo",
+        lambda folder: [*train_args(PPO_TINY)(folder), "--overwrite"],
+        "is a symlink to '/nonexistent/x', which is no folder",
+        _run_folder_replaced("dangling link"),
+        one_line=True,
+    ),
+    Case(
+        "run_folder_is_a_file",
+        "dqn",
+        train_args(DQN_TINY),
+        "runs/dqn_tiny is a file, not a folder",
+        write_file("runs/dqn_tiny", b"notes"),
+        one_line=True,
+    ),
+    Case(
+        "runs_dir_where_no_folder_can_be_made",
+        "ppo",
+        train_args(PPO_TINY, "runs_dir=/proc/self/runs"),
+        "runs_dir: the run folder /proc/self/runs/ppo_tiny cannot be made",
+        one_line=True,
     ),
     # ------------------------------------------------- the real exit path, in a subprocess
     Case(
