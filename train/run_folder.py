@@ -176,14 +176,17 @@ def _check_folder_at(run_dir: Path) -> None:
     if stat.S_ISDIR(mode) or run_dir.is_dir():  # a folder, or a symlink to one
         return
     if stat.S_ISLNK(mode):
-        what = f"a symlink to {os.readlink(run_dir)!r}, which is no folder"
+        target = os.readlink(run_dir)
+        what = f"a symlink to {target!r}, which " + (
+            "is no folder" if run_dir.exists() else "does not exist"
+        )
     elif stat.S_ISREG(mode):
-        what = "a file"
+        what = "a file, not a folder"
     else:
-        what = "a pipe, a device or a socket"
+        what = "a pipe, a device or a socket, not a folder"
     raise ConfigError(
-        f"the run folder {run_dir} is {what}, not a folder; remove or rename it, or give "
-        "the run another name with --set name=..."
+        f"the run folder {run_dir} is {what}; remove or rename it, or give the run another "
+        "name with --set name=..."
     )
 
 

@@ -892,7 +892,7 @@ CASES: list[Case] = [
         "overwrite_when_the_run_folder_is_a_dangling_link",
         "ppo",
         lambda folder: [*train_args(PPO_TINY)(folder), "--overwrite"],
-        "is a symlink to '/nonexistent/x', which is no folder",
+        "runs/ppo_tiny is a symlink to '/nonexistent/x', which does not exist; remove",
         _run_folder_replaced("dangling link"),
         one_line=True,
     ),
