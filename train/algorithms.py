@@ -307,6 +307,7 @@ _MAX_COUNTER = 2**62
 _UNREADABLE = (
     zipfile.BadZipFile,
     zlib.error,
+    NotImplementedError,  # a member compressed by a method zipfile cannot read
     EOFError,
     OSError,
     RuntimeError,

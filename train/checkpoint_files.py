@@ -19,6 +19,7 @@ import json
 import os
 import stat
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,7 +206,15 @@ def verify_checkpoint(run_dir: Path, tag: str) -> Checkpoint:
             bad = None if recorded else archive.testzip()
     except DamagedCheckpointError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as err:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        OSError,
+        ValueError,
+        zlib.error,
+        NotImplementedError,  # a member compressed by a method zipfile cannot read
+    ) as err:
         raise DamagedCheckpointError(f"{path} is not a readable zip ({err})") from None
     if bad is not None:
         raise DamagedCheckpointError(f"{path}: {bad} fails its CRC check (the file is damaged)")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,15 @@ def load_demonstrations(path: str | Path, rules: Rules) -> Demonstrations:
             header = json.loads(bytes(archive["header"]).decode())
             arrays = {name: archive[name] for name in _ARRAYS}
             values = archive["values"] if "values" in archive.files else None
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        EOFError,
+        zipfile.BadZipFile,
+        zlib.error,
+        NotImplementedError,  # a member compressed by a method zipfile cannot read
+    ) as err:
         raise DemonstrationFileError(
             f"{source}: not a demonstrations file written by unolab.train.imitate ({err})"
         ) from err

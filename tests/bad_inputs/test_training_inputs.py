@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import atexit
 import errno
+import hashlib
 import json
 import os
 import shutil
+import struct
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,6 +191,28 @@ def _bit_flipped(name: str) -> Callable[[Path], None]:
 def _emptied(name: str) -> Callable[[Path], None]:
     def change(run: Path) -> None:
         (run / name).write_bytes(b"")
+
+    return change
+
+
+def _compressed_unreadably(name: str, member: str = "data") -> Callable[[Path], None]:
+    """``member`` of the zip ``name`` marked as compressed by deflate64 (method 9, which
+    zipfile cannot read), and the zip's record signed again: only reading it shows it."""
+
+    def change(run: Path) -> None:
+        path = run / name
+        raw = bytearray(path.read_bytes())
+        with zipfile.ZipFile(path) as archive:
+            local = archive.getinfo(member).header_offset
+        struct.pack_into("<H", raw, local + 8, 9)  # the local header's method
+        central = raw.find(b"PK\x01\x02")
+        while central != -1:  # the central directory's entry of the member
+            size = struct.unpack_from("<H", raw, central + 28)[0]
+            if bytes(raw[central + 46 : central + 46 + size]) == member.encode():
+                struct.pack_into("<H", raw, central + 10, 9)
+            central = raw.find(b"PK\x01\x02", central + 4)
+        path.write_bytes(bytes(raw))
+        _record(path.with_suffix(".json").name, sha256=hashlib.sha256(raw).hexdigest())(run)
 
     return change
 
@@ -637,6 +662,24 @@ CASES: list[Case] = [
         _finished("ppo", _emptied("latest.zip"), _removed("previous.zip")),
     ),
     Case(
+        "resume_with_both_checkpoints_compressed_unreadably",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "previous.zip is not a readable ppo checkpoint (That compression method is not supported)",
+        _finished(
+            "ppo", _compressed_unreadably("latest.zip"), _compressed_unreadably("previous.zip")
+        ),
+        one_line=True,
+    ),
+    Case(
+        "export_a_checkpoint_compressed_unreadably",
+        "export",
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
+        "latest.zip is not a readable ppo checkpoint",
+        _finished("ppo", _compressed_unreadably("latest.zip", "policy.pth")),
+        one_line=True,
+    ),
+    Case(
         "resume_with_both_checkpoints_damaged",
         "ppo",
         _resume("ppo", "total_steps=256"),
@@ -971,9 +1014,9 @@ def test_bad_training_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFi
     "damage",
     [_truncated("latest.zip"), _bit_flipped("latest.zip"), _emptied("latest.zip"),
      _removed("latest.json"), _record("latest.json", steps=10**400),
-     _record("latest.json", obs_version="4")],
+     _record("latest.json", obs_version="4"), _compressed_unreadably("latest.zip")],
     ids=["truncated", "bit_flipped", "empty", "record_missing", "steps_past_the_bound",
-         "version_as_text"],
+         "version_as_text", "compressed_unreadably"],
 )  # fmt: skip
 def test_a_damaged_checkpoint_falls_back_to_the_previous_one_with_a_warning(
     damage: Callable[[Path], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]
