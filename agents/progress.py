@@ -24,6 +24,7 @@ total is an estimate (:meth:`Bar.update` with a new ``total``) grows its total f
 from __future__ import annotations
 
 import errno
+import io
 import sys
 import time
 from collections.abc import Iterator
@@ -43,7 +44,9 @@ from rich.progress import (
 )
 from rich.text import Text
 
-__all__ = ["PLAIN_EVERY_S", "Bar", "PipeConsole", "progress_bar", "say"]
+from uno_env.files import shown
+
+__all__ = ["PLAIN_EVERY_S", "Bar", "PipeConsole", "check_log", "progress_bar", "say"]
 
 PLAIN_EVERY_S = 10.0
 """Seconds between two plain progress lines off a terminal."""
@@ -279,6 +282,21 @@ def progress_bar(
         bar._close()
     finally:
         _open.remove(bar)
+
+
+def check_log(log: object, argument: str = "log") -> None:
+    """Check a ``log`` argument: a text stream (what :func:`say` prints to) or None.
+
+    Raises:
+        TypeError: for a value without a ``write`` or a binary stream, naming ``argument``
+            and the value as given.
+    """
+    binary = isinstance(log, (io.RawIOBase, io.BufferedIOBase))
+    if log is not None and (binary or not callable(getattr(log, "write", None))):
+        raise TypeError(
+            f"{argument}: expected a text stream (sys.stderr, a file open for text) or None, "
+            f"got {shown(log)}"
+        )
 
 
 def say(message: str, file: TextIO | None = None) -> None:

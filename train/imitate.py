@@ -54,14 +54,16 @@ from typing import Any, NoReturn, TextIO
 import numpy as np
 import torch
 
+from uno_env.config_values import check_switch
 from uno_env.configuration import add_config_options
 from uno_env.console import run_main
-from uno_env.files import write_atomically
+from uno_env.files import shown, write_atomically
 from uno_env.folders import FolderInUseError, RunFolderLock
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import TorchPolicy
+from unolab.agents.progress import check_log
 from unolab.agents.progress import say as status_line
 from unolab.train.demonstration_files import (
     DEMONSTRATIONS_FILE,
@@ -165,8 +167,19 @@ def imitate(
     Raises:
         FileExistsError: if ``config.run_dir`` holds a run and ``overwrite`` is not set.
         ValueError: for a teacher that cannot be loaded (an agent file trained under other
-            rules, a malformed one) or that plays an illegal action.
+            rules, a malformed one) or that plays an illegal action; ConfigError (a
+            ValueError) for an ``overwrite`` or ``progress`` that is not a bool.
+        TypeError: for a ``config`` that is no ImitateConfig or a ``log`` that is no text
+            stream.
     """
+    if not isinstance(config, ImitateConfig):
+        raise TypeError(
+            "config: expected an ImitateConfig (unolab.train.imitate_config."
+            f"load_imitate_config builds one), got {shown(config)}"
+        )
+    check_switch("overwrite", overwrite)
+    check_switch("progress", progress)
+    check_log(log)
 
     def say(message: str) -> None:
         if log is not None:

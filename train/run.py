@@ -36,7 +36,6 @@ the file and how to go on (``--resume`` continues from the last checkpoint writt
 
 from __future__ import annotations
 
-import io
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -55,7 +54,7 @@ from uno_env.files import UnreadableFileError, shown
 from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
 from uno_env.rules import Rules
 from unolab.agents import progress
-from unolab.agents.progress import say
+from unolab.agents.progress import check_log, say
 from unolab.train import algorithms
 from unolab.train.checkpoint_files import read_json
 from unolab.train.config import TrainConfig, config_for
@@ -367,13 +366,7 @@ def check_train_arguments(
         ("overwrite", overwrite),
     ):
         check_switch(key, value)
-    if log is not None and (
-        isinstance(log, (io.RawIOBase, io.BufferedIOBase))
-        or not callable(getattr(log, "write", None))
-    ):
-        raise TypeError(
-            f"log: expected a text stream (sys.stderr, a file open for text) or None, got {shown(log)}"
-        )
+    check_log(log)
     if on_evaluation is not None and not callable(on_evaluation):
         raise TypeError(f"on_evaluation: expected a function or None, got {shown(on_evaluation)}")
 

@@ -4,7 +4,8 @@ Each case calls one public function with one bad argument (or hands it one bad f
 checks that the error is a ``ValueError`` (or a documented subclass) or a ``TypeError``, in
 one line naming the argument and the value as given, and that nothing was written: the
 config loaders' ``overrides``, ``path`` and ``base``; :func:`unolab.train.run.train`'s
-config, switches and log; :func:`unolab.train.export.export_checkpoint`'s arguments; a
+config, switches and log, and :func:`unolab.train.imitate.imitate`'s;
+:func:`unolab.train.export.export_checkpoint`'s arguments; a
 learned policy's observations; an agent's metadata or a run's record that gives a key twice.
 """
 
@@ -27,6 +28,7 @@ from unolab.agents.resolve import resolve_opponents
 from unolab.train.checkpoint_files import parse_json
 from unolab.train.config import config_for, load_config
 from unolab.train.export import export_checkpoint
+from unolab.train.imitate import imitate
 from unolab.train.imitate_config import load_imitate_config
 from unolab.train.run import train
 
@@ -64,6 +66,10 @@ def _probs(observations: Any, masks: Any) -> Callable[[Path], object]:
 
 def _config(folder: Path) -> Any:
     return load_config(PPO_TINY, [f"runs_dir={folder / 'runs'}", "total_steps=64"])
+
+
+def _imitation(folder: Path) -> Any:
+    return load_imitate_config(IMITATE_TINY, [f"runs_dir={folder / 'runs'}"])
 
 
 def _twice(key: str) -> Callable[[str], str]:
@@ -177,6 +183,31 @@ CASES = [
         lambda f: train(_config(f), log=_given(io.BytesIO())),
         TypeError,
         ("log", "BytesIO"),
+    ),
+    # --- imitate(): checked before anything is read or written ---
+    Case(
+        "imitate_config_a_path",
+        lambda f: imitate(_given(str(IMITATE_TINY))),
+        TypeError,
+        ("config", "imitate/tiny.yaml"),
+    ),
+    Case(
+        "imitate_overwrite_a_word",
+        lambda f: imitate(_imitation(f), overwrite=_given("no"), log=None),
+        ValueError,
+        ("overwrite", "'no'"),
+    ),
+    Case(
+        "imitate_progress_a_number",
+        lambda f: imitate(_imitation(f), progress=_given(0), log=None),
+        ValueError,
+        ("progress", "0"),
+    ),
+    Case(
+        "imitate_log_text",
+        lambda f: imitate(_imitation(f), log=_given("log.txt")),
+        TypeError,
+        ("log", "'log.txt'"),
     ),
     # --- export_checkpoint(): checked before anything is read or written ---
     Case(
