@@ -39,7 +39,6 @@ __all__ = [
     "metadata_object",
     "parse_json",
     "read_bounded",
-    "shown",
     "tensor_header",
     "unique_keys",
 ]

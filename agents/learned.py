@@ -26,7 +26,13 @@ from safetensors import SafetensorError
 from safetensors.torch import load, save
 from torch import nn
 
-from uno_env.files import UnreadableFileError, read_regular_file, save_atomically, write_atomically
+from uno_env.files import (
+    UnreadableFileError,
+    read_regular_file,
+    save_atomically,
+    shown,
+    write_atomically,
+)
 from uno_env.policy import Seed, check_agent_rules, check_masks, check_reset_games
 from uno_env.rules import Rules, load_rules
 from unolab.agents.agent_files import (
@@ -39,7 +45,6 @@ from unolab.agents.agent_files import (
     agent_paths,
     agent_stem,
     read_bounded,
-    shown,
     tensor_header,
 )
 from unolab.agents.policy_metadata import (
@@ -59,7 +64,6 @@ __all__ = [
     "AgentFileError",
     "CheckpointMismatchError",
     "MLPNet",
-    "PolicyMetadata",
     "TorchPolicy",
     "load_policy",
     "save_policy",

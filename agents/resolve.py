@@ -29,7 +29,8 @@ from unolab.agents.registry import AGENT_NAMES, agent_seed, is_agent_spec, make_
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
 if TYPE_CHECKING:
-    from unolab.agents.learned import MLPNet, PolicyMetadata
+    from unolab.agents.learned import MLPNet
+    from unolab.agents.policy_metadata import PolicyMetadata
 
 __all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_policy"]
 

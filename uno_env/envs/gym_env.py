@@ -25,6 +25,7 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.config_values import check_switch
 from uno_env.envs import RewardFn, action_space, observation_space
 from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentsSpec
@@ -36,12 +37,7 @@ from uno_env.envs.registration import (
 from uno_env.envs.render import render_table
 from uno_env.envs.seeding import checked_seed
 from uno_env.envs.spaces import action_id
-from uno_env.envs.table_inputs import (
-    ResetNeededError,
-    check_options,
-    check_switch,
-    explicit_hands,
-)
+from uno_env.envs.table_inputs import ResetNeededError, check_options, explicit_hands
 from uno_env.rules import Rules, load_rules
 
 __all__ = [

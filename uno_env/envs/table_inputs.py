@@ -14,7 +14,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.config_values import check_switch
 from uno_env.core.setup import game_keys
 from uno_env.envs.opponents import OpponentPool, OpponentsSpec
 from uno_env.files import shown
@@ -26,7 +25,6 @@ __all__ = [
     "check_learner_seat",
     "check_num_games",
     "check_options",
-    "check_switch",
     "explicit_hands",
     "opponent_lineup",
 ]
