@@ -46,7 +46,7 @@ from uno_env.config_values import (
 from uno_env.configuration import load_yaml_mapping
 from unolab.train.config import TrainConfig
 from unolab.train.config import load_config as load_train_config
-from unolab.train.config_limits import MAX_STEPS
+from unolab.train.config_limits import MAX_STEPS, check_config_source
 
 __all__ = [
     "KINDS",
@@ -296,7 +296,9 @@ def load_sweep_config(path: str | Path) -> tuple[SweepConfig, TrainConfig, list[
             search-space key the training config does not have, a value it refuses, an
             empty search space, ``metric_bot`` not among the evaluation bots.
         FileNotFoundError: for a missing file.
+        TypeError: for a ``path`` that is no text or path, naming the value.
     """
+    check_config_source(path, None)
     where = str(path)
     sweep = from_mapping(SweepConfig, load_yaml_mapping(path), where=where)
     beside = Path(path).parent / sweep.train_config

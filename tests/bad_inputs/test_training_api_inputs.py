@@ -31,6 +31,7 @@ from unolab.train.export import export_checkpoint
 from unolab.train.imitate import imitate
 from unolab.train.imitate_config import load_imitate_config
 from unolab.train.run import train
+from unolab.train.sweep_config import load_sweep_config
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
@@ -145,6 +146,12 @@ CASES = [
         lambda f: load_imitate_config(None, base=_given([1])),
         TypeError,
         ("base", "[1]"),
+    ),
+    Case(
+        "sweep_path_a_number",
+        lambda f: load_sweep_config(_given(5)),
+        TypeError,
+        ("path", "5"),
     ),
     Case(
         "config_for_source_a_number",
