@@ -121,7 +121,14 @@ def test_play_to_last_gives_the_full_order() -> None:
     assert (np.sort(res.ranks[won], axis=1) == [0, 1, 2, 3]).all()
 
 
-def _record(ranks: tuple[int, ...], end: str, forfeit_seat: int | None = None) -> GameRecord:
+def _record(
+    ranks: tuple[int, ...],
+    end: str,
+    forfeit_seat: int | None = None,
+    cards_left: tuple[int, ...] | None = None,
+    turns: int = 1,
+) -> GameRecord:
+    """A log line of these ranks; unless given, the seats at rank 0 hold no card."""
     k = len(ranks)
     return GameRecord(
         deal=0,
@@ -131,8 +138,8 @@ def _record(ranks: tuple[int, ...], end: str, forfeit_seat: int | None = None) -
         seats=tuple(f"p{i}" for i in range(k)),
         ranks=ranks,
         points=(0,) * k,
-        cards_left=(1,) * k,
-        turns=1,
+        cards_left=cards_left if cards_left is not None else tuple(int(r > 0) for r in ranks),
+        turns=turns,
         end=end,
         forfeit_seat=forfeit_seat,
     )
@@ -159,6 +166,8 @@ def test_every_finishing_order_the_engine_gives_passes_the_log_check(rules: Rule
             tuple(res.ranks[game].tolist()),
             END_KINDS[int(res.end[game])],
             seat if seat >= 0 else None,
+            cards_left=tuple(res.cards_left[game].tolist()),  # as the engine left them
+            turns=int(res.turns[game]),
         )
         assert ranks_problem(record, rules) == "", (game, record)
 
