@@ -358,7 +358,8 @@ def test_agents_describes_a_python_class(
 def test_exploit_out_takes_its_own_result_again(tmp_path: Path) -> None:
     """``--out`` naming an earlier exploit result is replaced (the check refuses only the rest)."""
     earlier = tmp_path / "result.json"
-    earlier.write_text(json.dumps({"agent": "a", "spec": "a", "run_dir": "r", "settings": {}}))
+    result = {"agent": "a", "spec": "a", "rules": "official", "num_players": 2, "settings": {}}
+    earlier.write_text(json.dumps(result))
     check_out_path(earlier)
     check_out_path(tmp_path / "new.json")
 
