@@ -62,7 +62,7 @@ from unolab.train.imitate import imitate
 from unolab.train.init_weights import initialise_from
 from unolab.train.league import League
 from unolab.train.resume import record_history, resume_model
-from unolab.train.run_callback import EvaluationHook, LabCallback
+from unolab.train.run_callback import EvaluationHook, LabCallback, check_eval_bots
 from unolab.train.run_folder import (
     LEGACY_POLICY_NAME,
     check_run_dir,
@@ -210,6 +210,7 @@ def start_run(
         if (run_dir / FolderLock.LOCK_NAME).is_file():
             take_run_folder(lock)  # a run that is still going is named before anything else
         check_run_dir(config, resume, overwrite)
+        check_eval_bots(config, rules)
         league = League(config.opponents, rules, seed=config.seed)
         env = VecMonitor(
             UnoVecEnv(

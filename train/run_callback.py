@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from uno_env.config_values import ConfigError
 from uno_env.rules import Rules
 from unolab.agents import BOT_NAMES, policy_factory
 from unolab.agents.arena import EvalResult, evaluate_vs
@@ -31,6 +32,7 @@ from unolab.train.run_folder import append_lines, save_checkpoint, save_group
 __all__ = [
     "EvaluationHook",
     "LabCallback",
+    "check_eval_bots",
     "evaluate_model",
     "freeze_policy",
     "read_curve",
@@ -39,6 +41,23 @@ __all__ = [
 
 EvaluationHook = Callable[[int, dict[str, EvalResult]], None]
 """Called after each periodic evaluation with the learner steps and the results per bot."""
+
+
+def check_eval_bots(config: TrainConfig, rules: Rules) -> None:
+    """Load each evaluation agent that is no bot name now, before the run starts: a damaged
+    or mismatched agent file is refused before anything is written, not at the first
+    evaluation, after minutes of training.
+
+    Raises:
+        ConfigError: naming ``eval.bots`` and what is wrong with the agent (its file).
+    """
+    for bot in config.eval.bots:
+        if bot in BOT_NAMES:
+            continue
+        try:
+            policy_factory(bot, rules)
+        except ValueError as err:
+            raise ConfigError(f"eval.bots: {err}") from None
 
 
 def evaluate_model(

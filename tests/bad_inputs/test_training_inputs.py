@@ -922,6 +922,20 @@ CASES: list[Case] = [
         ),
         one_line=True,
     ),
+    # ------------------------------- an evaluation agent's file, checked before the run starts
+    Case(
+        "eval_bot_agent_damaged",
+        "ppo",
+        train_args(PPO_TINY, "eval.bots=[random, {folder}/agent.safetensors]"),
+        "eval.bots: {folder}/agent.safetensors: the header length",
+        _both(
+            write_file(
+                "agent.json", (ROOT / "agents/pretrained/ppo_official_2p.json").read_bytes()
+            ),
+            write_file("agent.safetensors", b"\xc0\x01" + bytes(98)),
+        ),
+        one_line=True,
+    ),
     # ------------------------------------------ a run folder that is no folder, a runs_dir
     Case(
         "overwrite_when_the_run_folder_is_a_pipe",
