@@ -23,7 +23,7 @@ pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpi
 
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts  # noqa: E402
 
-from uno_env.envs import openspiel_game  # noqa: E402
+from uno_env.envs import openspiel_game, openspiel_views  # noqa: E402
 from uno_env.envs.openspiel_game import key_actions  # noqa: E402
 from uno_env.envs.openspiel_views import GAME_NAME  # noqa: E402
 from uno_env.observation import OBS_DIM  # noqa: E402
@@ -198,8 +198,8 @@ def test_information_state_hides_other_hands() -> None:
     state = deal(game, 11)
     hands = state.uno_state.hands[0]
     text = state.information_state_string(0)
-    own = openspiel_game._hand_text(hands.tobytes(), 0)
-    other = openspiel_game._hand_text(hands.tobytes(), 1)
+    own = openspiel_views.hand_text(hands.tobytes(), 0)
+    other = openspiel_views.hand_text(hands.tobytes(), 1)
     assert own in text and other not in text
 
 

@@ -98,13 +98,13 @@ from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.envs.openspiel_views import (
     GAME_NAME,
-    _check_player,
-    _colour_text,
-    _hand_text,
-    _InfoStateObserver,
-    _ObservationObserver,
-    _step_of,
-    _Table,
+    InfoStateObserver,
+    ObservationObserver,
+    PublicTable,
+    check_player,
+    colour_text,
+    hand_text,
+    step_of,
 )
 from uno_env.files import shown
 from uno_env.rules import PRESETS, Rules, load_rules
@@ -407,7 +407,7 @@ def _seat_or_chance(player: Any, num_players: int) -> int:
         and player == _CHANCE_PLAYER
     ):
         return _CHANCE_PLAYER
-    _check_player(player, num_players)
+    check_player(player, num_players)
     return int(player)
 
 
@@ -567,7 +567,7 @@ class UnoOpenSpielGame(_GameBase):
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: Mapping[str, Any] | None = None
-    ) -> _ObservationObserver | _InfoStateObserver:
+    ) -> ObservationObserver | InfoStateObserver:
         """The observer of an observation type: the default observation or the info state.
 
         Raises:
@@ -587,7 +587,7 @@ class UnoOpenSpielGame(_GameBase):
         if params:
             raise ValueError(f"{GAME_NAME} observers take no parameters, got {shown(dict(params))}")
         if iig_obs_type is None:
-            return _ObservationObserver(self.rules)
+            return ObservationObserver(self.rules)
         spiel = _require_pyspiel()
         if not isinstance(iig_obs_type, spiel.IIGObservationType):
             raise TypeError(
@@ -597,8 +597,8 @@ class UnoOpenSpielGame(_GameBase):
         single = iig_obs_type.private_info == spiel.PrivateInfoType.SINGLE_PLAYER
         if single and iig_obs_type.public_info:
             if iig_obs_type.perfect_recall:
-                return _InfoStateObserver(self.rules)
-            return _ObservationObserver(self.rules)
+                return InfoStateObserver(self.rules)
+            return ObservationObserver(self.rules)
         raise ValueError(
             f"{GAME_NAME} observes from one seat with public information (perfect recall or "
             f"not), got {iig_obs_type}"
@@ -614,7 +614,7 @@ class UnoOpenSpielState(_StateBase):
 
     def __init__(self, game: UnoOpenSpielGame) -> None:
         super().__init__(game)
-        self._table = _Table(game.rules)
+        self._table = PublicTable(game.rules)
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -734,7 +734,7 @@ class UnoOpenSpielState(_StateBase):
             TypeError: for a seat that is no integer.
             ValueError: for a seat outside the table.
         """
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
         return self.returns()[int(player)]
 
     def player_reward(self, player: Any) -> float:
@@ -744,7 +744,7 @@ class UnoOpenSpielState(_StateBase):
             TypeError: for a seat that is no integer.
             ValueError: for a seat outside the table.
         """
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
         return self.rewards()[int(player)]
 
     def _legal_actions(self, player: int) -> list[int]:
@@ -780,7 +780,7 @@ class UnoOpenSpielState(_StateBase):
             if not 0 <= action < _CHANCE_OUTCOMES:
                 raise ValueError(f"{GAME_NAME}: a chance outcome is a byte 0..255, got {action}")
             return f"key byte 0x{action:02x}"
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
         return C.action_name(action)
 
     def _seat_view(self, name: str, player: Any) -> Any:
@@ -794,7 +794,7 @@ class UnoOpenSpielState(_StateBase):
                     "there; give the player"
                 )
             return view()
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
         return view(int(player))
 
     def observation_string(self, player: Any = None) -> str:
@@ -894,7 +894,7 @@ class UnoOpenSpielState(_StateBase):
             if len(table.key_bytes) == KEY_BYTES:
                 keys = np.array([key_of(table.key_bytes)], dtype=np.uint64)
                 table.state = core.init(self.rules, keys=keys)
-                table.steps.append(_step_of(-1, -1, table.state))
+                table.steps.append(step_of(-1, -1, table.state))
             return
         if self.is_terminal():
             raise IllegalActionError(f"{GAME_NAME}: action {action} applied after the hand ended")
@@ -913,7 +913,7 @@ class UnoOpenSpielState(_StateBase):
         state = core.step(
             self.rules, table.state, np.array([action], dtype=np.int64), in_place=True
         )
-        table.steps.append(_step_of(seat, int(action), state))
+        table.steps.append(step_of(seat, int(action), state))
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> Any:
         """A state ``player_id`` cannot tell from this one (:func:`uno_env.core.determinize`).
@@ -933,7 +933,7 @@ class UnoOpenSpielState(_StateBase):
                 returns a number outside [0, 1) (naming it).
         """
         table = self._table
-        _check_player(player_id, self.rules.num_players)
+        check_player(player_id, self.rules.num_players)
 
         def word() -> int:
             return min(int(_uniform(probability_sampler) * 2**32), 2**32 - 1)
@@ -1030,13 +1030,13 @@ class UnoOpenSpielState(_StateBase):
             f"{int(state.turn[0])} | "
             + ("over" if self.is_terminal() else f"{int(state.current[0])} to act")
             + f" | phase {core.PHASE_NAMES[int(state.phase[0])]}",
-            f"top {C.FACE_NAMES[int(state.top[0])]} {_colour_text(int(state.colour[0]))} | "
+            f"top {C.FACE_NAMES[int(state.top[0])]} {colour_text(int(state.colour[0]))} | "
             f"direction {int(state.direction[0]):+d} | pile "
             f"{C.DECK_SIZE - int(state.draw_pos[0])} | discards {int(state.discard_len[0])}",
         ]
         hands = state.hands[0].tobytes()
         for seat in range(n_players):
-            lines.append(f"seat {seat}: {_hand_text(hands, seat) or '-'}")
+            lines.append(f"seat {seat}: {hand_text(hands, seat) or '-'}")
         if self.is_terminal():
             winner = int(state.winner[0])
             lines.append("truncated" if winner < 0 else f"winner {winner}")

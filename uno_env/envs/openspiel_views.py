@@ -1,6 +1,6 @@
 """What each seat of ``python_uno`` sees: the hand's public record and the two observers.
 
-The game (:mod:`uno_env.envs.openspiel_game`) keeps a :class:`_Table`: the core state and
+The game (:mod:`uno_env.envs.openspiel_game`) keeps a :class:`PublicTable`: the core state and
 the record of every step's public result. From it the observers write the observation tensor
 (the lab's :func:`uno_env.observation.encode`), the observation string, and the
 perfect-recall information-state string; nothing hidden from the seat enters either.
@@ -28,7 +28,7 @@ GAME_NAME = "python_uno"
 """The short name the game is registered under."""
 
 
-def _check_player(player: Any, num_players: int) -> None:
+def check_player(player: Any, num_players: int) -> None:
     """Refuse a seat that is no integer (``TypeError``) or is outside the table."""
     if isinstance(player, bool) or not isinstance(player, (int, np.integer)):
         raise TypeError(
@@ -40,7 +40,7 @@ def _check_player(player: Any, num_players: int) -> None:
         )
 
 
-def _table_of(state: Any, rules: Rules) -> _Table:
+def _table_of(state: Any, rules: Rules) -> PublicTable:
     """The table of a ``python_uno`` state that an observer of ``rules`` is given.
 
     Raises:
@@ -48,7 +48,7 @@ def _table_of(state: Any, rules: Rules) -> _Table:
         ValueError: for a state of other rules than the observer's game.
     """
     table = getattr(state, "_table", None)
-    if not isinstance(table, _Table):
+    if not isinstance(table, PublicTable):
         kind = "None" if state is None else f"a {type(state).__module__}.{type(state).__name__}"
         raise TypeError(f"{GAME_NAME}: an observer reads a {GAME_NAME} state, got {kind}")
     if table.rules.num_players != rules.num_players:
@@ -61,7 +61,7 @@ def _table_of(state: Any, rules: Rules) -> _Table:
     return table
 
 
-class _Step(NamedTuple):
+class PublicStep(NamedTuple):
     """One applied decision (or the deal, seat -1) and its public and private results."""
 
     seat: int
@@ -78,8 +78,8 @@ class _Step(NamedTuple):
     dealer: int
 
 
-def _step_of(seat: int, action: int, state: UnoState) -> _Step:
-    return _Step(
+def step_of(seat: int, action: int, state: UnoState) -> PublicStep:
+    return PublicStep(
         seat=seat,
         action=action,
         hands=state.hands[0].tobytes(),
@@ -94,7 +94,7 @@ def _step_of(seat: int, action: int, state: UnoState) -> _Step:
     )
 
 
-class _Table:
+class PublicTable:
     """Everything a state holds, in one attribute (OpenSpiel deep-copies a Python state's
     attributes on every clone: this one copies only what changes)."""
 
@@ -102,7 +102,7 @@ class _Table:
         self.rules = rules
         self.key_bytes: list[int] = []
         self.state: UnoState | None = None
-        self.steps: list[_Step] = []
+        self.steps: list[PublicStep] = []
         self.known_from = [0] * rules.num_players
         """Per seat: the first step whose own cards this state knows (later than 0 in a
         resampled state, for the seats other than the one it was resampled for)."""
@@ -110,9 +110,9 @@ class _Table:
         """Each resampling that made this state, in order: (the number of actions applied
         before it, the seat, the key), what ``serialize()`` writes beside the history."""
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Table:
+    def __deepcopy__(self, memo: dict[int, Any]) -> PublicTable:
         # The rules and the steps are immutable: shared; the core state is copied.
-        out = _Table.__new__(_Table)
+        out = PublicTable.__new__(PublicTable)
         out.rules = self.rules
         out.key_bytes = list(self.key_bytes)
         out.state = None if self.state is None else self.state.copy()
@@ -140,12 +140,12 @@ class _Table:
         self.key_bytes = list(data["key_bytes"])
         arrays = data["state"]
         self.state = None if arrays is None else UnoState(**arrays)
-        self.steps = [_Step(*step) for step in data["steps"]]
+        self.steps = [PublicStep(*step) for step in data["steps"]]
         self.known_from = list(data["known_from"])
         self.resamples = [(int(m), int(p), int(k)) for m, p, k in data["resamples"]]
 
 
-def _hand_text(hands: bytes, seat: int) -> str:
+def hand_text(hands: bytes, seat: int) -> str:
     """The cards of ``seat`` in a step's ``hands`` (54 counts per seat), sorted by face."""
     return _counts_text(hands[seat * C.NUM_FACES : (seat + 1) * C.NUM_FACES])
 
@@ -156,12 +156,12 @@ def _counts_text(counts: bytes) -> str:
     return " ".join(C.FACE_NAMES[f] for f, n in enumerate(counts) for _ in range(n))
 
 
-def _colour_text(colour: int) -> str:
+def colour_text(colour: int) -> str:
     return "-" if colour == C.NO_COLOUR else C.COLOURS[colour]
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _step_text(step: _Step) -> str:
+def _step_text(step: PublicStep) -> str:
     """The public part of a step, as any seat saw it."""
     head = (
         f"dealer {step.dealer} deals"
@@ -170,7 +170,7 @@ def _step_text(step: _Step) -> str:
     )
     events = core.event_names(step.events)
     return (
-        f"{head} | top {C.FACE_NAMES[step.top]} {_colour_text(step.colour)} | cards "
+        f"{head} | top {C.FACE_NAMES[step.top]} {colour_text(step.colour)} | cards "
         f"{' '.join(map(str, step.sizes))} | pile {step.pile} | "
         + ("over" if step.phase == core.OVER else f"{step.current} {core.PHASE_NAMES[step.phase]}")
         + (f" | {' '.join(events)}" if events else "")
@@ -239,7 +239,7 @@ def _observation_text(obs: np.ndarray, player: int, num_players: int) -> str:
     return " | ".join(parts)
 
 
-class _ObservationObserver:
+class ObservationObserver:
     """The default observation: :func:`uno_env.observation.encode` from the player's seat.
 
     ``tensor`` is the flat vector; ``dict`` holds one view per field of ``OBS_FIELDS``.
@@ -252,7 +252,7 @@ class _ObservationObserver:
 
     def _encoded(self, state: UnoOpenSpielState, player: int) -> np.ndarray | None:
         table = _table_of(state, self.rules)
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
         if table.state is None:  # before the deal nothing is on the table
             return None
         return encode(self.rules, table.state, np.array([player], dtype=np.int64))[0]
@@ -274,14 +274,14 @@ class _ObservationObserver:
         return _observation_text(obs, player, self.rules.num_players)
 
 
-class _InfoStateObserver:
+class InfoStateObserver:
     """The perfect-recall information state: a string only (``tensor`` is None)."""
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.tensor: np.ndarray | None = None
         self.dict: dict[str, np.ndarray] = {}
-        self._now = _ObservationObserver(rules)
+        self._now = ObservationObserver(rules)
 
     def set_from(self, state: UnoOpenSpielState, player: int) -> None:
         """No tensor to write (the state and the seat are checked all the same).
@@ -292,12 +292,12 @@ class _InfoStateObserver:
             ValueError: for a state of other rules, or a seat outside the table.
         """
         _table_of(state, self.rules)
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
 
     def string_from(self, state: UnoOpenSpielState, player: int) -> str:
         """``player``'s information state: its history of public steps and own cards."""
         table = _table_of(state, self.rules)
-        _check_player(player, self.rules.num_players)
+        check_player(player, self.rules.num_players)
         if table.state is None:
             return f"p{player} | before the deal"
         n_players = self.rules.num_players
@@ -313,7 +313,7 @@ class _InfoStateObserver:
                 # Render the own hand only where it changed (comparing its bytes is cheap).
                 own = step.hands[player * width : (player + 1) * width]
                 if own != shown:
-                    text += f" | you {_hand_text(step.hands, player) or '-'}"
+                    text += f" | you {hand_text(step.hands, player) or '-'}"
                     shown = own
             lines.append(text)
         lines.append("now " + self._now.string_from(state, player))
