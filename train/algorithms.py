@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import math
 import pickle
 import zipfile
 import zlib
@@ -40,6 +41,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
+from uno_env.files import shown
 from uno_env.observation import OBS_DIM, OBS_LAYOUT
 from unolab.train.checkpoint_files import DamagedCheckpointError
 from unolab.train.config import TrainConfig
@@ -351,6 +353,80 @@ def _check_optimizer_state(optimizer: torch.optim.Optimizer, path: Path) -> None
                     )
 
 
+_OPTIMIZER_FLAGS = frozenset(
+    {"params", "lr", "initial_lr", "foreach", "fused", "capturable", "differentiable"}
+)
+"""Keys of an optimiser's parameter group that the config does not set: the parameters,
+the learning rate (set again at each update, from its schedule) and torch's implementation
+switches (which change nothing that is learned)."""
+
+_NON_NEGATIVE_STATE = frozenset({"step", "exp_avg_sq", "max_exp_avg_sq"})
+"""Optimiser state that a run can only make zero or positive (a negative second moment
+makes the update NaN)."""
+
+
+def _check_saved_values(
+    policy: Any, optimizer: Any, fresh: torch.optim.Optimizer, path: Path
+) -> None:
+    """Refuse a checkpoint whose values no training run writes: a network or optimiser
+    state with NaN or infinities (every later update would be NaN), or optimiser settings
+    other than the config's (``eps``, ``betas``, ``weight_decay``, ``maximize``...: the
+    run would learn under settings its config.yaml does not describe).
+
+    Raises:
+        DamagedCheckpointError: naming the file and the value at fault.
+    """
+    if not isinstance(policy, dict) or not isinstance(optimizer, dict):
+        raise DamagedCheckpointError(f"{path}: its networks or optimiser state are no mapping")
+    for name, tensor in policy.items():
+        if (
+            torch.is_tensor(tensor)
+            and tensor.is_floating_point()
+            and not torch.isfinite(tensor).all()
+        ):
+            raise DamagedCheckpointError(
+                f"{path}: the network's {name} holds NaN or infinite values (the training "
+                "diverged or the file is damaged)"
+            )
+    groups, expected = optimizer.get("param_groups"), fresh.state_dict()["param_groups"]
+    if not isinstance(groups, list) or len(groups) != len(expected):
+        raise DamagedCheckpointError(f"{path}: the optimiser's parameter groups do not fit")
+    for group, wanted in zip(groups, expected, strict=True):
+        if not isinstance(group, dict):
+            raise DamagedCheckpointError(f"{path}: an optimiser parameter group is no mapping")
+        lr = group.get("lr")
+        if torch.is_tensor(lr) and lr.numel() == 1:
+            lr = lr.item()
+        if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not 0 <= lr < math.inf:
+            raise DamagedCheckpointError(
+                f"{path}: the optimiser's learning rate is {shown(lr)}, not a number >= 0"
+            )
+        for key in wanted.keys() & group.keys() - _OPTIMIZER_FLAGS:
+            saved, own = group[key], wanted[key]
+            if isinstance(saved, (list, tuple)) and isinstance(own, (list, tuple)):
+                saved, own = tuple(saved), tuple(own)
+            if type(saved) is not type(own) or saved != own:
+                raise DamagedCheckpointError(
+                    f"{path}: the optimiser's {key} is {shown(group[key])}, but the run's "
+                    f"config makes it {wanted[key]!r} (the file is damaged or was edited)"
+                )
+    state = optimizer.get("state")
+    for entry in state.values() if isinstance(state, dict) else ():
+        for key, value in entry.items() if isinstance(entry, dict) else ():
+            if not torch.is_tensor(value) or not value.is_floating_point():
+                continue
+            if not torch.isfinite(value).all():
+                what = "NaN or infinite values"
+            elif key in _NON_NEGATIVE_STATE and bool((value < 0).any()):
+                what = "negative values"
+            else:
+                continue
+            raise DamagedCheckpointError(
+                f"{path}: the optimiser's {key} holds {what} (the training diverged or the "
+                "file is damaged)"
+            )
+
+
 def _counters(raw: bytes, names: tuple[str, ...], path: Path) -> dict[str, int]:
     """The named counters of a checkpoint's ``data`` (JSON), each a count in bounds.
 
@@ -431,6 +507,7 @@ def load_checkpoint_state(
         raise DamagedCheckpointError(
             f"{path} is not a readable {algorithm.name} checkpoint ({_reason(err)})"
         ) from None
+    _check_saved_values(policy, optimizer, model.policy.optimizer, path)
     try:
         model.policy.load_state_dict(policy)
         model.policy.optimizer.load_state_dict(optimizer)

@@ -151,9 +151,14 @@ def _check_run_targets(config: TrainConfig) -> None:
             check_writable_target(path, "run file")
         except OSError:
             bad.append(path)
+    logs = config.run_dir / "tb"  # TensorBoard's folder: the run writes into it
+    if (logs.exists() or logs.is_symlink()) and not logs.is_dir():
+        bad.append(logs)
     if bad:
         shown = ", ".join(str(path) for path in bad)
         verb = "is not a regular file" if len(bad) == 1 else "are not regular files"
+        if bad == [logs]:
+            verb = "is not a folder"
         raise ConfigError(
             f"cannot resume {config.run_dir}: {shown} {verb}, and the run writes "
             f"{'it' if len(bad) == 1 else 'them'}; remove or rename "

@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import errno
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
@@ -215,6 +217,49 @@ def _compressed_unreadably(name: str, member: str = "data") -> Callable[[Path], 
         _record(path.with_suffix(".json").name, sha256=hashlib.sha256(raw).hexdigest())(run)
 
     return change
+
+
+def _tensors_changed(
+    name: str, member: str, change: Callable[[Any], None]
+) -> Callable[[Path], None]:
+    """The tensors of ``member`` of the zip ``name`` changed in place by ``change``, and
+    the zip's record signed again: only reading the values shows the damage."""
+
+    def damage(run: Path) -> None:
+        path = run / name
+        with zipfile.ZipFile(path) as archive:
+            members = {item: archive.read(item) for item in archive.namelist()}
+        state = torch.load(io.BytesIO(members[member]), weights_only=True)
+        change(state)
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        members[member] = buffer.getvalue()
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            for item, data in members.items():
+                archive.writestr(item, data)
+        path.write_bytes(out.getvalue())
+        digest = hashlib.sha256(out.getvalue()).hexdigest()
+        _record(path.with_suffix(".json").name, sha256=digest)(run)
+
+    return damage
+
+
+def _nan_first_weight(state: Any) -> None:
+    key = next(key for key in state if key.endswith("weight"))
+    state[key] = torch.full_like(state[key], float("nan"))
+
+
+def _optimizer_eps(value: Any) -> Callable[[Any], None]:
+    def change(state: Any) -> None:
+        state["param_groups"][0]["eps"] = value
+
+    return change
+
+
+def _logs_replaced_by_a_file(run: Path) -> None:
+    shutil.rmtree(run / "tb", ignore_errors=True)
+    (run / "tb").write_text("not a folder")
 
 
 def _removed(*names: str) -> Callable[[Path], None]:
@@ -677,6 +722,46 @@ CASES: list[Case] = [
         args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
         "latest.zip is not a readable ppo checkpoint",
         _finished("ppo", _compressed_unreadably("latest.zip", "policy.pth")),
+        one_line=True,
+    ),
+    Case(
+        "resume_with_both_checkpoints_holding_nan_weights",
+        "dqn",
+        _resume("dqn", "total_steps=256"),
+        "previous.zip: the network's q_net.q_net.0.weight holds NaN or infinite values",
+        _finished(
+            "dqn",
+            _tensors_changed("latest.zip", "policy.pth", _nan_first_weight),
+            _tensors_changed("previous.zip", "policy.pth", _nan_first_weight),
+        ),
+        one_line=True,
+    ),
+    Case(
+        "resume_with_both_optimizers_edited",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "latest.zip: the optimiser's eps is 'x', but the run's config makes it 1e-05",
+        _finished(
+            "ppo",
+            _tensors_changed("latest.zip", "policy.optimizer.pth", _optimizer_eps("x")),
+            _tensors_changed("previous.zip", "policy.optimizer.pth", _optimizer_eps(0.5)),
+        ),
+        one_line=True,
+    ),
+    Case(
+        "export_a_checkpoint_holding_nan_weights",
+        "export",
+        args("{folder}/runs/ppo_tiny/latest.zip", "{folder}/out/agent"),
+        "latest.zip: the network's mlp_extractor.policy_net.0.weight holds NaN",
+        _finished("ppo", _tensors_changed("latest.zip", "policy.pth", _nan_first_weight)),
+        one_line=True,
+    ),
+    Case(
+        "resume_when_the_tensorboard_folder_is_a_file",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "runs/ppo_tiny/tb is not a folder",
+        _finished("ppo", _logs_replaced_by_a_file),
         one_line=True,
     ),
     Case(
