@@ -235,7 +235,8 @@ def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Pa
         if not has_checkpoint(run_dir):
             raise FileNotFoundError(
                 f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at "
-                "its first evaluation, or when stopped with Ctrl-C)"
+                "its first evaluation, or when stopped with Ctrl-C): the run stopped before it "
+                "saved anything; start it again with --overwrite"
             )
         return []
     existing = run_files(config)

@@ -724,6 +724,14 @@ CASES: list[Case] = [
         _finished("ppo", _compressed_unreadably("latest.zip", "policy.pth")),
         one_line=True,
     ),
+    Case(  # killed before its first checkpoint: nothing to resume, and what to do
+        "resume_a_run_that_saved_nothing",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "saved anything; start it again with --overwrite",
+        _run_config("runs/ppo_tiny/config.yaml"),
+        one_line=True,
+    ),
     Case(
         "resume_with_both_checkpoints_holding_nan_weights",
         "dqn",
