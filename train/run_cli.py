@@ -20,6 +20,7 @@ import yaml
 from uno_env.config_values import ConfigError
 from uno_env.configuration import add_config_options, load_yaml_mapping
 from uno_env.console import one_line, path_argument
+from uno_env.files import why_missing
 from uno_env.folders import FolderLock
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.resume import RUN_FOLDER_KEYS, Change, refuse_fixed
@@ -47,12 +48,19 @@ def resumed_config_path(run_dir: Path) -> Path:
     """The config a run resumed from ``run_dir`` trains with (``run_dir/config.yaml``).
 
     Raises:
-        FileNotFoundError: naming the path, when the folder holds no run.
+        FileNotFoundError: naming the path, when the folder holds no run (a symlink to
+            nothing or a loop is said to be one).
+        ConfigError: naming the path, when it is no regular file (a folder, a device).
     """
     path = resume_folder(run_dir) / "config.yaml"
+    if path.exists() and not path.is_file():  # a folder, or a link to a device: said so
+        raise ConfigError(
+            f"cannot resume: {path} is not a regular file (a folder, a device or a pipe); "
+            "give the folder of a run, e.g. --resume runs/<name>"
+        )
     if not path.is_file():
         raise FileNotFoundError(
-            f"cannot resume: {path} does not exist (give the folder of a run, "
+            f"cannot resume: {path} {why_missing(path)} (give the folder of a run, "
             "e.g. --resume runs/<name>)"
         )
     return path

@@ -257,6 +257,10 @@ def _optimizer_eps(value: Any) -> Callable[[Any], None]:
     return change
 
 
+def _linked(name: str, target: str) -> Callable[[Path], None]:
+    return lambda run: os.symlink(target, run / name)
+
+
 def _logs_replaced_by_a_file(run: Path) -> None:
     shutil.rmtree(run / "tb", ignore_errors=True)
     (run / "tb").write_text("not a folder")
@@ -315,7 +319,7 @@ def _run_folder_replaced(kind: str) -> Callable[[Path], None]:
         if kind == "fifo":
             os.mkfifo(folder / "runs" / "ppo_tiny")
         else:
-            os.symlink("/nonexistent/x", folder / "runs" / "ppo_tiny")
+            os.symlink("no_such_folder", folder / "runs" / "ppo_tiny")
 
     return setup
 
@@ -724,6 +728,14 @@ CASES: list[Case] = [
         _finished("ppo", _compressed_unreadably("latest.zip", "policy.pth")),
         one_line=True,
     ),
+    Case(
+        "resume_a_run_whose_config_is_a_device",
+        "ppo",
+        _resume("ppo", "total_steps=256"),
+        "config.yaml is not a regular file (a folder, a device or a pipe)",
+        _finished("ppo", _removed("config.yaml"), _linked("config.yaml", "/dev/zero")),
+        one_line=True,
+    ),
     Case(  # killed before its first checkpoint: nothing to resume, and what to do
         "resume_a_run_that_saved_nothing",
         "ppo",
@@ -1042,7 +1054,7 @@ CASES: list[Case] = [
         "overwrite_when_the_run_folder_is_a_dangling_link",
         "ppo",
         lambda folder: [*train_args(PPO_TINY)(folder), "--overwrite"],
-        "runs/ppo_tiny is a symlink to '/nonexistent/x', which does not exist; remove",
+        "runs/ppo_tiny is a symlink to 'no_such_folder', which does not exist; remove",
         _run_folder_replaced("dangling link"),
         one_line=True,
     ),
