@@ -68,10 +68,13 @@ def test_run_files_name_the_clone_folder(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["imitate={samples: 5}"], "imitate: samples: 5 is out of range"),
-        (["imitate={teachers: {nobody: 1}}"], "imitate: teachers: unknown bot 'nobody'"),
-        (["imitate={sample: 1000}"], "imitate: unknown key(s) ['sample']"),
-        (["imitate={epochs: 0}"], "imitate: epochs: 0 is out of range"),
+        (["imitate={samples: 5}"], "--set imitate={samples: 5}: samples: 5 is out of range"),
+        (
+            ["imitate={teachers: {nobody: 1}}"],
+            "--set imitate={teachers: {nobody: 1}}: teachers: unknown bot 'nobody'",
+        ),
+        (["imitate={sample: 1000}"], "--set imitate={sample: 1000}: unknown key(s) ['sample']"),
+        (["imitate={epochs: 0}"], "--set imitate={epochs: 0}: epochs: 0 is out of range"),
         ([STAGE, "init_from=start.zip"], "imitate and init_from both start the network"),
         ([STAGE, "algorithm=dqn"], "a clone stage starts PPO runs only"),
     ],
