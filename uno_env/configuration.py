@@ -87,12 +87,15 @@ def _check_expanded_size(path: Path, data: Any) -> None:
     """
     sizes: dict[int, int] = {}
     in_progress: set[int] = set()
+    aliased = False  # an object met twice: an alias (a plain file has none)
 
     def size(value: Any) -> int:
+        nonlocal aliased
         if not isinstance(value, (list, dict)):
             return 1
         key = id(value)
         if key in sizes:
+            aliased = True
             return sizes[key]
         if key in in_progress:
             raise ConfigError(f"{path}: invalid YAML: an alias refers to itself (a cycle)")
@@ -111,11 +114,27 @@ def _check_expanded_size(path: Path, data: Any) -> None:
         total = size(data)
     except RecursionError:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
-    if total > MAX_CONFIG_VALUES:
+    if total > MAX_CONFIG_VALUES and aliased:
         raise ConfigError(
             f"{path}: the YAML's aliases expand to more than {MAX_CONFIG_VALUES:,} values; "
             "a config holds a few hundred: write the values out"
         )
+    if total > MAX_CONFIG_VALUES:  # written out: name the largest list or section
+        key, count = _largest_part(data)
+        raise ConfigError(
+            f"{path}: holds more than {MAX_CONFIG_VALUES:,} values, {count:,} of them in "
+            f"{key or 'its top level'}; a config holds a few hundred: list fewer values"
+        )
+
+
+def _largest_part(data: Any, prefix: str = "") -> tuple[str, int]:
+    """The dotted key of the list or mapping with the most entries, and how many."""
+    best = (prefix, len(data) if isinstance(data, (list, dict)) else 0)
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found = _largest_part(value, f"{prefix}.{key}" if prefix else str(key))
+            best = max(best, found, key=lambda item: item[1])
+    return best
 
 
 def load_yaml_mapping(path: str | Path) -> dict[str, Any]:

@@ -347,6 +347,12 @@ CASES: list[Case] = [
         ("train.yaml", "aliases expand"),
     ),
     Case("rules-alias-cycle", R, "a: &a [*a]\n", ("rules.yaml", "refers to itself")),
+    Case(
+        "train-list-written-out-huge",
+        T,
+        {"name": "x", "algorithm": "ppo", "eval": {"bots": ["random"] * 100_001}},
+        ("train.yaml", "100,001 of them in eval.bots", "list fewer values"),
+    ),
     Case("train-name-alias-list", T, "name: &x [1, 2]\nalgorithm: ppo\n", ("name", "[1, 2]")),
     Case("rules-value-huge-list", R, {"jump_in": list(range(10_000))}, ("jump_in", "...")),
     Case("rules-preset-empty", R, {"preset": ""}, ("rules.yaml", "empty rules preset")),
