@@ -49,10 +49,10 @@ _CHILD = """
 import json, sys
 from numba.core.registry import cpu_target
 from unolab.warmup import warm_up
-from uno_env import jit
+from uno_env import jit_cache
 warm_up()
 magic = cpu_target.target_context.codegen().magic_tuple()
-json.dump({"cache": jit.CACHE_DIR, "magic": list(magic)}, sys.stdout)
+json.dump({"cache": jit_cache.CACHE_DIR, "magic": list(magic)}, sys.stdout)
 """
 
 

@@ -149,14 +149,14 @@ def _caller_digests() -> list[str]:
 
 def _marker(label: str) -> tuple[str, str]:
     """The file that says a part compiled, and what it holds: the digests of its sources."""
-    from uno_env import jit
+    from uno_env import jit_cache
 
-    sources = [os.path.basename(jit.CACHE_DIR)]
+    sources = [os.path.basename(jit_cache.CACHE_DIR)]
     if label == _PARTS["searches"].label:
         sources += _caller_digests()
     name = hashlib.sha256(label.encode()).hexdigest()[:12]
     text = hashlib.sha256("\n".join(sources).encode()).hexdigest()
-    return os.path.join(jit.CACHE_DIR, f"{_MARKER}-{name}"), text
+    return os.path.join(jit_cache.CACHE_DIR, f"{_MARKER}-{name}"), text
 
 
 def is_native(names: Sequence[str] = PART_NAMES) -> bool:
@@ -184,9 +184,9 @@ def is_warm(names: Sequence[str] = PART_NAMES) -> bool:
     """
     if os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return True
-    from uno_env import jit
+    from uno_env import jit_cache
 
-    shipped = jit.precompiled()
+    shipped = jit_cache.precompiled()
     if shipped is not None and all(
         os.path.isdir(os.path.join(shipped.folder, f"caller-{digest}"))
         for digest in _caller_digests()
@@ -197,23 +197,23 @@ def is_warm(names: Sequence[str] = PART_NAMES) -> bool:
 
 def describe_cache() -> str:
     """Where this install's compiled code comes from, in one line."""
-    from uno_env import jit
+    from uno_env import jit_cache
 
     if is_native():
-        return f"compiled for this machine, in {jit.CACHE_DIR}"
-    shipped = jit.precompiled()
+        return f"compiled for this machine, in {jit_cache.CACHE_DIR}"
+    shipped = jit_cache.precompiled()
     if shipped is not None:
         return (
             f"the portable machine code shipped for {shipped.level} ({shipped.folder}); "
             "uno-lab warmup compiles code tuned for this machine, faster on many"
         )
-    return f"the compile cache in {jit.CACHE_DIR}"
+    return f"the compile cache in {jit_cache.CACHE_DIR}"
 
 
 def _mark_warm(label: str) -> None:
-    from uno_env import jit
+    from uno_env import jit_cache
 
-    if jit.precompiled() is not None:
+    if jit_cache.precompiled() is not None:
         return  # the shipped code may have served it: nothing was compiled for this machine
     path, text = _marker(label)
     try:

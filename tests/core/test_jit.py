@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uno_env import core, jit, jit_sources
+from uno_env import core, jit, jit_cache, jit_sources
 from uno_env.core import IllegalActionError
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
@@ -69,11 +69,11 @@ def test_an_illegal_in_place_step_changes_nothing() -> None:
 def test_the_cache_is_keyed_by_every_compiled_source(tmp_path: Path) -> None:
     """Editing any file of the compiled code, or adding one, starts a fresh cache; editing
     a module the compiled code cannot reach keeps it. Checked on a copy of the package."""
-    assert Path(jit.CACHE_DIR).name == jit_sources.source_digest()
+    assert Path(jit_cache.CACHE_DIR).name == jit_sources.source_digest()
     copy = tmp_path / "uno_env"
     shutil.copytree(jit_sources.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     original = jit_sources.source_digest(copy)
-    assert original == Path(jit.CACHE_DIR).name
+    assert original == Path(jit_cache.CACHE_DIR).name
     sources = {f.relative_to(copy).as_posix() for f in jit_sources.compiled_sources(copy)}
     assert {"jit.py", "cards.py", "rng.py", "sampling.py", "observation.py"} <= sources
     assert not any(name.startswith("envs/") for name in sources)
@@ -207,13 +207,13 @@ _DAMAGE = ["truncated", "empty", "garbled", "bit-flipped", "fifo", "folder"]
 
 def _read_back(path: Path) -> object:
     """What the checked cache reads from ``path`` (an index or a data file), or raise."""
-    raw = jit._read_regular(str(path))
+    raw = jit_cache._read_regular(str(path))
     assert raw is not None, path
     if path.suffix == ".nbi":
         stream = io.BytesIO(raw)
         pickle.load(stream)  # numba's version
         raw = stream.read()
-    return pickle.loads(jit._unseal(raw))
+    return pickle.loads(jit_cache._unseal(raw))
 
 
 @pytest.mark.timeout(60)
@@ -224,7 +224,7 @@ def test_a_damaged_cache_file_is_dropped_and_saved_anew(
 ) -> None:
     """Whatever is wrong with a cache file, loading drops the function's files with one
     line on stderr and finds nothing (so numba compiles), and the next save works."""
-    cache = jit._CheckedCacheFile(
+    cache = jit_cache._CheckedCacheFile(
         cache_path=str(tmp_path), filename_base="rules.f-7.py311", source_stamp=b"stamp"
     )
     cache.save(("sig", 1), {"code": b"x" * 500})
@@ -305,7 +305,7 @@ def test_games_play_on_a_damaged_cache(
     root = tmp_path / "cache"
     shutil.copytree(warm, root)
     # The entries of the engine's own package folder.
-    folder = jit.cache_subpath("uno_env.rng", jit.__file__)
+    folder = jit_cache.cache_subpath("uno_env.rng", jit.__file__)
     damaged = []
     for pattern in _DAMAGED_ENTRIES:
         (path,) = root.glob(f"*/{folder}/{pattern}")
@@ -351,7 +351,7 @@ def test_the_cache_folder_prunes_only_old_caches(
     for path in others:
         os.utime(path, (1, 1))
 
-    here = jit._cache_dir()
+    here = jit_cache._cache_dir()
     assert here == str(tmp_path / digest) and os.path.isdir(here)
     kept = {p.name for p in tmp_path.iterdir()}
     assert kept == {digest, *(p.name for p in old[:3]), *(p.name for p in others)}
@@ -360,11 +360,11 @@ def test_the_cache_folder_prunes_only_old_caches(
 def test_a_stray_file_where_a_source_folder_cache_belongs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit_cache, "CACHE_DIR", str(tmp_path))
     source = inspect.getfile(uniform_legal_actions)
-    folder = tmp_path / jit.cache_subpath(uniform_legal_actions.__module__, source)
+    folder = tmp_path / jit_cache.cache_subpath(uniform_legal_actions.__module__, source)
     folder.write_bytes(b"stray")
-    locator = jit._Locator.from_function(uniform_legal_actions, source)
+    locator = jit_cache._Locator.from_function(uniform_legal_actions, source)
     assert locator is not None and locator.get_cache_path() == str(folder)
     assert folder.is_dir()
 
@@ -440,7 +440,7 @@ def test_the_shipped_machine_code_plays_the_same_games(
 ) -> None:
     """A fresh cache on a machine the wheel's code suits loads the shipped code, compiles
     nothing (no entry is saved) and plays what the locally compiled code plays."""
-    if jit.precompiled() is None:
+    if jit_cache.precompiled() is None:
         # On a user's other machine only: CI's machine is one the shipped code suits.
         assert not os.environ.get("UNO_LAB_CI"), "no shipped machine code suits CI's machine"
         pytest.skip("no shipped machine code suits this machine")

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from uno_env import jit
+from uno_env import jit_cache
 from unolab import warmup
 
 _SUITED = (
     sys.platform == "linux"
     and platform.machine() == "x86_64"
     and sys.version_info[:2] == (3, 11)
-    and {"avx2", "fma", "bmi2"} <= jit._host_features()
+    and {"avx2", "fma", "bmi2"} <= jit_cache._host_features()
 )
 
 
@@ -28,20 +28,20 @@ def test_the_shipped_machine_code_is_built_from_these_sources() -> None:
     since it was built. After a change to the engine: python tools/precompile.py."""
     if not _SUITED and not os.environ.get("UNO_LAB_CI"):
         pytest.skip("the shipped code is for Linux x86-64 with AVX2 and CPython 3.11")
-    manifests = sorted(Path(jit.PRECOMPILED_ROOT).glob("*/manifest.json"))
+    manifests = sorted(Path(jit_cache.PRECOMPILED_ROOT).glob("*/manifest.json"))
     assert manifests, "no shipped machine code: run python tools/precompile.py"
     built = {json.loads(path.read_text())["digest"] for path in manifests}
-    assert os.path.basename(jit.CACHE_DIR) in built, (
+    assert os.path.basename(jit_cache.CACHE_DIR) in built, (
         f"the shipped machine code was built from other sources ({built}); "
         "run python tools/precompile.py"
     )
-    assert jit.precompiled() is not None
+    assert jit_cache.precompiled() is not None
     assert warmup.is_warm(), "the shipped code lacks the searches: run tools/precompile.py"
 
 
 def _level(root: Path, **changes: object) -> Path:
     """A copy of the first shipped level under ``root``, its manifest changed."""
-    (source,) = sorted(Path(jit.PRECOMPILED_ROOT).glob("*/manifest.json"))[:1]
+    (source,) = sorted(Path(jit_cache.PRECOMPILED_ROOT).glob("*/manifest.json"))[:1]
     manifest = json.loads(source.read_text()) | changes
     folder = root / "level"
     (folder / str(manifest["digest"])).mkdir(parents=True)
@@ -69,22 +69,22 @@ def test_shipped_code_for_another_machine_or_other_sources_is_not_used(
         assert not os.environ.get("UNO_LAB_CI"), "the shipped code does not suit CI's machine"
         pytest.skip("needs the shipped code's machine")
     _level(tmp_path)
-    assert jit._find_precompiled(str(tmp_path)) is not None  # the copy itself qualifies
+    assert jit_cache._find_precompiled(str(tmp_path)) is not None  # the copy itself qualifies
     other = tmp_path / "other"
     _level(other, **changes)
-    assert jit._find_precompiled(str(other)) is None
+    assert jit_cache._find_precompiled(str(other)) is None
 
 
 @pytest.mark.parametrize("text", ["", "{", "[]", "null", '{"digest": 1}'])
 def test_a_damaged_manifest_is_skipped(tmp_path: Path, text: str) -> None:
     (tmp_path / "level").mkdir()
     (tmp_path / "level" / "manifest.json").write_text(text)
-    assert jit._find_precompiled(str(tmp_path)) is None
+    assert jit_cache._find_precompiled(str(tmp_path)) is None
 
 
 def test_the_shipped_code_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UNO_LAB_NO_PRECOMPILED", "1")
-    assert jit._find_precompiled() is None
+    assert jit_cache._find_precompiled() is None
 
 
 def _fake_parts(calls: list[str]) -> list[tuple[str, object]]:
@@ -97,8 +97,8 @@ def test_a_cold_start_says_what_it_compiles_and_marks_the_cache(
     """Not warm: one line saying so and how long, a line per part (not a terminal), the
     time it took; then the cache is marked and the next start says nothing."""
     calls: list[str] = []
-    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jit, "precompiled", lambda: None)
+    monkeypatch.setattr(jit_cache, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit_cache, "precompiled", lambda: None)
     monkeypatch.setattr(warmup, "warmup_parts", lambda names=(): _fake_parts(calls))
     assert not warmup.is_warm()
     assert warmup.ensure_compiled() is True
@@ -117,8 +117,8 @@ def test_a_failed_compile_is_one_error(
     def broken() -> None:
         raise ValueError("no luck")
 
-    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jit, "precompiled", lambda: None)
+    monkeypatch.setattr(jit_cache, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit_cache, "precompiled", lambda: None)
     monkeypatch.setattr(warmup, "warmup_parts", lambda names=(): [("the rules", broken)])
     with pytest.raises(RuntimeError, match="compiling the rules failed: ValueError: no luck"):
         warmup.ensure_compiled()
@@ -150,8 +150,8 @@ def test_a_command_compiles_only_the_parts_it_needs(
     """A game against bots needs the rules and the encoder, not the searches: only those
     compile, and the searches are still reported as not compiled."""
     calls: list[str] = []
-    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jit, "precompiled", lambda: None)
+    monkeypatch.setattr(jit_cache, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit_cache, "precompiled", lambda: None)
     parts = {
         name: (label, lambda label=label: calls.append(label))
         for name, (label, _) in zip(warmup.PART_NAMES, warmup.warmup_parts(), strict=True)
@@ -175,8 +175,8 @@ def test_a_failed_compile_ends_the_command_in_one_line(
         raise ValueError("no luck")
 
     monkeypatch.setenv("UNO_LAB_NO_PRECOMPILED", "1")  # what uno-lab warmup sets
-    monkeypatch.setattr(jit, "CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(jit, "precompiled", lambda: None)
+    monkeypatch.setattr(jit_cache, "CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(jit_cache, "precompiled", lambda: None)
     monkeypatch.setattr(warmup, "warmup_parts", lambda names=(): [("the rules", broken)])
     assert main(["warmup"]) == 1
     err = capsys.readouterr().err.splitlines()
