@@ -13,8 +13,9 @@ Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) r
 - **an error a user's input caused** (:data:`INPUT_ERRORS`: a bad config, value or path that
   a script did not answer itself, or a path with a name longer than the file system holds,
   :func:`caused_by_input`): one line, ``<prog>: error: <message>`` (:func:`error_line`),
-  exit 2; any other operating-system error (a full disk) the same line, exit 1. Never a
-  traceback.
+  exit 2; any other operating-system error (a full disk) the same line, exit 1, naming
+  ``the standard output`` when writing the results out failed (``> /dev/full``,
+  :func:`named_stdout`). Never a traceback.
 
 A path given on a command line goes through :func:`path_argument` (argparse's ``type=``), so
 that an empty one is refused by name instead of becoming ``.``, the current folder.
@@ -27,8 +28,9 @@ import contextlib
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
@@ -36,15 +38,18 @@ __all__ = [
     "INPUT_ERRNOS",
     "INPUT_ERRORS",
     "INTERRUPTED_EXIT",
+    "STDOUT_NAME",
     "caused_by_input",
     "check_output_file",
     "error_line",
     "name_too_long",
+    "named_stdout",
     "one_line",
     "path_argument",
     "run_main",
     "silence_stdout",
     "standard_streams_closed",
+    "system_error_line",
 ]
 
 CLOSED_STREAM_EXIT = 120
@@ -90,8 +95,9 @@ def run_main(main: Callable[[], object], prog: str | None = None) -> None:
         raise SystemExit(CLOSED_STREAM_EXIT)
     name = prog or os.path.basename(sys.argv[0] or "uno-lab")
     try:
-        status = main()
-        sys.stdout.flush()  # here, not at exit, so a pipe closed by its reader is caught
+        with named_stdout():
+            status = main()
+            sys.stdout.flush()  # here, not at exit, so a pipe closed by its reader is caught
     except BrokenPipeError:
         silence_stdout()
         raise SystemExit(BROKEN_PIPE_EXIT) from None
@@ -103,9 +109,60 @@ def run_main(main: Callable[[], object], prog: str | None = None) -> None:
         _say(name, err)
         raise SystemExit(2) from None
     except OSError as err:  # the machine (a full disk, a lost device), or a name too long
-        _say(name, err)
-        raise SystemExit(2 if caused_by_input(err) else 1) from None
+        if caused_by_input(err):
+            _say(name, err)
+            raise SystemExit(2) from None
+        if err.filename == STDOUT_NAME:
+            silence_stdout()  # the exit's flush would fail the same way again
+        with contextlib.suppress(OSError):  # stderr itself may be the broken stream
+            print(f"{name}: error: {system_error_line(err)}", file=sys.stderr)
+        raise SystemExit(1) from None
     raise SystemExit(status if isinstance(status, int) else 0)
+
+
+STDOUT_NAME = "the standard output"
+"""What an error of writing to stdout names as its file (it has no name of its own)."""
+
+
+class _NamedStream:
+    """A text stream whose write errors name it: Python's own carry no file name, and the
+    one line a failed command prints should say where the output could not go."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self._stream = stream
+        self._name = name
+
+    def _named(self, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except BrokenPipeError:
+            raise  # a reader that went away: answered by its own exit status
+        except OSError as err:
+            if err.filename is None:
+                err.filename = self._name
+            raise
+
+    def write(self, text: str) -> int:
+        written: int = self._named(lambda: self._stream.write(text))
+        return written
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:  # everything else is the stream's own
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def named_stdout() -> Iterator[None]:
+    """Within the block, an error of writing to stdout (a full disk, ``> /dev/full``) names
+    :data:`STDOUT_NAME` as its file; the stream itself is restored after it."""
+    stream = sys.stdout
+    sys.stdout = _NamedStream(stream, STDOUT_NAME)
+    try:
+        yield
+    finally:
+        sys.stdout = stream
 
 
 INPUT_ERRORS: tuple[type[Exception], ...] = (
@@ -143,6 +200,15 @@ def error_line(err: BaseException) -> str:
             f"{NAME_MAX} bytes a name); give a shorter path"
         )
     return one_line(err)
+
+
+def system_error_line(err: OSError) -> str:
+    """An operating-system error (a full disk, a failed write) as one line naming the file."""
+    if err.strerror and err.filename is not None and str(err.filename) not in err.strerror:
+        return f"{err.filename}: {err.strerror[:1].lower()}{err.strerror[1:]}"
+    if err.strerror and not str(err).startswith("["):
+        return one_line(err)
+    return (err.strerror or one_line(err)).rstrip(".")
 
 
 def one_line(err: BaseException | str) -> str:

@@ -23,12 +23,15 @@ from uno_env.console import (
     CLOSED_STREAM_EXIT,
     INPUT_ERRORS,
     INTERRUPTED_EXIT,
+    STDOUT_NAME,
     caused_by_input,
     error_line,
+    named_stdout,
     one_line,
     path_argument,
     silence_stdout,
     standard_streams_closed,
+    system_error_line,
 )
 from unolab import __version__
 from unolab.cli_exploit import EXPLOIT_HELP, add_exploit_parser
@@ -267,25 +270,6 @@ def _asks_for_help(words: Sequence[str]) -> bool:
     return any(word in ("-h", "--help") for word in words)
 
 
-def _system_error_line(err: OSError) -> str:
-    """An operating-system error (a full disk, a failed write) as one line naming the file."""
-    if err.strerror and err.filename is not None and str(err.filename) not in err.strerror:
-        return f"{err.filename}: {err.strerror[:1].lower()}{err.strerror[1:]}"
-    if err.strerror and not str(err).startswith("["):
-        return one_line(err)
-    return (err.strerror or one_line(err)).rstrip(".")
-
-
-def _flush_stdout() -> None:
-    """Flush stdout; a failure names the standard output (there is no file name to give)."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as err:
-        raise OSError(err.errno, err.strerror or str(err), "the standard output") from None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``uno-lab``; return the exit code.
 
@@ -313,10 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from unolab.warmup import ensure_compiled
 
             ensure_compiled()
-        code = int(args.func(args, rest))
-        # Flush here, not at exit: a stdout that cannot take the output (a full disk,
-        # /dev/full) is then reported as one line instead of an interpreter warning.
-        _flush_stdout()
+        with named_stdout():  # a stdout that cannot take the output is named as such
+            code = int(args.func(args, rest))
+            # Flush here, not at exit: a stdout that cannot take the output (a full disk,
+            # /dev/full) is then reported as one line instead of an interpreter warning.
+            sys.stdout.flush()
         return code
     except BrokenPipeError:
         silence_stdout()
@@ -332,13 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{command}: error: {error_line(err)}", file=sys.stderr)
             return 2
         # The machine, not the input: a full disk, a failed write, a lost device.
-        try:
-            sys.stdout.flush()
-        except (OSError, ValueError):  # stdout itself failed: the exit's flush would too
-            silence_stdout()
-            if err.filename is None:
-                err = OSError(err.errno, err.strerror or str(err), "the standard output")
-        print(f"{command}: error: {_system_error_line(err)}", file=sys.stderr)
+        if err.filename == STDOUT_NAME:
+            silence_stdout()  # the exit's flush would fail the same way again
+        print(f"{command}: error: {system_error_line(err)}", file=sys.stderr)
         return 1
     except _compile_errors() as err:  # the machine's compiler, not the input: exit 1
         print(f"{command}: error: {one_line(err)}", file=sys.stderr)

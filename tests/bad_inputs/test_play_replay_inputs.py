@@ -23,6 +23,7 @@ import pytest
 from support import ROOT
 
 from uno_env import UnoGame, load_rules
+from uno_env.console import run_main
 from unolab.cli import main
 
 AGENT_2P = str(ROOT / "agents/pretrained/ppo_official_2p.safetensors")
@@ -412,14 +413,14 @@ CASES: list[Case] = [
     Case(
         "rules-into-a-full-disk",
         lambda t: ["rules"],
-        ("uno-lab rules: error:", "no space left on device"),
+        ("uno-lab rules: error:", "the standard output: no space left on device"),
         codes=(1,),
         disk_full=True,
     ),
     Case(
         "replay-into-a-full-disk",
         replay_of(lambda t: record(t, hands=finished_hands(2))),
-        ("uno-lab replay: error:", "no space left on device"),
+        ("uno-lab replay: error:", "the standard output: no space left on device"),
         codes=(1,),
         disk_full=True,
     ),
@@ -611,3 +612,18 @@ def test_a_record_that_cannot_be_written_is_kept(
         assert str(kept) in line
     assert main(["replay", str(kept)]) == 0  # the game replays
     assert json.loads(kept.read_text())["seed"] == 4
+
+
+def test_a_script_into_a_full_disk_names_the_standard_output(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``python -m`` script (:func:`run_main`) whose output cannot be written: one line
+    naming the standard output, exit 1, and the stream itself put back afterwards."""
+    full = _FullDisk()
+    monkeypatch.setattr(sys, "stdout", full)
+    with pytest.raises(SystemExit) as exited:
+        run_main(lambda: print("a result line"), "script")
+    assert exited.value.code == 1
+    assert sys.stdout is full
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["script: error: the standard output: no space left on device"], err
