@@ -21,13 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from uno_env import core
-from uno_env.cards import MAX_PLAYERS
 from uno_env.config_values import ConfigError
 from uno_env.console import run_main
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
-from unolab.benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
+from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range
 
 __all__ = ["BenchResult", "build_parser", "engine_steps_per_second", "main"]
 
@@ -91,13 +90,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.core") -> argparse.Arg
         prog: The command shown in the usage line (``uno-lab bench engine`` passes its own).
     """
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("--rules", default="official", help="rules preset or YAML path")
-    parser.add_argument(
-        "--players",
-        type=int_in_range(2, MAX_PLAYERS),
-        default=2,
-        help=f"players per game, 2-{MAX_PLAYERS} (RLCard: 2)",
-    )
+    add_speed_options(parser)
     parser.add_argument(
         "--batch-sizes",
         type=int_in_range(1, MAX_BATCH),
@@ -105,14 +98,6 @@ def build_parser(prog: str = "python -m unolab.benchmarks.core") -> argparse.Arg
         default=[1, 64, 1024, 4096],
         help=f"B values, each 1-{MAX_BATCH:,}",
     )
-    parser.add_argument(
-        "--seconds", type=positive_seconds, default=6.0, help="time per figure (> 0)"
-    )
-    parser.add_argument(
-        "--repeats", type=int_in_range(1, 1000), default=3, help="repeats per figure (median; >= 1)"
-    )
-    parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=0, help="seed (>= 0)")
-    parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
     return parser
 
 

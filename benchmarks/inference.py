@@ -22,7 +22,6 @@ Prints a table and writes JSON with ``--out``; docs/search.md quotes the figures
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,9 +32,8 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.console import check_output_file, path_argument, run_main
+from uno_env.console import run_main
 from uno_env.core import PLAY
-from uno_env.files import write_atomically
 from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
@@ -43,7 +41,7 @@ from uno_env.rules import Rules, load_rules
 from unolab.agents.inference import sample_deals
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.registry import make_agent
-from unolab.benchmarks.options import int_in_range
+from unolab.benchmarks.options import add_out_option, check_out_option, int_in_range, write_figures
 
 __all__ = [
     "VARIANTS",
@@ -203,7 +201,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.inference") -> argpars
     parser.add_argument("--deals", type=int_in_range(1, 4096), default=256,
                         help="determinizations per position (default 256)")  # fmt: skip
     parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=11)
-    parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
+    add_out_option(parser)
     return parser
 
 
@@ -212,8 +210,7 @@ def main(
 ) -> int:
     """Run the benchmark; print the table (and write JSON with ``--out``)."""
     args = build_parser(prog).parse_args(argv)
-    if args.out is not None:
-        check_output_file(args.out)  # before minutes of play, not after them
+    check_out_option(args.out)  # before minutes of play, not after them
     rules = load_rules("official", num_players=args.players)
     start = time.perf_counter()
     scores = inference_scores(rules, args.bot, args.games, args.deals, args.seed)
@@ -247,9 +244,7 @@ def main(
             for s in scores
         ],
     }
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(args.out, json.dumps(result, indent=1) + "\n")
+    write_figures(args.out, result)
     return 0
 
 

@@ -1,18 +1,36 @@
-"""Argparse types of the benchmarks' numeric options: a bad value is one clear line, exit 2.
+"""The benchmarks' shared options: a bad value is one clear line, exit 2.
 
 A benchmark runs for minutes; a zero repeat count or a negative duration must be refused
 before it starts, by argparse, with a message that names the option and the value
 (``argument --repeats: expected an integer >= 1, got '0'``) instead of a
-``ZeroDivisionError`` or a loop that never ends.
+``ZeroDivisionError`` or a loop that never ends. The speed benchmarks share their table
+options (:func:`add_speed_options`), and every benchmark that writes its figures takes the
+same ``--out`` (:func:`add_out_option`, checked before the measurement, written atomically
+by :func:`write_figures`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-__all__ = ["MAX_BATCH", "int_in_range", "positive_seconds"]
+from uno_env.cards import MAX_PLAYERS
+from uno_env.console import check_output_file, path_argument
+from uno_env.files import write_atomically
+
+__all__ = [
+    "MAX_BATCH",
+    "add_out_option",
+    "add_speed_options",
+    "check_out_option",
+    "int_in_range",
+    "positive_seconds",
+    "write_figures",
+]
 
 MAX_BATCH = 1 << 20
 """The largest batch or env count a benchmark accepts (about a gigabyte of state arrays)."""
@@ -60,3 +78,41 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
     return value
+
+
+def add_speed_options(parser: argparse.ArgumentParser) -> None:
+    """The table options of a speed benchmark measured against RLCard: ``--rules``,
+    ``--players``, ``--seconds``, ``--repeats``, ``--seed`` and ``--no-rlcard``."""
+    parser.add_argument("--rules", default="official", help="rules preset or YAML path")
+    parser.add_argument(
+        "--players",
+        type=int_in_range(2, MAX_PLAYERS),
+        default=2,
+        help=f"players per game, 2-{MAX_PLAYERS} (RLCard: 2)",
+    )
+    parser.add_argument(
+        "--seconds", type=positive_seconds, default=6.0, help="time per figure (> 0)"
+    )
+    parser.add_argument(
+        "--repeats", type=int_in_range(1, 1000), default=3, help="repeats per figure (median; >= 1)"
+    )
+    parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=0, help="seed (>= 0)")
+    parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
+
+
+def add_out_option(parser: argparse.ArgumentParser) -> None:
+    """``--out``: the JSON file the figures are written to (none by default)."""
+    parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
+
+
+def check_out_option(out: Path | None) -> None:
+    """Refuse an ``--out`` that cannot be written now, before minutes of measurement."""
+    if out is not None:
+        check_output_file(out)
+
+
+def write_figures(out: Path | None, figures: Any, indent: int = 1) -> None:
+    """Write the figures to ``out`` as JSON (atomically, its folder made), if one was given."""
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(out, json.dumps(figures, indent=indent) + "\n")

@@ -26,8 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env import core
-from uno_env.console import check_output_file, path_argument, run_main
-from uno_env.files import write_atomically
+from uno_env.console import run_main
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.agents.arena import evaluate_vs
@@ -36,7 +35,13 @@ from unolab.agents.pimc import PimcAgent
 from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.search_base import StateSearchAgent
 from unolab.benchmarks.core import engine_steps_per_second
-from unolab.benchmarks.options import int_in_range, positive_seconds
+from unolab.benchmarks.options import (
+    add_out_option,
+    check_out_option,
+    int_in_range,
+    positive_seconds,
+    write_figures,
+)
 
 __all__ = ["build_parser", "decision_states", "main", "search_speed", "strength_table"]
 
@@ -201,7 +206,7 @@ def build_parser(prog: str = "python -m unolab.benchmarks.search") -> argparse.A
     parser.add_argument("--timing-hands", type=int_in_range(1, 10**9), default=20,
                         help="strength: hands played one at a time for the ms figure")  # fmt: skip
     parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=1414)
-    parser.add_argument("--out", type=path_argument, default=None, help="write the figures as JSON")
+    add_out_option(parser)
     return parser
 
 
@@ -216,8 +221,7 @@ def main(
             f"argument --budgets: ismcts takes 1 to {MAX_ITERATIONS} iterations, "
             f"got {max(args.budgets)}"
         )
-    if args.out is not None:
-        check_output_file(args.out)  # before the measurement, not after it
+    check_out_option(args.out)  # before the measurement, not after it
     rules = load_rules("official", num_players=args.players)
     result: dict[str, Any] = {"players": args.players, "seed": args.seed}
     if args.what == "speed":
@@ -237,9 +241,7 @@ def main(
             args.timing_hands,
             args.agent,
         )
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(args.out, json.dumps(result, indent=1) + "\n")
+    write_figures(args.out, result)
     print(json.dumps(result))
     return 0
 

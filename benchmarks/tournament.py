@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import math
 import os
 import platform
@@ -42,12 +41,18 @@ from typing import Any
 
 import numpy as np
 
-from uno_env.console import path_argument, run_main
-from uno_env.files import write_atomically
+from uno_env.console import run_main
 from uno_env.policy import Policy
 from unolab.agents import make_agent
 from unolab.agents.ray_backend import connect, require_ray
-from unolab.benchmarks.options import MAX_BATCH, int_in_range, positive_seconds
+from unolab.benchmarks.options import (
+    MAX_BATCH,
+    add_out_option,
+    check_out_option,
+    int_in_range,
+    positive_seconds,
+    write_figures,
+)
 from unolab.tournament.config import load_config
 from unolab.tournament.participants import PolicyFactory
 from unolab.tournament.runner import run_tournament
@@ -258,18 +263,8 @@ def build_parser(prog: str = "python -m unolab.benchmarks.tournament") -> argpar
         help="also play the random round robins on a local Ray of --workers CPUs, side by "
         "side with the local backend (pip install 'uno-lab[ray]')",
     )
-    parser.add_argument("--out", type=path_argument, help="write the figures to this JSON file")
+    add_out_option(parser)
     return parser
-
-
-def _check_out(parser: argparse.ArgumentParser, out: Path | None) -> None:
-    """Refuse an ``--out`` that cannot be written, before minutes of play are spent."""
-    if out is None:
-        return
-    if out.is_dir():
-        parser.error(f"argument --out: {out} is a directory; give a JSON file path")
-    if not out.parent.is_dir():
-        parser.error(f"argument --out: the folder {out.parent} does not exist; create it first")
 
 
 def main(
@@ -283,7 +278,7 @@ def main(
     """
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    _check_out(parser, args.out)
+    check_out_option(args.out)  # before minutes of play, not after them
     # The peer is measured last: check it is there before minutes of our own play.
     if importlib.util.find_spec("rlcard") is None:
         parser.error("rlcard is not installed; install the bench extra: pip install '.[bench]'")
@@ -348,8 +343,7 @@ def main(
     results["machine"]["load_average_after"] = (
         list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     )
-    if args.out:
-        write_atomically(args.out, json.dumps(results, indent=2) + "\n")
+    write_figures(args.out, results, indent=2)
     return results
 
 
