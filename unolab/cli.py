@@ -8,7 +8,9 @@ argparse's (exit 2), a domain error raised below :func:`main` (a ``ValueError`` 
 ``ConfigError``, a missing or unreadable file) is ``uno-lab <command>: error: <message>``
 (exit 2), an error of the machine (a full disk, a failed write: any other ``OSError``) is
 one line too (exit 1), Ctrl-C exits 130 and a closed pipe (``uno-lab rules | head``) ends
-quietly (141).
+quietly (141). A command that reaches an optional part that is not installed (the browser
+table's ``web``, ``ray``, the benchmarks' ``bench``, the ``notebooks``) names the extra and
+the pip command that installs it (:func:`missing_extra_message`).
 """
 
 from __future__ import annotations
@@ -46,9 +48,8 @@ from unolab.cli_tools import (
     cmd_tournament,
 )
 from unolab.cli_train import cmd_train
-from unolab.extras import missing_extra_message
 
-__all__ = ["build_parser", "main"]
+__all__ = ["EXTRA_OF_MODULE", "build_parser", "main", "missing_extra_message"]
 
 
 WARM_COMMANDS = frozenset({"tournament", "train", "exploit", "sweep", "bench"})
@@ -264,6 +265,47 @@ def _cmd_warmup(args: argparse.Namespace, rest: list[str]) -> int:
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command named in ``argv`` (its first word that is not an option), if any."""
     return next((word for word in argv if not word.startswith("-")), None)
+
+
+EXTRA_OF_MODULE: dict[str, str] = {
+    "fastapi": "web",
+    "starlette": "web",
+    "uvicorn": "web",
+    "ray": "ray",
+    "rlcard": "bench",
+    "jupyter": "notebooks",
+    "nbformat": "notebooks",
+    "nbclient": "notebooks",
+    "ipykernel": "notebooks",
+}
+"""The top-level module of each optional dependency -> the extra that installs it."""
+
+_INSTEAD: dict[str, str] = {"bench": ", or leave the peer out with --no-rlcard"}
+"""What else a command without the extra can do, where there is something."""
+
+
+def missing_extra_message(err: ModuleNotFoundError) -> str:
+    """One line for a missing module: the extra and the pip command, when it is an extra's.
+
+    Args:
+        err: The import error.
+
+    Returns:
+        The message, e.g. ``this needs the 'web' extra (uvicorn is not installed): pip
+        install 'uno-lab[web]'``.
+    """
+    module = (err.name or "").partition(".")[0]
+    extra = EXTRA_OF_MODULE.get(module)
+    if extra is not None:
+        instead = _INSTEAD.get(extra, "")
+        return (
+            f"this needs the '{extra}' extra ({module} is not installed): "
+            f"pip install 'uno-lab[{extra}]'{instead}"
+        )
+    return (
+        f"the module {module or err.name!r} is missing: reinstall uno-lab "
+        "(pip install --force-reinstall uno-lab)"
+    )
 
 
 def _asks_for_help(words: Sequence[str]) -> bool:
