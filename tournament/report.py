@@ -230,11 +230,19 @@ def _write_csv(path: Path, summary: dict[str, Any]) -> None:
     write_file(path, text.getvalue())
 
 
-def _save_figure(fig: Any, path: Path) -> None:
-    """Render a figure in memory, then write it atomically (a full disk leaves no torn PNG)."""
-    data = io.BytesIO()
-    fig.savefig(data, format="png", dpi=100)
-    write_file(path, data.getvalue())
+def _save_figure(fig: Any, path: Path, written: list[Path]) -> None:
+    """Lay out and render a figure in memory, write it atomically (a full disk leaves no torn
+    PNG), close it whatever happens, and add its path to ``written``."""
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.tight_layout()
+        data = io.BytesIO()
+        fig.savefig(data, format="png", dpi=100)
+        write_file(path, data.getvalue())
+    finally:
+        plt.close(fig)
+    written.append(path)
 
 
 def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
@@ -244,7 +252,7 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    written = []
+    written: list[Path] = []
     rows = summary["leaderboard"]
     names = [r["name"] for r in rows]
     elo = np.array([r["elo"] for r in rows], dtype=float)
@@ -260,12 +268,7 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     ax.axvline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("Elo (Bradley-Terry, mean 0), 95% bootstrap interval over deal sets")
     ax.set_title(summary["name"])
-    fig.tight_layout()
-    try:
-        _save_figure(fig, folder / "ratings.png")
-    finally:
-        plt.close(fig)
-    written.append(folder / "ratings.png")
+    _save_figure(fig, folder / "ratings.png", written)
 
     pw = summary["pairwise"]
     order = [pw["names"].index(n) for n in names]
@@ -289,12 +292,7 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
                 )
     fig.colorbar(image, ax=ax, label="row's score against column")
     ax.set_title("pairwise scores")
-    fig.tight_layout()
-    try:
-        _save_figure(fig, folder / "pairwise.png")
-    finally:
-        plt.close(fig)
-    written.append(folder / "pairwise.png")
+    _save_figure(fig, folder / "pairwise.png", written)
 
     k = len(rows[0]["positions"]) if rows else 0
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
@@ -309,12 +307,7 @@ def _plot(folder: Path, summary: dict[str, Any]) -> list[Path]:
     ax.set_xlabel("share of games (tied seats share the best position of their group)")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("finishing positions")
-    fig.tight_layout()
-    try:
-        _save_figure(fig, folder / "positions.png")
-    finally:
-        plt.close(fig)
-    written.append(folder / "positions.png")
+    _save_figure(fig, folder / "positions.png", written)
     return written
 
 
