@@ -18,7 +18,9 @@ Every command of the lab (``uno-lab`` and each ``python -m unolab...`` script) r
   :func:`named_stdout`). Never a traceback.
 
 A path given on a command line goes through :func:`path_argument` (argparse's ``type=``), so
-that an empty one is refused by name instead of becoming ``.``, the current folder.
+that an empty one is refused by name instead of becoming ``.``, the current folder; a path
+named in a config or a record goes through :func:`portable_path`, so that one written on
+Windows (``agents\\mine.safetensors``) is found on Linux and macOS too.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "named_stdout",
     "one_line",
     "path_argument",
+    "portable_path",
     "run_main",
     "silence_stdout",
     "standard_streams_closed",
@@ -239,6 +242,26 @@ def path_argument(text: str) -> Path:
     problem = name_too_long(text)
     if problem:
         raise argparse.ArgumentTypeError(problem)
+    return Path(text)
+
+
+def portable_path(path: str | Path) -> Path:
+    """A path named in a config or a record, written with either separator.
+
+    Configs and records travel between systems: one written on Windows names
+    ``agents\\mine.safetensors``, one written on Linux or macOS ``agents/mine.safetensors``.
+    Windows takes both separators; elsewhere a backslash is a character a name may hold, so
+    it is read as a separator only where the path as written does not exist.
+
+    Args:
+        path: The path as the config or record gives it.
+
+    Returns:
+        The path for this system.
+    """
+    text = os.fspath(path)
+    if os.sep == "/" and "\\" in text and not os.path.lexists(text):
+        text = text.replace("\\", "/")
     return Path(text)
 
 
