@@ -1,7 +1,9 @@
 """The import contract: layers only look down, and no package imports itself in a circle.
 
 The layers, bottom to top: ``uno_env`` < ``unolab.agents`` < ``unolab.train`` <
-``unolab.tournament`` < ``unolab.benchmarks`` < ``unolab`` (the commands and the web table).
+``unolab.tournament`` < ``unolab.benchmarks`` < ``unolab`` (the commands and the web table)
+< ``tools`` (the repository's tools: docs generators and measurements, not installed; they
+import each other by file name, as a script's folder is on ``sys.path``).
 The middle four live in the repository's top-level folders and install under ``unolab``; no
 module imports them by their folder's name. A module may import its own layer and those
 below it, never one above. Every import counts, at module level, inside a function (a function-level import of
@@ -26,6 +28,7 @@ LAYERS = (
     "unolab.tournament",
     "unolab.benchmarks",
     "unolab",
+    "tools",
 )
 FOLDERS = {"unolab.agents": "agents", "unolab.train": "train"} | {
     "unolab.tournament": "tournament",
@@ -56,6 +59,8 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+TOOLS = {path.stem: name for name, path in MODULES.items() if layer_of(name) == "tools"}
+"""The tools by the name they import each other by (``import published``)."""
 
 
 def _type_checking_only(tree: ast.Module) -> set[int]:
@@ -77,13 +82,14 @@ def _imports(name: str, path: Path, runtime_only: bool = False) -> Iterator[tupl
             continue
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield alias.name, node.lineno
+                yield TOOLS.get(alias.name, alias.name), node.lineno
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = name.split(".")
                 anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
                 base = ".".join([*anchor, base] if base else anchor)
+            base = TOOLS.get(base, base)
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 yield (sub if sub in MODULES else base), node.lineno
@@ -150,13 +156,13 @@ def test_the_contract_would_catch_a_violation(tmp_path: Path) -> None:
     source = (
         "from typing import TYPE_CHECKING\nfrom unolab.train.config import TrainConfig\n"
         "if TYPE_CHECKING:\n    from unolab.agents import Policy\n"
-        "def f():\n    import unolab.cli\n"
+        "def f():\n    import unolab.cli\n    from published import main\n"
     )
     path = tmp_path / "bad.py"
     path.write_text(source)
     found = {target for target, _ in _imports("uno_env.bad", path)}
-    assert {"unolab.train.config", "unolab.cli", "unolab.agents"} <= found
-    assert {layer_of(t) for t in found if t in MODULES} >= {"unolab.train", "unolab"}
+    assert {"unolab.train.config", "unolab.cli", "unolab.agents", "tools.published"} <= found
+    assert {layer_of(t) for t in found if t in MODULES} >= {"unolab.train", "unolab", "tools"}
     runtime = {target for target, _ in _imports("uno_env.bad", path, runtime_only=True)}
     assert "unolab.agents" not in runtime and "unolab.cli" in runtime
 

@@ -8,7 +8,7 @@
 * ``evaluate_vs``: the candidate's seat is rotated evenly over the table and it plays from
   every seat; opponents by name or factory; reproducible.
 * ``wilson_interval``: known values and scipy's implementation; edge cases.
-* ``python -m unolab.agents.strength``: a tiny run writes the JSON and prints the table.
+* ``python tools/strength.py``: a tiny run writes the JSON and prints the table.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from strength import main as strength_main
 
 from uno_env import cards as C
 from uno_env.core import IllegalActionError
@@ -29,7 +30,6 @@ from uno_env.rules import Rules
 from unolab.agents import MixBot, RandomBot, make_agent
 from unolab.agents.arena import evaluate_vs, play_games
 from unolab.agents.stats import wilson_interval
-from unolab.agents.strength import main as strength_main
 
 
 def _same(a: TableResults, b: TableResults) -> bool:

@@ -1,4 +1,4 @@
-"""Tests of ``python -m unolab.agents.strength`` rating exported agents and several opponents.
+"""Tests of ``python tools/strength.py`` rating exported agents and several opponents.
 
 * ``--agents``: an agent is rated only at the table size it was trained for; given alone, no
   bot is rated; the JSON names the agents, the opponents and the torch threads.
@@ -14,10 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
+from strength import agent_table_sizes
+from strength import main as strength_main
 from support import ROOT
-
-from unolab.agents.strength import agent_table_sizes
-from unolab.agents.strength import main as strength_main
 
 AGENT_2P = str(ROOT / "agents" / "pretrained" / "ppo_official_2p.safetensors")
 AGENT_4P = str(ROOT / "agents" / "pretrained" / "ppo_official_4p.safetensors")
@@ -80,7 +79,7 @@ def test_bad_input_is_one_line_and_writes_nothing(
     err = capsys.readouterr().err
     assert "Traceback" not in err
     message = err.strip().splitlines()[-1]
-    assert message.startswith("python -m unolab.agents.strength: error:")
+    assert message.startswith("python tools/strength.py: error:")
     for name in names:
         assert name.replace("{tmp}", str(tmp_path)) in message, message
     assert not out.exists()

@@ -1,7 +1,7 @@
 """Bad input to the command lines: one clear line, exit 2, no traceback, nothing lost.
 
 Each case runs one command line with one bad input: ``uno-lab`` (``unolab.cli.main``, in
-process), ``python -m unolab.agents.strength``, ``python -m unolab.benchmarks.core`` and
+process), ``python tools/strength.py``, ``python -m unolab.benchmarks.core`` and
 ``python -m unolab.benchmarks.rlcard`` (their ``main``), or a real ``uno-lab`` process where the
 exit path itself is under test. For every case the test checks that
 
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import strength
 from support import ROOT
 
 from unolab import cli
-from unolab.agents import strength
 from unolab.benchmarks import core as bench_core
 from unolab.benchmarks import rlcard as bench_rlcard
 
@@ -291,7 +291,7 @@ CASES: list[Case] = [
     Case("serve_max_body_bytes_zero", ("serve", "--max-body-bytes", "0"), ("--max-body-bytes",)),
     Case("serve_idle_minutes_zero", ("serve", "--idle-minutes", "0"), ("--idle-minutes", "0")),
     Case("serve_host_empty", ("serve", "--host", ""), ("--host", "''")),
-    # python -m unolab.agents.strength
+    # python tools/strength.py
     Case("strength_games_zero", ("--games", "0"), ("--games", "'0'"), run="strength"),
     Case(
         "strength_out_is_a_device",

@@ -37,19 +37,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+import strength
+from published import main as published_main
 from support import ROOT
 
 from uno_env.console import run_main
 from uno_env.rng import derive_keys
 from uno_env.rules import load_rules
 from unolab import cli
-from unolab.agents import strength
 from unolab.benchmarks import core as bench_core
 from unolab.benchmarks import inference as bench_inference
 from unolab.benchmarks import search as bench_search
 from unolab.cli_exploit import check_out_path
 from unolab.play import MAX_INPUT_LINE, InputLineError, read_input_line
-from unolab.published import main as published_main
 from unolab.tournament.results import GameRecord
 from unolab.tournament.resume import ranks_problem
 

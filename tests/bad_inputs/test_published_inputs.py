@@ -1,4 +1,4 @@
-"""Damaged records and pages given to ``python -m unolab.published``: one line each, exit 2.
+"""Damaged records and pages given to ``python tools/published.py``: one line each, exit 2.
 
 Every case damages one file of a copy of the checkout's docs (a strength record, the speed
 record, the cross-check, the learning curves, the exploitability data, a guide or the README):
@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_tables import MARKERS
+from published import main
 from support import ROOT
-
-from unolab.published import MARKERS, main
 
 Mutation = Callable[[Path], None]
 """Damages the checkout copy at the given root."""
@@ -45,7 +45,7 @@ class Case:
         bad: The damage, applied to the copy's root.
         names: What the one line must contain (the file first).
         status: The exit status expected.
-        process: Run ``python -m unolab.published`` in a real process.
+        process: Run ``python tools/published.py`` in a real process.
     """
 
     id: str
@@ -523,7 +523,7 @@ def test_a_damaged_record_is_one_line(
     argv = ["--root", str(root)]
     if case.process:
         done = subprocess.run(
-            [sys.executable, "-m", "unolab.published", *argv],
+            [sys.executable, str(ROOT / "tools" / "published.py"), *argv],
             capture_output=True,
             text=True,
             timeout=300,
@@ -536,7 +536,7 @@ def test_a_damaged_record_is_one_line(
     assert code == case.status, (code, out, err)
     assert "Traceback" not in out + err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("python -m unolab.published: "), err
+    assert len(lines) == 1 and lines[0].startswith("python tools/published.py: "), err
     for name in case.names:
         assert name in lines[0], (name, lines[0])
     assert _snapshot(tmp_path) == before, "nothing written"

@@ -232,16 +232,16 @@ def test_a_closed_standard_stream_ends_quietly_before_anything_runs(
 
 
 @pytest.mark.parametrize(
-    ("module", "argv", "status", "named"),
+    ("command", "argv", "status", "named"),
     [
         (
-            "unolab.agents.strength",
+            "python tools/strength.py",
             ["--games", "2", "--bots", "random", "--out", "{tmp}/s.json", "--seed", str(2**64)],
             2,
             str(2**64),
         ),
         (
-            "unolab.benchmarks.inference",
+            "python -m unolab.benchmarks.inference",
             ["--games", "1", "--deals", "1", "--out", "{tmp}"],
             2,
             "a folder",
@@ -250,11 +250,12 @@ def test_a_closed_standard_stream_ends_quietly_before_anything_runs(
     ids=["a-library-refuses-a-value", "out-is-a-folder"],
 )
 def test_a_script_answers_an_input_error_in_one_line(
-    tmp_path: Path, module: str, argv: list[str], status: int, named: str
+    tmp_path: Path, command: str, argv: list[str], status: int, named: str
 ) -> None:
     """An error a script does not answer itself still ends in one line, never a traceback."""
+    words = [str(ROOT / w) if w.startswith("tools/") else w for w in command.split()[1:]]
     proc = subprocess.run(
-        [sys.executable, "-m", module, *(a.replace("{tmp}", str(tmp_path)) for a in argv)],
+        [sys.executable, *words, *(a.replace("{tmp}", str(tmp_path)) for a in argv)],
         cwd=str(tmp_path),
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -263,12 +264,12 @@ def test_a_script_answers_an_input_error_in_one_line(
     )
     assert proc.returncode == status, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"python -m {module}: error: "), lines
+    assert len(lines) == 1 and lines[0].startswith(f"{command}: error: "), lines
     assert named in lines[0] and "Traceback" not in proc.stdout + proc.stderr
 
 
 def test_strength_writes_outside_the_docs_by_default() -> None:
-    from unolab.agents import strength
+    import strength
 
     assert Path("runs/strength/bot_strength.json") == strength.DEFAULT_OUT
     help_text = strength.build_parser().format_help()

@@ -7,11 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from docs_records import CURVES
+from published import DIGEST_KEY, curve_picture, main, png_text
 from support import ROOT
 
 from unolab.agents.model_card import card_markdown, model_cards
 from unolab.agents.shipped import shipped_agent_names
-from unolab.published import CURVES, DIGEST_KEY, curve_picture, main, png_text
 
 
 def test_the_committed_pages_match_their_data() -> None:
@@ -89,7 +90,7 @@ def test_curve_pictures_carry_their_data_and_a_changed_curve_is_named(
 
 
 def test_a_page_without_its_markers_is_refused(tmp_path: Path) -> None:
-    from unolab.published import with_headline
+    from docs_tables import with_headline
 
     with pytest.raises(ValueError, match=r"README\.md has no .* headline table"):
         with_headline("# a README without the results block\n")
@@ -129,7 +130,7 @@ def test_uno_lab_agents_lists_the_cards_and_prints_one(capsys: pytest.CaptureFix
 
 
 def test_marked_tables_are_generated_from_their_record() -> None:
-    from unolab.published import with_tables
+    from docs_tables import with_tables
 
     page = "intro\n<!-- table: agents pretrained_strength.json -->\nstale\n<!-- end of table -->\nend\n"
     text = with_tables(page)

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
+from strength import main as strength_main
 from support import ROOT
 from support.optional import require
 
 from uno_env.folders import FolderLock
-from unolab.agents.strength import main as strength_main
 from unolab.tournament.cli import main as tournament_main
 from unolab.train.sweep import main as sweep_main
 

@@ -6,7 +6,7 @@
   twice.
 * A driver killed with ``kill -9`` (a subprocess joined to this Ray by ``--address``): the
   rerun plays only the missing chunks.
-* ``unolab.agents.strength`` on Ray gives the local results.
+* ``python tools/strength.py`` on Ray gives the local results.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any
 
 import psutil
 import pytest
+from strength import measure
 from support import ROOT
 from support.agents import write_tiny_agent
 
 from uno_env.config_values import ConfigError
-from unolab.agents.strength import measure
 from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament
 

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from unolab.benchmarks import training_curves
+import training_curves
 
 
 def test_an_experiment_records_every_evaluation_and_keeps_other_figures(

@@ -43,7 +43,7 @@ ABOUT: dict[str, str] = {
 
 STRENGTH_FILE = Path(__file__).resolve().parent / "strength.json"
 """The measured strength of each bot in words (official rules, 2 players), generated from
-the docs' strength records by ``python -m unolab.published`` and shipped with the package."""
+the docs' strength records by ``python tools/published.py`` and shipped with the package."""
 
 
 def bot_strength() -> dict[str, str]:

@@ -1,10 +1,10 @@
-"""Learning curves for the docs: ``python -m unolab.benchmarks.training_curves``.
+"""Learning curves for the docs: ``python tools/training_curves.py``.
 
 Each named experiment of :data:`EXPERIMENTS` trains one or more runs with the lab's own
 training loop (:func:`unolab.train.run.train`) and keeps every evaluation the run wrote to
 its ``evaluations.jsonl``. The curves go to a JSON record (``--out``, by default
 ``docs/data/training_curves.json``; figures of other experiments already there are kept),
-from which ``python -m unolab.published`` draws the pictures of docs/training.md and the
+from which ``python tools/published.py`` draws the pictures of docs/training.md and the
 tables of docs/results.md.
 
 ``--only NAME`` runs one experiment; ``--runs-dir`` is where the run folders go (by default
@@ -28,8 +28,10 @@ from typing import Any
 from uno_env.console import path_argument, run_main
 from uno_env.files import check_writable_target, read_regular_text, write_atomically
 
-__all__ = ["DATA", "EXPERIMENTS", "curve_points", "main", "run_experiment"]
+__all__ = ["DATA", "EXPERIMENTS", "PROG", "curve_points", "main", "run_experiment"]
 
+PROG = "python tools/training_curves.py"
+"""The command, as its messages and the record name it."""
 DATA = Path(__file__).resolve().parent.parent / "docs" / "data" / "training_curves.json"
 """The record the docs are generated from (in a checkout; not part of the wheel)."""
 
@@ -106,7 +108,7 @@ def run_experiment(name: str, runs_dir: Path) -> dict[str, Any]:
     return {
         "title": experiment["title"],
         "description": experiment["description"],
-        "command": f"python -m unolab.benchmarks.training_curves --only {name}",
+        "command": f"{PROG} --only {name}",
         "date": datetime.date.today().isoformat(),
         "machine": f"{os.cpu_count()}-core {platform.machine()} CPU, Python "
         f"{platform.python_version()}, torch threads 1",
@@ -146,9 +148,7 @@ def _merged(path: Path, figures: Mapping[str, Any]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the experiments and write (or add to) the record."""
-    parser = argparse.ArgumentParser(
-        prog="python -m unolab.benchmarks.training_curves", description=__doc__
-    )
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument("--only", choices=sorted(EXPERIMENTS), action="append", default=None)
     parser.add_argument("--out", type=path_argument, default=DATA)
     parser.add_argument("--runs-dir", type=path_argument, default=None)
@@ -175,4 +175,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    run_main(main, "python -m unolab.benchmarks.training_curves")
+    run_main(main, PROG)

@@ -1,4 +1,4 @@
-"""Measure bots and exported agents against ``random``: ``python -m unolab.agents.strength``.
+"""Measure bots and exported agents against ``random``: ``python tools/strength.py``.
 
 Each candidate plays 10,000 hands per pairing under the official rules, in one seat with the
 opponent bot in every other seat (``random`` by default, the random player of the UNO
@@ -54,6 +54,7 @@ from unolab.agents.ray_backend import BACKENDS, AgentFiles, RayBackendError, con
 __all__ = [
     "DEFAULT_OUT",
     "DOCS_OUT",
+    "PROG",
     "Pairing",
     "agent_table_sizes",
     "build_parser",
@@ -65,6 +66,8 @@ __all__ = [
     "rate",
 ]
 
+PROG = "python tools/strength.py"
+"""The command, as its messages name it."""
 OPPONENT = "random"
 DEFAULT_OUT = Path("runs/strength/bot_strength.json")
 """Where the figures go unless ``--out`` says otherwise: never the tracked docs by accident."""
@@ -250,6 +253,12 @@ def _measure_on_ray(
 ) -> list[EvalResult]:
     """Every pairing as a Ray task (agents travel as file bytes); results in ``todo``'s order."""
     with connect(address) as ray:
+        if __name__ != "__main__":
+            # Imported, not run as a script (whose code Ray already sends by value): a
+            # cluster's nodes have the lab installed, not this tool, so its code travels too.
+            from ray import cloudpickle
+
+            cloudpickle.register_pickle_by_value(sys.modules[__name__])
         task = ray.remote(num_cpus=1, max_retries=3)(_rate_shipped)
         shipped = {p.candidate: ray.put(AgentFiles.read(p.candidate)) for p in todo if p.is_agent}
         options = (num_games, seed, preset, batch_size)
@@ -360,7 +369,7 @@ def _not_a_record(path: Path) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's options; bad values are refused by argparse (one line, exit 2)."""
-    parser = argparse.ArgumentParser(prog="python -m unolab.agents.strength", description=__doc__)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument(
         "--out",
         type=path_argument,
@@ -502,4 +511,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    run_main(main, "python -m unolab.agents.strength")
+    run_main(main, PROG)
