@@ -30,7 +30,8 @@ from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 from unolab.agents.progress import Bar, progress_bar
-from unolab.agents.registry import agent_seed, make_agent
+from unolab.agents.registry import agent_seed
+from unolab.agents.resolve import policy_factory
 from unolab.agents.stats import wilson_interval
 
 __all__ = [
@@ -265,7 +266,7 @@ class EvalResult:
         return out
 
 
-def _opponent_builder(opponent_factory: str | OpponentFactory) -> OpponentFactory:
+def _opponent_builder(opponent_factory: str | OpponentFactory, rules: Rules) -> OpponentFactory:
     if not isinstance(opponent_factory, str):
         if not callable(opponent_factory):
             raise TypeError(
@@ -280,13 +281,7 @@ def _opponent_builder(opponent_factory: str | OpponentFactory) -> OpponentFactor
             return opponent
 
         return checked
-    name = opponent_factory
-    make_agent(name)  # fail early with the list of valid names
-
-    def build(seed: int) -> Policy:
-        return make_agent(name, seed)
-
-    return build
+    return policy_factory(opponent_factory, rules)  # fails now, naming what it takes
 
 
 def check_policy(policy: object, what: str) -> None:
@@ -329,8 +324,10 @@ def evaluate_vs(
     Args:
         rules: The rules of every game (``rules.num_players`` seats).
         candidate: The policy rated.
-        opponent_factory: A bot name for :func:`unolab.agents.make_agent`, or a callable that
-            builds one opponent from an integer seed (seeds are derived from ``seed``).
+        opponent_factory: An agent's name or path (anything
+            :func:`~unolab.agents.resolve.policy_factory` resolves: a bot, a search, a shipped
+            or exported agent, a Python class), or a callable that builds one opponent from
+            an integer seed (seeds are derived from ``seed``).
         num_games: Hands in all.
         seed: Seed of the game keys and of the opponents.
         batch_size: Games played side by side.
@@ -346,7 +343,8 @@ def evaluate_vs(
     Raises:
         ValueError: for a game count (at least 1), batch size or seed that is not an
             integer within its bounds, or a ``decisions_per_hand`` that is not a number in
-            (0, :data:`MAX_DECISIONS`], naming it (as :func:`play_games`).
+            (0, :data:`MAX_DECISIONS`], naming it (as :func:`play_games`); an opponent's
+            name the resolver refuses (an unknown name, a missing or mismatched agent file).
         TypeError: for a candidate (or an opponent built) that is not a policy, an
             ``opponent_factory`` neither a name nor callable, rules that are not Rules, or
             a ``progress`` that is not a bool.
@@ -357,7 +355,7 @@ def evaluate_vs(
     _check_switch("progress", progress)
     if decisions_per_hand is not None:
         check_float("decisions_per_hand", decisions_per_hand, 0, MAX_DECISIONS, low_open=True)
-    build = _opponent_builder(opponent_factory)
+    build = _opponent_builder(opponent_factory, rules)
     # Per rotation: one seed per opponent seat, and one (the last) for the game keys.
     seeds = np.random.SeedSequence(seed).generate_state(n_players * (n_players + 1), np.uint32)
     seat_seeds = seeds.reshape(n_players, n_players + 1).astype(np.int64)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -48,12 +47,11 @@ from uno_env import core
 from uno_env.core import UnoState
 from uno_env.files import shown
 from uno_env.observation import encode
-from uno_env.policy import Policy, Seed, check_agent_rules
+from uno_env.policy import ActionProbabilities, Policy, PolicyFactory, Seed, check_agent_rules
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
-from unolab.agents.plain_bots import PLAIN_BOTS
-from unolab.agents.python_bots import CLASS_FORMS, is_class_spec, make_class_agent
 from unolab.agents.registry import agent_seed
+from unolab.agents.resolve import UnknownAgentError, agent_forms, policy_factory
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.search_base import (
     StateSearchAgent,
@@ -62,11 +60,9 @@ from unolab.agents.search_base import (
     check_number,
     root_candidates,
 )
+from unolab.agents.shipped import shipped_agent_names
 
-if TYPE_CHECKING:
-    from unolab.agents.learned import TorchPolicy
-
-__all__ = ["MAX_ROLLOUTS", "MAX_ROWS", "PRIOR_WEIGHT", "PimcAgent", "resolve_rollout"]
+__all__ = ["MAX_ROLLOUTS", "MAX_ROWS", "PRIOR_WEIGHT", "PimcAgent"]
 
 MAX_ROLLOUTS = 1 << 16
 """The largest ``rollouts`` per action accepted."""
@@ -86,8 +82,10 @@ class PimcAgent(StateSearchAgent):
         rollouts: Determinizations (rollouts per candidate action) of a decision, >= 1;
             under ``time_ms``, per round.
         time_ms: A time budget per decision in milliseconds (> 0), or ``None``.
-        rollout_policy: ``"fast"`` (compiled with the core, the default), a bot name or the
-            path of an exported agent (:func:`resolve_rollout`).
+        rollout_policy: ``"fast"`` (compiled with the core, the default), or any agent
+            :func:`~unolab.agents.resolve.policy_factory` resolves but a search: a bot
+            name, a shipped agent (``ppo_official_2p``), a Python class or the path of an
+            exported agent.
         rules: The rules the agent will play, when known: a learned rollout policy is then
             checked against them at once (otherwise at the first decision).
         prune_draws: Do not consider a voluntary draw when a card plays.
@@ -111,8 +109,10 @@ class PimcAgent(StateSearchAgent):
 
     Raises:
         ValueError: for a budget <= 0 (naming it), an unknown rollout policy or
-            ``lack_facts``, an exported agent (``prior`` or ``rollout_policy``) that is
-            missing or malformed, or trained under other rules or another table size.
+            ``lack_facts``, a search named as the rollout policy or the prior, a prior
+            without action probabilities, an exported agent (``prior`` or
+            ``rollout_policy``) that is missing or malformed, or trained under other rules
+            or another table size.
         TypeError: for ``rules`` that are no :class:`~uno_env.rules.Rules`, or a ``prior``
             that is no path.
     """
@@ -151,7 +151,7 @@ class PimcAgent(StateSearchAgent):
         if rules is not None:
             check_agent_rules(rules)
         self.prior_spec = None if prior is None else str(prior)
-        self._prior: TorchPolicy | None = None
+        self._prior: ActionProbabilities | None = None
         self._prior_rules: Rules | None = None
         self.prune_draws = check_flag("pimc", "prune_draws", prune_draws)
         self.early_stop = check_flag("pimc", "early_stop", early_stop)
@@ -161,16 +161,14 @@ class PimcAgent(StateSearchAgent):
         self._rollout_rules: Rules | None = None
         # A bad spec is named now, not at the first decision (checked against the rules
         # there when they are not known yet).
-        resolve_rollout(self.rollout_spec, rules, seed=0)
         if rules is not None:
             self._rollout_for(rules)
             self._prior_for(rules)
-        elif self.prior_spec is not None:
-            # Its files are checked now (a missing, damaged or unlinked one is named here);
-            # the rules it was trained under are checked at the first decision.
-            from unolab.agents.learned import load_policy
-
-            load_policy(self.prior_spec, seed=0)  # its errors name the file
+        else:
+            if self.rollout_spec != FAST_ROLLOUT:
+                _rollout_factory(self.rollout_spec, None)
+            if self.prior_spec is not None:
+                _prior_policy(self.prior_spec, None)  # its files, named if missing or damaged
         self.decisions = 0
         """Decisions searched so far (forced ones excluded)."""
         self.rollouts_played = 0
@@ -225,7 +223,7 @@ class PimcAgent(StateSearchAgent):
         self,
         rules: Rules,
         state: UnoState,
-        prior: TorchPolicy,
+        prior: ActionProbabilities,
         searched: npt.NDArray[np.int64],
         values: npt.NDArray[np.float32],
         actions: npt.NDArray[np.int64],
@@ -238,14 +236,12 @@ class PimcAgent(StateSearchAgent):
         score = np.where(known, values[searched] + self.prior_weight * logs, -np.inf)
         actions[searched] = score.argmax(axis=1)
 
-    def _prior_for(self, rules: Rules) -> TorchPolicy | None:
+    def _prior_for(self, rules: Rules) -> ActionProbabilities | None:
         """The prior policy for ``rules`` (checked against them once), or None."""
         if self.prior_spec is None:
             return None
         if self._prior is None or self._prior_rules is not rules:
-            from unolab.agents.learned import load_policy  # torch only for a guided search
-
-            self._prior = load_policy(self.prior_spec, rules=rules, seed=0)
+            self._prior = _prior_policy(self.prior_spec, rules)
             self._prior_rules = rules
         return self._prior
 
@@ -370,51 +366,49 @@ class PimcAgent(StateSearchAgent):
             return FAST_ROLLOUT
         if self._rollout is None or self._rollout_rules is not rules:
             seed = int(self.rng.integers(2**62))
-            self._rollout = resolve_rollout(self.rollout_spec, rules, seed)  # refuses other rules
+            # policy_factory refuses a learned policy of other rules.
+            self._rollout = _rollout_factory(self.rollout_spec, rules)(seed)
             self._rollout_rules = rules
         return self._rollout
 
 
-def resolve_rollout(spec: str | Path, rules: Rules | None, seed: int) -> Policy | str:
-    """The rollout policy named ``spec``: ``"fast"``, a bot name, a Python class
-    (``my_bots.py:MyBot``) or an exported agent's path.
-
-    Args:
-        spec: What to roll out with.
-        rules: The rules it will play; an exported agent must have been trained under them
-            (its table size included). ``None``: not checked yet.
-        seed: Seed of the policy's random choices.
+def _rollout_factory(spec: str, rules: Rules | None) -> PolicyFactory:
+    """The rollout policy ``spec`` names, resolved as every agent is, but no search.
 
     Raises:
-        ValueError: naming ``spec`` when it is none of these, or when it is a search agent.
-        unolab.agents.learned.AgentFileError: (a ValueError) for a malformed agent file.
-        unolab.agents.learned.CheckpointMismatchError: (a ValueError) for an agent trained under
-            other rules or another table size.
-        unolab.agents.agent_files.MissingAgentFileError: (a ValueError and a
-            FileNotFoundError) for an agent file that does not exist.
+        ValueError: as :func:`~unolab.agents.resolve.policy_factory`; an unknown name's
+            message adds the compiled rollout, ``"fast"``.
     """
-    text = str(spec)
-    if text == FAST_ROLLOUT:
-        return FAST_ROLLOUT
-    if text in PLAIN_BOTS:
-        return PLAIN_BOTS[text](seed)
-    if text == PimcAgent.name:
-        raise ValueError(
-            f"pimc: rollout policy {text!r} is a search agent; roll out with 'fast', a bot "
-            "or an exported agent"
-        )
-    if is_class_spec(text):  # before the path test: a file's class has slashes too
-        return make_class_agent(text, seed)
-    path = Path(text)
-    if path.suffix in (".safetensors", ".json") or "/" in text or "\\" in text or path.is_file():
-        from unolab.agents.learned import load_policy  # torch only for learned rollouts
+    try:
+        return policy_factory(spec, rules, allow_search=False)
+    except UnknownAgentError:
+        raise UnknownAgentError(
+            f"pimc: unknown rollout policy {spec!r}; give {FAST_ROLLOUT!r} (compiled, the "
+            f"default), {agent_forms(allow_search=False)}"
+        ) from None
 
-        return load_policy(text, rules=rules, seed=seed)
-    raise ValueError(
-        f"pimc: unknown rollout policy {text!r}; give {FAST_ROLLOUT!r} (compiled, the "
-        f"default), a bot name ({', '.join(PLAIN_BOTS)}), {CLASS_FORMS} or the path of an "
-        "exported agent (a .safetensors file with its .json metadata beside it)"
-    )
+
+def _prior_policy(spec: str, rules: Rules | None) -> ActionProbabilities:
+    """The prior ``spec`` names, resolved as every agent is (no search), seeded with 0.
+
+    Raises:
+        ValueError: as :func:`~unolab.agents.resolve.policy_factory`, or for a policy that
+            gives no action probabilities (a bot), naming ``spec``.
+    """
+    try:
+        prior = policy_factory(spec, rules, allow_search=False)(0)
+    except UnknownAgentError:
+        raise UnknownAgentError(
+            f"pimc: unknown prior {spec!r}: no shipped agent has that name "
+            f"({', '.join(shipped_agent_names())}) and {spec}.safetensors does not exist; give "
+            "an exported agent (a .safetensors file with its .json metadata beside it)"
+        ) from None
+    if not isinstance(prior, ActionProbabilities):
+        raise ValueError(
+            f"pimc: prior {spec!r} gives no action probabilities (action_probs): give an "
+            "exported agent or a shipped agent's name"
+        )
+    return prior
 
 
 EARLY_STOP_Z = 2.0

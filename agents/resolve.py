@@ -21,18 +21,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from uno_env.files import shown, why_missing
-from uno_env.policy import Policy, PolicyFactory, Seed
+from uno_env.policy import Policy, PolicyFactory, Seed, searches_from_state
 from uno_env.rules import Rules, load_rules
+from unolab.agents.agent_files import MissingAgentFileError
 from unolab.agents.python_bots import CLASS_FORMS, canonical_class_spec
-from unolab.agents.registry import AGENT_NAMES, agent_seed, is_agent_spec, make_agent
+from unolab.agents.registry import (
+    AGENT_NAMES,
+    BOT_NAMES,
+    SEARCH_NAMES,
+    agent_seed,
+    is_agent_spec,
+    make_agent,
+)
 from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
 if TYPE_CHECKING:
     from unolab.agents.learned import MLPNet
     from unolab.agents.policy_metadata import PolicyMetadata
 
-__all__ = ["is_agent_file", "policy_factory", "resolve_opponents", "resolve_policy"]
+__all__ = [
+    "UnknownAgentError",
+    "agent_forms",
+    "is_agent_file",
+    "policy_factory",
+    "resolve_opponents",
+    "resolve_policy",
+]
 
 
 def _agent_file(spec: str | Path, suffix: str) -> Path | None:
@@ -73,16 +90,30 @@ _AGENT_FORMS = (
 )
 
 
-def _unknown(spec: str) -> ValueError:
-    return ValueError(
-        f"unknown agent {spec!r}: give a bot name ({', '.join(AGENT_NAMES)}; a search "
-        "with its budget, e.g. pimc:2048 or ismcts:8192), a shipped agent "
-        f"({', '.join(shipped_agent_names())}), {CLASS_FORMS} or the path of an exported "
-        "agent (a .safetensors file with its .json metadata beside it)"
+class UnknownAgentError(ValueError):
+    """A spec that names no agent: no bot, search, shipped agent, Python class or file.
+
+    Its message lists what is accepted (:func:`agent_forms`); a caller that takes more
+    forms (a search's ``"fast"`` rollout) can tell this error from a bad file's.
+    """
+
+
+def agent_forms(allow_search: bool = True) -> str:
+    """The forms of agent spec :func:`policy_factory` takes, as its messages list them."""
+    bots = ", ".join(BOT_NAMES if not allow_search else AGENT_NAMES)
+    searches = "; a search with its budget, e.g. pimc:2048 or ismcts:8192" if allow_search else ""
+    return (
+        f"a bot name ({bots}{searches}), a shipped agent ({', '.join(shipped_agent_names())}), "
+        f"{CLASS_FORMS} or the path of an exported agent (a .safetensors file with its .json "
+        "metadata beside it)"
     )
 
 
-def _not_an_agent(spec: str) -> ValueError:
+def _unknown(spec: str, allow_search: bool) -> UnknownAgentError:
+    return UnknownAgentError(f"unknown agent {spec!r}: give {agent_forms(allow_search)}")
+
+
+def _not_an_agent(spec: str, allow_search: bool) -> ValueError:
     """The error for a ``spec`` that is no bot name and no complete exported agent."""
     path = Path(spec)
     try:
@@ -106,18 +137,28 @@ def _not_an_agent(spec: str) -> ValueError:
     weights = _agent_file(spec, ".safetensors")
     if weights is not None and weights.is_file():
         meta = _agent_file(spec, ".json")
-        return ValueError(f"agent file {str(meta)!r} {why_missing(str(meta))}; {_AGENT_FORMS}")
+        return MissingAgentFileError(
+            f"agent file {str(meta)!r} {why_missing(str(meta))}; {_AGENT_FORMS}"
+        )
     if looks_like_path and spec.rpartition(":")[2].isidentifier():
         return ValueError(f"agent {spec!r} is neither an exported agent nor {CLASS_FORMS}")
     if looks_like_path:
-        return ValueError(f"agent file {spec!r} {why_missing(spec)}; {_AGENT_FORMS}")
-    return _unknown(spec)
+        return MissingAgentFileError(f"agent file {spec!r} {why_missing(spec)}; {_AGENT_FORMS}")
+    return _unknown(spec, allow_search)
 
 
 def policy_factory(
-    spec: str | Path, rules: Rules | str | Mapping[str, Any] | None = None
+    spec: str | Path,
+    rules: Rules | str | Mapping[str, Any] | None = None,
+    *,
+    allow_search: bool = True,
+    deterministic: bool = True,
 ) -> PolicyFactory:
     """A factory of fresh policies for a bot name, a Python class or an exported agent's path.
+
+    This is the one resolver: the command line, tournaments, the envs' opponents, the
+    arena, the web table and a search's own options (its rollout policy, its prior) all
+    turn what a user typed into players here.
 
     An exported agent is loaded (and checked) once, here, so a bad file fails now rather
     than when the first game starts; the policies built share its network. A class is
@@ -132,20 +173,31 @@ def policy_factory(
             exported agent.
         rules: The rules the agent will play (Rules, a preset name, a YAML path or a
             mapping); an exported agent must have been trained under them. Unused for bots.
+        allow_search: Whether a search agent (one that acts from the state) may be named:
+            ``False`` where the policy plays inside a search (its rollouts, its prior).
+        deterministic: Whether an exported agent plays its argmax (``True``) or samples
+            from its action probabilities. Unused for bots.
 
     Raises:
-        ValueError: naming ``spec`` when it is neither a bot name nor an existing exported
-            agent (the bots and the expected file forms are listed), or a class that cannot
-            be loaded or built (one line saying why).
-        unolab.agents.learned.AgentFileError: (a ValueError) if the agent's files are malformed.
-        unolab.agents.learned.CheckpointMismatchError: (a ValueError) if it was trained under other
-            rules or another observation encoding.
+        UnknownAgentError: (a ValueError) naming ``spec`` when it is neither a bot name
+            nor an existing exported agent (the accepted forms are listed).
+        ValueError: naming ``spec`` for a search where ``allow_search`` is off, or a class
+            that cannot be loaded or built (one line saying why).
+        unolab.agents.agent_files.MissingAgentFileError: (a ValueError and a
+            FileNotFoundError) for a path that names no file.
+        unolab.agents.agent_files.AgentFileError: (a ValueError) if the agent's files are
+            malformed.
+        unolab.agents.policy_metadata.CheckpointMismatchError: (a ValueError) if it was
+            trained under other rules or another observation encoding.
+        TypeError: for a ``deterministic`` or ``allow_search`` that is not a bool.
     """
+    for switch, value in (("allow_search", allow_search), ("deterministic", deterministic)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{switch} must be True or False, got {shown(value)}")
     text = str(spec)
     if not text.strip():
-        raise ValueError(
-            f"an empty agent name: give a bot name ({', '.join(AGENT_NAMES)}) or the path of "
-            "an exported agent (a .safetensors file with its .json metadata beside it)"
+        raise UnknownAgentError(
+            f"an empty agent name ({text!r}): give {agent_forms(bool(allow_search))}"
         )
     if rules is not None and not isinstance(rules, Rules):
         rules = load_rules(rules)  # a preset name, a YAML path or a mapping
@@ -153,17 +205,30 @@ def policy_factory(
     if shipped is not None:  # a shipped agent by name; a file of that name comes first
         text = str(shipped)
     if is_agent_spec(text):
-        make_agent(text, 0)  # a search's options are checked now, naming the bad one
+        if not allow_search and text.partition(":")[0] in SEARCH_NAMES:
+            raise _a_search(text)
+        # A search's options are checked now, naming the bad one; a class is built now.
+        built = make_agent(text, 0)
+        if not allow_search and searches_from_state(built):
+            raise _a_search(text)
         # A file's class by its absolute path: built again in another working folder (a
         # worker process), it is the same class.
         return PolicyFactory(text, _BuildBot(canonical_class_spec(text)))
     if is_agent_file(text):
         from unolab.agents.learned import load_policy  # torch only for learned agents
 
-        loaded = load_policy(text, rules=rules)
+        loaded = load_policy(text, rules=rules, deterministic=bool(deterministic))
         name = Path(text).stem if shipped is None else str(spec)
-        return PolicyFactory(name, _BuildLearned(loaded.net, loaded.meta))
-    raise _not_an_agent(text)
+        return PolicyFactory(name, _BuildLearned(loaded.net, loaded.meta, bool(deterministic)))
+    raise _not_an_agent(text, bool(allow_search))
+
+
+def _a_search(spec: str) -> ValueError:
+    return ValueError(
+        f"agent {spec!r} is a search agent, which cannot play inside a search (its rollouts "
+        "or its prior): give a bot, a Python class that acts on observations or an exported "
+        "agent"
+    )
 
 
 @dataclass(frozen=True)
@@ -182,11 +247,12 @@ class _BuildLearned:
 
     net: MLPNet
     meta: PolicyMetadata
+    deterministic: bool = True
 
     def __call__(self, seed: Seed) -> Policy:
         from unolab.agents.learned import TorchPolicy
 
-        return TorchPolicy(self.net, self.meta, seed=seed)
+        return TorchPolicy(self.net, self.meta, deterministic=self.deterministic, seed=seed)
 
 
 def resolve_policy(

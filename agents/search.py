@@ -11,15 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from uno_env.policy import Seed
+from uno_env.policy import ActionProbabilities, Seed
 from uno_env.rules import Rules
 from unolab.agents.pimc import PRIOR_WEIGHT, PimcAgent
 from unolab.agents.shipped import SHIPPED_DIR
-
-if TYPE_CHECKING:
-    from unolab.agents.learned import TorchPolicy
 
 __all__ = [
     "GUIDED_PRIORS",
@@ -77,7 +74,7 @@ class _GuidedPimc(PimcAgent):
 
     _guided_rules: Rules | None = None
 
-    def _prior_for(self, rules: Rules) -> TorchPolicy | None:
+    def _prior_for(self, rules: Rules) -> ActionProbabilities | None:
         if rules is not self._guided_rules:  # chosen once per rules, not per decision
             from unolab.agents.policy_metadata import CheckpointMismatchError
 

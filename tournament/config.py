@@ -44,7 +44,8 @@ from unolab.agents.python_bots import (
     is_class_spec,
 )
 from unolab.agents.ray_backend import check_address
-from unolab.agents.registry import canonical_agent_spec, is_agent_spec, make_agent
+from unolab.agents.registry import canonical_agent_spec, is_agent_spec
+from unolab.agents.resolve import policy_factory
 
 __all__ = [
     "BOUNDS",
@@ -147,7 +148,7 @@ class ParticipantSpec:
             try:
                 # A search's options are checked by its constructor; a class is loaded and
                 # built once, so that a bad one is named before any game.
-                make_agent(self.bot, 0)
+                policy_factory(self.bot)
             except ValueError as err:
                 raise ConfigError(f"participant: {err}") from None
             object.__setattr__(self, "bot", canonical_class_spec(self.bot))

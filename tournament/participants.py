@@ -5,13 +5,14 @@ worker process builds its own policies for every chunk it plays (seeded from the
 seed, the chunk and the participant), so no policy object crosses a process boundary and the
 same config always gives the same games.
 
-Kinds of participant:
+Kinds of participant, each resolved by :func:`unolab.agents.resolve.policy_factory` (the
+resolver of every agent name):
 
-* a bot by name (:func:`unolab.agents.make_agent`), or a Python class by its spec
-  (``my_bots.py:MyBot``, ``package.module:MyBot``: :mod:`unolab.agents.python_bots`), built
-  in each worker from the spec (a file by its absolute path);
-* an exported agent, ``.safetensors`` + ``.json`` (:func:`unolab.agents.learned.load_policy`):
-  plain tensors and a JSON description, nothing is unpickled;
+* a bot or a search by name, or a Python class by its spec (``my_bots.py:MyBot``,
+  ``package.module:MyBot``: :mod:`unolab.agents.python_bots`), built in each worker from the
+  spec (a file by its absolute path);
+* an exported agent, ``.safetensors`` + ``.json``, or a shipped agent by name: plain tensors
+  and a JSON description, nothing is unpickled;
 * an SB3 ``.zip`` checkpoint (MaskablePPO or the lab's DQN), only with ``allow_pickle``:
   SB3 zips are read with cloudpickle, which runs code from the file.
 """
@@ -25,8 +26,7 @@ from pathlib import Path
 from uno_env.config_values import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
-from unolab.agents import AGENT_NAMES, make_agent
-from unolab.agents.shipped import shipped_agent_names
+from unolab.agents.resolve import policy_factory
 from unolab.tournament.config import ParticipantSpec, TournamentConfig
 
 __all__ = [
@@ -94,26 +94,24 @@ def _load_sb3(p: Path, rules: Rules) -> Policy:
 @dataclass(frozen=True)
 class SpecFactory:
     """The picklable builder of a configured participant (a bot name or an agent file): the
-    local backend's workers get it pickled, the Ray backend sends the file's bytes instead."""
+    local backend's workers get it pickled, the Ray backend sends the file's bytes instead.
+
+    Every participant is resolved by :func:`unolab.agents.resolve.policy_factory`, in each
+    process that builds it; an SB3 zip, which the resolver refuses (loading it runs code),
+    is loaded by :func:`load_sb3_policy`, only with ``allow_pickle``."""
 
     spec: ParticipantSpec
     rules: Rules
 
     def __call__(self, seed: int) -> Policy:
         spec = self.spec
-        if spec.bot is not None:
-            policy = make_agent(spec.bot, seed)
-        elif spec.is_pickle:
+        if spec.is_pickle:  # the one form the resolver refuses: loading it runs code
             limit_torch_threads()
-            policy = load_sb3_policy(str(spec.path), self.rules)
-        else:
-            from unolab.agents.learned import load_policy  # torch is imported only when needed
-
+            return load_sb3_policy(str(spec.path), self.rules)
+        if spec.path is not None:
             limit_torch_threads()
-            policy = load_policy(
-                str(spec.path), self.rules, deterministic=spec.deterministic, seed=seed
-            )
-        return policy
+        what = spec.bot if spec.bot is not None else str(spec.path)
+        return policy_factory(what, self.rules, deterministic=spec.deterministic)(seed)
 
 
 @dataclass(frozen=True)
@@ -167,15 +165,8 @@ def entrants_for(
         try:
             factory(0)
         except Exception as err:  # any loading failure (e.g. a corrupt file) is the file's
-            hint = ""
-            if spec.path is not None and not Path(spec.path).suffix:
-                hint = (
-                    f"; it is not a bot name either (bots and searches: "
-                    f"{', '.join(AGENT_NAMES)}; shipped agents: "
-                    f"{', '.join(shipped_agent_names())})"
-                )
             message = " ".join(str(err).split()) or type(err).__name__
             where = "" if spec.path is None or spec.path in message else f" ({spec.path})"
-            raise ConfigError(f"participant {name!r}{where}: {message}{hint}") from err
+            raise ConfigError(f"participant {name!r}{where}: {message}") from err
         out.append(Entrant(name, factory, spec.bot or str(spec.path)))
     return out

@@ -323,7 +323,7 @@ def test_set_changes_one_switch_of_the_rules_preset(tmp_path: Path) -> None:
 
 def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv, message in (
-        (["--name", "x", "--participants", "random", "nobot"], "not a bot name either"),
+        (["--name", "x", "--participants", "random", "nobot"], "unknown agent 'nobot'"),
         (["--name", "x", "--participants", "random", "a.txt"], "is not an agent file"),
         (["--name", "x", "--participants", "random"], "at least 2 participants"),
         (["--participants", "random", "mixbot"], "--config or --name"),
