@@ -25,7 +25,7 @@ from uno_env import cards as C
 from uno_env.core import AFTER_DRAW, CHALLENGE_PHASE, CHOOSE_COLOUR, PLAY
 from uno_env.observation import OBS_DIM, encode
 from uno_env.play import Round, choose_actions, play_tables
-from uno_env.policy import Policy, PolicyFactory
+from uno_env.policy import Policy, PolicyFactory, SearchStatistics
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 from unolab.agents.progress import progress_bar, say
@@ -341,7 +341,8 @@ def _search_estimates(
     out = np.full((acting.shape[0], C.NUM_ACTIONS), np.nan, dtype=np.float32)
     for index in searches:
         rows = np.flatnonzero(acting == index)
-        values = getattr(policies[index], "last_values", None)
+        policy = policies[index]
+        values = policy.last_values if isinstance(policy, SearchStatistics) else None
         if rows.size and values is not None and values.shape[0] == rows.size:
             out[rows] = values
     return out

@@ -70,7 +70,13 @@ from uno_env.outcomes import (
     record_ended,
     record_forfeits,
 )
-from uno_env.policy import Policy, StateSearcher, policy_name, searches_from_state
+from uno_env.policy import (
+    Policy,
+    StateSearcher,
+    policy_name,
+    reads_observations,
+    searches_from_state,
+)
 from uno_env.rules import Rules
 
 __all__ = [
@@ -246,7 +252,7 @@ def choose_actions(
     present = np.flatnonzero(counts).tolist()
     if not present:
         return actions, forfeits
-    reads = [p for p in present if getattr(policies[p], "uses_observations", True)]
+    reads = [p for p in present if reads_observations(policies[p])]
     observations = encode(rules, state) if reads else None
     for index in present:
         policy = policies[index]

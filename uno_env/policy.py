@@ -37,17 +37,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActionProbabilities",
+    "ObservationUse",
     "Policy",
     "PolicyFactory",
     "RandomActionBot",
     "RandomAnyBot",
     "RandomBot",
+    "Resettable",
+    "SearchStatistics",
     "Seed",
     "StateSearcher",
     "check_agent_rules",
     "check_masks",
     "check_reset_games",
     "policy_name",
+    "reads_observations",
     "searches_from_state",
 ]
 
@@ -65,8 +69,13 @@ class Policy(Protocol):
     of stateful agents between games (stateless agents do nothing).
 
     A policy that never reads the observations may say so with a class attribute
-    ``uses_observations = False``; batched players then hand it arrays of shape (rows, 0)
-    and skip encoding when no policy at the table reads them.
+    ``uses_observations = False`` (:class:`ObservationUse`); batched players then hand it
+    arrays of shape (rows, 0) and skip encoding when no policy at the table reads them.
+
+    Optional capabilities are protocols of their own, checked with ``isinstance``:
+    :class:`StateSearcher` (acting from the state), :class:`ActionProbabilities` (the
+    probability of each action), :class:`SearchStatistics` (a search's counts and
+    estimates), :class:`ObservationUse` and :class:`Resettable`.
     """
 
     name: str
@@ -113,6 +122,47 @@ class ActionProbabilities(Protocol):
     ) -> npt.NDArray[np.float32]:
         """(B, 80) probabilities: 0 for an illegal action, each row summing to 1."""
         ...
+
+
+@runtime_checkable
+class Resettable(Protocol):
+    """An object with per-game memory to forget: every :class:`Policy` has ``reset``; an
+    opponent given as a bare object with ``act`` alone has none (the envs wrap it)."""
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Forget per-game memory (all games, or those marked True)."""
+        ...
+
+
+@runtime_checkable
+class SearchStatistics(Protocol):
+    """A search agent's account of its work (``pimc``, ``ismcts``).
+
+    ``decisions`` counts the decisions searched so far (forced ones excluded);
+    ``last_values`` holds the estimates behind the last ``act_from_state`` call, (B, 80):
+    each searched action's value for the acting seat, NaN for the actions not searched
+    (expert iteration imitates them, ``unolab.train.imitate``'s ``value_targets``).
+    """
+
+    decisions: int
+    last_values: npt.NDArray[np.float32] | None
+
+
+@runtime_checkable
+class ObservationUse(Protocol):
+    """A policy that says whether it reads the observations (``uses_observations``).
+
+    One that reads only the masks sets the class attribute ``uses_observations = False``:
+    the batched play loop then hands it arrays of shape (rows, 0) and skips encoding when
+    no policy at the table reads them. A policy without the attribute reads them.
+    """
+
+    uses_observations: bool
+
+
+def reads_observations(policy: object) -> bool:
+    """Whether ``policy`` reads the observations (see :class:`ObservationUse`)."""
+    return not isinstance(policy, ObservationUse) or bool(policy.uses_observations)
 
 
 def check_masks(who: str, masks: object, rows: int | None = None) -> npt.NDArray[np.bool_]:

@@ -65,6 +65,7 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
         )
     # At once, before the engine and the agents load (a network brings torch: seconds).
     print(f"Setting the table: you against {', '.join(opponents)}...", flush=True)
+    from uno_env.policy import searches_from_state
     from unolab.agents import resolve_policy
     from unolab.agents.python_bots import class_spec_name, is_class_spec
     from unolab.agents.resolve import is_agent_file
@@ -87,7 +88,7 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
             raise ValueError(f"{err}. {agent_mismatch_hint(spec, rules)}") from None
     from unolab.warmup import GAME_PARTS, ensure_compiled
 
-    searches = any(getattr(policy, "needs_state", False) for policy in policies)
+    searches = any(searches_from_state(policy) for policy in policies)
     ensure_compiled(names=(*GAME_PARTS, "searches") if searches else GAME_PARTS)
     names = [
         Path(spec).stem

@@ -197,3 +197,29 @@ def test_a_learned_participant_plays_as_load_policy_builds_it() -> None:
     obs = rng.random((16, loaded.meta.obs_dim), dtype=np.float32)
     masks = np.ones((16, loaded.meta.num_actions), dtype=bool)
     np.testing.assert_array_equal(factory(9).act(obs, masks), loaded.act(obs, masks))
+
+
+def test_optional_capabilities_are_declared_protocols() -> None:
+    from uno_env.policy import (
+        ActionProbabilities,
+        ObservationUse,
+        Resettable,
+        SearchStatistics,
+        StateSearcher,
+        reads_observations,
+        searches_from_state,
+    )
+
+    learned = resolve_policy("ppo_official_2p", RULES_2P)
+    for spec in ("pimc:2", "ismcts:4"):
+        search = make_agent(spec, 0)
+        assert isinstance(search, StateSearcher) and searches_from_state(search)
+        assert isinstance(search, SearchStatistics) and search.decisions == 0
+        assert not reads_observations(search) and not isinstance(search, ActionProbabilities)
+    assert isinstance(learned, ActionProbabilities) and not isinstance(learned, SearchStatistics)
+    assert reads_observations(learned) and not isinstance(learned, ObservationUse)
+    assert not reads_observations(make_agent("random_any")) and reads_observations(
+        make_agent("mixbot")
+    )
+    assert all(isinstance(make_agent(name), Resettable) for name in ("random", "mixbot"))
+    assert not isinstance(object(), Resettable)

@@ -50,7 +50,7 @@ from uno_env.envs.table_inputs import (
 )
 from uno_env.observation import encode
 from uno_env.play import choose_actions
-from uno_env.policy import Policy, PolicyFactory
+from uno_env.policy import Policy, PolicyFactory, Resettable
 from uno_env.rules import Rules
 
 __all__ = ["MAX_SILENT_REDEALS", "LearnerStep", "LearnerTables", "TablesStoppedError"]
@@ -252,9 +252,8 @@ class LearnerTables:
         games = self._slots
         key_arr, seat_arr = explicit_hands(games, keys, learner_seats, self.rules.num_players)
         for policy in self.policies:
-            reset = getattr(policy, "reset", None)
-            if callable(reset):
-                reset()
+            if isinstance(policy, Resettable):
+                policy.reset()
         self._stopped = _MIDWAY  # until the opponents have played up to the learner
         self._assign_hands(games, key_arr, seat_arr)
         self._state = core.init(self.rules, keys=self._keys)

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from uno_env.config_values import check_float
 from uno_env.files import shown
-from uno_env.policy import Policy, PolicyFactory, policy_name
+from uno_env.policy import Policy, PolicyFactory, Resettable, policy_name
 
 __all__ = ["MAX_WEIGHT", "OpponentPool", "OpponentsSpec", "PolicyFn", "as_policy"]
 
@@ -133,7 +133,7 @@ def as_policy(policy: object) -> Policy:
         )
     act = getattr(policy, "act", None)
     if callable(act):
-        if callable(getattr(policy, "reset", None)):
+        if isinstance(policy, Resettable):
             return policy  # type: ignore[return-value]
         wrapped = _CallablePolicy(act)  # a policy without memory to reset
         wrapped.name = policy_name(policy)

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from uno_env import cards as C
 from uno_env import core
 from uno_env.play import Round, play_tables
-from uno_env.policy import Policy
+from uno_env.policy import ActionProbabilities, Policy
 from uno_env.rules import PRESETS, Rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.python_bots import canonical_class_spec, class_spec_name, is_class_spec
@@ -188,9 +188,9 @@ class RunFinder:
         seated = lineups[row].tolist()
         advisors: dict[int, Advisor] = {}
         for seat, p in enumerate(seated):
-            probs = getattr(policies[p], "action_probs", None)
-            if probs is not None:
-                advisors[seat] = probs
+            policy = policies[p]
+            if isinstance(policy, ActionProbabilities):
+                advisors[seat] = policy.action_probs
         names = [f"seat {s}: {schedule.names[p]}" for s, p in enumerate(seated)]
         labels: list[str | None] = [schedule.names[p] for p in seated]
         frames = build_frames(rules, first, [actions], names, labels, advisors, where=where)
