@@ -34,7 +34,7 @@ HEADLINE_PAGES = {Path("README.md"): "docs/", Path("docs") / "index.md": ""}
 
 TABLE_START = "<!-- table: "
 TABLE_END = "<!-- end of table -->"
-GUIDES_WITH_TABLES = ("bots.md", "search.md")
+GUIDES_WITH_TABLES = ("bots.md", "search.md", "training.md")
 """The guides (under docs/) whose marked tables are generated."""
 
 

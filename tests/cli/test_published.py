@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from published import DIGEST_KEY, curve_picture, main, png_text
 from support import ROOT
 
 from unolab.agents.model_card import card_markdown, model_cards
-from unolab.agents.shipped import shipped_agent_names
+from unolab.agents.registry import shipped_agent_names
 
 
 def test_the_committed_pages_match_their_data() -> None:
@@ -158,3 +159,62 @@ def test_a_broken_marker_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown table kind 'pie'" in err
     assert bots.read_text() == before  # nothing written
+
+
+MEASURED = re.compile(r"\d\.\d+ ?%|\d\.\d+ ?[x×]|\d% (?:fewer|more|less)|/s\b|\d ms\b|\d s\b")
+"""What a measured figure in a table cell looks like: a rate, a ratio, a speed, a time."""
+HAND_KEPT = {
+    ("docs/distributed.md", "| lr | ent_coef | seed | best win rate vs random |"),
+    ("docs/distributed.md", "| table | local backend | Ray backend | Ray / local |"),
+    ("docs/distributed.md", "| sweep | trials at once | a full trial's wall time |"),
+    ("docs/rlcard_uno.md", "| quantity | seed 0 | seed 1 | pooled (40,000) |"),
+    ("docs/search.md", "| table, players | hand sizes only | + facts from the draws |"),
+    ("docs/search.md", "| what | steps/s | vs core B = 4096 |"),
+    ("docs/search.md", "| what was tried | method, budget | result | conclusion |"),
+    ("docs/tournaments.md", "| tournament | games | games needed vs independent deals,"),
+    ("docs/tournaments.md", "| tournament | games/s (wall) | games per CPU s |"),
+    ("docs/training.md", "| agent | vs `random` | vs `mixbot` |"),
+    ("docs/training.md", "| config | what it makes |"),
+    ("docs/training.md", "| what was tried | method, budget | result | conclusion |"),
+}
+"""Tables of one-off experiments whose measurement writes no record (yet): kept as typed.
+A table of figures that a record holds is generated between markers instead."""
+
+
+def _typed_tables(text: str) -> list[tuple[str, str]]:
+    """Each Markdown table outside the generated blocks: its header and its body."""
+    tables, header, body, generated = [], None, [], False
+    for line in [*text.splitlines(), ""]:
+        if line.startswith(("<!-- table: ", "<!-- results: ", "<!-- exploit-table: gen")):
+            generated = True
+        elif line.startswith(
+            ("<!-- end of table", "<!-- end of results", "<!-- exploit-table: end")
+        ):
+            generated = False
+        elif line.startswith("|") and not generated:
+            if header is None:
+                header, body = line, []
+            else:
+                body.append(line)
+            continue
+        if header is not None:
+            tables.append((header, "\n".join(body)))
+            header = None
+    return tables
+
+
+def test_no_page_types_a_measured_table_a_record_holds() -> None:
+    """A measured table is generated from its record (or the page links results.md): a
+    typed copy drifts from the record, as the speed table of docs/envs.md once did."""
+    found = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        name = page.relative_to(ROOT).as_posix()
+        if name in ("docs/results.md",) or name.startswith("docs/agents/"):
+            continue  # generated whole
+        for header, body in _typed_tables(page.read_text()):
+            if MEASURED.search(f"{header}\n{body}"):
+                kept = {h for p, h in HAND_KEPT if p == name and header.startswith(h)}
+                assert kept, f"{name}: a typed table of measured figures: {header}"
+                found |= {(name, h) for h in kept}
+    assert found == HAND_KEPT, f"no longer there: {HAND_KEPT - found}"
+    assert "results.md#speed" in (ROOT / "docs" / "envs.md").read_text()
