@@ -47,7 +47,7 @@ from uno_env.rules import Rules
 from unolab.agents.progress import PipeConsole
 from unolab.tournament.config import TournamentConfig, load_config, refuse_pickle_switch
 from unolab.tournament.pool import WorkerLostError
-from unolab.tournament.run_folder import RunFolder
+from unolab.tournament.run_folder import TournamentFolder
 from unolab.tournament.runner import run_tournament
 
 __all__ = ["build_parser", "config_from_args", "main"]
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             plots=not args.no_plots,
         )
         # The last line says where everything went (summary, leaderboard, plots, games).
-        print(f"results in {RunFolder(config).path}/")
+        print(f"results in {TournamentFolder(config).path}/")
     except KeyboardInterrupt:
         print("interrupted; rerun to resume", file=sys.stderr)
         return 130

@@ -5,9 +5,9 @@ resumed run is the same tournament.
 ``games.meta.json`` (how many deal sets the log's chunks hold), ``games.jsonl`` (the games,
 :mod:`unolab.tournament.results`) and the reports. Both records list under ``overrides`` the
 participants whose seats a policy given in code took (``run_tournament(overrides=...)``): the
-config names only their placeholders, so a replay must not rebuild them from it. The run
-holds the folder's lock while it plays; a resume with another config is refused, naming the
-keys that differ.
+config names only their placeholders, so a replay must not rebuild them from it. The folder
+is a :class:`uno_env.folders.RunFolder`: the run holds its lock while it plays, and a resume
+with another config is refused, naming the keys that differ.
 """
 
 from __future__ import annotations
@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.config_values import ConfigError
-from uno_env.files import UnwritableFileError, shown
-from uno_env.folders import FolderLock
+from uno_env.files import shown
+from uno_env.folders import RunFolder
 from uno_env.rules import load_rules
 from unolab.tournament.config import NOT_FINGERPRINTED, TournamentConfig
-from unolab.tournament.storage import read_record_text, write_file
+from unolab.tournament.storage import write_error
 
-__all__ = ["RunFolder", "game_fields"]
+__all__ = ["TournamentFolder", "game_fields"]
 
 
-class RunFolder:
-    """The files of one run, and the lock that keeps a second run out of them.
+class TournamentFolder:
+    """The files of one tournament run, in a :class:`~uno_env.folders.RunFolder` (its lock
+    keeps a second run out of them).
 
     Args:
         config: The tournament config (the folder is ``<output_dir>/<name>``).
@@ -41,65 +42,29 @@ class RunFolder:
         self.meta = self.path / "games.meta.json"
         self.config = self.path / "config.json"
         self.summary = self.path / "summary.json"
-        self.lock = FolderLock(self.path, "tournament run")
-
-    def create(self) -> None:
-        """Create the folder (and its parents) if it does not exist.
-
-        Raises:
-            ConfigError: if the folder cannot be created.
-        """
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise ConfigError(
-                f"cannot create the run folder {self.path}: {err.strerror or err}; choose "
-                "another output_dir or name"
-            ) from err
-        if not self.path.is_dir():  # exist_ok accepts a link to a file on some platforms
-            raise ConfigError(f"{self.path} is not a folder; choose another output_dir or name")
+        self.run = RunFolder(
+            self.path,
+            "tournament run",
+            files=[self.games.name, self.meta.name, self.summary.name, "leaderboard.csv"],
+            start_over="rerun with --fresh to discard its games",
+            rename="use another name",
+            relocate="choose another output_dir or name",
+            on_write_error=lambda err, path: write_error(err, path, "cannot write"),
+        )
 
     def hold(self) -> None:
-        """Create the folder and take its lock for this run (nothing when already held).
-
-        Raises:
-            FolderInUseError: another run holds it; the message names its pid.
-            ConfigError: if the folder or its lock file cannot be created.
-        """
-        if self.lock.held:
-            return
-        self.create()
-        try:
-            self.lock.acquire()
-        except UnwritableFileError:  # a link, a pipe or a folder at .lock: named by itself
-            raise
-        except OSError as err:
-            raise ConfigError(
-                f"cannot lock the run folder {self.path} ({err.strerror or err}): it must be "
-                "writable; choose another output_dir or name"
-            ) from None
+        """Create the folder and take its lock for this run (:meth:`uno_env.folders.RunFolder.hold`)."""
+        self.run.hold()
 
     def release(self) -> None:
-        """Drop the lock, removing its file: a run that ended leaves no ``.lock`` behind.
+        """Drop the lock, removing its file (:meth:`uno_env.folders.RunFolder.release`)."""
+        self.run.release()
 
-        The file is removed while the lock is still held (no other run holds it meanwhile);
-        nothing happens when this run does not hold the lock (another run's file stays).
-        """
-        if self.lock.held:
-            with contextlib.suppress(OSError):
-                (self.path / FolderLock.LOCK_NAME).unlink()
-        self.lock.release()
-
-    def prepare(self, config: TournamentConfig, fresh: bool) -> None:
-        """Create the folder; with ``fresh``, discard the games and results already there.
-
-        Raises:
-            ConfigError: if the folder cannot be created.
-        """
-        self.create()
+    def prepare(self, fresh: bool) -> None:
+        """With ``fresh``, discard the games and results already there (not the config:
+        it is rewritten)."""
         if fresh:
-            for path in (self.games, self.meta, self.summary, self.path / "leaderboard.csv"):
-                path.unlink(missing_ok=True)
+            self.run.remove(self.run.existing())
 
     def check(self, config: TournamentConfig, has_games: bool) -> dict[str, Any] | None:
         """Refuse to resume games that another config played.
@@ -117,16 +82,16 @@ class RunFolder:
         """
         if not has_games:
             return None
-        now = config.fingerprint()
-        records = {}
-        for path in (self.config, self.meta):
-            stored = records[path] = self._read(path)
-            if stored is not None and stored.get("fingerprint") != now:
-                raise ConfigError(
-                    f"{self.games} holds games of another config ({path.name} differs: "
-                    f"{_differences(stored, config)}): use another name, or rerun with "
-                    "--fresh to discard those games"
-                )
+        hint = (
+            f"it records which config played {self.games.name}; restore or delete it (the "
+            "other record then decides), or rerun with --fresh to discard the games"
+        )
+        records = {
+            path: self.run.check_record(
+                path.name, config.fingerprint(), lambda old: _differences(old, config), hint
+            )
+            for path in (self.config, self.meta)
+        }
         if records[self.meta] is None and records[self.config] is None:
             raise ConfigError(
                 f"{self.games} holds games but neither {self.config.name} nor "
@@ -158,33 +123,6 @@ class RunFolder:
                 "discard the games"
             )
         return set(counts)
-
-    def _read(self, path: Path) -> dict[str, Any] | None:
-        """A JSON file of the folder, or ``None`` when missing.
-
-        Raises:
-            ConfigError: naming the file when it cannot be read (a folder, a FIFO, a device,
-                too large) or is not what was written.
-        """
-        if not path.exists() and not path.is_symlink():
-            return None
-        hint = (
-            f"it records which config played {self.games.name}; restore or delete it (the "
-            "other record then decides), or rerun with --fresh to discard the games"
-        )
-        text = read_record_text(path, "run record", hint)
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as err:
-            raise ConfigError(
-                f"{path} cannot be read ({' '.join(str(err).split())}): {hint}"
-            ) from err
-        if not isinstance(data, dict) or not isinstance(data.get("fingerprint"), str):
-            raise ConfigError(
-                f"{path} is not a run record (no 'fingerprint'): restore or delete it, or "
-                "rerun with --fresh to discard the games"
-            )
-        return data
 
     def overridden(self, meta: Mapping[str, Any] | None) -> set[str]:
         """The participants the log's earlier runs played with policies given in code.
@@ -230,7 +168,7 @@ class RunFolder:
             "overrides": meta["overrides"],
         }
         for path, data in ((self.meta, meta), (self.config, config_data)):
-            write_file(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+            self.run.write(path.name, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 _NOT_FINGERPRINTED = ("deal_sets", *NOT_FINGERPRINTED)

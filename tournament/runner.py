@@ -75,7 +75,7 @@ from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped
 from unolab.tournament.report import write_reports
 from unolab.tournament.results import ResultStore, Unit
 from unolab.tournament.resume import check_records, partial_chunks
-from unolab.tournament.run_folder import RunFolder
+from unolab.tournament.run_folder import TournamentFolder
 from unolab.tournament.sprt import SprtResult, sequential_sprt
 from unolab.tournament.summary import build_summary
 
@@ -178,7 +178,7 @@ def run_tournament(
             :data:`~unolab.tournament.pool.MAX_RESTARTS` times; the chunks written before
             it are kept, and rerunning the same command resumes.
     """
-    folder = RunFolder(config)
+    folder = TournamentFolder(config)
     run = functools.partial(
         _run,
         folder=folder,
@@ -212,7 +212,7 @@ def _run(
     ray: Any,
     overrides: Mapping[str, PolicyFactory] | None,
     *,
-    folder: RunFolder,
+    folder: TournamentFolder,
     fresh: bool,
     progress: bool,
     console: Console,
@@ -224,7 +224,7 @@ def _run(
         sys.modules["torch"].set_num_threads(1)
     entrants = entrants_for(config, overrides)
     folder.hold()
-    folder.prepare(config, fresh)
+    folder.prepare(fresh)
     store = ResultStore(folder.games)
     loaded = store.load(repair=False)  # the log stays as it is until every check passed
     meta = folder.check(config, has_games=bool(loaded))

@@ -57,8 +57,8 @@ import torch
 from uno_env.config_values import check_switch
 from uno_env.configuration import add_config_options
 from uno_env.console import run_main
-from uno_env.files import shown, write_atomically
-from uno_env.folders import FolderInUseError, RunFolderLock
+from uno_env.files import shown
+from uno_env.folders import FolderInUseError, RunFolder
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
@@ -77,11 +77,10 @@ from unolab.train.imitate_outputs import (
     REPORT_NAME,
     clone_metadata,
     format_report,
-    run_files,
+    run_folder,
     write_clone,
 )
 from unolab.train.imitation_data import generate_demonstrations, teacher_factory
-from unolab.train.run_folder import release_run_lock, take_run_folder
 
 __all__ = [
     "ImitationResult",
@@ -108,21 +107,6 @@ class ImitationResult:
     run_dir: Path
     policy: Path
     report: dict[str, Any]
-
-
-def _check_run_dir(config: ImitateConfig, overwrite: bool) -> None:
-    """Refuse to replace an earlier run by accident (before minutes of work, not after).
-
-    Raises:
-        FileExistsError: naming the folder and the ways out.
-    """
-    existing = run_files(config)
-    if existing and not overwrite:
-        shown = ", ".join(p.name for p in existing)
-        raise FileExistsError(
-            f"{config.run_dir} already holds a run ({shown}): replace it with --overwrite, or "
-            "give the new run another name with --set name=..."
-        )
 
 
 def _strength(
@@ -165,7 +149,9 @@ def imitate(
         The run's folder, the clone's weights and the report.
 
     Raises:
-        FileExistsError: if ``config.run_dir`` holds a run and ``overwrite`` is not set.
+        RunExistsError: (a FileExistsError) if ``config.run_dir`` holds a run and
+            ``overwrite`` is not set.
+        FolderInUseError: another run holds ``config.run_dir``; the message names its pid.
         ValueError: for a teacher that cannot be loaded (an agent file trained under other
             rules, a malformed one) or that plays an illegal action; ConfigError (a
             ValueError) for an ``overwrite`` or ``progress`` that is not a bool.
@@ -187,22 +173,26 @@ def imitate(
 
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
-    _check_run_dir(config, overwrite)  # before any work; checked again under the lock
-    lock = RunFolderLock(config.run_dir, "imitation run")
-    take_run_folder(lock)  # one run per folder: a second one is refused, naming this one's pid
+    folder = run_folder(config)
+    folder.check_new(overwrite)  # before any work; checked again under the lock
+    folder.hold()  # one run per folder: a second one is refused, naming this one's pid
     try:
-        _check_run_dir(config, overwrite)
-        result = _imitate(config, rules, progress, say)
+        folder.check_new(overwrite)
+        result = _imitate(config, rules, progress, say, folder)
     except BaseException:
         # A refused start leaves nothing behind; a stopped one keeps its files, not the lock.
-        release_run_lock(lock, undo=not run_files(config))
+        folder.release(undo=not folder.existing())
         raise
-    release_run_lock(lock)
+    folder.release()
     return result
 
 
 def _imitate(
-    config: ImitateConfig, rules: Rules, progress: bool, say: Callable[[str], None]
+    config: ImitateConfig,
+    rules: Rules,
+    progress: bool,
+    say: Callable[[str], None],
+    folder: RunFolder,
 ) -> ImitationResult:
     """:func:`imitate`'s work, with the run folder held."""
     for teacher in config.teachers:  # an agent file that does not fit fails now, named
@@ -293,8 +283,8 @@ def _imitate(
     report["strength"] = _strength(config, rules, clone, progress)
     weights = write_clone(config, rules, net, report)
     report["policy"] = str(weights)
-    write_atomically(config.run_dir / REPORT_NAME, json.dumps(report, indent=2))
-    write_atomically(config.run_dir / "config.yaml", config.to_yaml())
+    folder.write(REPORT_NAME, json.dumps(report, indent=2))
+    folder.write("config.yaml", config.to_yaml())
     return ImitationResult(config.run_dir, weights, report)
 
 
@@ -326,7 +316,8 @@ def train(
 
     Raises:
         ConfigError: for an invalid config.
-        FileExistsError: if the run folder holds a run and ``overwrite`` is not set.
+        RunExistsError: (a FileExistsError) if the run folder holds a run and
+            ``overwrite`` is not set.
     """
     if isinstance(config, ImitateConfig):
         if overrides:
@@ -377,7 +368,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
         config = load_imitate_config(args.config, args.overrides)
         result = imitate(config, overwrite=args.overwrite, progress=not args.no_progress)
     except KeyboardInterrupt:
-        written = [] if config is None else [p.name for p in run_files(config)]
+        written = [] if config is None else [p.name for p in run_folder(config).existing()]
         kept = f"; kept in {config.run_dir}: {', '.join(written)}" if written and config else ""
         print(f"interrupted{kept or ': nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None

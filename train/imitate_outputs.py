@@ -13,6 +13,7 @@ from typing import Any
 from torch import nn
 
 from uno_env import cards as C
+from uno_env.folders import RunFolder
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.learned import MLPNet, save_policy
@@ -27,7 +28,7 @@ __all__ = [
     "clone_metadata",
     "clone_path",
     "format_report",
-    "run_files",
+    "run_folder",
     "write_clone",
 ]
 
@@ -45,17 +46,25 @@ def clone_path(config: ImitateConfig) -> Path:
     return config.run_dir / stem
 
 
-def run_files(config: ImitateConfig) -> list[Path]:
-    """The files of an imitation run that exist in ``config.run_dir`` (what it would write)."""
-    stem = clone_path(config)
-    named = [
-        stem.with_name(f"{stem.name}.safetensors"),
-        stem.with_name(f"{stem.name}.json"),
-        config.run_dir / REPORT_NAME,
-        config.run_dir / "config.yaml",
-        config.run_dir / DEMONSTRATIONS_FILE,
-    ]
-    return [p for p in named if p.exists() or p.is_symlink()]
+def run_folder(config: ImitateConfig) -> RunFolder:
+    """The run's folder (``config.run_dir``): its lock, and the files that make it a run's
+    (what the run would write)."""
+    stem = clone_path(config).name
+    return RunFolder(
+        config.run_dir,
+        "imitation run",
+        files=[
+            f"{stem}.safetensors",
+            f"{stem}.json",
+            REPORT_NAME,
+            "config.yaml",
+            DEMONSTRATIONS_FILE,
+        ],
+        start_over="replace it with --overwrite",
+        rename="give the new run another name with --set name=...",
+        place="runs_dir",
+        relocate="choose another folder with --set runs_dir=...",
+    )
 
 
 def _percent(value: float | None) -> str:

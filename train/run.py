@@ -51,7 +51,7 @@ from uno_env.config_values import check_switch
 from uno_env.console import one_line
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.files import UnreadableFileError, shown
-from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
+from uno_env.folders import FolderInUseError, RunFolder
 from uno_env.rules import Rules
 from unolab.agents import progress
 from unolab.agents.progress import check_log, say
@@ -68,10 +68,8 @@ from unolab.train.run_folder import (
     check_run_dir,
     interrupts_deferred,
     policy_path,
-    release_run_lock,
-    remove_paths,
+    run_folder,
     save_run_file,
-    take_run_folder,
 )
 
 __all__ = [
@@ -180,7 +178,7 @@ class _Session:
     league: League
     callback: LabCallback
     resume: bool
-    lock: RunFolderLock
+    lock: RunFolder
 
 
 def start_run(
@@ -204,11 +202,11 @@ def start_run(
     torch.set_num_threads(config.torch_threads)
     rules = config.build_rules()
     run_dir = config.run_dir
-    lock = RunFolderLock(run_dir, "training run")
+    lock = run_folder(config)
     env = None
     try:
-        if (run_dir / FolderLock.LOCK_NAME).is_file():
-            take_run_folder(lock)  # a run that is still going is named before anything else
+        if lock.lock_file.is_file():
+            lock.hold()  # a run that is still going is named before anything else
         check_run_dir(config, resume, overwrite)
         check_eval_bots(config, rules)
         league = League(config.opponents, rules, seed=config.seed)
@@ -221,7 +219,7 @@ def start_run(
                 learner_seat=config.seat,
             )
         )
-        take_run_folder(lock)
+        lock.hold()
         # Again, now that no other run can start here: one may have begun meanwhile.
         stale = check_run_dir(config, resume, overwrite)
         best_score = -1.0
@@ -236,7 +234,7 @@ def start_run(
             model = algorithms.make_model(config, env)
             if config.init_from is not None:
                 initialise_from(model, config.init_from, rules)
-        remove_paths(stale)
+        lock.remove(stale)
         stage = None if resume else config.imitation_config()
         if stage is not None:  # stage 1: the clone the network starts from
             if log is not None:
@@ -325,7 +323,7 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
         raise TrainingInterrupted(config.run_dir, steps, checkpoint, reason) from interrupt
     finally:
         session.env.close()
-        release_run_lock(session.lock)
+        session.lock.release()
     stem = policy_path(config)
     exported = [
         p.with_name(f"{p.name}.safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))

@@ -5,9 +5,11 @@
 ``best.json`` / ``previous.json`` (each with its zip's SHA-256), the pickle-free export of
 the best checkpoint (``<name>.safetensors`` + ``.json``, also as ``best_policy.*``), ``tb/``,
 the league's ``league_slot*`` files, ``evaluations.jsonl`` and ``history.jsonl`` (the
-settings changed on resuming, :mod:`unolab.train.resume`). Every file is written whole
-(:func:`uno_env.files.save_atomically`; a group of files through a scratch folder), and a
-failed write is one :class:`RunWriteError` line naming the file and how to go on.
+settings changed on resuming, :mod:`unolab.train.resume`). The folder is a
+:class:`uno_env.folders.RunFolder` (:func:`run_folder`: its lock, the files that make it a
+run's, the ways out); every file is written whole (:func:`uno_env.files.save_atomically`; a
+group of files through a scratch folder), and a failed write is one :class:`RunWriteError`
+line naming the file and how to go on.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ import os
 import re
 import shutil
 import signal
-import stat
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from safetensors import SafetensorError
 from uno_env.config_values import ConfigError
 from uno_env.console import one_line
 from uno_env.files import PARTIAL_SUFFIX, check_writable_target, save_atomically
-from uno_env.folders import FolderLock, RunFolderLock
+from uno_env.folders import NO_SPACE, RunFolder
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.train.checkpoint_files import (
@@ -47,15 +48,13 @@ from unolab.train.imitate_config import CLONE_NAME
 __all__ = [
     "HISTORY_FILE",
     "LEGACY_POLICY_NAME",
-    "RunExistsError",
     "RunWriteError",
     "append_lines",
+    "check_run_dir",
     "policy_path",
-    "release_run_lock",
-    "run_files",
+    "run_folder",
     "save_checkpoint",
     "save_group",
-    "take_run_folder",
 ]
 
 LEGACY_POLICY_NAME = "best_policy"
@@ -75,10 +74,6 @@ _STAGING = "staging" + _PARTIAL
 """A scratch folder of the run: a group of files is written there, then renamed into the run."""
 
 
-class RunExistsError(FileExistsError):
-    """The run folder already holds a run: resume it, or start over explicitly."""
-
-
 def policy_path(config: TrainConfig) -> Path:
     """Where the run's best checkpoint is exported, without suffix: named after the run.
 
@@ -91,34 +86,31 @@ def policy_path(config: TrainConfig) -> Path:
     return config.run_dir / name
 
 
-def run_files(config: TrainConfig) -> list[Path]:
-    """The files (and ``tb/`` folder) of a run that exist in ``config.run_dir``.
+def run_folder(config: TrainConfig) -> RunFolder:
+    """The run's folder (``config.run_dir``): its lock, its files, the ways out of a refusal.
 
-    Only what a run writes: ``--overwrite`` removes these and leaves anything else alone.
+    Its files are what a run writes: ``--overwrite`` removes these and leaves anything else
+    alone (``evaluations.jsonl`` too: a run started over appends its curve, which must not
+    follow the old run's).
     """
-    run_dir = config.run_dir
-    if not run_dir.is_dir():
-        return []
-    # evaluations.jsonl too: a run started over appends its curve, which must not follow
-    # the old run's.
     named = ["config.yaml", "tb", "latest.zip", "latest.json", "best.zip", "best.json"]
     named += ["previous.zip", "previous.json", "evaluations.jsonl", HISTORY_FILE]
     if config.imitate is not None:  # the folder of the run's own clone stage
         named.append(CLONE_NAME)
-    for stem in {LEGACY_POLICY_NAME, policy_path(config).name}:
+    for stem in dict.fromkeys([LEGACY_POLICY_NAME, policy_path(config).name]):
         named += [f"{stem}.safetensors", f"{stem}.json"]
-    found = [run_dir / name for name in named if (run_dir / name).exists()]
-    for pattern in ("league_slot*.safetensors", "league_slot*.json", f"*{_PARTIAL}"):
-        found += sorted(run_dir.glob(pattern))
-    return found
-
-
-def remove_paths(paths: Sequence[Path]) -> None:
-    for path in paths:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
+    named += ["league_slot*.safetensors", "league_slot*.json", f"*{_PARTIAL}"]
+    return RunFolder(
+        config.run_dir,
+        "training run",
+        files=named,
+        start_over="start it over with --overwrite (removes those files first)",
+        resume=f"continue it with --resume {config.run_dir}",
+        rename="give the new run another name with --set name=...",
+        place="runs_dir",
+        relocate="choose another folder with --set runs_dir=...",
+        on_write_error=lambda err, path: write_failed(err, path, config.run_dir),
+    )
 
 
 def _written_on_resume(config: TrainConfig) -> list[Path]:
@@ -166,59 +158,12 @@ def _check_run_targets(config: TrainConfig) -> None:
         )
 
 
-def _check_folder_at(run_dir: Path) -> None:
-    """Refuse a run folder path that holds something other than a folder (a file, a pipe,
-    a symlink to nothing): the folder cannot be made there, and ``--overwrite`` removes a
-    run's files, never what a user put in its place.
-
-    Raises:
-        ConfigError: naming the path, what is there and what to do.
-    """
-    try:
-        mode = os.lstat(run_dir).st_mode
-    except OSError:  # nothing there: the run makes it
-        return
-    if stat.S_ISDIR(mode) or run_dir.is_dir():  # a folder, or a symlink to one
-        return
-    if stat.S_ISLNK(mode):
-        target = os.readlink(run_dir)
-        what = f"a symlink to {target!r}, which " + (
-            "is no folder" if run_dir.exists() else "does not exist"
-        )
-    elif stat.S_ISREG(mode):
-        what = "a file, not a folder"
-    else:
-        what = "a pipe, a device or a socket, not a folder"
-    raise ConfigError(
-        f"the run folder {run_dir} is {what}; remove or rename it, or give the run another "
-        "name with --set name=..."
-    )
-
-
-def take_run_folder(lock: RunFolderLock) -> None:
-    """Make the run folder if needed and take its lock (:meth:`RunFolderLock.take`).
-
-    Raises:
-        FolderInUseError: another run holds the folder; the message names its pid.
-        ConfigError: the folder cannot be made (``runs_dir`` names a place where no folder
-            can be made, or one without write permission): one line naming ``runs_dir``.
-    """
-    _check_folder_at(lock.run_dir)
-    try:
-        lock.take()
-    except OSError as err:
-        raise ConfigError(
-            f"runs_dir: the run folder {lock.run_dir} cannot be made or locked "
-            f"({err.strerror or one_line(err)}); choose another folder with "
-            "--set runs_dir=..."
-        ) from None
-
-
 def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Path]:
     """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
 
     Raises:
-        ConfigError: for a run name that is not a folder of its own (``.``, ``..``).
+        ConfigError: for a run name that is not a folder of its own (``.``, ``..``), or a
+            run folder path that holds no folder.
         FileNotFoundError: to resume a run that has no checkpoint (``latest.zip`` or
             ``previous.zip``).
         RunExistsError: for a new run in a folder that holds one, without ``overwrite``.
@@ -229,7 +174,8 @@ def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Pa
             f"{config.run_dir}); give one with --set name=..."
         )
     run_dir = config.run_dir
-    _check_folder_at(run_dir)
+    folder = run_folder(config)
+    folder.check_place()
     if resume:
         _check_run_targets(config)
         if not has_checkpoint(run_dir):
@@ -239,15 +185,7 @@ def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Pa
                 "saved anything; start it again with --overwrite"
             )
         return []
-    existing = run_files(config)
-    if existing and not overwrite:
-        shown = ", ".join(p.name for p in existing[:4]) + (", ..." if len(existing) > 4 else "")
-        raise RunExistsError(
-            f"{run_dir} already holds a run ({shown}): continue it with --resume {run_dir}, "
-            "start it over with --overwrite (removes those files first), or give the new run "
-            "another name with --set name=..."
-        )
-    return existing
+    return folder.check_new(overwrite)
 
 
 class RunWriteError(OSError):
@@ -274,7 +212,7 @@ def write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError
         hint = f"free space and continue from the last checkpoint with --resume {run_dir}"
     else:
         hint = f"free space and start the run again with --overwrite (no checkpoint in {run_dir})"
-    if code not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+    if code not in NO_SPACE:
         hint = hint.replace("free space", "make the folder writable")
     return RunWriteError(code, f"cannot write {path}: {reason[:1].lower()}{reason[1:]}; {hint}")
 
@@ -317,7 +255,7 @@ def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
     """
     staging = run_dir / _STAGING
     try:
-        remove_paths([staging])
+        RunFolder.remove([staging])
         staging.mkdir()
         write(staging)
         for path in sorted(staging.iterdir()):
@@ -396,7 +334,7 @@ def _write_checkpoint(model: Any, run_dir: Path, tag: str, meta: dict[str, Any])
     names = {suffix: f"{tag}{suffix}" for suffix in (".zip", ".json")}
     current = run_dir / names[".zip"]
     try:
-        remove_paths([staging])
+        RunFolder.remove([staging])
         staging.mkdir()
         model.save(staging / names[".zip"])
         record = {**meta, "sha256": file_digest(staging / names[".zip"])}
@@ -463,17 +401,3 @@ def save_checkpoint(
                 shutil.copyfile(weights.with_suffix(".json"), legacy.with_suffix(".json"))
 
         save_group(export, run_dir, f"{stem.name}.safetensors")
-
-
-def release_run_lock(lock: RunFolderLock, undo: bool = False) -> None:
-    """Drop a run folder's lock and remove its lock file: a run that ended leaves no
-    ``.lock`` behind (it would only name a process that is gone).
-
-    The file is removed while the lock is still held, so no other run holds it meanwhile;
-    a run starting later creates it afresh. ``undo`` is as for :meth:`RunFolderLock.release`
-    (a refused start also removes the folders it created).
-    """
-    if lock.lock.held:
-        with suppress(OSError):
-            (lock.run_dir / FolderLock.LOCK_NAME).unlink()
-    lock.release(undo=undo)

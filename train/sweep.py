@@ -35,8 +35,9 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import hashlib
+import io
 import json
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -46,7 +47,8 @@ from typing import Any
 
 from uno_env.config_values import ConfigError
 from uno_env.console import path_argument, run_main
-from uno_env.files import write_atomically
+from uno_env.files import save_atomically, write_atomically
+from uno_env.folders import FolderInUseError, RunFolder
 from unolab.agents.arena import EvalResult
 from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
 from unolab.train.config import TrainConfig
@@ -186,25 +188,63 @@ def run_sweep(
 
     Raises:
         RayBackendError: Ray is missing or the cluster cannot be reached.
+        FolderInUseError: another process runs the sweep; the message names its pid.
+        ConfigError: the folder holds a sweep of another config (without ``fresh``), or
+            cannot be made.
     """
     require_ray()
+    run = sweep_folder(sweep)
+    record = _sweep_record(sweep, base)
+    run.hold()  # one process per sweep folder: a second one is refused, naming this one's pid
+    try:
+        if not fresh:  # a record from before fingerprints is compared key by key
+            same = record["fingerprint"]
+            run.check_record(SWEEP_RECORD, same, lambda old: _differences(old, record), None, None)
+        return _run_sweep(run, sweep, base, dimensions, record, address, fresh, verbose)
+    except BaseException:
+        run.release(undo=True)  # a refused start leaves no folder it made
+        raise
+    finally:
+        run.release()
+
+
+def sweep_folder(sweep: SweepConfig) -> RunFolder:
+    """The sweep's folder, ``<output_dir>/<name>`` (absolute: Tune runs trials elsewhere):
+    its lock, its files, and the record of the config that started it."""
+    return RunFolder(
+        sweep.folder.resolve(),
+        "sweep",
+        files=["tune", "runs", "results.csv", "win_rate.png", "sweep.json", SWEEP_RECORD],
+        start_over="rerun with --fresh to start over",
+        rename="give this one another name",
+        relocate="choose another output_dir or name",
+    )
+
+
+def _run_sweep(
+    run: RunFolder,
+    sweep: SweepConfig,
+    base: TrainConfig,
+    dimensions: Sequence[Dimension],
+    record: dict[str, Any],
+    address: str | None,
+    fresh: bool,
+    verbose: int,
+) -> dict[str, Any]:
+    """:func:`run_sweep` with the sweep's folder held."""
     from ray import tune
 
-    folder = sweep.folder.resolve()
+    folder = run.path
     experiment = folder / "tune"
-    record = _sweep_record(sweep, base)
-    if not fresh:
-        _check_same_sweep(folder, record)
     metric_bot = sweep.metric_bot or base.eval.bots[0]
     setup = TrialSetup(_absolute(base.to_dict()), str(folder / "runs"), metric_bot)
     start = time.perf_counter()
     with connect(address, num_cpus=sweep.max_concurrent) as ray:
         connected = time.perf_counter() - start
         cpus = cluster_cpus(ray)
-        if fresh and folder.exists():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / SWEEP_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        if fresh:
+            run.remove(run.existing())
+        run.write(SWEEP_RECORD, json.dumps(record, indent=2, sort_keys=True) + "\n")
         trainable = tune.with_resources(tune.with_parameters(_trial, setup=setup), {"cpu": 1})
         if tune.Tuner.can_restore(str(experiment)):
             print(f"resuming the sweep in {experiment}", file=sys.stderr)
@@ -271,33 +311,23 @@ def _sweep_record(sweep: SweepConfig, base: TrainConfig) -> dict[str, Any]:
     for key in ("max_concurrent", "output_dir"):
         data.pop(key)
     out: dict[str, Any] = json.loads(json.dumps({"sweep": data, "train": base.to_dict()}))
+    text = json.dumps(out, sort_keys=True).encode("utf-8")
+    out["fingerprint"] = hashlib.sha256(text).hexdigest()[:16]
     return out
 
 
-def _check_same_sweep(folder: Path, record: dict[str, Any]) -> None:
-    """Refuse to resume a sweep folder that another config started.
-
-    Raises:
-        ConfigError: naming the folder and the keys that differ.
-    """
-    path = folder / SWEEP_RECORD
-    if not path.is_file():
-        return
-    try:
-        stored = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise ConfigError(f"{path} cannot be read ({err}): rerun with --fresh") from None
-    differ = [
-        f"{part}.{key}"
-        for part in ("sweep", "train")
-        for key in sorted(set(record[part]) | set(stored.get(part, {})))
-        if record[part].get(key) != stored.get(part, {}).get(key)
-    ]
-    if differ:
-        raise ConfigError(
-            f"{folder} holds a sweep started with another config ({', '.join(differ)} "
-            "differ): rerun with --fresh to start over, or give this one another name"
-        )
+def _differences(stored: dict[str, Any], record: dict[str, Any]) -> str:
+    """The keys in which a stored sweep record and this sweep's differ ("" when none)."""
+    differ = []
+    for part in ("sweep", "train"):
+        old = stored.get(part)
+        old = old if isinstance(old, dict) else {}
+        differ += [
+            f"{part}.{key}"
+            for key in sorted(set(record[part]) | set(old))
+            if record[part].get(key) != old.get(key)
+        ]
+    return ", ".join(differ)
 
 
 def _row(result: Any, keys: Sequence[str], base: TrainConfig) -> dict[str, Any]:
@@ -343,13 +373,14 @@ _COLUMNS = ("win_rate", "ci_low", "ci_high", "best_steps", "steps", "stopped_ear
 def write_results(
     folder: Path, rows: Sequence[dict[str, Any]], keys: Sequence[str], summary: dict[str, Any]
 ) -> None:
-    """Write ``results.csv``, ``win_rate.png`` and ``sweep.json`` into ``folder``."""
-    with (folder / "results.csv").open("w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(["trial", *keys, *_COLUMNS])
-        for row in rows:
-            writer.writerow([row["trial"], *(row[k] for k in keys), *(row[c] for c in _COLUMNS)])
-    (folder / "sweep.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    """Write ``results.csv``, ``win_rate.png`` and ``sweep.json`` into ``folder``, each whole."""
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow(["trial", *keys, *_COLUMNS])
+    for row in rows:
+        writer.writerow([row["trial"], *(row[k] for k in keys), *(row[c] for c in _COLUMNS)])
+    write_atomically(folder / "results.csv", table.getvalue())
+    write_atomically(folder / "sweep.json", json.dumps(summary, indent=2, default=str) + "\n")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -368,7 +399,7 @@ def write_results(
     if rows:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(folder / "win_rate.png", dpi=100)
+    save_atomically(folder / "win_rate.png", lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
     plt.close(fig)
 
 
@@ -440,7 +471,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m unolab.train.
     except KeyboardInterrupt:
         print("interrupted; rerun the same command to resume the sweep", file=sys.stderr)
         return 130
-    except (RayBackendError, ValueError, OSError) as err:
+    except (RayBackendError, ValueError, OSError, FolderInUseError) as err:
         print(f"{prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     folder = sweep.folder

@@ -19,7 +19,7 @@ from uno_env.files import (
     why_missing,
     write_atomically,
 )
-from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
+from uno_env.folders import FolderInUseError, FolderLock, RunFolder
 from uno_env.rules import load_rules
 
 
@@ -129,14 +129,14 @@ def test_a_run_folder_is_held_by_one_run_and_a_refused_start_leaves_nothing(
     tmp_path: Path,
 ) -> None:
     run_dir = tmp_path / "runs" / "a"
-    first = RunFolderLock(run_dir, "training run")
-    first.take()
-    second = RunFolderLock(run_dir, "training run")
+    first = RunFolder(run_dir, "training run")
+    first.hold()
+    second = RunFolder(run_dir, "training run")
     with pytest.raises(FolderInUseError, match=f"pid {os.getpid()}"):
-        second.take()
+        second.hold()
     first.release(undo=True)  # nothing written: the folders it made go too
     assert not (tmp_path / "runs").exists()
-    second.take()
+    second.hold()
     (run_dir / "config.yaml").write_text("name: a\n")
     second.release(undo=True)  # something written: the folder stays
     assert (run_dir / "config.yaml").is_file()

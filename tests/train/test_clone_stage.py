@@ -9,13 +9,13 @@ import torch
 from support import ROOT
 
 from uno_env import ConfigError
+from uno_env.folders import RunExistsError
 from unolab.agents.learned import load_policy
 from unolab.train import algorithms, ppo, run
 from unolab.train.algorithms import policy_layers
 from unolab.train.config import load_config
 from unolab.train.imitate_config import ImitateConfig
 from unolab.train.run import train
-from unolab.train.run_folder import RunExistsError
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 STAGE = "imitate={samples: 1000, epochs: 1, games_per_batch: 64, eval_games: 10}"

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
-from uno_env.folders import FolderInUseError, FolderLock, RunFolderLock
+from uno_env.folders import FolderInUseError, FolderLock, RunFolder
 from unolab.train import imitate, ppo
-from unolab.train.run_folder import release_run_lock
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
@@ -19,17 +18,17 @@ IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 
 def test_releasing_a_run_lock_removes_its_file_but_never_another_runs(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    mine = RunFolderLock(run_dir, "training run")
-    mine.take()
+    mine = RunFolder(run_dir, "training run")
+    mine.hold()
     assert (run_dir / FolderLock.LOCK_NAME).is_file()
-    release_run_lock(mine)
+    mine.release()
     assert not (run_dir / FolderLock.LOCK_NAME).exists() and run_dir.is_dir()
     # A run refused because another one holds the folder leaves that one's file alone.
     with FolderLock(run_dir, "training run"):
-        refused = RunFolderLock(run_dir, "training run")
+        refused = RunFolder(run_dir, "training run")
         with pytest.raises(FolderInUseError, match=f"pid {os.getpid()}"):
-            refused.take()
-        release_run_lock(refused)
+            refused.hold()
+        refused.release()
         assert (run_dir / FolderLock.LOCK_NAME).read_text().strip() == str(os.getpid())
 
 

@@ -15,19 +15,19 @@ from support import ROOT
 
 from uno_env import ConfigError, core, load_rules
 from uno_env.configuration import apply_overrides
+from uno_env.folders import RunExistsError
 from uno_env.observation import encode
 from unolab.agents.learned import load_policy
 from unolab.agents.policy_metadata import CheckpointMismatchError
 from unolab.train import algorithms, ppo
 from unolab.train.algorithms import policy_layers
+from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.export import export_checkpoint, export_policy
 from unolab.train.export import main as export_main
-from unolab.train.init_weights import initialise_from
 from unolab.train.league import League
 from unolab.train.run import train
 from unolab.train.run_callback import LabCallback, evaluate_model
-from unolab.train.run_folder import RunExistsError
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 
