@@ -35,15 +35,15 @@ import numpy as np
 from uno_env import Rules, load_rules
 from uno_env.console import path_argument, run_main
 from uno_env.core import hand_rewards
-from uno_env.envs.openspiel_game import INSTALL_HINT
+from uno_env.envs.openspiel_checks import INSTALL_HINT
 from uno_env.files import check_writable_target, read_regular_text, write_atomically
 from uno_env.observation import encode
 from uno_env.play import Round, play_tables
 from uno_env.rng import derive_keys
 from unolab.agents import make_agent
+from unolab.agents.arena import wilson_interval
 from unolab.agents.progress import progress_bar
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
-from unolab.agents.stats import wilson_interval
 from unolab.benchmarks.options import int_in_range
 
 __all__ = ["ROLLOUTS", "lab_ismcts", "main", "openspiel_ismcts"]
@@ -95,7 +95,8 @@ def openspiel_ismcts(
     import pyspiel
     from open_spiel.python.algorithms import ismcts, mcts
 
-    from uno_env.envs.openspiel_game import key_actions, register
+    from uno_env.envs.openspiel_game import register
+    from uno_env.envs.openspiel_state import key_actions
 
     register()
     game = pyspiel.load_game("python_uno", {"num_players": 2, "voluntary_draw": voluntary_draw})

@@ -105,7 +105,7 @@ def measure(seconds: float = 6.0, seed: int = 0, players: int = 2) -> dict[str, 
     Raises:
         ImportError: without OpenSpiel, saying how to install it.
     """
-    from uno_env.envs.openspiel_game import INSTALL_HINT
+    from uno_env.envs.openspiel_checks import INSTALL_HINT
 
     try:
         import open_spiel.python.games  # noqa: F401  (registers python_kuhn_poker)

@@ -81,10 +81,10 @@ def _vec(call: Callable[[UnoVecEnv], object]) -> Callable[[], object]:
 
 
 def _dealt(game: Any) -> Any:
-    import uno_env.envs.openspiel_game as og
+    from uno_env.envs.openspiel_state import key_actions
 
     state = game.new_initial_state()
-    for byte in og.key_actions(987654321):
+    for byte in key_actions(987654321):
         state.apply_action(byte)
     return state
 

@@ -26,8 +26,9 @@ from support.optional import require
 
 pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpiel")
 
-from uno_env.envs import openspiel_game  # noqa: E402
-from uno_env.envs.openspiel_game import UnoOpenSpielGame, key_actions, key_of, load_state  # noqa: E402
+from uno_env.envs.openspiel_game import UnoOpenSpielGame  # noqa: E402
+from uno_env.envs.openspiel_parameters import openspiel_own  # noqa: E402
+from uno_env.envs.openspiel_state import key_actions, key_of, load_state  # noqa: E402
 from uno_env.envs.openspiel_views import GAME_NAME  # noqa: E402
 
 GAME = pyspiel.load_game(GAME_NAME, {"num_players": 3, "max_turns": 60})
@@ -650,7 +651,7 @@ def test_a_pickle_payload_of_another_python_game_runs_nothing(game: str, tmp_pat
     assert not marker.exists()
     # The payload is real: OpenSpiel's own function, which the lab's replaces, runs it.
     with contextlib.suppress(Exception):  # an error of OpenSpiel's, if any, after it ran
-        openspiel_game._SPIEL_FUNCTIONS["deserialize_game_and_state"](text)
+        openspiel_own("deserialize_game_and_state")(text)
     assert marker.exists()
 
 

@@ -23,7 +23,8 @@ from support.optional import require
 pyspiel: Any = require("pyspiel", "the OpenSpiel game python_uno runs on OpenSpiel")
 
 from uno_env.envs import openspiel_game  # noqa: E402
-from uno_env.envs.openspiel_game import KEY_BYTES, key_actions, load_state  # noqa: E402
+from uno_env.envs.openspiel_parameters import load_game, openspiel_own  # noqa: E402
+from uno_env.envs.openspiel_state import KEY_BYTES, key_actions, load_state  # noqa: E402
 from uno_env.envs.openspiel_views import GAME_NAME  # noqa: E402
 
 GAMES: list[dict[str, Any]] = [
@@ -190,16 +191,14 @@ def test_pyspiel_serialize_game_and_state_round_trips_python_uno() -> None:
 
 
 def test_pyspiel_serialization_of_other_games_is_openspiels_own() -> None:
-    originals = openspiel_game._SPIEL_FUNCTIONS
     assert pyspiel.serialize_game_and_state is openspiel_game.serialize_game_and_state
     assert pyspiel.deserialize_game_and_state is openspiel_game.deserialize_game_and_state
-    assert pyspiel.load_game is openspiel_game.load_game
+    assert pyspiel.load_game is load_game
     openspiel_game.register()  # again: OpenSpiel's own functions stay the ones kept
-    assert sorted(originals) == [
-        "deserialize_game_and_state",
-        "load_game",
-        "serialize_game_and_state",
-    ]
+    originals = {
+        name: openspiel_own(name)
+        for name in ("deserialize_game_and_state", "load_game", "serialize_game_and_state")
+    }
     for original in originals.values():
         assert original.__module__ == "pyspiel", original
     for name in ("tic_tac_toe", "leduc_poker", "misere(game=python_uno(max_turns=40))"):
@@ -214,14 +213,16 @@ def test_pyspiel_serialization_of_other_games_is_openspiels_own() -> None:
 
 RELOADED = """
 import importlib, pyspiel
-from uno_env.envs import openspiel_game as module
+from uno_env.envs import openspiel_game as module, openspiel_parameters as parameters
 first = pyspiel.load_game("python_uno(max_turns=40)")
 for _ in range(2):
+    importlib.reload(parameters)
     importlib.reload(module)
 module.register()
+ours = {"load_game": parameters.load_game}
 for name in ("load_game", "serialize_game_and_state", "deserialize_game_and_state"):
-    assert getattr(pyspiel, name) is getattr(module, name), name
-    assert module._SPIEL_FUNCTIONS[name].__module__ == "pyspiel", name
+    assert getattr(pyspiel, name) is ours.get(name, getattr(module, name, None)), name
+    assert parameters.openspiel_own(name).__module__ == "pyspiel", name
 for game in (first, pyspiel.load_game("python_uno(max_turns=40)"), pyspiel.load_game("tic_tac_toe")):
     state = game.new_initial_state()
     state.apply_action(state.legal_actions()[0])

@@ -1,6 +1,6 @@
 """What each seat of ``python_uno`` sees: the hand's public record and the two observers.
 
-The game (:mod:`uno_env.envs.openspiel_game`) keeps a :class:`PublicTable`: the core state and
+A state (:mod:`uno_env.envs.openspiel_state`) keeps a :class:`PublicTable`: the core state and
 the record of every step's public result. From it the observers write the observation tensor
 (the lab's :func:`uno_env.observation.encode`), the observation string, and the
 perfect-recall information-state string; nothing hidden from the seat enters either.
@@ -22,7 +22,7 @@ from uno_env.observation import OBS_DIM, OBS_FIELDS, OBS_LAYOUT, encode
 from uno_env.rules import Rules
 
 if TYPE_CHECKING:
-    from uno_env.envs.openspiel_game import UnoOpenSpielState
+    from uno_env.envs.openspiel_state import UnoOpenSpielState
 
 GAME_NAME = "python_uno"
 """The short name the game is registered under."""
