@@ -34,7 +34,7 @@ from uno_env.envs.registration import (
     IllegalActionMode,
     check_illegal_action,
 )
-from uno_env.envs.render import render_table
+from uno_env.envs.render import RENDER_MODES, check_render_mode, render_in_mode, render_table
 from uno_env.envs.seeding import checked_seed
 from uno_env.envs.spaces import action_id
 from uno_env.envs.table_inputs import ResetNeededError, check_options, explicit_hands
@@ -71,7 +71,7 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
     ``{"learner_seat": s}`` to seat the learner for that hand.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}  # noqa: RUF012
 
     def __init__(
         self,
@@ -86,13 +86,8 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
         **rule_overrides: Any,
     ) -> None:
         illegal_reward = check_illegal_action(illegal_action, illegal_reward)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                f"got {render_mode!r}"
-            )
+        self.render_mode = check_render_mode(render_mode)
         self.rules = load_rules(rules, **rule_overrides)
-        self.render_mode = render_mode
         self.colour = check_switch("colour", colour)
         self.illegal_action = illegal_action
         self.illegal_reward = illegal_reward
@@ -195,20 +190,16 @@ class UnoGymEnv(gymnasium.Env[npt.NDArray[Any], np.int64]):
 
     def render(self) -> str | None:
         """Render the table from the learner's seat (``ansi``: return it; ``human``: print)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode")
-            return None
-        text = render_table(
-            self.rules,
-            self.tables.state,
-            view=self.learner_seat,
-            colour=self.colour,
-            names=[
-                ("you" if s == self.learner_seat else f"seat {s}")
-                for s in range(self.rules.num_players)
-            ],
+        return render_in_mode(
+            self.render_mode,
+            lambda: render_table(
+                self.rules,
+                self.tables.state,
+                view=self.learner_seat,
+                colour=self.colour,
+                names=[
+                    ("you" if s == self.learner_seat else f"seat {s}")
+                    for s in range(self.rules.num_players)
+                ],
+            ),
         )
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text

@@ -86,7 +86,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
@@ -96,18 +95,15 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECIterable
 from pettingzoo.utils.env_logger import EnvLogger
 
-from uno_env import cards as C
 from uno_env import core
 from uno_env.config_values import check_switch
 from uno_env.core import IllegalActionError, UnoState
-from uno_env.core.checks import is_int
 from uno_env.core.setup import game_keys
 from uno_env.envs import (
     RewardFn,
     action_space,
     base_key,
     episode_words,
-    observation_space,
     resolve_reward,
 )
 from uno_env.envs.registration import (
@@ -115,9 +111,15 @@ from uno_env.envs.registration import (
     IllegalActionMode,
     check_illegal_action,
 )
-from uno_env.envs.render import render_table
-from uno_env.envs.spaces import action_id
-from uno_env.envs.table_inputs import ResetNeededError, check_options
+from uno_env.envs.render import (
+    RENDER_MODES,
+    check_render_mode,
+    check_render_view,
+    render_in_mode,
+    render_table,
+)
+from uno_env.envs.spaces import action_id, masked_observation_space
+from uno_env.envs.table_inputs import ResetNeededError, check_max_iter, check_options
 from uno_env.files import shown
 from uno_env.observation import OBS_LAYOUT, encode
 from uno_env.rules import Rules, load_rules
@@ -125,7 +127,6 @@ from uno_env.rules import Rules, load_rules
 __all__ = ["env", "raw_env"]
 
 ObsDict = dict[str, npt.NDArray[Any]]
-_RENDER_MODES = ("ansi", "human")
 
 
 _LEGAL = OBS_LAYOUT["legal_actions"]
@@ -161,13 +162,6 @@ def env(
     # No AssertOutOfBoundsWrapper: the env itself refuses what is no action id, in every
     # mode, with an error that names it as given (a bare assert would not).
     return _OrderEnforcing(wrapped)
-
-
-def _max_iter(max_iter: object) -> int:
-    """``agent_iter``'s ``max_iter``: an integer (a count at or below 0 yields no agent)."""
-    if not is_int(max_iter):
-        raise ValueError(f"max_iter: expected an integer, got {shown(max_iter)}")
-    return int(max_iter)  # type: ignore[call-overload]
 
 
 class _TerminateIllegal(wrappers.BaseWrapper[str, ObsDict, int]):
@@ -235,7 +229,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper[str, ObsDict, int]):
         Raises:
             ValueError: for a ``max_iter`` that is no integer, named as given.
         """
-        _max_iter(max_iter)
+        check_max_iter(max_iter)
         if not self._has_reset:
             raise ResetNeededError("reset() needs to be called before agent_iter()")
         return _OrderEnforcingIterable(self, max_iter)
@@ -296,7 +290,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
     """
 
     metadata = {  # noqa: RUF012
-        "render_modes": list(_RENDER_MODES),
+        "render_modes": list(RENDER_MODES),
         "name": "uno_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -322,44 +316,18 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
             **rule_overrides,
         )
         super().__init__()
-        if render_mode is not None and render_mode not in _RENDER_MODES:
-            raise ValueError(
-                f"render_mode must be one of {list(_RENDER_MODES)} or None, got {render_mode!r}"
-            )
+        self.render_mode = check_render_mode(render_mode)
         self.rules = load_rules(rules, **rule_overrides)
         n_players = self.rules.num_players
-        if not (
-            render_view is None
-            or (isinstance(render_view, str) and render_view == "all")
-            or (
-                isinstance(render_view, (int, np.integer))
-                and not isinstance(render_view, bool)
-                and 0 <= render_view < n_players
-            )
-        ):
-            raise ValueError(
-                f"render_view must be None, 'all' or a seat in 0..{n_players - 1}, "
-                f"got {shown(render_view)}"
-            )
+        self.render_view = check_render_view(render_view, n_players)
         self.reward_fn = resolve_reward(reward)
-        self.render_mode = render_mode
-        self.render_view: int | Literal["all"] | None = (
-            None
-            if render_view is None
-            else ("all" if isinstance(render_view, str) else int(render_view))
-        )
         self.colour = check_switch("colour", colour)
         self.possible_agents = [f"player_{s}" for s in range(n_players)]
         self.agents = self.possible_agents[:]
         self._seat = {name: s for s, name in enumerate(self.possible_agents)}
         self._seat_array = {name: np.array([s]) for name, s in self._seat.items()}
         self._actions = np.zeros(1, dtype=np.int64)
-        obs_space = spaces.Dict(
-            {
-                "observation": observation_space(self.rules),
-                "action_mask": spaces.Box(0, 1, shape=(C.NUM_ACTIONS,), dtype=np.int8),
-            }
-        )
+        obs_space = masked_observation_space(self.rules)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self._base: np.uint64 | None = None
@@ -463,7 +431,7 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
         Raises:
             ValueError: for a ``max_iter`` that is no integer, named as given.
         """
-        return super().agent_iter(_max_iter(max_iter))
+        return super().agent_iter(check_max_iter(max_iter))
 
     def observe(self, agent: str) -> ObsDict:
         """The agent's view: its observation vector and its action mask (zeros if not acting)."""
@@ -513,20 +481,16 @@ class raw_env(AECEnv[str, ObsDict, int], EzPickle):
 
     def render(self) -> str | None:
         """Render the table (``ansi``: return the text; ``human``: print it)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode")
-            return None
-        text = render_table(
-            self.rules,
-            self.game_state,
-            view=self.render_view,
-            colour=self.colour,
-            names=self.possible_agents,
+        return render_in_mode(
+            self.render_mode,
+            lambda: render_table(
+                self.rules,
+                self.game_state,
+                view=self.render_view,
+                colour=self.colour,
+                names=self.possible_agents,
+            ),
         )
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
 
     def close(self) -> None:
         """Nothing to release."""

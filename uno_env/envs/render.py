@@ -1,22 +1,34 @@
-"""A coloured text view of one UNO table, from one seat or (for debugging) from every seat.
+"""A coloured text view of one UNO table, from one seat or (for debugging) from every seat,
+and the envs' render modes.
 
 From one seat, only what that seat knows is shown: its own hand, the table and every seat's
-card count; other hands stay hidden. The view ``"all"`` shows every hand.
+card count; other hands stay hidden. The view ``"all"`` shows every hand. The PettingZoo and
+Gymnasium envs check their ``render_mode`` and ``render_view`` here, and render through
+:func:`render_in_mode`: ``"ansi"`` returns the text, ``"human"`` prints it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
+import gymnasium
 import numpy as np
 
 from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
+from uno_env.files import shown
 from uno_env.rules import Rules
 
-__all__ = ["colour_card", "render_table"]
+__all__ = [
+    "RENDER_MODES",
+    "check_render_mode",
+    "check_render_view",
+    "colour_card",
+    "render_in_mode",
+    "render_table",
+]
 
 _ANSI = {0: "\x1b[1;31m", 1: "\x1b[1;33m", 2: "\x1b[1;32m", 3: "\x1b[1;34m", 4: "\x1b[1;35m"}
 _RESET = "\x1b[0m"
@@ -117,3 +129,62 @@ def render_table(
     elif bool(state.truncated[game]):
         lines.append(f"hand truncated after {int(state.turn[game])} turns (no winner)")
     return "\n".join(lines)
+
+
+RENDER_MODES = ("ansi", "human")
+"""The PettingZoo and Gymnasium envs' render modes: ``ansi`` returns the text of the table,
+``human`` prints it."""
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """An env's ``render_mode``: one of :data:`RENDER_MODES`, or ``None``.
+
+    Raises:
+        ValueError: for anything else, naming it.
+    """
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode must be one of {list(RENDER_MODES)} or None, got {render_mode!r}"
+        )
+    return render_mode
+
+
+def check_render_view(
+    render_view: int | np.integer | Literal["all"] | None, n_players: int
+) -> int | Literal["all"] | None:
+    """An env's ``render_view`` (whose view ``render`` shows): ``None`` (the seat to act),
+    ``"all"``, or a seat (NumPy's integers too), as a Python int.
+
+    Raises:
+        ValueError: for anything else (a bool, a seat off the table), naming it.
+    """
+    if not (
+        render_view is None
+        or (isinstance(render_view, str) and render_view == "all")
+        or (
+            isinstance(render_view, (int, np.integer))
+            and not isinstance(render_view, bool)
+            and 0 <= render_view < n_players
+        )
+    ):
+        raise ValueError(
+            f"render_view must be None, 'all' or a seat in 0..{n_players - 1}, "
+            f"got {shown(render_view)}"
+        )
+    if render_view is None or isinstance(render_view, str):
+        return render_view
+    return int(render_view)
+
+
+def render_in_mode(render_mode: str | None, draw: Callable[[], str]) -> str | None:
+    """What an env's ``render()`` gives in ``render_mode``: the text of ``draw()`` for
+    ``"ansi"``; ``None`` after printing it for ``"human"``; ``None`` and a warning (nothing
+    drawn) without a render mode."""
+    if render_mode is None:
+        gymnasium.logger.warn("render() called without a render_mode")
+        return None
+    text = draw()
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

@@ -24,13 +24,30 @@ from uno_env.files import shown
 from uno_env.observation import OBS_DIM, observation_bounds
 from uno_env.rules import Rules
 
-__all__ = ["action_id", "action_ids", "action_space", "observation_space"]
+__all__ = [
+    "action_id",
+    "action_ids",
+    "action_space",
+    "masked_observation_space",
+    "observation_space",
+]
 
 
 def observation_space(rules: Rules) -> spaces.Box:
     """The flat observation space: a float32 Box of shape (OBS_DIM,), bounded per field."""
     low, high = observation_bounds(rules)
     return spaces.Box(low=low, high=high, shape=(OBS_DIM,), dtype=np.float32)
+
+
+def masked_observation_space(rules: Rules) -> spaces.Dict:
+    """The AEC env's observation space: ``observation`` (:func:`observation_space`) and
+    ``action_mask``, an int8 Box of the 80 actions (1: legal for the agent to act)."""
+    return spaces.Dict(
+        {
+            "observation": observation_space(rules),
+            "action_mask": spaces.Box(0, 1, shape=(C.NUM_ACTIONS,), dtype=np.int8),
+        }
+    )
 
 
 def action_space() -> spaces.Discrete:

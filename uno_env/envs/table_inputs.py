@@ -1,9 +1,11 @@
-"""The checks of what the learner tables are given, made before anything changes.
+"""The checks of what the envs and their learner tables are given, made before anything
+changes.
 
 :class:`~uno_env.envs.learner_tables.LearnerTables` is given its size, the learner's seat and
-the opponents when it is built, and explicit keys and learner seats at a reset. Each is read
-and checked here, and refused with a message naming it and what is allowed, so that a bad
-argument never leaves the tables half changed.
+the opponents when it is built, and explicit keys and learner seats at a reset; every env is
+given a reset's options, and the AEC env ``agent_iter``'s ``max_iter``. Each is read and
+checked here, and refused with a message naming it and what is allowed, so that a bad
+argument never leaves an env half changed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from uno_env.core.checks import is_int
 from uno_env.core.setup import game_keys
 from uno_env.envs.opponents import OpponentPool, OpponentsSpec
 from uno_env.files import shown
@@ -23,16 +26,12 @@ __all__ = [
     "MAX_NUM_GAMES",
     "ResetNeededError",
     "check_learner_seat",
+    "check_max_iter",
     "check_num_games",
     "check_options",
     "explicit_hands",
     "opponent_lineup",
 ]
-
-
-def _is_int(value: object) -> bool:
-    """An integer, not a bool (``True`` is an int to Python, never a size or a seat here)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 class ResetNeededError(RuntimeError, ValueError):
@@ -56,6 +55,17 @@ def check_options(options: object) -> Mapping[str, Any]:
     return options
 
 
+def check_max_iter(max_iter: object) -> int:
+    """``agent_iter``'s ``max_iter``: an integer (a count at or below 0 yields no agent).
+
+    Raises:
+        ValueError: for anything else, naming it as given.
+    """
+    if not is_int(max_iter):
+        raise ValueError(f"max_iter: expected an integer, got {shown(max_iter)}")
+    return int(max_iter)  # type: ignore[call-overload]
+
+
 MAX_NUM_GAMES = 65_536
 """Most games a learner env steps together: the batched state and observations of 65,536
 games already take gigabytes, and the core's throughput stops growing long before."""
@@ -67,7 +77,7 @@ def check_num_games(num_games: int | np.integer) -> int:
     Raises:
         ValueError: for anything else, naming it as given.
     """
-    if not _is_int(num_games) or not 1 <= num_games <= MAX_NUM_GAMES:
+    if not is_int(num_games) or not 1 <= num_games <= MAX_NUM_GAMES:
         raise ValueError(
             f"the number of games must be a positive int, at most {MAX_NUM_GAMES:,} (the "
             f"batched games' memory), got {shown(num_games)}"
@@ -85,7 +95,7 @@ def check_learner_seat(
     """
     if not (
         (isinstance(learner_seat, str) and learner_seat == "random")
-        or (_is_int(learner_seat) and 0 <= learner_seat < n_players)
+        or (is_int(learner_seat) and 0 <= learner_seat < n_players)
     ):
         raise ValueError(
             f"learner_seat must be 'random' or a seat in 0..{n_players - 1}, got {learner_seat!r}"
