@@ -27,10 +27,12 @@ from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
 
 __all__ = ["ModelCard", "StrengthRow", "card_markdown", "model_card", "model_cards"]
 
-_ALGORITHMS = {
+_WRITTEN_BEFORE_DESCRIPTIONS = {
     "ppo": "MaskablePPO (an actor-critic network)",
     "dqn": "masked DQN (a Q-network)",
     "imitation": "imitation (a network cloned from a teacher's decisions)",
+"""What an algorithm trains, for agents whose metadata does not say it: an export records
+its algorithm's description (``extra.algorithm_description``, from the training registry)."""
 }
 
 
@@ -85,7 +87,7 @@ class ModelCard:
     @property
     def title(self) -> str:
         """One line: the algorithm, the rules and the table size."""
-        kind = self.method or _ALGORITHMS.get(self.algorithm, self.algorithm)
+        kind = self.method or _WRITTEN_BEFORE_DESCRIPTIONS.get(self.algorithm, self.algorithm)
         return f"{kind}, {self.rules} rules, {self.num_players} players"
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,14 +172,16 @@ def _strength(extra: dict[str, Any]) -> tuple[tuple[StrengthRow, ...], str, int 
 
 
 def _method(algorithm: str, extra: dict[str, Any]) -> str:
-    """How an agent was made, where its algorithm's name says too little (else ``""``).
+    """How an agent was made, where its algorithm's name says too little (else ``""``): the
+    description its export recorded of its algorithm.
 
     A clone whose teachers include a search (``pimc``, ``ismcts``) learned from the search's
     decisions: that is expert iteration (docs/training.md), not the plain imitation of a bot.
     """
     teachers = extra.get("teachers")
     if algorithm != "imitation" or not isinstance(teachers, dict):
-        return ""
+        described = extra.get("algorithm_description")
+        return described.strip() if isinstance(described, str) else ""
     searches = sorted({str(t).partition(":")[0] for t in teachers} & set(SEARCH_NAMES))
     if not searches:
         return ""

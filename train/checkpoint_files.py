@@ -34,6 +34,7 @@ __all__ = [
     "LATEST",
     "PREVIOUS",
     "RESUME_TAGS",
+    "ZIP_READ_ERRORS",
     "Checkpoint",
     "DamagedCheckpointError",
     "checkpoint_to_resume",
@@ -53,6 +54,19 @@ RESUME_TAGS = (LATEST, PREVIOUS)
 
 CHECKPOINT_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
 """The members of an SB3 checkpoint zip that resuming reads."""
+
+ZIP_READ_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    NotImplementedError,  # a member compressed by a method zipfile cannot read
+    EOFError,
+    OSError,
+    ValueError,
+    KeyError,  # a member missing (numpy's archives)
+)
+"""What reading a damaged, truncated or foreign zip raises (zipfile, zlib, numpy's ``.npz``
+reader): a checkpoint's, a demonstrations file's."""
 
 _MAX_RECORD_BYTES = 64 << 20
 """The largest checkpoint record (``<tag>.json``) read: the config and a few evaluations."""
@@ -206,15 +220,7 @@ def verify_checkpoint(run_dir: Path, tag: str) -> Checkpoint:
             bad = None if recorded else archive.testzip()
     except DamagedCheckpointError:
         raise
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        EOFError,
-        OSError,
-        ValueError,
-        zlib.error,
-        NotImplementedError,  # a member compressed by a method zipfile cannot read
-    ) as err:
+    except ZIP_READ_ERRORS as err:
         raise DamagedCheckpointError(f"{path} is not a readable zip ({err})") from None
     if bad is not None:
         raise DamagedCheckpointError(f"{path}: {bad} fails its CRC check (the file is damaged)")

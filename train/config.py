@@ -32,15 +32,14 @@ from uno_env.config_values import (
 from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.files import shown, why_missing
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
-
-# The bounds and sections stay importable here, where users of the config look for them.
 from unolab.train.config_limits import (
     MAX_NUM_ENVS,
-    MAX_ROLLOUT,
     MAX_STEPS,
     MAX_TORCH_THREADS,
+    check_bounds,
     check_config_source,
     check_overrides,
+    int_field,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.imitate_config import CLONE_NAME, ImitateConfig, ImitateStage
@@ -64,7 +63,9 @@ class TrainConfig:
 
     Attributes:
         name: Run name; checkpoints and logs go to ``<runs_dir>/<name>/``.
-        algorithm: ``ppo`` (MaskablePPO) or ``dqn`` (masked DQN).
+        algorithm: A name of the algorithm registry
+            (:data:`unolab.train.algorithms.ALGORITHMS`): ``ppo`` (MaskablePPO) or ``dqn``
+            (masked DQN), or one registered by :func:`~unolab.train.algorithms.register`.
         rules: A rules preset name or a YAML path (see ``docs/rules.md``).
         num_players: Seats per table.
         total_steps: Learner decisions to train for.
@@ -95,14 +96,14 @@ class TrainConfig:
     """
 
     name: str
-    algorithm: Literal["ppo", "dqn"]
+    algorithm: str
     rules: str = "official"
     num_players: int = DEFAULT_NUM_PLAYERS
-    total_steps: int = 1_000_000
-    num_envs: int = 256
+    total_steps: int = int_field(1_000_000, 1, MAX_STEPS)
+    num_envs: int = int_field(256, 1, MAX_NUM_ENVS, "the batched games' memory")
     seed: int = 0
     learner_seat: str = "random"
-    torch_threads: int = 1
+    torch_threads: int = int_field(1, 1, MAX_TORCH_THREADS)
     runs_dir: str = "runs"
     opponents: OpponentMix = field(default_factory=OpponentMix)
     eval: EvalConfig = field(default_factory=EvalConfig)
@@ -112,15 +113,22 @@ class TrainConfig:
     imitate: ImitateStage | None = None
 
     def __post_init__(self) -> None:
+        # The registry imports torch and SB3 (its models): only once a config is built.
+        from unolab.train.algorithms import ALGORITHMS
+
+        algorithm = ALGORITHMS.get(self.algorithm) if isinstance(self.algorithm, str) else None
+        if algorithm is None:
+            raise ConfigError(
+                f"algorithm: {shown(self.algorithm)} is not allowed; choose one of "
+                f"{list(ALGORITHMS)}"
+            )
         if self.init_from is not None and Path(self.init_from).suffix not in INIT_SUFFIXES:
             raise ConfigError(
                 f"init_from must be an SB3 checkpoint (.zip, e.g. runs/<name>/latest.zip) or an "
                 f"exported policy (.safetensors), got {self.init_from!r}"
             )
         check_folder_name("name", self.name)
-        check_int("total_steps", self.total_steps, 1, MAX_STEPS)
-        check_int("num_envs", self.num_envs, 1, MAX_NUM_ENVS, "the batched games' memory")
-        check_int("torch_threads", self.torch_threads, 1, MAX_TORCH_THREADS)
+        check_bounds(self)
         check_seed("seed", self.seed)
         check_folder("runs_dir", self.runs_dir)
         rules = self.build_rules()  # validates rules and num_players together
@@ -136,28 +144,8 @@ class TrainConfig:
                 rules.num_players - 1,
                 f"seats of a {rules.num_players}-player table",
             )
-        if self.algorithm == "dqn":
-            rows = self.dqn.buffer_size // self.num_envs
-            if self.dqn.n_step >= max(rows, 1):
-                raise ConfigError(
-                    f"dqn.n_step must be below the replay buffer's rows (buffer_size / "
-                    f"num_envs = {rows}), got n_step={self.dqn.n_step}: raise dqn.buffer_size"
-                )
-        if self.algorithm == "ppo":
-            check_int(
-                "ppo.n_steps * num_envs",
-                self.ppo.n_steps * self.num_envs,
-                2,
-                MAX_ROLLOUT,
-                "the rollout buffer holds that many transitions; SB3 needs two",
-            )
-
+        algorithm.check_config(self)
         if self.imitate is not None:
-            if self.algorithm != "ppo":
-                raise ConfigError(
-                    "imitate: a clone stage starts PPO runs only; for dqn, clone with uno-lab "
-                    "train imitate (activation: relu) and give the clone as init_from"
-                )
             if self.init_from is not None:
                 raise ConfigError(
                     f"imitate and init_from both start the network (init_from: "

@@ -6,10 +6,13 @@ that passes them starts training instead of dying in an allocation minutes later
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from uno_env.config_values import ConfigError, check_int
+from uno_env.config_values import ConfigError, check_float, check_int
 from uno_env.files import shown
 
 __all__ = [
@@ -27,9 +30,12 @@ __all__ = [
     "MAX_STEPS",
     "MAX_TORCH_THREADS",
     "MAX_WEIGHT",
+    "check_bounds",
     "check_config_source",
     "check_net_arch",
     "check_overrides",
+    "float_field",
+    "int_field",
 ]
 
 MAX_STEPS = 10**12
@@ -133,3 +139,32 @@ def check_config_source(path: object, base: object, argument: str = "path") -> N
         )
     if base is not None and not isinstance(base, Mapping):
         raise TypeError(f"base: expected a mapping of config keys or None, got {shown(base)}")
+
+
+def int_field(default: int, low: int, high: int, why: str = "") -> Any:
+    """A config section's integer key with its bounds, declared once: :func:`check_bounds`
+    refuses a value outside ``low..high`` as :func:`~uno_env.config_values.check_int` does."""
+    check = functools.partial(check_int, low=low, high=high, why=why)
+    return dataclasses.field(default=default, metadata={"check": check})
+
+
+def float_field(
+    default: float, low: float, high: float, why: str = "", *, low_open: bool = False
+) -> Any:
+    """A config section's number key with its bounds, declared once: :func:`check_bounds`
+    refuses a value outside them as :func:`~uno_env.config_values.check_float` does."""
+    check = functools.partial(check_float, low=low, high=high, low_open=low_open, why=why)
+    return dataclasses.field(default=default, metadata={"check": check})
+
+
+def check_bounds(section: Any) -> None:
+    """Check each key of a config section declared by :func:`int_field` or
+    :func:`float_field`, in the order of its fields.
+
+    Raises:
+        ConfigError: naming the first key out of its bounds, its value and the bounds.
+    """
+    for key in dataclasses.fields(section):
+        check = key.metadata.get("check")
+        if check is not None:
+            check(key.name, getattr(section, key.name))

@@ -11,12 +11,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from uno_env.config_values import ConfigError, check_float, check_int
+from uno_env.config_values import ConfigError, check_float
 from uno_env.files import shown
 from unolab.agents import BOT_NAMES
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec
 from unolab.agents.resolve import is_agent_file
-from unolab.agents.shipped import shipped_agent_names
 from unolab.train.config_limits import (
     MAX_BATCH_SIZE,
     MAX_BUFFER_SIZE,
@@ -29,7 +28,10 @@ from unolab.train.config_limits import (
     MAX_STEPS,
     MAX_WEIGHT,
     check_net_arch,
+    check_bounds,
 )
+    float_field,
+    int_field,
 
 __all__ = ["DQNParams", "EvalConfig", "OpponentMix", "PPOParams"]
 
@@ -66,19 +68,19 @@ class OpponentMix:
         snapshot_every: Learner steps between two snapshots frozen into the pool.
         pool_size: Most recent snapshots kept in the pool (each is a network held in memory).
 
-    Each bound is stated once, by its check in ``__post_init__``.
+    Each bound is stated once, with its key (checked by ``__post_init__``).
     """
 
     bots: dict[str, float] = field(default_factory=lambda: {"random": 1.0})
-    self_play: float = 0.0
-    snapshot_every: int = 100_000
-    pool_size: int = 5
+    self_play: float = float_field(0.0, 0.0, MAX_WEIGHT, "weights are relative")
+    snapshot_every: int = int_field(100_000, 1, MAX_STEPS)
+    pool_size: int = int_field(5, 1, MAX_POOL_SIZE, "each snapshot is a network in memory")
 
     def __post_init__(self) -> None:
         _check_bots("opponents.bots", list(self.bots))
         for bot, weight in self.bots.items():
             check_float(f"bots.{bot}", weight, 0.0, MAX_WEIGHT, why="weights are relative")
-        check_float("self_play", self.self_play, 0.0, MAX_WEIGHT, why="weights are relative")
+        check_bounds(self)
         if sum(self.bots.values()) <= 0 and self.self_play <= 0:
             raise ConfigError("opponents: give a bot a positive weight or set self_play > 0")
         if sum(self.bots.values()) <= 0:
@@ -86,10 +88,6 @@ class OpponentMix:
                 "opponents.bots: at least one bot needs a positive weight, to play until the "
                 "first snapshot exists"
             )
-        check_int("snapshot_every", self.snapshot_every, 1, MAX_STEPS)
-        check_int(
-            "pool_size", self.pool_size, 1, MAX_POOL_SIZE, "each snapshot is a network in memory"
-        )
 
 
 @dataclass(frozen=True)
@@ -103,8 +101,8 @@ class EvalConfig:
             the first one picks the best checkpoint.
     """
 
-    every: int = 100_000
-    games: int = 2000
+    every: int = int_field(100_000, 1, MAX_STEPS)
+    games: int = int_field(2000, 1, MAX_EVAL_GAMES)
     bots: tuple[str, ...] = ("random", "mixbot")
 
     def __post_init__(self) -> None:
@@ -116,100 +114,76 @@ class EvalConfig:
         repeated = next((bot for i, bot in enumerate(self.bots) if bot in self.bots[:i]), None)
         if repeated is not None:
             raise ConfigError(f"bots: {shown(repeated)} is given twice; name each bot once")
-        check_int("every", self.every, 1, MAX_STEPS)
-        check_int("games", self.games, 1, MAX_EVAL_GAMES)
+        check_bounds(self)
 
 
 @dataclass(frozen=True)
 class PPOParams:
     """MaskablePPO hyper-parameters (sb3-contrib names).
 
-    Each bound is stated once, by its check in ``__post_init__`` (a bad value's error
-    names the key, the allowed range and why).
+    Each bound is stated once, with its key (a bad value's error names the key, the
+    allowed range and why).
 
     ``value_warmup_steps``: for its first steps the run trains the value network only, the
     policy frozen. A run started from a clone (``init_from``) gets a trained policy and an
     untrained value head, whose first advantages would undo the clone (docs/training.md).
     """
 
-    learning_rate: float = 3e-4
-    n_steps: int = 128
-    batch_size: int = 8192
-    n_epochs: int = 4
-    gamma: float = 0.995
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
+    learning_rate: float = float_field(3e-4, 0.0, 1.0, low_open=True)
+    n_steps: int = int_field(128, 1, MAX_ROLLOUT)
+    batch_size: int = int_field(8192, 2, MAX_BATCH_SIZE)
+    n_epochs: int = int_field(4, 1, MAX_EPOCHS)
+    gamma: float = float_field(0.995, 0.0, 1.0, "a discount", low_open=True)
+    gae_lambda: float = float_field(0.95, 0.0, 1.0, "a discount", low_open=True)
+    clip_range: float = float_field(0.2, 0.0, 1.0, low_open=True)
+    ent_coef: float = float_field(0.01, 0.0, math.inf)
+    vf_coef: float = float_field(0.5, 0.0, math.inf)
+    max_grad_norm: float = float_field(0.5, 0.0, math.inf, low_open=True)
     net_arch: tuple[int, ...] = (256, 256)
-    value_warmup_steps: int = 0
+    value_warmup_steps: int = int_field(0, 0, MAX_STEPS)
 
     def __post_init__(self) -> None:
-        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
-        check_int("n_steps", self.n_steps, 1, MAX_ROLLOUT)
-        check_int("batch_size", self.batch_size, 2, MAX_BATCH_SIZE)
-        check_int("n_epochs", self.n_epochs, 1, MAX_EPOCHS)
-        check_float("gamma", self.gamma, 0.0, 1.0, low_open=True, why="a discount")
-        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0, low_open=True, why="a discount")
-        check_float("clip_range", self.clip_range, 0.0, 1.0, low_open=True)
-        check_float("ent_coef", self.ent_coef, 0.0, math.inf)
-        check_float("vf_coef", self.vf_coef, 0.0, math.inf)
-        check_float("max_grad_norm", self.max_grad_norm, 0.0, math.inf, low_open=True)
+        check_bounds(self)
         check_net_arch(self.net_arch)
-        check_int("value_warmup_steps", self.value_warmup_steps, 0, MAX_STEPS)
 
 
 @dataclass(frozen=True)
 class DQNParams:
     """Masked DQN hyper-parameters (SB3 names).
 
-    Each bound is stated once, by its check in ``__post_init__``; ``n_step`` must also
-    stay below the buffer's rows (:class:`~unolab.train.config.TrainConfig` checks it).
+    Each bound is stated once, with its key; ``n_step`` must also stay below the buffer's
+    rows (:class:`~unolab.train.config.TrainConfig` checks it).
     """
 
-    learning_rate: float = 1e-4
-    buffer_size: int = 200_000
-    learning_starts: int = 10_000
-    batch_size: int = 256
-    gamma: float = 0.995
-    train_freq: int = 4
-    gradient_steps: int = 1
-    target_update_interval: int = 2_000
-    exploration_fraction: float = 0.2
-    exploration_final_eps: float = 0.05
+    learning_rate: float = float_field(1e-4, 0.0, 1.0, low_open=True)
+    buffer_size: int = int_field(200_000, 1, MAX_BUFFER_SIZE, "the replay buffer's memory")
+    learning_starts: int = int_field(10_000, 0, MAX_STEPS)
+    batch_size: int = int_field(256, 1, MAX_BATCH_SIZE)
+    gamma: float = float_field(0.995, 0.0, 1.0, "a discount", low_open=True)
+    train_freq: int = int_field(4, 1, MAX_STEPS, "0 would never train")
+    gradient_steps: int = int_field(1, 1, MAX_GRADIENT_STEPS)
+    target_update_interval: int = int_field(2_000, 1, MAX_STEPS)
+    exploration_fraction: float = float_field(0.2, 0.0, 1.0)
+    exploration_final_eps: float = float_field(0.05, 0.0, 1.0)
     net_arch: tuple[int, ...] = (256, 256)
     double_q: bool = False
     """Double-DQN target: the online network picks the best legal next action, the target
     network values it (curbs the over-estimation that the plain max causes)."""
     dueling: bool = False
     """Dueling Q-network: ``Q = V + A - mean(A)`` (exported folded into one last layer)."""
-    n_step: int = 1
+    n_step: int = int_field(1, 1, MAX_N_STEP, "rewards summed before bootstrapping")
     """Rewards summed before bootstrapping (n-step returns): a hand's final reward reaches
     the decisions ``n_step`` turns before it in one update."""
-    hand_size_shaping: float = 0.0
+    hand_size_shaping: float = float_field(0.0, 0.0, 1.0, "the reward of a win is 1")
     """Potential-based reward shaping, per card of hand-size difference (0: none): each
     decision is credited at once with the change in (the others' mean hand size - one's
     own); the shaping telescopes over a hand, so it leaves the best policy unchanged."""
 
     def __post_init__(self) -> None:
-        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
-        check_int("buffer_size", self.buffer_size, 1, MAX_BUFFER_SIZE, "the replay buffer's memory")
-        check_int("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
+        check_bounds(self)
         if self.buffer_size < self.batch_size:
             raise ConfigError(
                 f"buffer_size must be >= batch_size, got buffer_size={self.buffer_size}, "
                 f"batch_size={self.batch_size}"
             )
-        check_int("learning_starts", self.learning_starts, 0, MAX_STEPS)
-        check_float("gamma", self.gamma, 0.0, 1.0, low_open=True, why="a discount")
-        check_int("train_freq", self.train_freq, 1, MAX_STEPS, "0 would never train")
-        check_int("gradient_steps", self.gradient_steps, 1, MAX_GRADIENT_STEPS)
-        check_int("target_update_interval", self.target_update_interval, 1, MAX_STEPS)
-        check_float("exploration_fraction", self.exploration_fraction, 0.0, 1.0)
-        check_float("exploration_final_eps", self.exploration_final_eps, 0.0, 1.0)
-        check_int("n_step", self.n_step, 1, MAX_N_STEP, "rewards summed before bootstrapping")
-        check_float(
-            "hand_size_shaping", self.hand_size_shaping, 0.0, 1.0, why="the reward of a win is 1"
-        )
         check_net_arch(self.net_arch)

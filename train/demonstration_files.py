@@ -17,8 +17,6 @@ sides.
 from __future__ import annotations
 
 import json
-import zipfile
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ import numpy as np
 from uno_env.files import save_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
+from unolab.train.checkpoint_files import ZIP_READ_ERRORS
 from unolab.train.imitation_data import Demonstrations
 
 __all__ = [
@@ -98,15 +97,7 @@ def load_demonstrations(path: str | Path, rules: Rules) -> Demonstrations:
             header = json.loads(bytes(archive["header"]).decode())
             arrays = {name: archive[name] for name in _ARRAYS}
             values = archive["values"] if "values" in archive.files else None
-    except (
-        OSError,
-        ValueError,
-        KeyError,
-        EOFError,
-        zipfile.BadZipFile,
-        zlib.error,
-        NotImplementedError,  # a member compressed by a method zipfile cannot read
-    ) as err:
+    except ZIP_READ_ERRORS as err:
         raise DemonstrationFileError(
             f"{source}: not a demonstrations file written by unolab.train.imitate ({err})"
         ) from err

@@ -3,8 +3,8 @@
 
 The command line of the masked DQN. The algorithm, :class:`MaskedDQN` (SB3's DQN acting and
 bootstrapping over legal actions only) and its :class:`MaskedReplayBuffer`, lives in
-:mod:`unolab.train.masked_dqn` and is re-exported here; how it is built from a config and loaded
-from a checkpoint is the registry's (:mod:`unolab.train.algorithms`); everything else (league,
+:mod:`unolab.train.masked_dqn`; how it is built from a config and loaded
+from a checkpoint is its registry entry's (:mod:`unolab.train.sb3_algorithms`); everything else (league,
 evaluation, checkpoints, resume, export) is the shared run in :mod:`unolab.train.run`.
 
 SB3 private API: :class:`MaskedDQN` overrides SB3's *private* methods
@@ -26,9 +26,10 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from uno_env.console import run_main
 from unolab.train import run, run_cli
-from unolab.train.algorithms import ALGORITHMS, restore_checkpoint
+from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import TrainConfig, config_beside
 from unolab.train.masked_dqn import MaskedDQN
+from unolab.train.sb3_algorithms import MASKED_DQN
 
 __all__ = [
     "load_model",
@@ -40,7 +41,7 @@ __all__ = [
 
 def make_model(config: TrainConfig, env: VecEnv) -> MaskedDQN:
     """A fresh MaskedDQN for ``config``."""
-    model: MaskedDQN = ALGORITHMS["dqn"].make_model(config, env)
+    model: MaskedDQN = MASKED_DQN.build(config, env)
     return model
 
 
@@ -49,7 +50,7 @@ def load_model(path: Path, env: VecEnv) -> MaskedDQN:
 
     Nothing is unpickled: the model is built from the run's ``config.yaml`` beside the
     checkpoint and given its tensors and counters
-    (:func:`unolab.train.algorithms.restore_checkpoint`).
+    (:func:`unolab.train.checkpoint_state.restore_checkpoint`).
 
     Raises:
         FileNotFoundError: the run's ``config.yaml`` is not beside the checkpoint.

@@ -37,12 +37,9 @@ from uno_env.rules import Rules
 from unolab.agents.agent_files import agent_stem
 from unolab.agents.learned import MLPNet, TorchPolicy, save_policy
 from unolab.agents.policy_metadata import PolicyMetadata
-from unolab.train.algorithms import (
-    ALGORITHMS,
-    policy_layers,
-    restore_checkpoint,
-)
+from unolab.train.algorithms import ALGORITHMS, algorithm_for_model, policy_layers
 from unolab.train.checkpoint_files import DamagedCheckpointError, verify_checkpoint
+from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import config_beside
 
 __all__ = [
@@ -73,8 +70,11 @@ def git_commit() -> str:
 def metadata_for(
     model: Any, name: str, algorithm: str, rules: Rules, extra: dict[str, Any]
 ) -> PolicyMetadata:
-    """The metadata of an exported policy (the architecture is read off the model)."""
+    """The metadata of an exported policy (the architecture is read off the model; the
+    algorithm's description from the registry, for model cards)."""
     layers, activation = policy_layers(model)
+    trained = ALGORITHMS.get(algorithm)
+    described = {} if trained is None else {"algorithm_description": trained.description}
     return PolicyMetadata(
         name=name,
         algorithm=algorithm,
@@ -84,7 +84,7 @@ def metadata_for(
         hidden=tuple(int(w.shape[0]) for w, _ in layers[:-1]),
         activation=activation,
         rules=rules.to_dict(),
-        extra={"git_commit": git_commit(), **extra},
+        extra={"git_commit": git_commit(), **described, **extra},
     )
 
 
@@ -123,13 +123,12 @@ def as_policy(model: Any, rules: Rules, name: str | None = None) -> TorchPolicy:
     Raises:
         TypeError: for a model of an algorithm the lab does not train.
     """
-    for algorithm, spec in ALGORITHMS.items():
-        if isinstance(model, spec.model_class):
-            return snapshot_policy(model, name or algorithm, algorithm, rules)
-    raise TypeError(
-        f"as_policy takes a {' or '.join(a.model_class.__name__ for a in ALGORITHMS.values())} "
-        f"model, got a {type(model).__name__}"
-    )
+    try:
+        algorithm = algorithm_for_model(model).name
+    except TypeError:
+        labels = " or ".join(a.label for a in ALGORITHMS.values())
+        raise TypeError(f"as_policy takes a {labels} model, got a {type(model).__name__}") from None
+    return snapshot_policy(model, name or algorithm, algorithm, rules)
 
 
 _CHECKPOINT_HINT = (
@@ -184,7 +183,7 @@ def export_checkpoint(
 ) -> Path:
     """Export an SB3 checkpoint of a training run as a pickle-free policy.
 
-    The checkpoint is read without unpickling (:func:`~unolab.train.algorithms.restore_checkpoint`:
+    The checkpoint is read without unpickling (:func:`~unolab.train.checkpoint_state.restore_checkpoint`:
     the model is built from the run's config and given the zip's tensors), so no code runs
     from it; a checkpoint with a record beside it (``latest.json``) must match its checksum.
 

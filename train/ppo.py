@@ -3,7 +3,7 @@
 
 The model is sb3-contrib's MaskablePPO with an MLP policy; the env gives it the legal-action
 masks (``UnoVecEnv.action_masks``). How it is built from a config and loaded from a
-checkpoint is the registry's (:mod:`unolab.train.algorithms`); everything else (league,
+checkpoint is its registry entry's (:mod:`unolab.train.sb3_algorithms`); everything else (league,
 evaluation, checkpoints, resume) is the shared run in :mod:`unolab.train.run`. This module is the
 command line.
 """
@@ -18,15 +18,16 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from uno_env.console import run_main
 from unolab.train import run, run_cli
-from unolab.train.algorithms import ALGORITHMS, restore_checkpoint
+from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import TrainConfig, config_beside
+from unolab.train.sb3_algorithms import MASKABLE_PPO
 
 __all__ = ["load_model", "main", "make_model", "train"]
 
 
 def make_model(config: TrainConfig, env: VecEnv) -> MaskablePPO:
     """A fresh MaskablePPO for ``config``."""
-    model: MaskablePPO = ALGORITHMS["ppo"].make_model(config, env)
+    model: MaskablePPO = MASKABLE_PPO.build(config, env)
     return model
 
 
@@ -35,7 +36,7 @@ def load_model(path: Path, env: VecEnv) -> MaskablePPO:
 
     Nothing is unpickled: the model is built from the run's ``config.yaml`` beside the
     checkpoint and given its tensors and counters
-    (:func:`unolab.train.algorithms.restore_checkpoint`).
+    (:func:`unolab.train.checkpoint_state.restore_checkpoint`).
 
     Raises:
         FileNotFoundError: the run's ``config.yaml`` is not beside the checkpoint.

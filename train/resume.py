@@ -18,7 +18,7 @@ and any ``--set``) is compared key by key with the config that checkpoint was tr
 ``total_steps`` must also be more than the steps the checkpoint has done.
 
 The model is rebuilt from the config and given the checkpoint's tensors and counters
-(:func:`~unolab.train.algorithms.restore_checkpoint`): nothing in the run folder is
+(:func:`~unolab.train.checkpoint_state.restore_checkpoint`): nothing in the run folder is
 unpickled, so no code runs from it.
 """
 
@@ -40,13 +40,14 @@ from stable_baselines3.common.vec_env import VecEnv
 from uno_env.config_values import ConfigError
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules, load_rules
-from unolab.train.algorithms import restore_checkpoint
+from unolab.train.algorithms import ALGORITHMS
 from unolab.train.checkpoint_files import (
     Checkpoint,
     DamagedCheckpointError,
     checkpoint_to_resume,
     parse_json,
 )
+from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.run_folder import HISTORY_FILE, append_lines
 
@@ -89,16 +90,21 @@ FIXED_ON_RESUME: Mapping[str, str] = MappingProxyType(
         "learner_seat": "the learner's data comes from this seat",
         "opponents": "the opponents are who the learner's data is played against",
         "eval.bots": "the first one picks best.zip, and best.json's score is against it",
-        "ppo": "the network and its updates are built from it",
-        "dqn": "the network, its replay buffer and its updates are built from it",
+        # an algorithm's section (ppo: every ppo.* key), as its registry entry says
+        **{name: algorithm.fixed_settings for name, algorithm in ALGORITHMS.items()},
         "init_from": "the network started from it",
         "imitate": "the network started from its clone",
     }
 )
-"""Why each fixed key (or section: ``ppo`` for every ``ppo.*``) cannot change on resume."""
+"""Why each fixed key (or section: ``ppo`` for every ``ppo.*``) cannot change on resume; an
+algorithm's section says it through its registry entry
+(:attr:`~unolab.train.algorithms.TrainingAlgorithm.fixed_settings`)."""
 
-_SECTIONS = ("opponents", "eval", "ppo", "dqn")
-"""The config's sections whose keys are compared one by one (``imitate`` is one value)."""
+_SECTIONS = tuple(
+    f.name for f in dataclasses.fields(TrainConfig) if f.default_factory is not dataclasses.MISSING
+)
+"""The config's sections whose keys are compared one by one (``opponents``, ``eval``, the
+algorithms' sections; ``imitate`` is one value)."""
 
 
 class ResumeRefusedError(ConfigError):
@@ -210,7 +216,12 @@ def why_fixed(key: str) -> str | None:
     if key in SAFE_ON_RESUME or key in RUN_FOLDER_KEYS:
         return None
     section = key.partition(".")[0]
-    return FIXED_ON_RESUME.get(key) or FIXED_ON_RESUME.get(section) or "the run depends on it"
+    algorithm = ALGORITHMS.get(section)
+    return (
+        FIXED_ON_RESUME.get(key)
+        or FIXED_ON_RESUME.get(section)
+        or (algorithm.fixed_settings if algorithm is not None else "the run depends on it")
+    )
 
 
 def refuse_fixed(run_dir: Path, changes: Sequence[Change]) -> None:

@@ -2,7 +2,7 @@
 
 Read it top to bottom: :func:`train` builds the batched env and the league, creates (or
 resumes) the model of the config's algorithm (through the registry,
-:mod:`unolab.train.algorithms`; ``init_from`` through :mod:`unolab.train.init_weights`; an
+:mod:`unolab.train.algorithms`; ``init_from`` through :mod:`unolab.train.checkpoint_state`; an
 ``imitate`` stage first clones its teachers through :mod:`unolab.train.imitate`), and
 calls SB3's ``learn`` with :class:`LabCallback` (:mod:`unolab.train.run_callback`), which
 freezes snapshots into the league, evaluates against bots (win rates with Wilson intervals
@@ -57,9 +57,9 @@ from unolab.agents import progress
 from unolab.agents.progress import check_log, say
 from unolab.train import algorithms
 from unolab.train.checkpoint_files import read_json
+from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, config_for
 from unolab.train.imitate import imitate
-from unolab.train.init_weights import initialise_from
 from unolab.train.league import League
 from unolab.train.resume import record_history, resume_model
 from unolab.train.run_callback import EvaluationHook, LabCallback, check_eval_bots
@@ -301,12 +301,11 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
             f"training {config.name}", end, unit="steps", completed=done, enabled=progress_bar
         ) as bar:
             if remaining:
-                model.learn(
-                    total_timesteps=remaining,
-                    callback=[_BarCallback(bar), callback],  # the bar moves before an evaluation
-                    progress_bar=False,
-                    reset_num_timesteps=not session.resume,
-                    tb_log_name=config.algorithm,
+                algorithms.get_algorithm(config.algorithm).learn(
+                    model,
+                    remaining,
+                    [_BarCallback(bar), callback],  # the bar moves before an evaluation
+                    reset=not session.resume,
                 )
             callback.init_callback(model)
             if callback.last_eval_step != model.num_timesteps:

@@ -4,7 +4,8 @@
 (:mod:`unolab.train.run`): it freezes snapshots of the learner into the league, evaluates it
 against bots every ``eval.every`` steps (:func:`evaluate_model`: win rates with Wilson
 intervals, logged to TensorBoard), and writes the ``latest`` and ``best`` checkpoints. It
-also freezes the PPO policy during ``ppo.value_warmup_steps`` (:func:`freeze_policy`).
+also freezes the acting network during the algorithm's warm-up (PPO's
+``ppo.value_warmup_steps``: :func:`freeze_policy`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from uno_env.rules import Rules
 from unolab.agents import BOT_NAMES, policy_factory
 from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.progress import say
-from unolab.train.algorithms import algorithm_for_model
+from unolab.train.algorithms import algorithm_for_model, get_algorithm
 from unolab.train.config import TrainConfig
 from unolab.train.evaluation_log import EVALUATIONS_FILE, read_evaluation_log
 from unolab.train.export import snapshot_policy
@@ -128,6 +129,7 @@ class LabCallback(BaseCallback):
         self.progress = progress
         self.log = log
         self.on_evaluation = on_evaluation
+        self.warmup = get_algorithm(config.algorithm).policy_warmup_steps(config)
         self.evaluations: dict[str, dict[str, Any]] = {}
         self.next_snapshot = 0
         self.next_eval = 0
@@ -141,12 +143,11 @@ class LabCallback(BaseCallback):
     def _on_rollout_start(self) -> None:
         # The update after this rollout trains the value network only while the steps
         # before the rollout are fewer than the warm-up (ppo.value_warmup_steps).
-        warmup = self.config.ppo.value_warmup_steps if self.config.algorithm == "ppo" else 0
-        if warmup:
-            freeze_policy(self.model, int(self.model.num_timesteps) < warmup)
+        if self.warmup:
+            freeze_policy(self.model, int(self.model.num_timesteps) < self.warmup)
 
     def _on_training_end(self) -> None:
-        if self.config.algorithm == "ppo" and self.config.ppo.value_warmup_steps:
+        if self.warmup:
             freeze_policy(self.model, False)
 
     def _on_step(self) -> bool:
@@ -230,7 +231,7 @@ def read_curve(run_dir: Path, opponent: str) -> list[dict[str, Any]]:
 def freeze_policy(model: Any, frozen: bool) -> None:
     """Stop (or restart) the training of a model's acting network, the value side untouched.
 
-    The acting network is the algorithm's (:attr:`unolab.train.algorithms.Algorithm.acting_modules`):
+    The acting network is the algorithm's (:meth:`unolab.train.algorithms.TrainingAlgorithm.acting_modules`):
     for PPO the policy branch and the action head, so only the value network learns while it
     is frozen (``ppo.value_warmup_steps``).
     """

@@ -22,6 +22,7 @@ from uno_env.configuration import add_config_options, load_yaml_mapping
 from uno_env.console import one_line, path_argument
 from uno_env.files import why_missing
 from uno_env.folders import FolderLock
+from unolab.train.algorithms import get_algorithm
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.resume import RUN_FOLDER_KEYS, Change, refuse_fixed
 from unolab.train.run import START_ERRORS, RunResult, TrainingInterrupted, learn, start_run
@@ -136,10 +137,11 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
     # uno-lab resolves a shipped config's name (unolab.shipped_configs); python -m takes a file.
-    example = f"{algorithm}/{'quick' if algorithm == 'ppo' else 'tiny'}"
     add_config_options(
         parser,
-        example if (prog or "").startswith("uno-lab") else "my_config.yaml",
+        get_algorithm(algorithm).default_config
+        if (prog or "").startswith("uno-lab")
+        else "my_config.yaml",
         "ppo.learning_rate=1e-4",
     )
     parser.add_argument(

@@ -13,21 +13,36 @@ from unolab.cli_tools import with_config
 
 __all__ = ["cmd_train"]
 
-_ALGORITHMS = ("ppo", "dqn", "imitate")
+IMITATE = "imitate"
+"""The word of ``uno-lab train imitate``: a warm start by imitation, not an RL algorithm."""
+
+IMITATE_DEFAULT_CONFIG = "imitate/tiny"
+"""The shipped config ``uno-lab train imitate`` uses when none is given."""
+
+
+def _commands() -> dict[str, str]:
+    """Each word ``uno-lab train`` takes, and the shipped config it trains without one: the
+    algorithms of the registry, then ``imitate``."""
+    # The registry imports torch and SB3: only once a training command runs.
+    from unolab.train.algorithms import ALGORITHMS
+
+    defaults = {name: algorithm.default_config for name, algorithm in ALGORITHMS.items()}
+    return {**defaults, IMITATE: IMITATE_DEFAULT_CONFIG}
 
 
 def cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
     """Run ``uno-lab train``: the algorithm named, or the one its config names."""
-    from unolab.shipped_configs import DEFAULT_TRAIN_CONFIGS, shipped_configs
+    from unolab.shipped_configs import shipped_configs
 
+    commands = _commands()
     words = list(args.command_argv)
     algorithm, _, source = _split_train_argv(words)
     if source is not None and source[0] == "--config":
-        words = with_config(words, algorithm if algorithm in _ALGORITHMS else None)
-    elif source is None and algorithm in _ALGORITHMS and not args.help and "--config" not in words:
+        words = with_config(words, algorithm if algorithm in commands else None)
+    elif source is None and algorithm in commands and not args.help and "--config" not in words:
         # No config: the shipped default of the algorithm, so a first run needs no YAML
         # (--config without its value is no config left out: its parser says so, alone).
-        default = DEFAULT_TRAIN_CONFIGS[algorithm]
+        default = commands[algorithm]
         print(
             f"uno-lab train {algorithm}: no --config given, using the shipped config "
             f"{default} (uno-lab config show {default} prints it)",
@@ -42,15 +57,15 @@ def cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
                 parser.print_help()
                 parser.exit()
             parser.error(
-                "choose an algorithm: uno-lab train ppo|dqn|imitate --config FILE "
+                f"choose an algorithm: uno-lab train {'|'.join(commands)} --config FILE "
                 "(or give --config FILE alone, and the config's algorithm is used)"
             )
-        algorithm = _algorithm_of(*source)
-    elif algorithm not in _ALGORITHMS:
-        parser.error(f"unknown algorithm {algorithm!r}: choose one of {', '.join(_ALGORITHMS)}")
+        algorithm = _algorithm_of(*source, commands)
+    elif algorithm not in commands:
+        parser.error(f"unknown algorithm {algorithm!r}: choose one of {', '.join(commands)}")
     if args.help:
         argv = [*argv, "--help"]
-    if algorithm == "imitate":  # a warm start by imitation, not an RL algorithm
+    if algorithm == IMITATE:
         from unolab.train import imitate
 
         imitate.main(argv, prog="uno-lab train imitate")
@@ -105,7 +120,7 @@ def _split_train_argv(
     return algorithm, rest, source
 
 
-def _algorithm_of(option: str, value: str) -> str:
+def _algorithm_of(option: str, value: str, commands: dict[str, str]) -> str:
     """The algorithm a ``uno-lab train`` command line leaves out, read from its config.
 
     A training config names it (``algorithm: ppo`` or ``dqn``); an imitation config has
@@ -118,16 +133,18 @@ def _algorithm_of(option: str, value: str) -> str:
     path = resumed_config_path(Path(value)) if option == "--resume" else Path(value)
     mapping = load_yaml_mapping(path)  # one line naming the file when it cannot be read
     named = mapping.get("algorithm")
-    if named in _ALGORITHMS and named != "imitate":
+    algorithms = [name for name in commands if name != IMITATE]
+    if named in algorithms:
         return str(named)
     if named is None and "teachers" in mapping:
-        return "imitate"
+        return IMITATE
     if named is not None:
         raise ConfigError(
-            f"{path}: algorithm: {named!r} is not one of ppo, dqn (an imitation config has "
-            "teachers and no algorithm)"
+            f"{path}: algorithm: {named!r} is not one of {', '.join(algorithms)} (an imitation "
+            "config has teachers and no algorithm)"
         )
     raise ConfigError(
-        f"{path} names no algorithm (a training config has algorithm: ppo or dqn, an "
-        "imitation config teachers): run uno-lab train ppo|dqn|imitate --config FILE"
+        f"{path} names no algorithm (a training config has algorithm: "
+        f"{' or '.join(algorithms)}, an imitation config teachers): run uno-lab train "
+        f"{'|'.join(commands)} --config FILE"
     )

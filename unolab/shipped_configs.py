@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 
 __all__ = [
     "CONFIGS_DIR",
-    "DEFAULT_TRAIN_CONFIGS",
+    "SMALL_CONFIG_NAMES",
     "config_description",
     "resolve_config",
     "shipped_configs",
@@ -27,8 +27,9 @@ __all__ = [
 CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
 """The folder of the shipped configs (one folder per kind)."""
 
-DEFAULT_TRAIN_CONFIGS = {"ppo": "ppo/quick", "dqn": "dqn/tiny", "imitate": "imitate/tiny"}
-"""The config ``uno-lab train ALGORITHM`` uses when none is given."""
+SMALL_CONFIG_NAMES = ("quick", "tiny")
+"""The names of the small configs a kind ships (``ppo/quick``, ``dqn/tiny``): the example a
+message about a missing file gives."""
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -111,7 +112,8 @@ def resolve_config(spec: str, kind: str | None = None, *, quiet: bool = False) -
                 file=sys.stderr,
             )
             return str(configs[named])
-        example = DEFAULT_TRAIN_CONFIGS.get(kind or "", wanted[0] if wanted else "ppo/quick")
+        small = [n for n in wanted if kind and n.rpartition("/")[2] in SMALL_CONFIG_NAMES]
+        example = (small or wanted or ["ppo/quick"])[0]
         raise ValueError(
             f"config file {spec!r} does not exist; uno-lab config list shows the shipped "
             f"configs, which --config takes by name (--config {example})"

@@ -22,6 +22,7 @@ from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.learned import MLPNet, load_policy
 from unolab.agents.pimc import PimcAgent
 from unolab.train import algorithms, imitate, imitate_fit, imitate_outputs
+from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import load_config
 from unolab.train.config_sections import PPOParams
 from unolab.train.demonstration_files import (
@@ -38,7 +39,6 @@ from unolab.train.imitation_data import (
     generate_demonstrations,
     teacher_factory,
 )
-from unolab.train.init_weights import initialise_from
 
 TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
