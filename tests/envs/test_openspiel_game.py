@@ -237,6 +237,10 @@ def test_unknown_parameter_raises_naming_it() -> None:
         pyspiel.load_game(GAME_NAME, {"num_players": 11})
     with pytest.raises(ValueError, match="hand_size"):
         openspiel_game.UnoOpenSpielGame({"hand_size": "7"})
+    no_mappings: list[Any] = [[], 0, "num_players=3"]  # even an empty one is no mapping
+    for no_mapping in no_mappings:
+        with pytest.raises(TypeError, match="params must be a mapping"):
+            openspiel_game.UnoOpenSpielGame(no_mapping)
 
 
 def test_load_game_checks_python_uno_first_and_passes_other_games_on(

@@ -175,12 +175,7 @@ class UnoOpenSpielGame(GameBase):
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         spiel = require_pyspiel()
-        if params is not None and not isinstance(params, Mapping):
-            raise TypeError(
-                f"{GAME_NAME}: params must be a mapping of parameter names to values, got "
-                f"{shown(params)}"
-            )
-        given = check_parameters(params or {})
+        given = check_parameters({} if params is None else params)
         rules = rules_from_parameters(given)
         info = spiel.GameInfo(
             num_distinct_actions=C.NUM_ACTIONS,
