@@ -27,10 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from uno_env.policy import Policy, PolicyFactory, RandomActionBot, RandomAnyBot, RandomBot
-from unolab.agents._common import HeuristicBot
-from unolab.agents.greedy import GreedyPointsBot
-from unolab.agents.mixbot import MixBot
-from unolab.agents.ranking import CardRankingBot
+from unolab.agents.bots import CardRankingBot, GreedyPointsBot, MixBot
+from unolab.agents.heuristics import HeuristicBot
 from unolab.agents.registry import AGENT_NAMES, BOT_NAMES, SEARCH_NAMES, make_agent
 from unolab.agents.resolve import is_agent_file, policy_factory, resolve_opponents, resolve_policy
 

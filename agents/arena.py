@@ -15,6 +15,7 @@ batch size; with randomised policies the actions also depend on how the games ar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -32,7 +33,6 @@ from uno_env.rules import Rules
 from unolab.agents.progress import Bar, progress_bar
 from unolab.agents.registry import agent_seed
 from unolab.agents.resolve import policy_factory
-from unolab.agents.stats import wilson_interval
 
 __all__ = [
     "MAX_BATCH_SIZE",
@@ -42,6 +42,7 @@ __all__ = [
     "check_policy",
     "evaluate_vs",
     "play_games",
+    "wilson_interval",
 ]
 
 DEFAULT_BATCH_SIZE = 4096
@@ -222,6 +223,38 @@ def _play(
         count.finish(ids.size)
         results.put(ids, out)
     return results
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion.
+
+    Args:
+        successes: Number of successes, ``0 <= successes <= n``.
+        n: Number of trials.
+        z: Standard normal quantile (1.96 for a 95% interval).
+
+    Returns:
+        ``(low, high)`` within [0, 1]. With ``n == 0`` nothing is known: ``(0.0, 1.0)``.
+
+    Raises:
+        ValueError: for a negative ``n``, ``successes`` outside ``0..n`` or ``z <= 0``.
+
+    Example:
+        >>> [round(x, 4) for x in wilson_interval(50, 100)]
+        [0.4038, 0.5962]
+    """
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if z <= 0:
+        raise ValueError(f"z must be positive, got {z}")
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    z2 = z * z
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,7 @@ from unolab.agents.policy_metadata import (
     check_encoding,
     check_metadata,
 )
-from unolab.agents.registry import agent_seed
-from unolab.agents.shipped import shipped_agent_path
+from unolab.agents.registry import agent_seed, shipped_agent_path
 
 __all__ = [
     "MAX_AGENT_FILE_BYTES",
@@ -338,7 +337,7 @@ def load_policy(
 
     Args:
         path: The ``.safetensors`` file (or its ``.json``, or the path without suffix), or
-            a shipped agent's name (``"ppo_official_2p"``, see :mod:`unolab.agents.shipped`).
+            a shipped agent's name (``"ppo_official_2p"``, see :mod:`unolab.agents.registry`).
         rules: If given, the policy must have been trained under exactly these rules (Rules,
             a preset name, a YAML path or a mapping, as :func:`uno_env.load_rules` takes).
         deterministic: Argmax (default) or sampling.

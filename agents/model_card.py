@@ -22,8 +22,7 @@ from unolab.agents.agent_files import (
     metadata_object,
     parse_json,
 )
-from unolab.agents.registry import SEARCH_NAMES
-from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
+from unolab.agents.registry import SEARCH_NAMES, SHIPPED_DIR, shipped_agent_names
 
 __all__ = ["ModelCard", "StrengthRow", "card_markdown", "model_card", "model_cards"]
 

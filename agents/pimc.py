@@ -50,7 +50,7 @@ from uno_env.observation import encode
 from uno_env.policy import ActionProbabilities, Policy, PolicyFactory, Seed, check_agent_rules
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
-from unolab.agents.registry import agent_seed
+from unolab.agents.registry import agent_seed, shipped_agent_names
 from unolab.agents.resolve import UnknownAgentError, agent_forms, policy_factory
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.search_base import (
@@ -60,7 +60,6 @@ from unolab.agents.search_base import (
     check_number,
     root_candidates,
 )
-from unolab.agents.shipped import shipped_agent_names
 
 __all__ = ["MAX_ROLLOUTS", "MAX_ROWS", "PRIOR_WEIGHT", "PimcAgent"]
 

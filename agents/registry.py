@@ -16,6 +16,12 @@ the agent plays under the spec's name.
 A bot of the user's own is named by its class, ``path/to/file.py:ClassName`` or
 ``package.module:ClassName`` (:mod:`unolab.agents.python_bots`); :func:`make_agent` builds it
 like any other.
+
+The agents that ship with the lab are named here too (:func:`shipped_agent_names`): each is an
+exported policy (``.safetensors`` weights with their ``.json`` metadata) in the package's
+``pretrained`` folder, installed with the package, so a name such as ``ppo_official_2p`` works
+wherever an agent is asked for (:func:`unolab.agents.resolve.policy_factory` and
+:func:`unolab.agents.learned.load_policy` look it up).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import importlib
 import inspect
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +38,7 @@ import numpy as np
 from uno_env.config_values import check_int
 from uno_env.files import shown
 from uno_env.policy import Policy, Seed
-from unolab.agents.plain_bots import PLAIN_BOTS
+from unolab.agents.bots import PLAIN_BOTS
 from unolab.agents.python_bots import (
     CLASS_FORMS,
     canonical_class_spec,
@@ -45,11 +52,14 @@ __all__ = [
     "BOT_NAMES",
     "SEARCH_BUDGETS",
     "SEARCH_NAMES",
+    "SHIPPED_DIR",
     "agent_seed",
     "canonical_agent_spec",
     "is_agent_spec",
     "make_agent",
     "parse_agent_spec",
+    "shipped_agent_names",
+    "shipped_agent_path",
 ]
 
 _REGISTRY: dict[str, Callable[[Seed], Policy]] = dict(PLAIN_BOTS)
@@ -283,3 +293,27 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
         raise ValueError(f"agent spec {name!r}: {err}") from err
     agent.name = name  # the spec names the configuration on leaderboards
     return agent
+
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "pretrained"
+"""The folder of the shipped agents."""
+
+
+def shipped_agent_names() -> tuple[str, ...]:
+    """The names of the shipped agents (the stems of their files), sorted."""
+    if not SHIPPED_DIR.is_dir():
+        return ()
+    return tuple(
+        sorted(
+            meta.stem
+            for meta in SHIPPED_DIR.glob("*.json")
+            if meta.with_suffix(".safetensors").is_file()
+        )
+    )
+
+
+def shipped_agent_path(name: str) -> Path | None:
+    """The weights of the shipped agent ``name``, or ``None`` if no shipped agent has it."""
+    if name not in shipped_agent_names():
+        return None
+    return SHIPPED_DIR / f"{name}.safetensors"

@@ -35,8 +35,9 @@ from unolab.agents.registry import (
     agent_seed,
     is_agent_spec,
     make_agent,
+    shipped_agent_names,
+    shipped_agent_path,
 )
-from unolab.agents.shipped import shipped_agent_names, shipped_agent_path
 
 if TYPE_CHECKING:
     from unolab.agents.learned import MLPNet

@@ -16,7 +16,7 @@ from typing import Any
 from uno_env.policy import ActionProbabilities, Seed
 from uno_env.rules import Rules
 from unolab.agents.pimc import PRIOR_WEIGHT, PimcAgent
-from unolab.agents.shipped import SHIPPED_DIR
+from unolab.agents.registry import SHIPPED_DIR
 
 __all__ = [
     "GUIDED_PRIORS",

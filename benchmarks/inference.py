@@ -38,8 +38,8 @@ from uno_env.play import Round, play_tables
 from uno_env.policy import Policy
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules, load_rules
+from unolab.agents.bots import PLAIN_BOTS
 from unolab.agents.inference import sample_deals
-from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.registry import make_agent
 from unolab.benchmarks.options import add_out_option, check_out_option, int_in_range, write_figures
 

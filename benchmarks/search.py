@@ -30,9 +30,9 @@ from uno_env.console import run_main
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.agents.arena import evaluate_vs
+from unolab.agents.bots import PLAIN_BOTS
 from unolab.agents.ismcts import MAX_ITERATIONS, IsmctsAgent
 from unolab.agents.pimc import PimcAgent
-from unolab.agents.plain_bots import PLAIN_BOTS
 from unolab.agents.search_base import StateSearchAgent
 from unolab.benchmarks.core import engine_steps_per_second
 from unolab.benchmarks.options import (

@@ -42,7 +42,7 @@ from record_checks import (
 from uno_env.cards import MAX_PLAYERS
 from uno_env.files import UnreadableFileError, read_regular_file
 from uno_env.rules import MAX_TURNS_LIMIT, PRESETS
-from unolab.agents.shipped import shipped_agent_names
+from unolab.agents.registry import shipped_agent_names
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository's root (the docs are not part of the installed package)."""

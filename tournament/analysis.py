@@ -15,7 +15,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from unolab.agents.stats import wilson_interval
+from unolab.agents.arena import wilson_interval
 from unolab.tournament.results import END_KINDS, GameRecord
 
 __all__ = [
@@ -35,7 +35,7 @@ _wilson = cast(Any, wilson_interval)
 def score_interval(score: float, n: int) -> tuple[float, float]:
     """Wilson 95% interval of a score proportion with half points for draws.
 
-    :func:`unolab.agents.stats.wilson_interval` applied to ``score`` successes out of ``n`` (its
+    :func:`unolab.agents.arena.wilson_interval` applied to ``score`` successes out of ``n`` (its
     formula only uses the proportion, so half-point totals are fine).
     """
     low, high = _wilson(score, n)

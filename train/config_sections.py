@@ -15,6 +15,7 @@ from uno_env.config_values import ConfigError, check_float
 from uno_env.files import shown
 from unolab.agents import BOT_NAMES
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec
+from unolab.agents.registry import shipped_agent_names
 from unolab.agents.resolve import is_agent_file
 from unolab.train.config_limits import (
     MAX_BATCH_SIZE,

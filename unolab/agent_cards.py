@@ -7,7 +7,7 @@ A name is one of three kinds, all accepted wherever an agent is asked for (``uno
   rules and any table size;
 * a **search** (:data:`unolab.agents.SEARCH_NAMES`): plays out guessed deals of the hidden
   cards to choose each move, with its budget after a colon (``pimc:2048``);
-* a **shipped network** (:mod:`unolab.agents.shipped`), trained for one rules preset and
+* a **shipped network** (:mod:`unolab.agents.registry`), trained for one rules preset and
   table size; its card is its model card (:mod:`unolab.agents.model_card`).
 
 The path of an exported agent (a ``.safetensors`` file with its ``.json`` metadata beside
@@ -32,13 +32,14 @@ from unolab.agents.registry import (
     BOT_NAMES,
     SEARCH_BUDGETS,
     SEARCH_NAMES,
+    SHIPPED_DIR,
     is_agent_spec,
     make_agent,
     parse_agent_spec,
+    shipped_agent_names,
 )
 from unolab.agents.resolve import is_agent_file
 from unolab.agents.search import GUIDED_PRIORS
-from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
 from unolab.web.catalogue import ABOUT, bot_strength
 
 __all__ = ["agent_card", "agent_listing", "print_markdown"]

@@ -68,8 +68,8 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     from uno_env.policy import searches_from_state
     from unolab.agents import resolve_policy
     from unolab.agents.python_bots import class_spec_name, is_class_spec
+    from unolab.agents.registry import shipped_agent_path
     from unolab.agents.resolve import is_agent_file
-    from unolab.agents.shipped import shipped_agent_path
     from unolab.play import agent_mismatch_hint, play_session, random_seed
 
     seed = random_seed() if args.seed is None else args.seed

@@ -17,7 +17,7 @@ import torch
 
 from uno_env.console import run_main
 from unolab.agents import BOT_NAMES
-from unolab.agents.shipped import SHIPPED_DIR
+from unolab.agents.registry import SHIPPED_DIR
 from unolab.shipped_configs import shipped_configs
 from unolab.train import ppo
 from unolab.train.config import load_config

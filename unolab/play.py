@@ -154,9 +154,9 @@ def random_seed() -> int:
 
 
 def fitting_agents(rules: Rules, folder: Path | None = None) -> list[Path]:
-    """The shipped agents (see :mod:`unolab.agents.shipped`) trained under exactly ``rules``."""
+    """The shipped agents (see :mod:`unolab.agents.registry`) trained under exactly ``rules``."""
     if folder is None:
-        from unolab.agents.shipped import SHIPPED_DIR
+        from unolab.agents.registry import SHIPPED_DIR
 
         folder = SHIPPED_DIR
     wanted = rules.game_rules()
@@ -178,7 +178,7 @@ def agent_mismatch_hint(spec: str | Path, rules: Rules) -> str:
     Names the table size the agent was trained for, and the shipped agents whose rules fit
     the requested ones.
     """
-    from unolab.agents.shipped import shipped_agent_path
+    from unolab.agents.registry import shipped_agent_path
 
     path = shipped_agent_path(str(spec)) or Path(spec)
     try:

@@ -28,8 +28,7 @@ from uno_env.outcomes import TableResults
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import MixBot, RandomBot, make_agent
-from unolab.agents.arena import evaluate_vs, play_games
-from unolab.agents.stats import wilson_interval
+from unolab.agents.arena import evaluate_vs, play_games, wilson_interval
 
 
 def _same(a: TableResults, b: TableResults) -> bool:
@@ -207,7 +206,7 @@ def test_evaluate_vs_with_a_factory_is_reproducible() -> None:
 
 
 def test_evaluate_vs_rejects_unknown_opponents() -> None:
-    with pytest.raises(ValueError, match="valid names"):
+    with pytest.raises(ValueError, match="unknown agent 'nobody': give a bot name"):
         evaluate_vs(Rules(num_players=2), MixBot(), "nobody", 10, progress=False)
 
 

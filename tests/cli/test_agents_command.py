@@ -11,7 +11,7 @@ import pytest
 
 from unolab.agent_cards import agent_card, agent_listing, print_markdown
 from unolab.agents import BOT_NAMES, SEARCH_NAMES
-from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
+from unolab.agents.registry import SHIPPED_DIR, shipped_agent_names
 from unolab.cli import main as uno_lab
 from unolab.web.catalogue import ABOUT, bot_strength
 

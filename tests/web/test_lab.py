@@ -20,7 +20,7 @@ from conftest import make_config
 from fastapi.testclient import TestClient
 
 from uno_env.rules import PRESETS
-from unolab.agents.shipped import SHIPPED_DIR, shipped_agent_names
+from unolab.agents.registry import SHIPPED_DIR, shipped_agent_names
 from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament
 from unolab.web.app import create_app

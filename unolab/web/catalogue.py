@@ -22,8 +22,8 @@ import numpy.typing as npt
 from uno_env.policy import ActionProbabilities, Policy
 from uno_env.rules import Rules
 from unolab.agents import AGENT_NAMES, SEARCH_NAMES
+from unolab.agents.registry import SHIPPED_DIR
 from unolab.agents.resolve import policy_factory
-from unolab.agents.shipped import SHIPPED_DIR
 
 __all__ = ["ABOUT", "STRENGTH_FILE", "AgentEntry", "Catalogue", "UnknownAgentError", "bot_strength"]
 

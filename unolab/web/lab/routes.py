@@ -27,7 +27,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 
 from unolab.agents.model_card import model_card
-from unolab.agents.shipped import SHIPPED_DIR
+from unolab.agents.registry import SHIPPED_DIR
 from unolab.web.errors import NotFound
 from unolab.web.lab.files import MAX_ID_CHARS, RunFiles, find_runs, integer, rate, rules_name
 from unolab.web.lab.tournaments import tournament_detail, tournament_entry, tournament_plot

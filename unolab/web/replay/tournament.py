@@ -88,7 +88,7 @@ class RunFinder:
         trusted_code: Sequence[str] = (),
     ) -> None:
         if shipped_dir is None:
-            from unolab.agents.shipped import SHIPPED_DIR
+            from unolab.agents.registry import SHIPPED_DIR
 
             shipped_dir = SHIPPED_DIR
         self.folder = Path(folder)

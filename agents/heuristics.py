@@ -1,4 +1,7 @@
-"""Vectorised pieces shared by the heuristic bots.
+"""The scoring the heuristic bots share: decoded observations, score layers, the base class.
+
+The bots themselves (``greedy_points``, ``card_ranking``, ``mixbot``) are in
+:mod:`unolab.agents.bots`; each says only how it ranks its plays (:meth:`HeuristicBot.play_keys`).
 
 A heuristic bot reads a batch of observations only through the named slices of
 :mod:`uno_env.observation` (:class:`ObsView`), gives every one of the 80 actions a score, and
@@ -49,6 +52,7 @@ from uno_env.policy import check_masks, check_reset_games
 __all__ = [
     "ACTION_COLOUR_OF_PLAY",
     "ACTION_FACE_OF_PLAY",
+    "ACTION_POINTS_OF_PLAY",
     "DEFAULT_CHALLENGE_MIN_CARDS",
     "PLAY_KEY_LIMIT",
     "BoolArray",
@@ -104,6 +108,8 @@ ACTION_COLOUR_OF_PLAY: npt.NDArray[np.int64] = C.ACTION_COLOUR[: C.NUM_PLAY_ACTI
     np.int64
 )
 """Colour each play action makes current (the named colour for wilds)."""
+ACTION_POINTS_OF_PLAY: npt.NDArray[np.int64] = C.FACE_POINTS[ACTION_FACE_OF_PLAY].astype(np.int64)
+"""Points of the card each play action plays (wilds 50, actions 20, numbers face value)."""
 _COLOUR_OF_FACE = C.FACE_COLOUR[: C.NUM_COLOURED_FACES].astype(np.int64)
 _RANK_OF_FACE = C.FACE_RANK[: C.NUM_COLOURED_FACES].astype(np.int64)
 _COLOUR_ONEHOT = (_COLOUR_OF_FACE[:, None] == np.arange(C.NUM_COLOURS)[None, :]).astype(np.int64)
