@@ -54,20 +54,23 @@ class GreedyPointsBot(HeuristicBot):
         return lexicographic([points, colour], [64, 4]), None
 
 
-def _kind_rank() -> IntArray:
-    """Draw Two 5 > Skip 4 > number 3 > Reverse 2 > Wild Draw Four 1 > Wild 0, per play."""
+def _by_kind(
+    *, draw_two: int, skip: int, reverse: int, wild_draw_four: int, wild: int, other: int
+) -> IntArray:
+    """A preference of each play action by the kind of card it plays, higher first."""
     rank = C.FACE_RANK[ACTION_FACE_OF_PLAY].astype(np.int64)
-    out = np.full(C.NUM_PLAY_ACTIONS, 3, dtype=np.int64)  # numbers
-    out[rank == C.DRAW_TWO] = 5
-    out[rank == C.SKIP] = 4
-    out[rank == C.REVERSE] = 2
-    out[ACTION_FACE_OF_PLAY == C.WILD_DRAW_FOUR] = 1
-    out[ACTION_FACE_OF_PLAY == C.WILD] = 0
+    out = np.full(C.NUM_PLAY_ACTIONS, other, dtype=np.int64)  # numbers
+    out[rank == C.DRAW_TWO] = draw_two
+    out[rank == C.SKIP] = skip
+    out[rank == C.REVERSE] = reverse
+    out[ACTION_FACE_OF_PLAY == C.WILD_DRAW_FOUR] = wild_draw_four
+    out[ACTION_FACE_OF_PLAY == C.WILD] = wild
     return out
 
 
-KIND_RANK: IntArray = _kind_rank()
-"""Preference of each play action's card kind, higher first (``card_ranking``)."""
+KIND_RANK: IntArray = _by_kind(draw_two=5, skip=4, reverse=2, wild_draw_four=1, wild=0, other=3)
+"""Preference of each play action's card kind, higher first (``card_ranking``): Draw Two >
+Skip > number > Reverse > Wild Draw Four > Wild."""
 
 
 class CardRankingBot(HeuristicBot):
@@ -91,19 +94,9 @@ class CardRankingBot(HeuristicBot):
         return lexicographic([kind, points, colour], [6, 64, 4]), None
 
 
-def _attack_rank() -> IntArray:
-    """Draw Two 4 > Wild Draw Four 3 > Skip 2 > Reverse 1 > anything else 0, per play."""
-    rank = C.FACE_RANK[ACTION_FACE_OF_PLAY].astype(np.int64)
-    out = np.zeros(C.NUM_PLAY_ACTIONS, dtype=np.int64)
-    out[rank == C.DRAW_TWO] = 4
-    out[ACTION_FACE_OF_PLAY == C.WILD_DRAW_FOUR] = 3
-    out[rank == C.SKIP] = 2
-    out[rank == C.REVERSE] = 1
-    return out
-
-
-ATTACK_RANK: IntArray = _attack_rank()
-"""Preference of each play when the next player is about to go out (``mixbot``)."""
+ATTACK_RANK: IntArray = _by_kind(draw_two=4, skip=2, reverse=1, wild_draw_four=3, wild=0, other=0)
+"""Preference of each play when the next player is about to go out (``mixbot``): Draw Two >
+Wild Draw Four > Skip > Reverse > anything else."""
 _IS_COLOURED: IntArray = (ACTION_FACE_OF_PLAY < C.NUM_COLOURED_FACES).astype(np.int64)
 _IS_WILD: BoolArray = ACTION_FACE_OF_PLAY == C.WILD
 _IS_WD4: BoolArray = ACTION_FACE_OF_PLAY == C.WILD_DRAW_FOUR
