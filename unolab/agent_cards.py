@@ -34,11 +34,10 @@ from unolab.agents.registry import (
     SEARCH_NAMES,
     SHIPPED_DIR,
     is_agent_spec,
-    make_agent,
     parse_agent_spec,
     shipped_agent_names,
 )
-from unolab.agents.resolve import is_agent_file
+from unolab.agents.resolve import is_agent_file, policy_factory
 from unolab.agents.search import GUIDED_PRIORS
 from unolab.web.catalogue import ABOUT, bot_strength
 
@@ -94,7 +93,7 @@ def _bot_card(spec: str) -> str:
     """The Markdown card of a bot or a search (``spec`` may carry a search's options)."""
     name, options = parse_agent_spec(spec)  # a bad option is refused, naming it
     if options:  # the values too, as the commands that play it check them
-        make_agent(spec, 0)
+        policy_factory(spec)
     search = name in SEARCH_NAMES
     about = ABOUT.get(name, "")
     lines = [f"# {name}", "", f"{about[:1].upper()}{about[1:]}." if about else "", ""]
