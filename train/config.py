@@ -386,12 +386,7 @@ def config_beside(checkpoint: str | Path, algorithm: str | None = None) -> Train
             f"{str(path)!r} {why_missing(path)}: give a checkpoint of a training run "
             "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
         )
-    try:
-        config = load_config(path, check_init_from=False)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
+    config = load_config(path, check_init_from=False)  # bad YAML: a ConfigError naming it
     if algorithm is not None and config.algorithm != algorithm:
         raise ConfigError(
             f"{path} is the config of a {config.algorithm} run, not a {algorithm} one"

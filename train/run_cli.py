@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-import yaml
-
 from uno_env.config_values import ConfigError
 from uno_env.configuration import add_config_options, load_yaml_mapping
 from uno_env.console import one_line, path_argument
@@ -77,12 +75,6 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
         ConfigError: naming the file, key or value at fault.
         FileNotFoundError: to resume a folder that holds no run.
     """
-    for item in args.overrides:
-        key, _, raw = item.partition("=")
-        try:
-            yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise ConfigError(f"--set {key}: {raw!r} is not a valid YAML value") from None
     overrides = list(args.overrides)
     if args.resume is not None:
         run_dir = resume_folder(args.resume)
@@ -100,16 +92,9 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
             f"name={json.dumps(run_dir.name)}",
         ]
     path = args.config if args.config is not None else resumed_config_path(args.resume)
-    try:
-        # A resumed run does not read init_from: its network has started already.
-        config = load_config(path, overrides, check_init_from=args.resume is None)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or one_line(err)
-        raise ConfigError(f"{path}: not valid YAML ({problem}{where})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a YAML text file (it is not UTF-8)") from None
+    # A resumed run does not read init_from: its network has started already. A file or a
+    # --set value that is no YAML is a ConfigError naming it (the loader's).
+    config = load_config(path, overrides, check_init_from=args.resume is None)
     if config.algorithm != algorithm:
         given = [item for item in args.overrides if item.partition("=")[0].strip() == "algorithm"]
         if given and args.resume is not None:  # a fixed key of the run, as every other

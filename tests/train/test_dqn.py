@@ -22,7 +22,7 @@ from uno_env.config_values import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM, OBS_LAYOUT
 from unolab.agents.learned import load_policy
-from unolab.train.algorithms import hand_size_potential, load_policy_layers, policy_layers
+from unolab.train.algorithms import load_policy_layers, policy_layers
 from unolab.train.config import load_config
 from unolab.train.dqn import load_model, main, make_model
 from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
@@ -30,6 +30,7 @@ from unolab.train.export import export_policy
 from unolab.train.legal_actions import masked_argmax, masked_target, uniform_legal
 from unolab.train.masked_dqn import MaskedDQN
 from unolab.train.masked_replay import MaskedReplayBuffer
+from unolab.train.sb3_algorithms import hand_size_potential
 
 torch.set_num_threads(1)
 
