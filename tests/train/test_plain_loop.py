@@ -21,6 +21,7 @@ from torch import nn
 from uno_env import ConfigError
 from uno_env.cards import NUM_ACTIONS
 from uno_env.observation import OBS_DIM
+from unolab.agent_cards import agent_card
 from unolab.agents import policy_factory
 from unolab.agents.arena import evaluate_vs
 from unolab.agents.learned import load_policy
@@ -168,6 +169,8 @@ def test_a_plain_torch_loop_trains_resumes_exports_and_plays(
     played = evaluate_vs(rules, policy, "random", 12, seed=5, progress=False)
     assert played.games == 12
     assert policy_factory(str(result.policy), rules)(0).name == policy.name
+    card = agent_card(str(result.policy))  # what `uno-lab agents PATH` prints
+    assert card.startswith("# pg_tiny\n") and masked_pg.description.lower() in card.lower()
 
     # Resume: the checkpoint's network, optimiser state and step counter, without unpickling.
     before = torch.load(io_of(run_dir / "latest.zip"), weights_only=True)
