@@ -57,9 +57,10 @@ def cmd_tournament(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace, rest: list[str]) -> int:
-    """Run ``uno-lab sweep`` through :mod:`unolab.train.sweep`."""
-    # unolab.train.sweep parses its own options (--help shows them) and says how to install Ray.
-    from unolab.train import sweep
+    """Run ``uno-lab sweep`` through :mod:`unolab.train.sweep.run`."""
+    # unolab.train.sweep.run parses its own options (--help shows them) and says how to
+    # install Ray.
+    from unolab.train.sweep import run as sweep
 
     return sweep.main(with_config(args.command_argv, "sweep"), prog="uno-lab sweep")
 

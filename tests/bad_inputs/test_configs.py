@@ -3,7 +3,7 @@
 Each case of :data:`CASES` writes one bad config to a temporary folder and loads it through
 the public loader (:func:`uno_env.rules.load_rules`, :func:`unolab.train.config.load_config`,
 :func:`unolab.tournament.config.load_config`,
-:func:`unolab.train.sweep_config.load_sweep_config`). A bad ``--set`` value is named as
+:func:`unolab.train.sweep.config.load_sweep_config`). A bad ``--set`` value is named as
 the ``--set`` item, not as the file it overrides. It must raise :class:`~uno_env.ConfigError` (a
 ``ValueError``) in one line naming the file, the key or the value, leave every file in the
 folder as it was, and leave the loader working for the next, valid config.
@@ -32,7 +32,7 @@ import unolab.tournament.config
 import unolab.train.config
 from uno_env import ConfigError
 from uno_env.rules import Rules, load_rules
-from unolab.train.sweep_config import load_sweep_config
+from unolab.train.sweep.config import load_sweep_config
 
 FILE = {
     "rules": "rules.yaml",

@@ -31,7 +31,7 @@ from unolab.train.export import export_checkpoint
 from unolab.train.imitate import imitate
 from unolab.train.imitate_config import load_imitate_config
 from unolab.train.run import train
-from unolab.train.sweep_config import load_sweep_config
+from unolab.train.sweep.config import load_sweep_config
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"

@@ -21,7 +21,7 @@ from unolab.shipped_configs import config_description, shipped_configs
 from unolab.tournament.config import load_config as load_tournament_config
 from unolab.train.config import load_config as load_train_config
 from unolab.train.imitate_config import load_imitate_config
-from unolab.train.sweep_config import load_sweep_config
+from unolab.train.sweep.config import load_sweep_config
 
 CONFIGS = ROOT / "configs"
 FILES = sorted(CONFIGS.rglob("*.yaml"))
@@ -125,7 +125,7 @@ def test_a_shipped_sweep_finds_its_training_config_from_any_folder(
 ) -> None:
     """train_config is relative to the sweep file, so the shipped sweep works outside a
     checkout; a name that is nowhere is one error naming the key."""
-    from unolab.train.sweep_config import load_sweep_config
+    from unolab.train.sweep.config import load_sweep_config
 
     monkeypatch.chdir(tmp_path)
     sweep, base, dimensions = load_sweep_config(shipped_configs()["sweep/quick_lr_ent"])

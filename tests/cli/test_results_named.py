@@ -11,7 +11,7 @@ import pytest
 
 from uno_env.folders import FolderInUseError, FolderLock
 from unolab.cli import main as uno_lab
-from unolab.train.exploit import RESULT_FILE
+from unolab.train.exploit.run import RESULT_FILE
 
 TOURNAMENT = ["tournament", "--name", "t", "--participants", "random", "mixbot"]
 TOURNAMENT += ["--deal-sets", "2", "--seed", "3", "--no-progress", "--no-plots"]

@@ -26,7 +26,7 @@ from support.optional import require
 
 from uno_env.folders import FolderLock
 from unolab.tournament.cli import main as tournament_main
-from unolab.train.sweep import main as sweep_main
+from unolab.train.sweep.run import main as sweep_main
 
 UNREACHABLE = "127.0.0.1:9"
 """The discard port: nothing listens there."""

@@ -1,4 +1,4 @@
-"""Sweeps on Ray Tune (``unolab.train.sweep``), on a local Ray (``ray.init(num_cpus=2)``).
+"""Sweeps on Ray Tune (``uno-lab sweep``, :mod:`unolab.train.sweep`), on a local Ray (``ray.init(num_cpus=2)``).
 
 A 2-trial sweep of the tiny training config finishes and writes its results table, its plot
 and one normal training run per trial; running it again restores the finished sweep from
@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 from support import ROOT
 
-from unolab.train.sweep import main, run_sweep
-from unolab.train.sweep_config import load_sweep_config
+from unolab.train.sweep.config import load_sweep_config
+from unolab.train.sweep.run import main, run_sweep
 
 
 def _write_sweep(tmp: Path, **changes: Any) -> Path:
@@ -86,7 +86,7 @@ def test_interrupted_sweep_resumes(ray_cluster: ModuleType, tmp_path: Path) -> N
         scheduler={"kind": "none"},
     )
     address = ray_cluster.get_runtime_context().gcs_address
-    args = [sys.executable, "-m", "unolab.train.sweep", "--config", str(config), "--quiet"]
+    args = [sys.executable, "-m", "unolab", "sweep", "--config", str(config), "--quiet"]
     driver = subprocess.Popen(
         [*args, "--address", address], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )

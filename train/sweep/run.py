@@ -1,7 +1,7 @@
 """Hyper-parameter sweeps on Ray Tune: ``uno-lab sweep --config sweep/<name>``.
 
 Each trial is a normal training run (:func:`unolab.train.run.train`) of the sweep's training config
-with the trial's values (:mod:`unolab.train.sweep_config`), on one CPU and one torch thread, with
+with the trial's values (:mod:`unolab.train.sweep.config`), on one CPU and one torch thread, with
 its own run folder, TensorBoard logs and exported policy. After each periodic evaluation the
 trial reports its win rate against the metric bot (with the Wilson interval) to Tune, whose
 ASHA scheduler stops the trials that fall behind.
@@ -46,13 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.config_values import ConfigError
-from uno_env.console import path_argument, run_main
+from uno_env.console import path_argument
 from uno_env.files import save_atomically, write_atomically
 from uno_env.folders import FolderInUseError, RunFolder
 from unolab.agents.arena import EvalResult
 from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
 from unolab.train.config import TrainConfig
-from unolab.train.sweep_config import (
+from unolab.train.sweep.config import (
     Dimension,
     SweepConfig,
     grid_size,
@@ -407,7 +407,7 @@ def _num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def build_parser(prog: str = "python -m unolab.train.sweep") -> argparse.ArgumentParser:
+def build_parser(prog: str = "uno-lab sweep") -> argparse.ArgumentParser:
     """The command's options."""
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -450,7 +450,7 @@ def _load(args: argparse.Namespace) -> tuple[SweepConfig, TrainConfig, list[Dime
     return sweep, base, dimensions
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "python -m unolab.train.sweep") -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "uno-lab sweep") -> int:
     """Run the command; return the exit status (0, 2 for bad input, 130 interrupted)."""
     parser = build_parser(prog)
     try:
@@ -483,7 +483,3 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m unolab.train.
     for error in summary["errors"]:
         print(f"trial failed: {error}", file=sys.stderr)
     return 1 if summary["errors"] else 0
-
-
-if __name__ == "__main__":
-    run_main(main, "python -m unolab.train.sweep")

@@ -179,7 +179,7 @@ SET_BY_TRIAL: Mapping[str, str] = MappingProxyType(
         "torch_threads": "each trial trains on one CPU, with one torch thread",
     }
 )
-"""The training-config keys every trial sets itself (:mod:`unolab.train.sweep`), and why: a
+"""The training-config keys every trial sets itself (:mod:`unolab.train.sweep.run`), and why: a
 search dimension of one would change nothing, so it is refused."""
 
 
