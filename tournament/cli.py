@@ -42,7 +42,7 @@ from uno_env.console import (
     run_main,
     silence_stdout,
 )
-from uno_env.folders import FolderInUseError
+from uno_env.locks import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents.progress import PipeConsole
 from unolab.tournament.config import TournamentConfig, load_config, refuse_pickle_switch

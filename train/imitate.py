@@ -58,7 +58,8 @@ from uno_env.config_values import check_switch
 from uno_env.configuration import add_config_options
 from uno_env.console import run_main
 from uno_env.files import shown
-from uno_env.folders import FolderInUseError, RunFolder
+from uno_env.folders import RunFolder
+from uno_env.locks import FolderInUseError
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs

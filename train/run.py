@@ -24,7 +24,7 @@ refused unless it resumes (``--resume``) or starts over (``--overwrite``, which 
 the old run's files). A resume is a contract (:mod:`unolab.train.resume`): it continues the
 newest good checkpoint, rebuilt from the config without unpickling anything, and refuses a
 change of any setting the model or its data depend on. A running run holds the folder's lock (``.lock``,
-:class:`uno_env.folders.FolderLock`) until it ends, so a second run on the same folder is
+:class:`uno_env.folders.RunFolder`) until it ends, so a second run on the same folder is
 refused, naming the first one's pid. Ctrl-C saves ``latest.zip`` and says how to resume.
 
 Every file is written to a temporary name, flushed to disk and renamed over the old one
@@ -51,7 +51,8 @@ from uno_env.config_values import check_switch
 from uno_env.console import one_line
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.files import UnreadableFileError, shown
-from uno_env.folders import FolderInUseError, RunFolder
+from uno_env.folders import RunFolder
+from uno_env.locks import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents import progress
 from unolab.agents.progress import check_log, say

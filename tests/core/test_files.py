@@ -19,7 +19,8 @@ from uno_env.files import (
     why_missing,
     write_atomically,
 )
-from uno_env.folders import FolderInUseError, FolderLock, RunFolder
+from uno_env.folders import RunFolder
+from uno_env.locks import FolderInUseError, FolderLock
 from uno_env.rules import load_rules
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
-from uno_env.folders import FolderInUseError, FolderLock, RunFolder
+from uno_env.folders import RunFolder
+from uno_env.locks import FolderInUseError, FolderLock
 from unolab.train import imitate, ppo
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
