@@ -6,8 +6,8 @@
   MaskablePPO on the VecEnv against a zero-cost env (``uno-lab bench envs``);
 * :mod:`unolab.benchmarks.tournament`: tournament games per second against RLCard
   (``uno-lab bench tournament``);
-* :mod:`unolab.benchmarks.rlcard` and :mod:`unolab.benchmarks.rlcard_compat`: the RLCard 1.2.0 peer and
-  the shim that runs it on current NumPy.
+* :mod:`unolab.benchmarks.rlcard`: the RLCard 1.2.0 peer, loaded safely on current NumPy,
+  and its throughput.
 
 They sit above every layer of the lab (they may import all of it) and below the CLI. None of
 them runs in ``make test`` except as smoke tests with tiny budgets.

@@ -204,7 +204,7 @@ def rlcard_cpu_games_per_second(seconds: float = 3.0, seed: int = 0) -> dict[str
     """
     from rlcard.utils import tournament
 
-    from unolab.benchmarks.rlcard_compat import make_rlcard_uno, rlcard_random_agent_cls
+    from unolab.benchmarks.rlcard import make_rlcard_uno, rlcard_random_agent_cls
 
     agent_cls = rlcard_random_agent_cls()
     env = make_rlcard_uno(num_players=2, seed=seed)

@@ -15,7 +15,7 @@ from scipy import stats
 from uno_env import core
 from uno_env.rules import PRESETS
 from uno_env.sampling import uniform_legal_actions
-from unolab.benchmarks.rlcard_compat import legal_action_ids, make_rlcard_uno
+from unolab.benchmarks.rlcard import legal_action_ids, make_rlcard_uno
 
 GAMES = 20_000
 
