@@ -9,15 +9,16 @@ is a :class:`TrainableModel`: a step counter, its networks with their optimiser,
 ``save`` that writes the lab's checkpoint zip.
 
 The two algorithms the lab ships are SB3 models, both through one adapter
-(:class:`SB3Algorithm`): sb3-contrib's ``MaskablePPO`` and the lab's
-:class:`~unolab.train.masked_dqn.MaskedDQN`. A training loop of another kind (a plain torch
+(:class:`~unolab.train.sb3_algorithms.SB3Algorithm`): sb3-contrib's ``MaskablePPO`` and the
+lab's :class:`~unolab.train.masked_dqn.MaskedDQN`. A training loop of another kind (a plain torch
 loop in the style of CleanRL) joins with :func:`register` (docs/training.md, "Adding an
 algorithm"; :class:`PlainLoopModel` gives it what the run's callbacks read).
 
 How a checkpoint zip loads without running code from it is
-:mod:`unolab.train.checkpoint_state`'s. Layers: :mod:`unolab.train.config` and
-:mod:`unolab.train.masked_dqn` below it; the checkpoint reader, export, league, run and
-the ``python -m unolab.train.ppo`` / ``unolab.train.dqn`` entry points above it.
+:mod:`unolab.train.checkpoint_state`'s. Layers: :mod:`unolab.train.sb3_algorithms` below
+it (the config imports the registry when a config is built, to check its algorithm); the
+checkpoint reader, export, league, run and the ``python -m unolab.train.ppo`` /
+``unolab.train.dqn`` entry points above it.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ class PlainLoopModel:
 
     policy: nn.Module
     counters: tuple[str, ...] = ("num_timesteps",)
-    """The counters :meth:`save` writes (and resuming reads back)."""
+    """The counters :meth:`save` writes: its algorithm's ``counters``, which resuming reads
+    back."""
 
     def __init__(self, env: VecEnv, tensorboard_log: str | Path | None = None) -> None:
         self.env = env

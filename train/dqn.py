@@ -2,19 +2,11 @@
 (``python -m unolab.train.dqn --config FILE``).
 
 The command line of the masked DQN. The algorithm, :class:`MaskedDQN` (SB3's DQN acting and
-bootstrapping over legal actions only) and its :class:`MaskedReplayBuffer`, lives in
-:mod:`unolab.train.masked_dqn`; how it is built from a config and loaded
-from a checkpoint is its registry entry's (:mod:`unolab.train.sb3_algorithms`); everything else (league,
-evaluation, checkpoints, resume, export) is the shared run in :mod:`unolab.train.run`.
-
-SB3 private API: :class:`MaskedDQN` overrides SB3's *private* methods
-``OffPolicyAlgorithm._sample_action`` and ``OffPolicyAlgorithm._store_transition`` (and
-relies on private helpers and state: ``_update_learning_rate``,
-``ReplayBuffer._normalize_obs`` / ``_normalize_reward``, ``_last_obs``,
-``_last_original_obs``, ``_vec_normalize_env``, ``_current_progress_remaining``,
-``_n_updates``; see :mod:`unolab.train.masked_dqn`). They may change in any SB3 release:
-pyproject.toml pins ``stable-baselines3`` and ``sb3-contrib`` below their next major
-version (``<3``), and an upgrade must re-run ``tests/train/test_dqn.py``.
+bootstrapping over legal actions only, through SB3 private API that an SB3 upgrade must
+re-test), lives in :mod:`unolab.train.masked_dqn`; how it is built from a config and loaded
+from a checkpoint is its registry entry's (:mod:`unolab.train.sb3_algorithms`); everything
+else (league, evaluation, checkpoints, resume, export) is the shared run in
+:mod:`unolab.train.run`.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 
 The model is sb3-contrib's MaskablePPO with an MLP policy; the env gives it the legal-action
 masks (``UnoVecEnv.action_masks``). How it is built from a config and loaded from a
-checkpoint is its registry entry's (:mod:`unolab.train.sb3_algorithms`); everything else (league,
-evaluation, checkpoints, resume) is the shared run in :mod:`unolab.train.run`. This module is the
-command line.
+checkpoint is its registry entry's (:mod:`unolab.train.sb3_algorithms`); everything else
+(league, evaluation, checkpoints, resume) is the shared run in :mod:`unolab.train.run`. This
+module is the command line.
 """
 
 from __future__ import annotations

@@ -182,6 +182,13 @@ def test_a_plain_torch_loop_trains_resumes_exports_and_plays(
     # Any checkpoint of the run exports as the SB3 algorithms' do.
     out = export_checkpoint(run_dir / "latest.zip", tmp_path / "agents" / "pg")
     assert load_policy(out).meta.extra["steps"] == 512
+    algorithms.unregister("masked_pg")  # an exported agent plays without its training code
+    try:
+        agent = load_policy(out, rules=rules)
+        masks = np.ones((1, NUM_ACTIONS), dtype=bool)
+        assert agent.act(np.zeros((1, OBS_DIM), dtype=np.float32), masks).shape == (1,)
+    finally:
+        algorithms.register(masked_pg)
 
 
 def io_of(checkpoint: Path) -> Any:
