@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from unolab.agents.progress import PipeConsole
-from unolab.tournament.storage import write_file
+from unolab.tournament.run_folder import write_file
 
 __all__ = [
     "LEADERBOARD_COLUMNS",

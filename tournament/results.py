@@ -34,7 +34,7 @@ from uno_env.console import one_line
 from uno_env.files import UnreadableFileError, read_regular_file, shown
 from uno_env.outcomes import TableResults
 from uno_env.rules import MAX_TURNS_LIMIT
-from unolab.tournament.storage import MAX_LOG_BYTES, write_error, write_file
+from unolab.tournament.run_folder import MAX_LOG_BYTES, write_error, write_file
 
 __all__ = [
     "END_KINDS",
@@ -234,7 +234,7 @@ class ResultStore:
         Raises:
             ConfigError: (a ValueError) naming the file and the first corrupt line, or the
                 file when it cannot be read (a folder, a FIFO, a device, larger than
-                :data:`~unolab.tournament.storage.MAX_LOG_BYTES`), and what to do.
+                :data:`~unolab.tournament.run_folder.MAX_LOG_BYTES`), and what to do.
         """
         self.dropped_tail = 0
         self.duplicates = 0

@@ -7,25 +7,65 @@ resumed run is the same tournament.
 participants whose seats a policy given in code took (``run_tournament(overrides=...)``): the
 config names only their placeholders, so a replay must not rebuild them from it. The folder
 is a :class:`uno_env.folders.RunFolder`: the run holds its lock while it plays, and a resume
-with another config is refused, naming the keys that differ.
+with another config is refused, naming the keys that differ. Every file is written whole
+(:func:`write_file`), and a failed write is one line naming the file and how to resume
+(:func:`write_error`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from uno_env.config_values import ConfigError
-from uno_env.files import shown
-from uno_env.folders import RunFolder
+from uno_env.files import shown, write_atomically
+from uno_env.folders import NO_SPACE, RunFolder
 from uno_env.rules import load_rules
 from unolab.tournament.config import NOT_FINGERPRINTED, TournamentConfig
-from unolab.tournament.storage import write_error
 
-__all__ = ["TournamentFolder", "game_fields"]
+__all__ = ["MAX_LOG_BYTES", "TournamentFolder", "game_fields", "write_error", "write_file"]
+
+
+MAX_LOG_BYTES = 4 << 30
+"""The largest ``games.jsonl`` read: about twenty million games. The log is read whole and
+every game is held in memory, so a larger one would exhaust the memory anyway."""
+
+
+def write_error(err: OSError, path: Path, doing: str) -> OSError:
+    """A failed write as one line: the reason, the file, and how to resume.
+
+    Args:
+        err: The operating system's error.
+        path: The file written.
+        doing: What was being written (``"appending games to"``).
+
+    Returns:
+        An :class:`OSError` with the same ``errno`` whose message says it all (its
+        ``strerror`` is the whole line, so a CLI prints it as it is).
+    """
+    reason = err.strerror or " ".join(str(err).split()) or type(err).__name__
+    reason = reason[:1].lower() + reason[1:]
+    if err.errno in NO_SPACE:
+        hint = "free space and rerun the same command to resume"
+    else:
+        hint = "rerun the same command to resume once the folder can be written"
+    return OSError(err.errno or errno.EIO, f"{reason}: {doing} {path}; {hint}")
+
+
+def write_file(path: Path, data: str | bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (the old file stays whole on a failure).
+
+    Raises:
+        OSError: one line naming the file (see :func:`write_error`).
+    """
+    try:
+        write_atomically(path, data)
+    except OSError as err:
+        raise write_error(err, path, "cannot write") from None
 
 
 class TournamentFolder:
