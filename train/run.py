@@ -61,9 +61,8 @@ from unolab.train.checkpoint_files import read_json
 from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, config_for
 from unolab.train.imitate import imitate
-from unolab.train.league import League
 from unolab.train.resume import record_history, resume_model
-from unolab.train.run_callback import EvaluationHook, LabCallback, check_eval_bots
+from unolab.train.run_callback import EvaluationHook, LabCallback, League, check_eval_bots
 from unolab.train.run_folder import (
     LEGACY_POLICY_NAME,
     check_run_dir,

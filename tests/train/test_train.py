@@ -25,9 +25,8 @@ from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.export import export_checkpoint, export_policy
 from unolab.train.export import main as export_main
-from unolab.train.league import League
 from unolab.train.run import train
-from unolab.train.run_callback import LabCallback, evaluate_model
+from unolab.train.run_callback import LabCallback, League, evaluate_model
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 
