@@ -36,7 +36,7 @@ from stable_baselines3.common.utils import configure_logger
 from stable_baselines3.common.vec_env import VecEnv
 from torch import nn
 
-from unolab.train.sb3_algorithms import MASKABLE_PPO, MASKED_DQN
+from unolab.train.sb3_algorithms import SB3_ALGORITHMS
 
 if TYPE_CHECKING:  # the config checks its algorithm against this registry
     from unolab.train.config import TrainConfig
@@ -92,8 +92,8 @@ class TrainingAlgorithm(Protocol):
         label: Its name in messages (``MaskablePPO``).
         description: What it trains, in a few words, for model cards (``MaskablePPO (an
             actor-critic network)``); each export records it.
-        default_config: The shipped config ``uno-lab train NAME`` trains without
-            ``--config``.
+        default_config: The shipped config (or a YAML file's path) ``uno-lab train NAME``
+            trains without ``--config``.
         counters: The model's counters a checkpoint's ``data`` holds and a resumed run
             carries on (``num_timesteps`` first).
         fixed_settings: Why its config section cannot change when a run resumes.
@@ -214,7 +214,7 @@ def write_checkpoint_zip(path: str | Path, policy: nn.Module, counters: Mapping[
     save_to_zip_file(path, data=dict(counters), params=params)
 
 
-_REGISTRY: dict[str, TrainingAlgorithm] = {a.name: a for a in (MASKABLE_PPO, MASKED_DQN)}
+_REGISTRY: dict[str, TrainingAlgorithm] = {a.name: a for a in SB3_ALGORITHMS}
 
 ALGORITHMS: Mapping[str, TrainingAlgorithm] = MappingProxyType(_REGISTRY)
 """The algorithms by config name, in the order a checkpoint of unknown kind is tried."""
@@ -243,7 +243,7 @@ def unregister(name: str) -> None:
     Raises:
         ValueError: for a name not registered, or one of the lab's own algorithms.
     """
-    if name not in _REGISTRY or name in (MASKABLE_PPO.name, MASKED_DQN.name):
+    if name not in _REGISTRY or name in {a.name for a in SB3_ALGORITHMS}:
         raise ValueError(f"{name!r} is no algorithm registered by register()")
     del _REGISTRY[name]
 

@@ -2,7 +2,8 @@
 
 :class:`SB3Algorithm` is the one adapter from an SB3 model class to the protocol a training
 run needs (:class:`~unolab.train.algorithms.TrainingAlgorithm`); :data:`MASKABLE_PPO` and
-:data:`MASKED_DQN` are the entries :data:`unolab.train.algorithms.ALGORITHMS` starts with:
+:data:`MASKED_DQN` (:data:`SB3_ALGORITHMS`) are the entries
+:data:`unolab.train.algorithms.ALGORITHMS` starts with:
 how each builds its model from its config section (``ppo:``, ``dqn:``), which modules form
 its acting network, and its checks of a config.
 """
@@ -32,7 +33,7 @@ from unolab.train.masked_replay import MaskedReplayBuffer
 if TYPE_CHECKING:  # the config imports the registry, to check its algorithm
     from unolab.train.config import TrainConfig
 
-__all__ = ["MASKABLE_PPO", "MASKED_DQN", "SB3Algorithm", "hand_size_potential"]
+__all__ = ["MASKABLE_PPO", "MASKED_DQN", "SB3_ALGORITHMS", "SB3Algorithm", "hand_size_potential"]
 
 
 def _never(config: TrainConfig) -> int:
@@ -270,3 +271,7 @@ MASKED_DQN = SB3Algorithm(
     counters=("num_timesteps", "_n_updates", "_episode_num", "_n_calls"),
 )
 """The lab's :class:`~unolab.train.masked_dqn.MaskedDQN` (``algorithm: dqn``)."""
+
+SB3_ALGORITHMS = (MASKABLE_PPO, MASKED_DQN)
+"""The lab's own algorithms, in the order a checkpoint of unknown kind is tried: an SB3
+algorithm added here is in the registry."""

@@ -48,7 +48,7 @@ def cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
             f"{default} (uno-lab config show {default} prints it)",
             file=sys.stderr,
         )
-        words = [*words, "--config", str(shipped_configs()[default])]
+        words = [*words, "--config", str(shipped_configs().get(default, default))]
     algorithm, argv, source = _split_train_argv(words)
     parser: argparse.ArgumentParser = args.subparser
     if algorithm is None:
