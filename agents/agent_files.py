@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from uno_env.console import name_too_long
+from uno_env.console import name_too_long, portable_path
 from uno_env.files import UnreadableFileError, read_regular_file, why_missing
 from uno_env.files import shown as shown
 from uno_env.rules import Rules
@@ -273,7 +273,7 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
     too_long = name_too_long(path)
     if too_long:  # the file system would answer [Errno 36]
         raise AgentFileError(too_long)
-    given = Path(path)
+    given = portable_path(path)  # a path from another system's record: either separator
     if given.is_dir():
         raise AgentFileError(
             f"{str(given)!r} is a directory; give an exported agent's .safetensors file "
@@ -312,7 +312,7 @@ def agent_paths(path: str | Path) -> tuple[Path, Path]:
 def agent_stem(path: str | Path) -> Path:
     """An agent's path without its ``.safetensors`` or ``.json`` suffix (any other dot is
     part of its name: ``runs/gamma_0.99`` names ``gamma_0.99.safetensors``)."""
-    given = Path(path)
+    given = portable_path(path)
     return given.with_suffix("") if given.suffix.lower() in (".safetensors", ".json") else given
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from uno_env.console import portable_path
 from uno_env.files import shown, why_missing
 from uno_env.policy import Policy, PolicyFactory, Seed, searches_from_state
 from uno_env.rules import Rules, load_rules
@@ -55,7 +56,7 @@ __all__ = [
 
 def _agent_file(spec: str | Path, suffix: str) -> Path | None:
     """The ``suffix`` file of the agent ``spec`` names (its weights, its metadata or stem)."""
-    path = Path(spec)
+    path = portable_path(spec)  # a path from another system's config: either separator
     given = path.suffix.lower()
     if given == suffix:  # the file named, in its own spelling (B.SAFETENSORS)
         return path

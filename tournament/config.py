@@ -35,6 +35,7 @@ from uno_env.config_values import (
     from_mapping,
 )
 from uno_env.configuration import apply_overrides, load_yaml_mapping
+from uno_env.console import portable_path
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.python_bots import (
@@ -134,6 +135,8 @@ class ParticipantSpec:
                 raise ConfigError(
                     f"participant {key} {value!r} contains a NUL character; remove it"
                 )
+        if isinstance(self.path, str):  # written on another system: either separator
+            object.__setattr__(self, "path", str(portable_path(self.path)))
         if (self.bot is None) == (self.path is None):
             raise ConfigError(
                 f"participant {self.name or '?'}: give exactly one of 'bot' (one of "
@@ -271,6 +274,8 @@ class TournamentConfig:
         for key, (low, high, why) in BOUNDS.items():
             check_int(key, getattr(self, key), low, high, why)
         check_seed("seed", self.seed)
+        if isinstance(self.output_dir, str):  # written on another system: either separator
+            object.__setattr__(self, "output_dir", str(portable_path(self.output_dir)))
         check_folder("output_dir", self.output_dir)
         if self.address is not None and self.backend != "ray":
             raise ConfigError(f"address {self.address!r} is for the ray backend; add --backend ray")
