@@ -3,9 +3,8 @@
 The algorithm itself, with no knowledge of the lab's configs or runs: the training run
 builds and loads it through :mod:`unolab.train.algorithms` and the command line is
 ``uno-lab train dqn --config dqn/<name>`` (:mod:`unolab.train.dqn`).
-Its parts, all importable from here: the masked argmax, TD target and exploration
-(:mod:`unolab.train.legal_actions`), the replay buffer (:mod:`unolab.train.masked_replay`) and
-the dueling Q-network (:mod:`unolab.train.dueling`).
+Its parts: the masked argmax, TD target and exploration, and the replay buffer
+(:mod:`unolab.train.masked_replay`), and the dueling Q-network (:mod:`unolab.train.dueling`).
 
 :class:`MaskedDQN` is Stable-Baselines3's DQN with the legal-action masks of
 ``UnoVecEnv.action_masks()`` applied in both places where DQN takes a max or draws an action:
@@ -65,16 +64,15 @@ from stable_baselines3.common.type_aliases import GymEnv
 from stable_baselines3.dqn.policies import DQNPolicy
 from torch.nn import functional as F
 
-# The network, buffer and masking primitives stay importable here: they are this module's
-# public API, and SB3 checkpoints may name the policy and buffer classes by this module.
-from unolab.train.legal_actions import (
+from unolab.train.masked_replay import (
     BoolArray,
+    MaskedReplayBuffer,
+    Potential,
     env_action_masks,
     masked_argmax,
     masked_target,
     uniform_legal,
 )
-from unolab.train.masked_replay import MaskedReplayBuffer, Potential
 
 __all__ = [
     "MaskedDQN",

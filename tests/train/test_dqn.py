@@ -27,9 +27,13 @@ from unolab.train.config import load_config
 from unolab.train.dqn import load_model, main, make_model
 from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
 from unolab.train.export import export_policy
-from unolab.train.legal_actions import masked_argmax, masked_target, uniform_legal
 from unolab.train.masked_dqn import MaskedDQN
-from unolab.train.masked_replay import MaskedReplayBuffer
+from unolab.train.masked_replay import (
+    MaskedReplayBuffer,
+    masked_argmax,
+    masked_target,
+    uniform_legal,
+)
 from unolab.train.sb3_algorithms import hand_size_potential
 
 torch.set_num_threads(1)
