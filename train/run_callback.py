@@ -2,6 +2,7 @@
 
 The league (:class:`League`) is the run's opponent pool: bots and frozen snapshots of the
 learner (:class:`SnapshotSlot`), saved beside the checkpoints for ``--resume``.
+
 :class:`LabCallback` is what SB3's ``learn`` calls after each step of the run
 (:mod:`unolab.train.run`): it freezes snapshots of the learner into the league, evaluates it
 against bots every ``eval.every`` steps (:func:`evaluate_model`: win rates with Wilson
