@@ -30,9 +30,9 @@ _WRITTEN_BEFORE_DESCRIPTIONS = {
     "ppo": "MaskablePPO (an actor-critic network)",
     "dqn": "masked DQN (a Q-network)",
     "imitation": "imitation (a network cloned from a teacher's decisions)",
+}
 """What an algorithm trains, for agents whose metadata does not say it: an export records
 its algorithm's description (``extra.algorithm_description``, from the training registry)."""
-}
 
 
 @dataclass(frozen=True)

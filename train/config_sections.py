@@ -28,11 +28,11 @@ from unolab.train.config_limits import (
     MAX_ROLLOUT,
     MAX_STEPS,
     MAX_WEIGHT,
-    check_net_arch,
     check_bounds,
-)
+    check_net_arch,
     float_field,
     int_field,
+)
 
 __all__ = ["DQNParams", "EvalConfig", "OpponentMix", "PPOParams"]
 
