@@ -68,8 +68,8 @@ def _domain_errors() -> tuple[type[Exception], ...]:
     """What a user's input can cause below :func:`main` (:data:`uno_env.console.INPUT_ERRORS`,
     and ``FolderInUseError``, another run holding the folder, where that module was loaded:
     it is not imported here, so that ``uno-lab --help`` loads nothing of the engine)."""
-    folders = sys.modules.get("uno_env.folders")  # if it was never loaded, it raised nothing
-    return INPUT_ERRORS + ((folders.FolderInUseError,) if folders is not None else ())
+    locks = sys.modules.get("uno_env.locks")  # if it was never loaded, it raised nothing
+    return INPUT_ERRORS + ((locks.FolderInUseError,) if locks is not None else ())
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
