@@ -4,7 +4,7 @@ The run folder ``<output_dir>/<name>/`` holds ``config.json`` (the config and it
 fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`unolab.tournament.results`),
 ``summary.json``, ``leaderboard.csv`` and the plots.
 
-One run at a time. The run holds the folder's lock (:class:`uno_env.folders.FolderLock`, the
+One run at a time. The run holds the folder's lock (:class:`uno_env.locks.FolderLock`, the
 file ``.lock``) from its start to its end; a second run started on the same folder is
 refused, naming the pid of the first. The operating system drops the lock when the process
 ends, however it ends, so a killed run never blocks its resume; a run that ends removes the
