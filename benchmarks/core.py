@@ -21,12 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from uno_env import core
-from uno_env.config_values import ConfigError
 from uno_env.console import run_main
 from uno_env.rng import derive_keys
-from uno_env.rules import Rules, load_rules
+from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
-from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range
+from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range, parse_speed_args
 
 __all__ = ["BenchResult", "build_parser", "engine_steps_per_second", "main"]
 
@@ -110,18 +109,7 @@ def main(
         argv: The options (default: the command line).
         prog: The command named in the usage and error lines.
     """
-    parser = build_parser(prog)
-    args = parser.parse_args(argv)
-    try:
-        rules = load_rules(args.rules, num_players=args.players)
-    except ConfigError as err:
-        parser.error(f"argument --rules: {err}")
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
+    args, rules = parse_speed_args(build_parser(prog), argv)
 
     # Interleave the repeats (peer, then each batch size) so that load on the shared machine
     # hits every figure alike; each figure is the median of its repeats.

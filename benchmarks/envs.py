@@ -33,13 +33,12 @@ import numpy.typing as npt
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from uno_env.config_values import ConfigError
 from uno_env.console import run_main
 from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.rules import Rules, load_rules
+from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
-from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range
+from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range, parse_speed_args
 
 __all__ = [
     "ZeroCostVecEnv",
@@ -240,15 +239,7 @@ def main(
         argv: The options (default: the command line).
         prog: The command named in the usage and error lines.
     """
-    parser = build_parser(prog)
-    args = parser.parse_args(argv)
-    try:
-        rules = load_rules(args.rules, num_players=args.players)
-    except ConfigError as err:
-        parser.error(f"argument --rules: {err}")
-    import torch
-
-    torch.set_num_threads(1)
+    args, rules = parse_speed_args(build_parser(prog), argv)
 
     per_figure = args.seconds / args.repeats
     samples: dict[str, list[float]] = {}

@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
+from uno_env.config_values import ConfigError
 from uno_env.console import check_output_file, path_argument
 from uno_env.files import write_atomically
+from uno_env.rules import Rules, load_rules
 
 __all__ = [
     "MAX_BATCH",
@@ -28,6 +30,7 @@ __all__ = [
     "add_speed_options",
     "check_out_option",
     "int_in_range",
+    "parse_speed_args",
     "positive_seconds",
     "write_figures",
 ]
@@ -98,6 +101,29 @@ def add_speed_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=0, help="seed (>= 0)")
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
+
+
+def parse_speed_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> tuple[argparse.Namespace, Rules]:
+    """The options of a speed benchmark (:func:`add_speed_options`) and the rules they name,
+    with torch on one thread (as every timed figure of the lab is measured).
+
+    Raises:
+        SystemExit: through argparse (one line, exit 2), for a bad option or rules.
+    """
+    args = parser.parse_args(argv)
+    try:
+        rules = load_rules(args.rules, num_players=args.players)
+    except ConfigError as err:
+        parser.error(f"argument --rules: {err}")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # the engine's own figures need no torch
+        pass
+    return args, rules
 
 
 def add_out_option(parser: argparse.ArgumentParser) -> None:
