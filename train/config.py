@@ -42,7 +42,7 @@ from unolab.train.config_limits import (
     int_field,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
-from unolab.train.imitate_config import CLONE_NAME, ImitateConfig, ImitateStage
+from unolab.train.imitate.config import CLONE_NAME, ImitateConfig, ImitateStage
 
 __all__ = [
     "INIT_SUFFIXES",
@@ -89,7 +89,7 @@ class TrainConfig:
             :func:`load_config` checks that the file exists, unless it lies under
             ``runs_dir`` (the output of an earlier stage, checked when training starts).
         imitate: Clone teachers first and start from the clone (a PPO run only; see
-            :class:`~unolab.train.imitate_config.ImitateStage`): one command runs the
+            :class:`~unolab.train.imitate.config.ImitateStage`): one command runs the
             imitation into ``<run_dir>/clone/``, then trains from its clone as
             ``init_from`` would. ``None`` (the default): no such stage. Not with
             ``init_from``; ``--resume`` skips it.

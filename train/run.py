@@ -60,7 +60,7 @@ from unolab.train import algorithms
 from unolab.train.checkpoint_files import read_json
 from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, config_for
-from unolab.train.imitate import imitate
+from unolab.train.imitate.run import imitate
 from unolab.train.resume import record_history, resume_model
 from unolab.train.run_callback import EvaluationHook, LabCallback, League, check_eval_bots
 from unolab.train.run_folder import (

@@ -43,7 +43,7 @@ from unolab.train.checkpoint_files import (
 )
 from unolab.train.config import TrainConfig
 from unolab.train.export import export_policy, git_commit
-from unolab.train.imitate_config import CLONE_NAME
+from unolab.train.imitate.config import CLONE_NAME
 
 __all__ = [
     "HISTORY_FILE",

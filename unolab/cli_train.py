@@ -66,7 +66,7 @@ def cmd_train(args: argparse.Namespace, rest: list[str]) -> int:
     if args.help:
         argv = [*argv, "--help"]
     if algorithm == IMITATE:
-        from unolab.train import imitate
+        from unolab.train.imitate import run as imitate
 
         imitate.main(argv, prog="uno-lab train imitate")
         return 0

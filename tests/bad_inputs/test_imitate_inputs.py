@@ -1,8 +1,9 @@
 """Bad inputs to imitation runs and to runs that start from a clone.
 
-Every case runs ``python -m unolab.train.imitate`` (or ``unolab.train.ppo`` / ``unolab.train.dqn`` starting from
-a clone with ``init_from``, or ``uno-lab train imitate``) in-process on a folder prepared by
-its ``setup`` (a few through a real subprocess, for the exit path), and checks that
+Every case runs the imitation's command line (:func:`unolab.train.imitate.run.main`, or
+``unolab.train.ppo`` / ``unolab.train.dqn`` starting from a clone with ``init_from``, or
+``uno-lab train imitate``) in-process on a folder prepared by its ``setup`` (a few through a
+real ``uno-lab`` process, for the exit path), and checks that
 
 * the command exits with status 2 (never a bare exception of Python or a library);
 * the last line of stderr is the error, and stderr names the bad input (``names``);
@@ -27,9 +28,10 @@ from uno_env.rules import load_rules
 from unolab import cli
 from unolab.agents.learned import save_policy
 from unolab.agents.policy_metadata import PolicyMetadata
-from unolab.train import dqn, imitate, ppo
-from unolab.train.demonstration_files import save_demonstrations
-from unolab.train.imitation_data import generate_demonstrations
+from unolab.train import dqn, ppo
+from unolab.train.imitate import run as imitate
+from unolab.train.imitate.data import generate_demonstrations
+from unolab.train.imitate.files import save_demonstrations
 
 TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -37,8 +39,7 @@ DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
 
 
 def _uno_lab(argv: list[str]) -> object:
-    code = cli.main(["train", "imitate", *argv])
-    raise SystemExit(code)
+    raise SystemExit(cli.main(argv))
 
 
 ENTRIES: dict[str, Callable[[list[str]], object]] = {
@@ -48,7 +49,7 @@ ENTRIES: dict[str, Callable[[list[str]], object]] = {
     "uno-lab": _uno_lab,
 }
 MODULES = {
-    "imitate": "unolab.train.imitate",
+    "imitate": "",  # a function of the library, run in-process only
     "ppo": "unolab.train.ppo",
     "dqn": "unolab.train.dqn",
     "uno-lab": "unolab.cli",
@@ -61,11 +62,11 @@ class Case:
 
     Attributes:
         id: The case's name.
-        entry: ``imitate``, ``ppo``, ``dqn`` or ``uno-lab`` (``uno-lab train imitate``).
+        entry: ``imitate``, ``ppo``, ``dqn`` or ``uno-lab`` (its whole command line).
         argv: The command line, given the case's folder.
         names: What the error message must contain (the file, key or value at fault).
         setup: Prepares the folder (an earlier run, an agent file...).
-        subprocess: Run as ``python -m <module>`` in a real process.
+        subprocess: Run as ``python -m <module>`` in a real process (``uno-lab`` only).
     """
 
     id: str
@@ -86,6 +87,12 @@ def _imitate_args(*overrides: str, config: Path = TINY) -> Callable[[Path], list
         return line
 
     return argv
+
+
+def _uno_lab_args(*overrides: str) -> Callable[[Path], list[str]]:
+    """``uno-lab train imitate`` with :func:`_imitate_args`'s options."""
+    options = _imitate_args(*overrides)
+    return lambda folder: ["train", "imitate", *options(folder)]
 
 
 def _clone(
@@ -313,20 +320,20 @@ CASES: list[Case] = [
     Case(
         "uno_lab_train_imitate_unknown_teacher",
         "uno-lab",
-        _imitate_args("teachers={{nobody: 1}}"),
+        _uno_lab_args("teachers={{nobody: 1}}"),
         "nobody",
     ),
     Case(
         "subprocess_missing_config",
-        "imitate",
-        args("--config", "{folder}/nowhere.yaml"),
+        "uno-lab",
+        args("train", "imitate", "--config", "{folder}/nowhere.yaml"),
         "nowhere.yaml",
         subprocess=True,
     ),
     Case(
         "subprocess_unknown_key",
-        "imitate",
-        _imitate_args("batchsize=3"),
+        "uno-lab",
+        _uno_lab_args("batchsize=3"),
         "batchsize",
         subprocess=True,
     ),

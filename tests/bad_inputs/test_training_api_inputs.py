@@ -28,8 +28,8 @@ from unolab.agents.resolve import resolve_opponents
 from unolab.train.checkpoint_files import parse_json
 from unolab.train.config import config_for, load_config
 from unolab.train.export import export_checkpoint
-from unolab.train.imitate import imitate
-from unolab.train.imitate_config import load_imitate_config
+from unolab.train.imitate.config import load_imitate_config
+from unolab.train.imitate.run import imitate
 from unolab.train.run import train
 from unolab.train.sweep.config import load_sweep_config
 

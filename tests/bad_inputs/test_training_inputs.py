@@ -46,7 +46,8 @@ from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
 from uno_env.locks import FolderLock
-from unolab.train import dqn, export, imitate, ppo
+from unolab.train import dqn, export, ppo
+from unolab.train.imitate import run as imitate
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"

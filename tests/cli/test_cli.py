@@ -117,7 +117,7 @@ def test_train_runs_the_configs_algorithm(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``uno-lab train --config FILE`` needs no algorithm: the config names it."""
-    import unolab.train.imitate
+    import unolab.train.imitate.run
     import unolab.train.run_cli
 
     calls: list[tuple[str, list[str]]] = []
@@ -125,7 +125,7 @@ def test_train_runs_the_configs_algorithm(
         unolab.train.run_cli, "main", lambda alg, argv, prog: calls.append((alg, argv))
     )
     monkeypatch.setattr(
-        unolab.train.imitate, "main", lambda argv, prog: calls.append(("imitate", argv))
+        unolab.train.imitate.run, "main", lambda argv, prog: calls.append(("imitate", argv))
     )
     monkeypatch.chdir(ROOT)
     assert main(words) == 0
@@ -476,13 +476,13 @@ def test_a_checkout_path_run_elsewhere_is_the_shipped_config(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A path from the docs of a checkout, run in a folder without it: the shipped config."""
-    import unolab.train.imitate
+    import unolab.train.imitate.run
     import unolab.train.run_cli
     from unolab.tournament import cli as tournament_cli
 
     calls: list[list[str]] = []
     monkeypatch.setattr(unolab.train.run_cli, "main", lambda alg, argv, prog: calls.append(argv))
-    monkeypatch.setattr(unolab.train.imitate, "main", lambda argv, prog: calls.append(argv))
+    monkeypatch.setattr(unolab.train.imitate.run, "main", lambda argv, prog: calls.append(argv))
     monkeypatch.setattr(tournament_cli, "main", lambda argv: calls.append(list(argv)) or 0)
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 0

@@ -20,7 +20,7 @@ from uno_env.rules import Rules, load_rules
 from unolab.shipped_configs import config_description, shipped_configs
 from unolab.tournament.config import load_config as load_tournament_config
 from unolab.train.config import load_config as load_train_config
-from unolab.train.imitate_config import load_imitate_config
+from unolab.train.imitate.config import load_imitate_config
 from unolab.train.sweep.config import load_sweep_config
 
 CONFIGS = ROOT / "configs"

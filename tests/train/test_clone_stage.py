@@ -14,7 +14,7 @@ from unolab.agents.learned import load_policy
 from unolab.train import algorithms, ppo, run
 from unolab.train.algorithms import policy_layers
 from unolab.train.config import load_config
-from unolab.train.imitate_config import ImitateConfig
+from unolab.train.imitate.config import ImitateConfig
 from unolab.train.run import train
 
 TINY = ROOT / "configs" / "ppo" / "tiny.yaml"

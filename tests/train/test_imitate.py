@@ -21,23 +21,25 @@ from unolab.agents import make_agent, resolve_opponents
 from unolab.agents.ismcts import IsmctsAgent
 from unolab.agents.learned import MLPNet, load_policy
 from unolab.agents.pimc import PimcAgent
-from unolab.train import algorithms, imitate, imitate_fit, imitate_outputs
+from unolab.train import algorithms
 from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import load_config
 from unolab.train.config_sections import PPOParams
-from unolab.train.demonstration_files import (
-    DemonstrationFileError,
-    concat_demonstrations,
-    load_demonstrations,
-    save_demonstrations,
-)
 from unolab.train.export import snapshot_policy
-from unolab.train.imitate_config import ImitateConfig, load_imitate_config
-from unolab.train.imitation_data import (
+from unolab.train.imitate import fit
+from unolab.train.imitate import run as imitate
+from unolab.train.imitate.config import ImitateConfig, load_imitate_config
+from unolab.train.imitate.data import (
     DECISION_KINDS,
     decision_kinds,
     generate_demonstrations,
     teacher_factory,
+)
+from unolab.train.imitate.files import (
+    DemonstrationFileError,
+    concat_demonstrations,
+    load_demonstrations,
+    save_demonstrations,
 )
 
 TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
@@ -62,7 +64,7 @@ def test_the_clone_is_written_before_it_is_measured(
     config = load_imitate_config(TINY, [f"runs_dir={tmp_path}"])
     with pytest.raises(KeyboardInterrupt):
         imitate.imitate(config, progress=False, log=None)
-    policy = load_policy(imitate_outputs.clone_path(config).with_suffix(".safetensors"))
+    policy = load_policy(fit.clone_path(config).with_suffix(".safetensors"))
     assert policy.meta.extra["evaluations"] is None
     assert policy.meta.extra["decisions"] == config.samples
 
@@ -164,7 +166,7 @@ def test_the_run_writes_a_clone_and_a_report(tiny_run: imitate.ImitationResult) 
     assert meta["hidden"] == [32, 32] and meta["activation"] == "tanh"
     assert meta["extra"]["teachers"] == {"mixbot": 1.0}
     assert 0.0 <= meta["extra"]["accuracy"] <= 1.0
-    report = json.loads((run_dir / imitate_outputs.REPORT_NAME).read_text())
+    report = json.loads((run_dir / fit.REPORT_NAME).read_text())
     assert report["accuracy"]["overall"] == meta["extra"]["accuracy"]
     assert set(report["accuracy"]["kinds"]) == set(DECISION_KINDS)
     assert report["accuracy"]["kinds"]["play"]["decisions"] > 0
@@ -174,7 +176,7 @@ def test_the_run_writes_a_clone_and_a_report(tiny_run: imitate.ImitationResult) 
     assert clone["ci_low"] <= clone["win_rate"] <= clone["ci_high"]
     assert len(report["fit"]["history"]) == 2
     assert (run_dir / "config.yaml").is_file()
-    table = imitate_outputs.format_report(report)
+    table = fit.format_report(report)
     assert "clone" in table and "mixbot (teacher)" in table and "vs random" in table
 
 
@@ -450,13 +452,13 @@ def test_soft_targets_follow_the_estimates() -> None:
     values[0, [2, 5]] = torch.tensor([0.5, -0.5])  # two estimates: a softmax over them
     values[1, 7] = 0.3  # one estimate (one candidate): the chosen action
     actions = torch.tensor([5, 7, 9])  # row 2: no estimate at all, the chosen action
-    target = imitate_fit.soft_targets(values, actions, temperature=0.5)
+    target = fit.soft_targets(values, actions, temperature=0.5)
     expected = torch.softmax(torch.tensor([1.0, -1.0]), dim=0)
     torch.testing.assert_close(target[0, [2, 5]], expected)
     assert target[0].sum() == pytest.approx(1.0) and target[0, 5] < target[0, 2]
     assert target[1, 7] == 1.0 and target[2, 9] == 1.0
     assert target[1].sum() == 1.0 and target[2].sum() == 1.0
-    cold = imitate_fit.soft_targets(values, actions, temperature=1e-3)
+    cold = fit.soft_targets(values, actions, temperature=1e-3)
     assert cold[0, 2] == pytest.approx(1.0)  # a low temperature: the best estimate alone
 
 
@@ -474,14 +476,12 @@ def test_the_validation_loss_uses_the_training_targets() -> None:
     masks = torch.from_numpy(demos.masks)
     actions = torch.from_numpy(demos.actions)
     with torch.no_grad():
-        log_probs = imitate_fit._masked_log_probs(net, torch.from_numpy(demos.observations), masks)
-        targets = imitate_fit.soft_targets(torch.from_numpy(demos.values), actions, 0.1)
-        soft = float(imitate_fit._loss(log_probs, masks, actions, 0.02, targets))
-        hard = float(imitate_fit._loss(log_probs, masks, actions, 0.02))
-    assert imitate_fit._validation_loss(net, demos, rows, 0.02, 0.1) == pytest.approx(
-        soft, rel=1e-5
-    )
-    assert imitate_fit._validation_loss(net, demos, rows, 0.02) == pytest.approx(hard, rel=1e-5)
+        log_probs = fit._masked_log_probs(net, torch.from_numpy(demos.observations), masks)
+        targets = fit.soft_targets(torch.from_numpy(demos.values), actions, 0.1)
+        soft = float(fit._loss(log_probs, masks, actions, 0.02, targets))
+        hard = float(fit._loss(log_probs, masks, actions, 0.02))
+    assert fit._validation_loss(net, demos, rows, 0.02, 0.1) == pytest.approx(soft, rel=1e-5)
+    assert fit._validation_loss(net, demos, rows, 0.02) == pytest.approx(hard, rel=1e-5)
     assert soft != pytest.approx(hard, rel=1e-3)
 
 

@@ -1,5 +1,5 @@
 """Training from a script or a notebook: ``unolab.train.ppo.train``, ``unolab.train.dqn.train`` and
-``unolab.train.imitate.train`` take a config object, a YAML file or a mapping, and return the run."""
+``unolab.train.imitate.run.train`` take a config object, a YAML file or a mapping, and return the run."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from support import ROOT
 
 from uno_env import ConfigError
 from unolab.agents.learned import load_policy
-from unolab.train import dqn, imitate, ppo
+from unolab.train import dqn, ppo
 from unolab.train.config import load_config
+from unolab.train.imitate import run as imitate
 
 TINY = {
     "ppo": ROOT / "configs/ppo/tiny.yaml",

@@ -11,7 +11,8 @@ from support import ROOT
 
 from uno_env.folders import RunFolder
 from uno_env.locks import FolderInUseError, FolderLock
-from unolab.train import imitate, ppo
+from unolab.train import ppo
+from unolab.train.imitate import run as imitate
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"

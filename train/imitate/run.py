@@ -1,43 +1,8 @@
-"""Warm starts by imitation: ``uno-lab train imitate --config imitate/<name>``
-(``python -m unolab.train.imitate --config FILE``).
+"""An imitation run, from a script or ``uno-lab train imitate --config FILE``.
 
-An imitation run clones a teacher (any bot, an exported agent, or a weighted mix of them)
-into a network of the PPO policy's architecture, so that a PPO run can start from a player
-that is already strong instead of a random one (``init_from``). Read it top to bottom:
-
-1. :func:`~unolab.train.imitation_data.generate_demonstrations` plays thousands of games side by
-   side with the teachers and records (observation, legal mask, teacher action) at each of
-   their decisions;
-2. :func:`fit_clone` trains an MLP (``net_arch``, tanh: MaskablePPO's policy network) on
-   them by minibatch Adam, minimising the cross-entropy of the masked logits (illegal
-   actions get no probability, as in MaskablePPO), on all games but a held-out share;
-3. :func:`agreement` scores the clone on the held-out games: how often it picks the
-   teacher's action, overall and per kind of decision (play, draw, wild colour,
-   challenge, ...);
-4. the clone and each teacher play ``eval_games`` hands against each ``eval_bots`` bot on
-   the same deals (:func:`unolab.agents.arena.evaluate_vs`, Wilson intervals);
-5. everything is written to ``runs/<name>/``: the clone as a pickle-free policy
-   (``<name>.safetensors`` + ``<name>.json``, algorithm ``imitation``, the teachers and the
-   accuracy in its ``extra``), ``imitation_report.json`` (the table printed at the end) and
-   ``config.yaml``.
-
-A PPO run starts from the clone with ``init_from: runs/<name>/<name>.safetensors`` (same
-rules and ``ppo.net_arch``): its policy branch and action head receive the clone's layers,
-its value head starts fresh. A masked DQN run can start from a clone made with
-``activation: relu`` and the DQN's ``net_arch``; the Q-values then start as the clone's
-logits.
-
-A refused run writes nothing. The clone is written as soon as it is fitted (then again with
-its measured strength), and with ``keep_demonstrations: true`` the recording as soon as it
-is made (``demonstrations.npz``, :mod:`unolab.train.demonstration_files`): an interrupted run loses
-neither an hour of search nor a fitted clone. Later runs train on kept recordings with
-``include`` (``samples: 0`` records nothing new), and with ``value_targets`` imitate a search
-teacher's estimates instead of its one noisy pick. An existing run is replaced only with
-``--overwrite``.
-
-This module runs those steps and holds the command line; the fitting and scoring are
-:mod:`unolab.train.imitate_fit`'s, the files and the report table
-:mod:`unolab.train.imitate_outputs`'s.
+:func:`imitate` runs the steps of :mod:`unolab.train.imitate` with its folder held (record,
+fit, score, measure, export); :func:`train` takes a config object, a YAML file or a mapping;
+:func:`main` is the command line.
 """
 
 from __future__ import annotations
@@ -56,7 +21,6 @@ import torch
 
 from uno_env.config_values import check_switch
 from uno_env.configuration import add_config_options
-from uno_env.console import run_main
 from uno_env.files import shown
 from uno_env.folders import RunFolder
 from uno_env.locks import FolderInUseError
@@ -66,22 +30,25 @@ from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import TorchPolicy
 from unolab.agents.progress import check_log
 from unolab.agents.progress import say as status_line
-from unolab.train.demonstration_files import (
+from unolab.train.imitate.config import ImitateConfig, load_imitate_config
+from unolab.train.imitate.data import generate_demonstrations, teacher_factory
+from unolab.train.imitate.files import (
     DEMONSTRATIONS_FILE,
     concat_demonstrations,
     load_demonstrations,
     save_demonstrations,
 )
-from unolab.train.imitate_config import ImitateConfig, load_imitate_config
-from unolab.train.imitate_fit import agreement, fit_clone, predict, validation_split
-from unolab.train.imitate_outputs import (
+from unolab.train.imitate.fit import (
     REPORT_NAME,
+    agreement,
     clone_metadata,
+    fit_clone,
     format_report,
+    predict,
     run_folder,
+    validation_split,
     write_clone,
 )
-from unolab.train.imitation_data import generate_demonstrations, teacher_factory
 
 __all__ = [
     "ImitationResult",
@@ -161,7 +128,7 @@ def imitate(
     """
     if not isinstance(config, ImitateConfig):
         raise TypeError(
-            "config: expected an ImitateConfig (unolab.train.imitate_config."
+            "config: expected an ImitateConfig (unolab.train.imitate.config."
             f"load_imitate_config builds one), got {shown(config)}"
         )
     check_switch("overwrite", overwrite)
@@ -305,7 +272,7 @@ def train(
     """Clone teachers from a script or a notebook, as ``uno-lab train imitate --config FILE``.
 
     Args:
-        config: An :class:`~unolab.train.imitate_config.ImitateConfig`, the path of a YAML config
+        config: An :class:`~unolab.train.imitate.config.ImitateConfig`, the path of a YAML config
             or a mapping of its keys.
         overrides: ``key=value`` items applied on top, as ``--set`` (``decisions=2000``).
         overwrite: Replace the files of an earlier run of the same name.
@@ -342,9 +309,9 @@ def _config_example(prog: str | None) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    """The options of ``python -m unolab.train.imitate`` (and ``uno-lab train imitate``)."""
+    """The options of ``uno-lab train imitate``."""
     parser = argparse.ArgumentParser(
-        prog=prog or "python -m unolab.train.imitate",
+        prog=prog or "uno-lab train imitate",
         description="Clone a bot (or a weighted mix of bots) into a network that a PPO run can "
         "start from (init_from: runs/<name>/<name>.safetensors).",
     )
@@ -354,7 +321,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> ImitationResult:
-    """Command line: ``python -m unolab.train.imitate --config FILE [--set KEY=VALUE] [--overwrite]``.
+    """Command line: ``uno-lab train imitate --config FILE [--set KEY=VALUE] [--overwrite]``.
 
     Bad input ends with one line ``<prog>: error: ...`` on stderr and exit status 2, having
     written nothing; Ctrl-C exits 130, naming what was written before it (a kept recording,
@@ -381,7 +348,3 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
         f"from it with init_from: {result.policy}"
     )
     return result
-
-
-if __name__ == "__main__":
-    run_main(main, "python -m unolab.train.imitate")

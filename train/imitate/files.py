@@ -8,7 +8,7 @@ recording can be extended by parallel runs, or refitted with other settings, wit
 searching again.
 
 The file is a compressed NumPy archive (no pickle): the arrays of
-:class:`~unolab.train.imitation_data.Demonstrations` and a JSON header with the format, the
+:class:`~unolab.train.imitate.data.Demonstrations` and a JSON header with the format, the
 observation version and the rules they were recorded under. :func:`load_demonstrations`
 refuses a file of another observation version or other rules, naming the file and both
 sides.
@@ -27,7 +27,7 @@ from uno_env.files import save_atomically
 from uno_env.observation import OBS_DIM, OBS_VERSION
 from uno_env.rules import Rules
 from unolab.train.checkpoint_files import ZIP_READ_ERRORS
-from unolab.train.imitation_data import Demonstrations
+from unolab.train.imitate.data import Demonstrations
 
 __all__ = [
     "DEMONSTRATIONS_FILE",
@@ -99,7 +99,7 @@ def load_demonstrations(path: str | Path, rules: Rules) -> Demonstrations:
             values = archive["values"] if "values" in archive.files else None
     except ZIP_READ_ERRORS as err:
         raise DemonstrationFileError(
-            f"{source}: not a demonstrations file written by unolab.train.imitate ({err})"
+            f"{source}: not a demonstrations file written by uno-lab train imitate ({err})"
         ) from err
     if header.get("format") != _FORMAT:
         raise DemonstrationFileError(

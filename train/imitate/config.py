@@ -1,4 +1,4 @@
-"""The config of an imitation run (``python -m unolab.train.imitate``): a frozen dataclass with bounds.
+"""The config of an imitation run (``uno-lab train imitate``): a frozen dataclass with bounds.
 
 An imitation run clones one teacher, or a weighted mix of teachers, into a network of the
 PPO policy's architecture: it plays games of its own with the teachers, records their

@@ -5,11 +5,17 @@ cross-entropy of the teacher's actions (illegal actions get no probability, as i
 MaskablePPO), or with ``value_targets`` on the softmax of a search teacher's estimates
 (:func:`soft_targets`). Whole games are held out for validation (:func:`validation_split`),
 and :func:`agreement` scores the clone's picks on them, overall and per kind of decision.
+
+What a run writes is here too: the clone as a pickle-free policy (``<name>.safetensors`` +
+``<name>.json``, algorithm :data:`ALGORITHM`), the report (:data:`REPORT_NAME`, printed by
+:func:`format_report`), ``config.yaml`` and, when kept, the recorded demonstrations, all in
+the run folder ``runs/<name>/`` (:func:`run_folder`).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,13 +24,31 @@ import torch
 from torch import nn
 
 from uno_env import cards as C
-from uno_env.observation import OBS_DIM
-from unolab.agents.learned import MLPNet
+from uno_env.folders import RunFolder
+from uno_env.observation import OBS_DIM, OBS_VERSION
+from uno_env.rules import Rules
+from unolab.agents.learned import MLPNet, save_policy
+from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.agents.progress import progress_bar
-from unolab.train.imitate_config import ImitateConfig
-from unolab.train.imitation_data import DECISION_KINDS, Demonstrations, decision_kinds
+from unolab.train.export import git_commit
+from unolab.train.imitate.config import ImitateConfig
+from unolab.train.imitate.data import DECISION_KINDS, Demonstrations, decision_kinds
+from unolab.train.imitate.files import DEMONSTRATIONS_FILE
 
-__all__ = ["agreement", "fit_clone", "predict", "soft_targets", "validation_split"]
+__all__ = [
+    "ALGORITHM",
+    "REPORT_NAME",
+    "agreement",
+    "clone_metadata",
+    "clone_path",
+    "fit_clone",
+    "format_report",
+    "predict",
+    "run_folder",
+    "soft_targets",
+    "validation_split",
+    "write_clone",
+]
 
 _INFERENCE_ROWS = 65_536
 """Rows per forward pass when scoring (bounded memory for any validation size)."""
@@ -264,3 +288,127 @@ def _validation_loss(
                 targets = soft_targets(values, actions, temperature)
             total += float(_loss(log_probs, masks, actions, smooth, targets)) * part.size
     return total / max(rows.size, 1)
+
+
+# What a run writes
+
+ALGORITHM = "imitation"
+"""The ``algorithm`` of a clone's metadata."""
+
+REPORT_NAME = "imitation_report.json"
+"""The report's file name in the run folder."""
+
+
+def clone_path(config: ImitateConfig) -> Path:
+    """Where the clone is written, without suffix: ``<run_dir>/<name>`` (``clone`` when the
+    name would take the report's file)."""
+    stem = config.name if config.name != Path(REPORT_NAME).stem else "clone"
+    return config.run_dir / stem
+
+
+def run_folder(config: ImitateConfig) -> RunFolder:
+    """The run's folder (``config.run_dir``): its lock, and the files that make it a run's
+    (what the run would write)."""
+    stem = clone_path(config).name
+    return RunFolder(
+        config.run_dir,
+        "imitation run",
+        files=[
+            f"{stem}.safetensors",
+            f"{stem}.json",
+            REPORT_NAME,
+            "config.yaml",
+            DEMONSTRATIONS_FILE,
+        ],
+        start_over="replace it with --overwrite",
+        rename="give the new run another name with --set name=...",
+        place="runs_dir",
+        relocate="choose another folder with --set runs_dir=...",
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as a short plain-text table (what ``uno-lab train imitate`` prints)."""
+    data, acc = report["data"], report["accuracy"]
+    lines = [
+        f"clone of {report['teachers_label']}: {data['decisions']:,} decisions from "
+        f"{data['games']:,} games ({data['seconds']:.0f} s), {report['fit']['epochs']} epochs "
+        f"({report['fit']['seconds']:.0f} s)",
+        f"agreement with the teacher on {acc['decisions']:,} held-out decisions: "
+        f"{_percent(acc['overall'])}",
+    ]
+    kinds = [
+        f"{kind} {_percent(v['accuracy'])} ({v['decisions']:,})"
+        for kind, v in acc["kinds"].items()
+        if v["decisions"]
+    ]
+    lines.append("  by kind: " + ", ".join(kinds))
+    if len(acc["teachers"]) > 1:
+        lines.append(
+            "  by teacher: "
+            + ", ".join(
+                f"{t} {_percent(v['accuracy'])} ({v['decisions']:,})"
+                for t, v in acc["teachers"].items()
+            )
+        )
+    strength = report["strength"]
+    bots = list(next(iter(strength.values())))
+    games = next(iter(next(iter(strength.values())).values()))["games"]
+    lines.append(
+        f"strength ({games:,} hands per pairing, seats rotated, the same deals for every agent; "
+        "Wilson 95% intervals):"
+    )
+    width = max(len(label) for label in strength) + len(" (teacher)")
+    header = "".join(f"  {'vs ' + b:<22}" for b in bots)
+    lines.append(("  " + "agent".ljust(width) + header).rstrip())
+    for label, results in strength.items():
+        shown = label if label == "clone" else f"{label} (teacher)"
+        cells = "".join(
+            f"  {r['win_rate']:.1%} [{r['ci_low']:.1%}, {r['ci_high']:.1%}]".ljust(24)
+            for r in results.values()
+        )
+        lines.append("  " + shown.ljust(width) + cells.rstrip())
+    return "\n".join(lines)
+
+
+def clone_metadata(config: ImitateConfig, rules: Rules, extra: dict[str, Any]) -> PolicyMetadata:
+    """The clone's metadata: algorithm ``imitation``, its network, the rules, ``extra``."""
+    return PolicyMetadata(
+        name=config.name,
+        algorithm=ALGORITHM,
+        obs_version=OBS_VERSION,
+        obs_dim=OBS_DIM,
+        num_actions=C.NUM_ACTIONS,
+        hidden=tuple(config.net_arch),
+        activation=config.activation,
+        rules=rules.to_dict(),
+        extra=extra,
+    )
+
+
+def write_clone(config: ImitateConfig, rules: Rules, net: MLPNet, report: dict[str, Any]) -> Path:
+    """Write the clone as a pickle-free policy (safetensors + JSON); return the weights path.
+
+    Its ``extra`` names the teachers and gives the accuracy and the clone's win rates.
+    """
+    layers = [
+        (m.weight.detach().clone(), m.bias.detach().clone())
+        for m in net.layers
+        if isinstance(m, nn.Linear)
+    ]
+    accuracy = report["accuracy"]
+    extra = {
+        "git_commit": git_commit(),
+        "teachers": dict(config.teachers),
+        "opponents": None if config.opponents is None else dict(config.opponents),
+        "accuracy": accuracy["overall"],
+        "accuracy_by_kind": {k: v["accuracy"] for k, v in accuracy["kinds"].items()},
+        "decisions": report["data"]["decisions"],
+        "evaluations": report["strength"]["clone"] if "strength" in report else None,
+        "seed": config.seed,
+    }
+    return save_policy(clone_path(config), layers, clone_metadata(config, rules, extra))
