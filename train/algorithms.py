@@ -17,8 +17,8 @@ algorithm"; :class:`PlainLoopModel` gives it what the run's callbacks read).
 How a checkpoint zip loads without running code from it is
 :mod:`unolab.train.checkpoint_state`'s. Layers: :mod:`unolab.train.sb3_algorithms` below
 it (the config imports the registry when a config is built, to check its algorithm); the
-checkpoint reader, export, league, run and the ``python -m unolab.train.ppo`` /
-``unolab.train.dqn`` entry points above it.
+checkpoint reader, export, league, run and its command line (``uno-lab train NAME``) above
+it.
 """
 
 from __future__ import annotations

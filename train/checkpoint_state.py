@@ -37,7 +37,7 @@ from unolab.train.algorithms import (
     policy_layers,
 )
 from unolab.train.checkpoint_files import ZIP_READ_ERRORS, DamagedCheckpointError
-from unolab.train.config import TrainConfig
+from unolab.train.config import TrainConfig, config_beside
 from unolab.train.config_limits import MAX_STEPS
 
 __all__ = ["initialise_from", "load_checkpoint_state", "restore_checkpoint"]
@@ -262,23 +262,27 @@ def _reason(err: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def restore_checkpoint(path: str | Path, config: TrainConfig, env: VecEnv) -> Any:
+def restore_checkpoint(path: str | Path, env: VecEnv, config: TrainConfig | None = None) -> Any:
     """A run's model from its checkpoint zip, without running code from the file.
 
-    The model is built from ``config`` (:func:`~unolab.train.algorithms.make_model`: its algorithm, network and
-    hyper-parameters), then given the zip's tensors and counters
+    The model is built from ``config`` (:func:`~unolab.train.algorithms.make_model`: its
+    algorithm, network and hyper-parameters), then given the zip's tensors and counters
     (:func:`load_checkpoint_state`). What SB3 would unpickle from the zip (the spaces, the
     schedules, the last observations) comes from the config and the env instead: a resumed
     run starts its games afresh.
 
     Args:
         path: The checkpoint (``runs/<name>/latest.zip``).
-        config: The config the checkpoint was trained with.
         env: The env to train (or act) on.
+        config: The config the checkpoint was trained with (None: the run's
+            ``config.yaml`` beside the checkpoint).
 
     Raises:
+        FileNotFoundError: the run's ``config.yaml`` is not beside the checkpoint.
+        ConfigError: that config is not valid.
         DamagedCheckpointError: one line naming the file (see :func:`load_checkpoint_state`).
     """
+    config = config_beside(path) if config is None else config
     model = make_model(config, env)
     found = load_checkpoint_state(path, model, counters=True, num_envs=config.num_envs)
     for name, value in found.items():

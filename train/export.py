@@ -235,7 +235,7 @@ def export_checkpoint(
     try:
         if path.with_suffix(".json").is_file():  # its record: the checksum to check first
             verify_checkpoint(path.parent, path.stem)
-        model = restore_checkpoint(path, config, UnoVecEnv(1, rules))
+        model = restore_checkpoint(path, UnoVecEnv(1, rules), config)
     except DamagedCheckpointError as err:
         raise ValueError(f"{err}; give a run's latest.zip or best.zip") from None
     extra = {"steps": int(model.num_timesteps), "checkpoint": str(path), "seed": config.seed}

@@ -2,7 +2,7 @@
 
 The algorithm itself, with no knowledge of the lab's configs or runs: the training run
 builds and loads it through :mod:`unolab.train.algorithms` and the command line is
-``uno-lab train dqn --config dqn/<name>`` (:mod:`unolab.train.dqn`).
+``uno-lab train dqn --config dqn/<name>`` (:mod:`unolab.train.run_cli`).
 Its parts: the masked argmax, TD target and exploration, and the replay buffer
 (:mod:`unolab.train.masked_replay`), and the dueling Q-network (:mod:`unolab.train.dueling`).
 

@@ -327,7 +327,7 @@ def resume_model(config: TrainConfig, env: VecEnv, log: TextIO | None = None) ->
         resumed = config
         if _same_folder(saved, config):  # the folder as the run spells it
             resumed = dataclasses.replace(config, name=saved["name"], runs_dir=saved["runs_dir"])
-        model = restore_checkpoint(checkpoint.path, resumed, env)
+        model = restore_checkpoint(checkpoint.path, env, resumed)
         if int(model.num_timesteps) != checkpoint.steps:
             raise DamagedCheckpointError(
                 f"{checkpoint.path} holds {int(model.num_timesteps):,} steps, its record "

@@ -72,12 +72,7 @@ from unolab.train.run_folder import (
     save_run_file,
 )
 
-__all__ = [
-    "AlgorithmTrainer",
-    "RunResult",
-    "TrainingInterrupted",
-    "train",
-]
+__all__ = ["RunResult", "TrainingInterrupted", "train", "train_algorithm"]
 
 START_ERRORS = (ValueError, OSError, FolderInUseError)
 """What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
@@ -418,41 +413,36 @@ def train(
     return learn(session, progress_bar, log)
 
 
-@dataclass(frozen=True)
-class AlgorithmTrainer:
-    """The ``train`` of an algorithm's module (``unolab.train.ppo.train``,
-    ``unolab.train.dqn.train``), for scripts and notebooks.
+def train_algorithm(
+    algorithm: str,
+    config: TrainConfig | str | Path | Mapping[str, Any],
+    overrides: Sequence[str] = (),
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress_bar: bool = True,
+    log: TextIO | None = sys.stderr,
+) -> RunResult:
+    """Train with a registered algorithm from a script or a notebook.
 
     Called with a :class:`~unolab.train.config.TrainConfig`, the path of a YAML config or a
     mapping of its keys (``algorithm`` may be left out) and ``overrides`` as ``--set`` items,
     it runs what ``uno-lab train ALGORITHM --config FILE`` runs and returns the
     :class:`RunResult`; ``resume``, ``overwrite``, ``progress_bar`` and ``log`` are
-    :func:`train`'s. It raises ``ConfigError`` for an invalid config or one of another
-    algorithm, and as :func:`train`.
+    :func:`train`'s.
 
     Example::
 
-        from unolab.train.ppo import train
-        result = train("configs/ppo/tiny.yaml", ["total_steps=2048"])
+        from unolab.train.run import train_algorithm
+        result = train_algorithm("ppo", "configs/ppo/tiny.yaml", ["total_steps=2048"])
+
+    Raises:
+        ConfigError: for an invalid config or one of another algorithm; and as :func:`train`.
     """
-
-    algorithm: str
-
-    def __call__(
-        self,
-        config: TrainConfig | str | Path | Mapping[str, Any],
-        overrides: Sequence[str] = (),
-        *,
-        resume: bool = False,
-        overwrite: bool = False,
-        progress_bar: bool = True,
-        log: TextIO | None = sys.stderr,
-    ) -> RunResult:
-        """Train the config with this algorithm; return what the run produced."""
-        return train(
-            config_for(config, self.algorithm, overrides),
-            resume=resume,
-            progress_bar=progress_bar,
-            overwrite=overwrite,
-            log=log,
-        )
+    return train(
+        config_for(config, algorithm, overrides),
+        resume=resume,
+        progress_bar=progress_bar,
+        overwrite=overwrite,
+        log=log,
+    )

@@ -1,5 +1,5 @@
-"""The command line of a training run: ``python -m unolab.train.<algorithm>`` and
-``uno-lab train``: the options, the run's config (new, or read back to resume), one-line
+"""The command line of a training run, ``uno-lab train ALGORITHM`` for every algorithm of the
+registry (:mod:`unolab.train.algorithms`): the options, the run's config (new, or read back to resume), one-line
 errors, Ctrl-C and SIGTERM.
 """
 
@@ -105,29 +105,25 @@ def _load_run_config(args: argparse.Namespace, algorithm: str) -> TrainConfig:
         if given:
             raise ConfigError(
                 f"--set {given[-1].strip()}: this command trains {algorithm}; train a "
-                f"{config.algorithm} run with uno-lab train {config.algorithm} (or python -m "
-                f"unolab.train.{config.algorithm})"
+                f"{config.algorithm} run with uno-lab train {config.algorithm}"
             )
         raise ConfigError(
-            f"{path} is a {config.algorithm} config; train it with uno-lab train "
-            f"{config.algorithm} (or python -m unolab.train.{config.algorithm})"
+            f"{path} is a {config.algorithm} config; train it with uno-lab train {config.algorithm}"
         )
     return config
 
 
 def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentParser:
-    """The options of a training command (``python -m unolab.train.<algorithm>``, ``uno-lab train``)."""
+    """The options of ``uno-lab train ALGORITHM``."""
     parser = argparse.ArgumentParser(
-        prog=prog or f"python -m unolab.train.{algorithm}",
+        prog=prog or f"uno-lab train {algorithm}",
         description=f"Train a {algorithm.upper()} UNO agent from a YAML config.",
     )
-    # uno-lab resolves a shipped config's name (unolab.shipped_configs); python -m takes a file.
     add_config_options(
         parser,
-        get_algorithm(algorithm).default_config
-        if (prog or "").startswith("uno-lab")
-        else "my_config.yaml",
+        get_algorithm(algorithm).default_config,
         "ppo.learning_rate=1e-4",
+        run="runs/<name>",
     )
     parser.add_argument(
         "--resume",
@@ -137,11 +133,6 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
         metavar="RUN_DIR",
         help="continue the run in runs/<name> (alone: the run in the current folder); only "
         "the settings that change neither the model nor its data may change (docs/training.md)",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="start over if runs/<name> holds a run (removes that run's files first)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser
@@ -163,7 +154,7 @@ def _stop_on_sigterm() -> None:
 
 
 def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
-    """Command line of ``python -m unolab.train.<algorithm>`` (an algorithm of the registry).
+    """Command line of ``uno-lab train ALGORITHM`` (an algorithm of the registry).
 
     Bad input (a config error, a missing file, a run that exists) ends with one line
     ``<prog>: error: ...`` on stderr and exit status 2; Ctrl-C (or SIGTERM) saves
@@ -172,7 +163,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     Args:
         algorithm: A name of the algorithm registry (``ppo``, ``dqn``).
         argv: The arguments (default: ``sys.argv[1:]``).
-        prog: The command's name in messages (default: ``python -m unolab.train.<algorithm>``).
+        prog: The command's name in messages (default: ``uno-lab train ALGORITHM``).
     """
     parser = build_parser(algorithm, prog)
     args = parser.parse_args(argv)

@@ -113,23 +113,7 @@ def run_folder(config: TrainConfig) -> RunFolder:
     )
 
 
-def _written_on_resume(config: TrainConfig) -> list[Path]:
-    """The files a resumed run writes (or replaces) in its folder."""
-    named = ["config.yaml", "evaluations.jsonl", HISTORY_FILE]
-    named += [
-        f"{tag}{suffix}" for tag in (LATEST, PREVIOUS, "best") for suffix in (".zip", ".json")
-    ]
-    for stem in dict.fromkeys([policy_path(config).name, LEGACY_POLICY_NAME]):
-        named += [f"{stem}.safetensors", f"{stem}.json"]
-    mix = config.opponents
-    slots = mix.pool_size if mix.self_play > 0 else 0
-    named += [
-        f"league_slot{i}{suffix}" for i in range(slots) for suffix in (".safetensors", ".json")
-    ]
-    return [config.run_dir / name for name in named]
-
-
-def _check_run_targets(config: TrainConfig) -> None:
+def _check_run_targets(config: TrainConfig, folder: RunFolder) -> None:
     """Refuse to resume a run whose folder holds something other than a regular file where
     the run writes one (a pipe, a folder, a symlink, a device): the run would train, then
     fail at its first write. Nothing is written.
@@ -137,8 +121,13 @@ def _check_run_targets(config: TrainConfig) -> None:
     Raises:
         ConfigError: one line naming each such file and what to do.
     """
+    mix = config.opponents
+    slots = mix.pool_size if mix.self_play > 0 else 0
+    # The run's own files (:func:`run_folder`), its league's slots by number.
+    named = [name for name in folder.files if "*" not in name and name not in ("tb", CLONE_NAME)]
+    named += [f"league_slot{i}{end}" for i in range(slots) for end in (".safetensors", ".json")]
     bad = []
-    for path in _written_on_resume(config):
+    for path in (config.run_dir / name for name in named):
         try:
             check_writable_target(path, "run file")
         except OSError:
@@ -177,7 +166,7 @@ def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Pa
     folder = run_folder(config)
     folder.check_place()
     if resume:
-        _check_run_targets(config)
+        _check_run_targets(config, folder)
         if not has_checkpoint(run_dir):
             raise FileNotFoundError(
                 f"cannot resume: {run_dir / 'latest.zip'} does not exist (a run writes it at "

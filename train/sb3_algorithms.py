@@ -49,7 +49,8 @@ class SB3Algorithm:
         name: As the protocol's (so are ``label``, ``description``, ``default_config``,
             ``fixed_settings`` and ``counters``).
         model_class: The SB3 class of its models and checkpoints.
-        build: A fresh model for a training run: ``build(config, env)``.
+        settings: Its policy and hyper-parameters for a config: ``(policy, kwargs)`` for
+            ``model_class`` (:meth:`build` adds what every run shares).
         acting_modules: The modules of a model's acting network (flatten features
             extractor: they map the observation straight to one logit or Q-value per action).
         owns: Whether a model has this algorithm's acting network.
@@ -66,7 +67,7 @@ class SB3Algorithm:
     default_config: str
     fixed_settings: str
     model_class: type[BaseAlgorithm]
-    build: Callable[[TrainConfig, VecEnv], Any]
+    settings: Callable[[TrainConfig], tuple[Any, dict[str, Any]]]
     acting_modules: Callable[[Any], list[nn.Module]]
     owns: Callable[[Any], bool]
     steps_per_collect: Callable[[TrainConfig], int]
@@ -74,6 +75,19 @@ class SB3Algorithm:
     policy_warmup_steps: Callable[[TrainConfig], int] = _never
     custom_objects: Mapping[str, Any] = field(default_factory=dict)
     counters: tuple[str, ...] = ("num_timesteps", "_n_updates", "_episode_num")
+
+    def build(self, config: TrainConfig, env: VecEnv) -> Any:
+        """A fresh model for a training run: on the CPU, seeded, logging to ``<run_dir>/tb``."""
+        policy, kwargs = self.settings(config)
+        return self.model_class(
+            policy,
+            env,
+            **kwargs,
+            tensorboard_log=str(config.run_dir / "tb"),
+            seed=config.seed,
+            verbose=0,
+            device="cpu",
+        )
 
     def learn(
         self, model: Any, steps: int, callbacks: Sequence[BaseCallback], *, reset: bool
@@ -102,29 +116,20 @@ class SB3Algorithm:
 # ---------------------------------------------------------------------- MaskablePPO
 
 
-def _build_ppo(config: TrainConfig, env: VecEnv) -> MaskablePPO:
-    """A fresh MaskablePPO (MLP policy; the env gives it the legal-action masks)."""
+_PPO_ARGS = (
+    "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
+    "ent_coef", "vf_coef", "max_grad_norm",
+)  # fmt: skip
+"""The ``ppo:`` keys MaskablePPO takes under the same names."""
+
+
+def _ppo_settings(config: TrainConfig) -> tuple[str, dict[str, Any]]:
+    """MaskablePPO's MLP policy and its ``ppo:`` section (the env gives it the legal-action
+    masks)."""
     p = config.ppo
     arch = list(p.net_arch)
-    return MaskablePPO(
-        "MlpPolicy",
-        env,
-        learning_rate=p.learning_rate,
-        n_steps=p.n_steps,
-        batch_size=p.batch_size,
-        n_epochs=p.n_epochs,
-        gamma=p.gamma,
-        gae_lambda=p.gae_lambda,
-        clip_range=p.clip_range,
-        ent_coef=p.ent_coef,
-        vf_coef=p.vf_coef,
-        max_grad_norm=p.max_grad_norm,
-        policy_kwargs={"net_arch": {"pi": arch, "vf": arch}},
-        tensorboard_log=str(config.run_dir / "tb"),
-        seed=config.seed,
-        verbose=0,
-        device="cpu",
-    )
+    kwargs = {name: getattr(p, name) for name in _PPO_ARGS}
+    return "MlpPolicy", {**kwargs, "policy_kwargs": {"net_arch": {"pi": arch, "vf": arch}}}
 
 
 def _ppo_owns(model: Any) -> bool:
@@ -171,37 +176,30 @@ def hand_size_potential(observations: np.ndarray, per_card: float) -> np.ndarray
     return np.asarray(per_card * (others - sizes[:, 0]), dtype=np.float32)
 
 
-def _build_dqn(config: TrainConfig, env: VecEnv) -> MaskedDQN:
-    """A fresh MaskedDQN (MLP Q-network, masked replay buffer)."""
+_DQN_ARGS = (
+    "double_q", "n_step", "learning_rate", "buffer_size", "learning_starts", "batch_size",
+    "gamma", "train_freq", "gradient_steps", "target_update_interval", "exploration_fraction",
+    "exploration_final_eps",
+)  # fmt: skip
+"""The ``dqn:`` keys MaskedDQN takes under the same names."""
+
+
+def _dqn_settings(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
+    """MaskedDQN's Q-network (MLP, dueling or not) and its ``dqn:`` section (masked replay
+    buffer; a hand-size shaping potential, :func:`hand_size_potential`, if set)."""
     p = config.dqn
     potential = (
         functools.partial(hand_size_potential, per_card=p.hand_size_shaping)
         if p.hand_size_shaping > 0
         else None
     )
-    return MaskedDQN(
-        DuelingDQNPolicy if p.dueling else "MlpPolicy",
-        env,
-        double_q=p.double_q,
-        n_step=p.n_step,
-        potential=potential,
-        learning_rate=p.learning_rate,
-        buffer_size=p.buffer_size,
-        learning_starts=p.learning_starts,
-        batch_size=p.batch_size,
-        gamma=p.gamma,
-        train_freq=p.train_freq,
-        gradient_steps=p.gradient_steps,
-        target_update_interval=p.target_update_interval,
-        exploration_fraction=p.exploration_fraction,
-        exploration_final_eps=p.exploration_final_eps,
-        replay_buffer_class=MaskedReplayBuffer,
-        policy_kwargs={"net_arch": list(p.net_arch)},
-        tensorboard_log=str(config.run_dir / "tb"),
-        seed=config.seed,
-        verbose=0,
-        device="cpu",
-    )
+    kwargs = {name: getattr(p, name) for name in _DQN_ARGS}
+    return DuelingDQNPolicy if p.dueling else "MlpPolicy", {
+        **kwargs,
+        "potential": potential,
+        "replay_buffer_class": MaskedReplayBuffer,
+        "policy_kwargs": {"net_arch": list(p.net_arch)},
+    }
 
 
 def _dqn_owns(model: Any) -> bool:
@@ -241,7 +239,7 @@ MASKABLE_PPO = SB3Algorithm(
     default_config="ppo/quick",
     fixed_settings="the network and its updates are built from it",
     model_class=MaskablePPO,
-    build=_build_ppo,
+    settings=_ppo_settings,
     acting_modules=_ppo_acting_modules,
     owns=_ppo_owns,
     # learn() collects whole rollouts of n_steps in every env
@@ -258,7 +256,7 @@ MASKED_DQN = SB3Algorithm(
     default_config="dqn/tiny",
     fixed_settings="the network, its replay buffer and its updates are built from it",
     model_class=MaskedDQN,
-    build=_build_dqn,
+    settings=_dqn_settings,
     acting_modules=_dqn_acting_modules,
     owns=_dqn_owns,
     # learn() collects train_freq steps of every env between two updates

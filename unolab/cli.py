@@ -1,6 +1,6 @@
 """``uno-lab``: one command for the lab. Run ``uno-lab --help`` or ``uno-lab <command> --help``.
 
-Commands: ``train ppo|dqn|imitate``, ``tournament``, ``sweep``, ``exploit``, ``play``,
+Commands: ``train ALGORITHM|imitate``, ``tournament``, ``sweep``, ``exploit``, ``play``,
 ``serve``, ``bench``, ``rules``, ``agents``, ``replay``.
 
 Every error a user can cause ends in one line on stderr, never a traceback: bad arguments are
@@ -40,6 +40,8 @@ from unolab.cli_exploit import EXPLOIT_HELP, add_exploit_parser
 from unolab.cli_game import cmd_play, cmd_replay, cmd_rules
 from unolab.cli_tools import (
     BENCHMARKS,
+    TRAIN_HELP,
+    add_train_parser,
     cmd_agents,
     cmd_bench,
     cmd_config,
@@ -47,7 +49,6 @@ from unolab.cli_tools import (
     cmd_sweep,
     cmd_tournament,
 )
-from unolab.cli_train import cmd_train
 
 __all__ = ["EXTRA_OF_MODULE", "build_parser", "main", "missing_extra_message"]
 
@@ -89,22 +90,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    train = sub.add_parser(
-        "train",
-        help="train an agent (ppo or dqn) or clone a bot (imitate) from a YAML config",
-        description="Train an agent: uno-lab train [ppo|dqn|imitate] --config FILE. Left "
-        "out, the algorithm is the config's (algorithm: ppo or dqn; teachers for imitate). "
-        "The options are those of python -m unolab.train.<algorithm>: uno-lab train ppo --help "
-        "lists them.",
-        add_help=False,
-    )
-    # No choices here: ``uno-lab train --config FILE`` leaves the algorithm out, and argparse
-    # would take FILE for it. cmd_train reads the words itself (unolab.cli_train).
-    train.add_argument("algorithm", nargs="?", metavar="{ppo,dqn,imitate}")
-    train.add_argument(
-        "-h", "--help", action="store_true", help="show this help, or the algorithm's options"
-    )
-    train.set_defaults(func=cmd_train, passthrough=True, subparser=train)
+    if command == "train":  # the algorithms' names come from the registry, which imports torch
+        add_train_parser(sub)
+    else:
+        sub.add_parser("train", help=TRAIN_HELP, add_help=False)
 
     tournament_help = "run a tournament (shipped configs: uno-lab config list)"
     if command == "tournament":

@@ -19,7 +19,7 @@ from uno_env.console import run_main
 from unolab.agents import BOT_NAMES
 from unolab.agents.registry import SHIPPED_DIR
 from unolab.shipped_configs import shipped_configs
-from unolab.train import ppo
+from unolab.train import run_cli
 from unolab.train.config import load_config
 
 __all__ = ["main"]
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "--set",
                 "imitate.eval_games=100",
             ]
-    result = ppo.main(train_args)
+    result = run_cli.main("ppo", train_args)
     trained = result.policy or result.run_dir / "best_policy.safetensors"
 
     print("\n== 2/3 Tournament: the new agent, the shipped agent and every bot ==", flush=True)

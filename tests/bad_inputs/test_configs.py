@@ -9,7 +9,7 @@ the ``--set`` item, not as the file it overrides. It must raise :class:`~uno_env
 folder as it was, and leave the loader working for the next, valid config.
 
 Each case of :data:`CLI_CASES` runs a real command line in-process (``uno-lab``,
-``python -m unolab.tournament``, ``python -m unolab.train.ppo``) on a bad config: exit status 2, the file
+``python -m unolab.tournament``, ``uno-lab train ppo``) on a bad config: exit status 2, the file
 or key named on stderr, no traceback, nothing written. One of them runs as a subprocess, for
 the real exit path.
 """
@@ -549,9 +549,9 @@ def _run_tournament(argv: list[str]) -> int:
 
 
 def _run_train(argv: list[str]) -> int:
-    from unolab.train.ppo import main
+    from unolab.train.run_cli import main
 
-    main(argv)
+    main("ppo", argv)
     return 0
 
 

@@ -1,7 +1,7 @@
 """Bad inputs to imitation runs and to runs that start from a clone.
 
 Every case runs the imitation's command line (:func:`unolab.train.imitate.run.main`, or
-``unolab.train.ppo`` / ``unolab.train.dqn`` starting from a clone with ``init_from``, or
+``uno-lab train ppo`` / ``uno-lab train dqn`` starting from a clone with ``init_from``, or
 ``uno-lab train imitate``) in-process on a folder prepared by its ``setup`` (a few through a
 real ``uno-lab`` process, for the exit path), and checks that
 
@@ -28,7 +28,7 @@ from uno_env.rules import load_rules
 from unolab import cli
 from unolab.agents.learned import save_policy
 from unolab.agents.policy_metadata import PolicyMetadata
-from unolab.train import dqn, ppo
+from unolab.train import run_cli
 from unolab.train.imitate import run as imitate
 from unolab.train.imitate.data import generate_demonstrations
 from unolab.train.imitate.files import save_demonstrations
@@ -44,14 +44,14 @@ def _uno_lab(argv: list[str]) -> object:
 
 ENTRIES: dict[str, Callable[[list[str]], object]] = {
     "imitate": imitate.main,
-    "ppo": ppo.main,
-    "dqn": dqn.main,
+    "ppo": lambda argv: run_cli.main("ppo", argv),
+    "dqn": lambda argv: run_cli.main("dqn", argv),
     "uno-lab": _uno_lab,
 }
 MODULES = {
     "imitate": "",  # a function of the library, run in-process only
-    "ppo": "unolab.train.ppo",
-    "dqn": "unolab.train.dqn",
+    "ppo": "",
+    "dqn": "",
     "uno-lab": "unolab.cli",
 }
 

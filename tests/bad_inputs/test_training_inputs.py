@@ -1,6 +1,6 @@
 """Bad inputs to training runs: each must end in one clear line, nothing lost.
 
-Every case runs ``python -m unolab.train.ppo`` / ``unolab.train.dqn`` / ``unolab.train.export`` in-process
+Every case runs ``uno-lab train ppo`` / ``uno-lab train dqn`` / ``python -m unolab.train.export`` in-process
 (``main(argv)``, a few through a real subprocess for the exit path) on a folder prepared
 by its ``setup``, and checks that
 
@@ -46,15 +46,16 @@ from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
 from uno_env.locks import FolderLock
-from unolab.train import dqn, export, ppo
+from unolab.train import export, run_cli
 from unolab.train.imitate import run as imitate
+from unolab.train.run import train_algorithm
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
 DQN_TINY = ROOT / "configs" / "dqn" / "tiny.yaml"
 IMITATE_TINY = ROOT / "configs" / "imitate" / "tiny.yaml"
 ENTRIES: dict[str, Callable[[list[str]], object]] = {
-    "ppo": ppo.main,
-    "dqn": dqn.main,
+    "ppo": lambda argv: run_cli.main("ppo", argv),
+    "dqn": lambda argv: run_cli.main("dqn", argv),
     "export": export.main,
     "imitate": imitate.main,
 }
@@ -70,7 +71,8 @@ class Case:
         argv: The command line, given the case's folder.
         names: What the error message must contain (the file, key or value at fault).
         setup: Prepares the folder (an earlier run, a corrupt file...).
-        subprocess: Run as ``python -m unolab.train.<entry>`` in a real process.
+        subprocess: Run in a real process (``uno-lab train <entry>``, ``python -m
+            unolab.train.<entry>``).
         one_line: stderr holds the error line alone (no warning line before it).
     """
 
@@ -156,8 +158,9 @@ def _trained_run(algorithm: str) -> Path:
         runs = Path(tempfile.mkdtemp(prefix="uno_quick_runs_"))
         atexit.register(shutil.rmtree, runs, True)
         config, quick = (PPO_TINY, _QUICK) if algorithm == "ppo" else (DQN_TINY, _DQN_QUICK)
-        trainer = ppo.train if algorithm == "ppo" else dqn.train
-        result = trainer(config, [f"runs_dir={runs}", *quick], progress_bar=False, log=None)
+        result = train_algorithm(
+            algorithm, config, [f"runs_dir={runs}", *quick], progress_bar=False, log=None
+        )
         _TRAINED[algorithm] = result.run_dir
     return _TRAINED[algorithm]
 
@@ -414,7 +417,7 @@ CASES: list[Case] = [
         "dqn_config_given_to_ppo",
         "ppo",
         args("--config", str(DQN_TINY), "--no-progress"),
-        "python -m unolab.train.dqn",
+        "uno-lab train dqn",
     ),
     # ------------------------------------------------------------------- --set overrides
     Case("set_unknown_key", "ppo", train_args(PPO_TINY, "ppo.learnig_rate=1"), "learnig_rate"),
@@ -1102,9 +1105,11 @@ CASES: list[Case] = [
 
 def _run(case: Case, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of the case's command."""
-    return run_entry(
-        f"train.{case.entry}", ENTRIES[case.entry], argv, capsys, in_subprocess=case.subprocess
-    )
+    if case.subprocess and case.entry in ("ppo", "dqn"):  # uno-lab train <entry> ...
+        module, argv = "unolab", ["train", case.entry, *argv]
+    else:
+        module = f"unolab.train.{case.entry}"
+    return run_entry(module, ENTRIES[case.entry], argv, capsys, in_subprocess=case.subprocess)
 
 
 def test_the_catalogue_is_large_enough() -> None:
@@ -1143,7 +1148,9 @@ def test_a_damaged_checkpoint_falls_back_to_the_previous_one_with_a_warning(
 ) -> None:
     _finished("dqn", damage)(tmp_path)
     run_dir = tmp_path / "runs" / "dqn_tiny"
-    result = dqn.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    result = run_cli.main(
+        "dqn", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"]
+    )
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
@@ -1163,7 +1170,7 @@ def test_resume_in_a_folder_that_holds_no_run_is_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_entry("unolab.train.ppo", ppo.main, ["--resume", *given], capsys)
+    code, out, err = run_entry("unolab", ENTRIES["ppo"], ["--resume", *given], capsys)
     assert code == 2 and "Traceback" not in out + err
     last = err.strip().splitlines()[-1]
     assert f"cannot resume: {tmp_path / 'config.yaml'} does not exist" in last
@@ -1201,11 +1208,11 @@ def test_a_checkpoint_that_cannot_be_written_ends_in_one_line_and_the_run_resume
 
     # The disk fills at the first checkpoint: nothing to resume from, so start over.
     monkeypatch.setattr(BaseAlgorithm, "save", _disk_full_at(64))
-    code, out, err = run_entry("unolab.train.ppo", ppo.main, argv, capsys)
+    code, out, err = run_entry("unolab", ENTRIES["ppo"], argv, capsys)
     assert code == 1, (code, err)
     assert "Traceback" not in out + err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("python -m unolab.train.ppo: error: cannot write ")
+    assert last.startswith("uno-lab train ppo: error: cannot write ")
     assert f"{run_dir / 'latest.zip'}: no space left on device" in last
     assert "--overwrite" in last
     assert not (run_dir / "latest.zip").exists()
@@ -1213,7 +1220,7 @@ def test_a_checkpoint_that_cannot_be_written_ends_in_one_line_and_the_run_resume
 
     # Started over, the disk fills at the second checkpoint: the first one is intact.
     monkeypatch.setattr(BaseAlgorithm, "save", _disk_full_at(128))
-    code, out, err = run_entry("unolab.train.ppo", ppo.main, [*argv, "--overwrite"], capsys)
+    code, out, err = run_entry("unolab", ENTRIES["ppo"], [*argv, "--overwrite"], capsys)
     assert code == 1, (code, err)
     last = err.strip().splitlines()[-1]
     assert f"{run_dir / 'latest.zip'}: no space left on device" in last
@@ -1223,7 +1230,7 @@ def test_a_checkpoint_that_cannot_be_written_ends_in_one_line_and_the_run_resume
 
     # Space again: the run continues from the checkpoint of step 64 to its end.
     monkeypatch.undo()
-    resumed = ppo.main(["--resume", str(run_dir), "--no-progress"])
+    resumed = run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress"])
     assert resumed.steps == 128
     assert json.loads((run_dir / "latest.json").read_text())["steps"] == 128
     assert "resuming ppo" in capsys.readouterr().err

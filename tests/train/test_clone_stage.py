@@ -11,7 +11,7 @@ from support import ROOT
 from uno_env import ConfigError
 from uno_env.folders import RunExistsError
 from unolab.agents.learned import load_policy
-from unolab.train import algorithms, ppo, run
+from unolab.train import algorithms, run, run_cli
 from unolab.train.algorithms import policy_layers
 from unolab.train.config import load_config
 from unolab.train.imitate.config import ImitateConfig
@@ -29,7 +29,7 @@ def _args(tmp_path: Path, *overrides: str) -> list[str]:
 
 
 def test_the_run_starts_from_the_clone_it_made(tmp_path: Path) -> None:
-    result = ppo.main(_args(tmp_path))
+    result = run_cli.main("ppo", _args(tmp_path))
     clone = result.run_dir / "clone" / "clone.safetensors"
     assert clone.is_file() and (result.run_dir / "clone" / "imitation_report.json").is_file()
     # The policy was frozen for the whole (warm-up) run: it is still the clone, layer by layer.
@@ -45,16 +45,16 @@ def test_the_run_starts_from_the_clone_it_made(tmp_path: Path) -> None:
 
 def test_the_clone_belongs_to_the_run(tmp_path: Path) -> None:
     """A new run does not train over it; --overwrite makes it again; --resume keeps it."""
-    first = ppo.main(_args(tmp_path))
+    first = run_cli.main("ppo", _args(tmp_path))
     clone = first.run_dir / "clone" / "clone.safetensors"
     made = clone.stat().st_mtime_ns
     with pytest.raises(SystemExit):
-        ppo.main(_args(tmp_path))
-    resumed = ppo.main(
-        ["--resume", str(first.run_dir), "--set", "total_steps=2048", "--no-progress"]
+        run_cli.main("ppo", _args(tmp_path))
+    resumed = run_cli.main(
+        "ppo", ["--resume", str(first.run_dir), "--set", "total_steps=2048", "--no-progress"]
     )
     assert resumed.steps >= 2048 and clone.stat().st_mtime_ns == made
-    ppo.main([*_args(tmp_path), "--overwrite"])
+    run_cli.main("ppo", [*_args(tmp_path), "--overwrite"])
     assert clone.stat().st_mtime_ns != made
 
 
@@ -95,7 +95,7 @@ def test_ctrl_c_in_the_clone_stage_says_what_it_left(
 
     monkeypatch.setattr(run, "imitate", interrupted)
     with pytest.raises(SystemExit) as stop:
-        ppo.main(_args(tmp_path))
+        run_cli.main("ppo", _args(tmp_path))
     assert stop.value.code == 130
     err = capsys.readouterr().err
     assert "interrupted before training started" in err

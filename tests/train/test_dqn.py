@@ -22,9 +22,9 @@ from uno_env.config_values import ConfigError
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM, OBS_LAYOUT
 from unolab.agents.learned import load_policy
-from unolab.train.algorithms import load_policy_layers, policy_layers
+from unolab.train.algorithms import load_policy_layers, make_model, policy_layers
+from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import load_config
-from unolab.train.dqn import load_model, main, make_model
 from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
 from unolab.train.export import export_policy
 from unolab.train.masked_dqn import MaskedDQN
@@ -34,6 +34,7 @@ from unolab.train.masked_replay import (
     masked_target,
     uniform_legal,
 )
+from unolab.train.run_cli import main as train_main
 from unolab.train.sb3_algorithms import hand_size_potential
 
 torch.set_num_threads(1)
@@ -423,8 +424,9 @@ def test_make_model_maps_every_dqn_param(tmp_path: Path) -> None:
 
 
 def test_train_resume_and_export(tmp_path: Path) -> None:
-    result = main(
-        ["--config", "configs/dqn/tiny.yaml", "--set", f"runs_dir={tmp_path}", "--no-progress"]
+    result = train_main(
+        "dqn",
+        ["--config", "configs/dqn/tiny.yaml", "--set", f"runs_dir={tmp_path}", "--no-progress"],
     )
     run_dir = tmp_path / "dqn_tiny"
     assert result.run_dir == run_dir and result.steps == 2048
@@ -433,7 +435,9 @@ def test_train_resume_and_export(tmp_path: Path) -> None:
     best = json.loads((run_dir / "best.json").read_text())
     assert best["algorithm"] == "dqn"
 
-    resumed = main(["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"])
+    resumed = train_main(
+        "dqn", ["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"]
+    )
     assert resumed.steps == 3072
     latest = json.loads((run_dir / "latest.json").read_text())
     assert latest["steps"] == 3072
@@ -441,7 +445,7 @@ def test_train_resume_and_export(tmp_path: Path) -> None:
     config = load_config(run_dir / "config.yaml")
     rules = config.build_rules()
     vec = UnoVecEnv(4, rules, seed=2)
-    model = load_model(run_dir / "latest.zip", vec)
+    model = restore_checkpoint(run_dir / "latest.zip", vec)
     assert isinstance(model, MaskedDQN) and isinstance(model.replay_buffer, MaskedReplayBuffer)
     assert model.num_timesteps == 3072
 

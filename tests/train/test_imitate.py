@@ -241,9 +241,10 @@ def test_ppo_starts_from_the_clone(tiny_run: imitate.ImitationResult, tmp_path: 
 
 
 def test_a_ppo_run_trains_from_the_clone(tiny_run: imitate.ImitationResult, tmp_path: Path) -> None:
-    from unolab.train import ppo
+    from unolab.train import run_cli
 
-    result = ppo.main(
+    result = run_cli.main(
+        "ppo",
         [
             "--config",
             str(PPO_TINY),
@@ -254,7 +255,7 @@ def test_a_ppo_run_trains_from_the_clone(tiny_run: imitate.ImitationResult, tmp_
             f"init_from={tiny_run.policy}",
             "--set",
             "total_steps=1024",
-        ]
+        ],
     )
     assert result.steps >= 1024
     assert (tmp_path / "ppo_tiny" / "config.yaml").read_text().count(str(tiny_run.policy)) == 1

@@ -1,4 +1,4 @@
-"""Training from a script or a notebook: ``unolab.train.ppo.train``, ``unolab.train.dqn.train`` and
+"""Training from a script or a notebook: ``unolab.train.run.train_algorithm`` and
 ``unolab.train.imitate.run.train`` take a config object, a YAML file or a mapping, and return the run."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from support import ROOT
 
 from uno_env import ConfigError
 from unolab.agents.learned import load_policy
-from unolab.train import dqn, ppo
 from unolab.train.config import load_config
 from unolab.train.imitate import run as imitate
+from unolab.train.run import train_algorithm
 
 TINY = {
     "ppo": ROOT / "configs/ppo/tiny.yaml",
@@ -31,7 +31,7 @@ def test_ppo_train_takes_a_path_a_mapping_or_a_config(form: str, tmp_path: Path)
         del source["algorithm"]  # the function's algorithm is taken
     elif form == "object":
         source = load_config(TINY["ppo"])
-    result = ppo.train(source, overrides, progress_bar=False, log=None)  # type: ignore[arg-type]
+    result = train_algorithm("ppo", source, overrides, progress_bar=False, log=None)  # type: ignore[arg-type]
     assert result.run_dir == tmp_path / "runs" / "ppo_tiny"
     assert result.steps >= 512
     assert result.policy is not None and result.policy.is_file()
@@ -40,14 +40,14 @@ def test_ppo_train_takes_a_path_a_mapping_or_a_config(form: str, tmp_path: Path)
 
 def test_dqn_train_runs_a_dqn_config(tmp_path: Path) -> None:
     overrides = ["total_steps=256", f"runs_dir={tmp_path}", "eval.every=256", "eval.games=8"]
-    result = dqn.train(TINY["dqn"], overrides, progress_bar=False, log=None)
+    result = train_algorithm("dqn", TINY["dqn"], overrides, progress_bar=False, log=None)
     assert result.steps >= 256
     assert (result.run_dir / "latest.zip").is_file()
 
 
 def test_a_config_of_another_algorithm_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="uno-lab train ppo"):
-        dqn.train(TINY["ppo"], [f"runs_dir={tmp_path}"], progress_bar=False, log=None)
+        train_algorithm("dqn", TINY["ppo"], [f"runs_dir={tmp_path}"], progress_bar=False, log=None)
     assert not any(tmp_path.iterdir())  # refused before anything was written
 
 
@@ -65,7 +65,7 @@ def test_an_sb3_model_is_rated_through_its_one_line_adapter(tmp_path: Path) -> N
     from unolab.train.export import as_policy
 
     overrides = ["total_steps=256", f"runs_dir={tmp_path}", "eval.every=256", "eval.games=8"]
-    result = ppo.train(TINY["ppo"], overrides, progress_bar=False, log=None)
+    result = train_algorithm("ppo", TINY["ppo"], overrides, progress_bar=False, log=None)
     rules = load_rules("official", num_players=2)
     model = load_checkpoint(result.run_dir / "latest.zip", "ppo")
     with pytest.raises(TypeError, match=r"as_policy\(model, rules\)"):

@@ -20,12 +20,13 @@ from support.bad_inputs import snapshot
 
 from uno_env.envs.vec_env import UnoVecEnv
 from unolab import cli
-from unolab.train import algorithms, dqn, ppo
+from unolab.train import algorithms, run_cli
 from unolab.train.checkpoint_files import (
     DamagedCheckpointError,
     file_digest,
     verify_checkpoint,
 )
+from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.export import export_checkpoint
@@ -37,7 +38,7 @@ from unolab.train.resume import (
     config_changes,
     read_history,
 )
-from unolab.train.run import train
+from unolab.train.run import train, train_algorithm
 from unolab.train.run_folder import HISTORY_FILE, append_lines
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -58,7 +59,9 @@ DQN_QUICK = (
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished quick PPO run (trained once; each test works on a copy)."""
     runs = tmp_path_factory.mktemp("trained")
-    result = ppo.train(PPO_TINY, [f"runs_dir={runs}", *QUICK], progress_bar=False, log=None)
+    result = train_algorithm(
+        "ppo", PPO_TINY, [f"runs_dir={runs}", *QUICK], progress_bar=False, log=None
+    )
     assert result.steps == 128
     return result.run_dir
 
@@ -131,7 +134,7 @@ def test_safe_changes_are_recorded_and_the_config_follows(
     argv = ["--resume", str(run_dir), "--no-progress"]
     for item in overrides:
         argv += ["--set", item]
-    result = ppo.main(argv)
+    result = run_cli.main("ppo", argv)
     assert result.steps == 192
     history = read_history(run_dir)
     assert [(h["key"], h["old"], h["new"]) for h in history] == [
@@ -145,7 +148,7 @@ def test_safe_changes_are_recorded_and_the_config_follows(
     assert (config.total_steps, config.eval.every, config.eval.games) == (192, 32, 12)
     assert json.loads((run_dir / "latest.json").read_text())["config"]["eval"]["games"] == 12
     # Resumed again with nothing changed: nothing more to record.
-    ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=256"])
+    run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=256"])
     assert [h["key"] for h in read_history(run_dir)][4:] == ["total_steps"]
     assert "resuming ppo" in capsys.readouterr().err
 
@@ -155,7 +158,7 @@ def test_a_history_without_a_final_line_break_gets_its_next_entry_on_a_line_of_i
 ) -> None:
     entry = {"time": "2026-01-01T00:00:00+00:00", "steps": 1, "key": "total_steps"}
     (run_dir / HISTORY_FILE).write_text(json.dumps({**entry, "old": 1, "new": 2}))
-    ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
     history = read_history(run_dir)
     assert [(h["key"], h["old"], h["new"]) for h in history] == [
         ("total_steps", 1, 2),
@@ -201,7 +204,7 @@ def test_an_edited_config_yaml_is_refused(
     (run_dir / "config.yaml").write_text(edited)
     before = snapshot(run_dir)
     with pytest.raises(SystemExit) as exit_info:
-        ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+        run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
     assert exit_info.value.code == 2
     assert "ppo.net_arch is [32, 32] in the run, [48, 48] given" in capsys.readouterr().err
     assert snapshot(run_dir) == before
@@ -252,7 +255,7 @@ def test_a_resumed_run_stays_in_its_folder(
     run_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "name=other"])
+        run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "name=other"])
     assert exit_info.value.code == 2
     assert "--set name: a resumed run stays in its folder" in capsys.readouterr().err
 
@@ -292,7 +295,9 @@ def test_a_damaged_latest_falls_back_to_the_previous_checkpoint(
     run_dir: Path, damage: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     DAMAGES[damage](run_dir / "latest.zip")
-    result = ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    result = run_cli.main(
+        "ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"]
+    )
     err = capsys.readouterr().err
     warning = next(line for line in err.splitlines() if line.startswith("warning:"))
     assert str(run_dir / "latest") in warning and f"trying {run_dir / 'previous.zip'}" in warning
@@ -310,7 +315,7 @@ def test_with_no_good_checkpoint_the_error_names_each_file(
     _truncate(run_dir / "previous.zip")
     before = snapshot(run_dir)
     with pytest.raises(SystemExit) as exit_info:
-        ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+        run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
     assert exit_info.value.code == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert f"{run_dir / 'latest.zip'} does not match the SHA-256" in last
@@ -321,7 +326,7 @@ def test_with_no_good_checkpoint_the_error_names_each_file(
 
 def test_a_write_after_a_fallback_never_keeps_the_damaged_checkpoint(run_dir: Path) -> None:
     _flip(run_dir / "latest.zip")
-    ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
     for tag in ("latest", "previous"):
         verify_checkpoint(run_dir, tag)
 
@@ -364,10 +369,12 @@ def test_a_crafted_checkpoint_runs_no_code_on_resume(
 ) -> None:
     marker = tmp_path / "ran"
     _craft(run_dir, marker, "data")  # SB3's load would unpickle this entry
-    result = ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"])
+    result = run_cli.main(
+        "ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=192"]
+    )
     assert result.steps == 192 and not marker.exists()
     _craft(run_dir, marker, "policy.pth")
-    ppo.main(["--resume", str(run_dir), "--no-progress", "--set", "total_steps=256"])
+    run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress", "--set", "total_steps=256"])
     assert not marker.exists()
     assert "latest.zip holds objects other than tensors" in capsys.readouterr().err
 
@@ -379,14 +386,14 @@ def test_a_crafted_checkpoint_runs_no_code_on_export_or_load(run_dir: Path, tmp_
         export_checkpoint(run_dir / "latest.zip", tmp_path / "agent")
     config = load_config(run_dir / "config.yaml")
     with pytest.raises(DamagedCheckpointError):
-        ppo.load_model(run_dir / "latest.zip", UnoVecEnv(2, config.build_rules()))
+        restore_checkpoint(run_dir / "latest.zip", UnoVecEnv(2, config.build_rules()))
     assert not marker.exists()
 
 
 def test_a_restored_model_equals_the_one_saved(run_dir: Path) -> None:
     """The pickle-free restore gives SB3's own load's tensors and counters."""
     config = load_config(run_dir / "config.yaml")
-    restored = ppo.load_model(run_dir / "latest.zip", UnoVecEnv(4, config.build_rules()))
+    restored = restore_checkpoint(run_dir / "latest.zip", UnoVecEnv(4, config.build_rules()))
     reference = algorithms.load_checkpoint(run_dir / "latest.zip", "ppo")
     pairs = zip(
         restored.policy.state_dict().values(), reference.policy.state_dict().values(), strict=True
@@ -401,14 +408,17 @@ def test_a_restored_model_equals_the_one_saved(run_dir: Path) -> None:
 
 
 def test_a_dqn_run_resumes_with_its_counters(tmp_path: Path) -> None:
-    result = dqn.train(DQN_TINY, [f"runs_dir={tmp_path}", *DQN_QUICK], progress_bar=False, log=None)
+    result = train_algorithm(
+        "dqn", DQN_TINY, [f"runs_dir={tmp_path}", *DQN_QUICK], progress_bar=False, log=None
+    )
     reference = algorithms.load_checkpoint(result.run_dir / "latest.zip", "dqn")
     config = load_config(result.run_dir / "config.yaml")
-    restored = dqn.load_model(result.run_dir / "latest.zip", UnoVecEnv(4, config.build_rules()))
+    restored = restore_checkpoint(result.run_dir / "latest.zip", UnoVecEnv(4, config.build_rules()))
     assert restored._n_calls == reference._n_calls > 0
     with pytest.raises(ResumeRefusedError, match=re.escape("dqn.n_step is 1 in the run, 2 given")):
         train(_resume_config(result.run_dir, "dqn.n_step=2"), resume=True, log=None)
-    resumed = dqn.train(
+    resumed = train_algorithm(
+        "dqn",
         result.run_dir / "config.yaml",
         [f"runs_dir={tmp_path}", "total_steps=192"],
         resume=True,

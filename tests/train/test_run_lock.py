@@ -11,7 +11,7 @@ from support import ROOT
 
 from uno_env.folders import RunFolder
 from uno_env.locks import FolderInUseError, FolderLock
-from unolab.train import ppo
+from unolab.train import run_cli
 from unolab.train.imitate import run as imitate
 
 PPO_TINY = ROOT / "configs" / "ppo" / "tiny.yaml"
@@ -36,8 +36,9 @@ def test_releasing_a_run_lock_removes_its_file_but_never_another_runs(tmp_path: 
 
 def test_a_finished_training_run_leaves_no_lock_file(tmp_path: Path) -> None:
     overrides = [f"runs_dir={tmp_path}", "total_steps=1024", "eval.every=1024"]
-    result = ppo.main(
-        ["--config", str(PPO_TINY), "--no-progress", *(f for o in overrides for f in ("--set", o))]
+    result = run_cli.main(
+        "ppo",
+        ["--config", str(PPO_TINY), "--no-progress", *(f for o in overrides for f in ("--set", o))],
     )
     assert (result.run_dir / "latest.zip").is_file()
     assert not (result.run_dir / FolderLock.LOCK_NAME).exists()

@@ -9,7 +9,7 @@ import pytest
 from support import ROOT
 
 from unolab.agents import progress
-from unolab.train import algorithms, dqn, ppo
+from unolab.train import algorithms, run_cli
 from unolab.train.config import load_config
 
 CONFIGS = {
@@ -34,9 +34,8 @@ def test_a_run_shows_the_steps_it_really_runs_and_plain_lines_off_a_terminal(
     config = load_config(CONFIGS[algorithm], overrides)
     end = algorithms.final_steps(config)
     assert end % per_collect == 0 and total < end < total + per_collect
-    main = ppo.main if algorithm == "ppo" else dqn.main
     args = ["--config", str(CONFIGS[algorithm])]
-    result = main([*args, *(f for o in overrides for f in ("--set", o))])
+    result = run_cli.main(algorithm, [*args, *(f for o in overrides for f in ("--set", o))])
     assert result.steps == end
 
     err = capsys.readouterr().err

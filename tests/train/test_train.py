@@ -19,7 +19,7 @@ from uno_env.folders import RunExistsError
 from uno_env.observation import encode
 from unolab.agents.learned import load_policy
 from unolab.agents.policy_metadata import CheckpointMismatchError
-from unolab.train import algorithms, ppo
+from unolab.train import algorithms, run_cli
 from unolab.train.algorithms import policy_layers
 from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, load_config
@@ -88,7 +88,9 @@ def test_league_slots_play_as_a_bot_until_filled() -> None:
 
 
 def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
-    result = ppo.main(["--config", str(TINY), "--set", f"runs_dir={tmp_path}", "--no-progress"])
+    result = run_cli.main(
+        "ppo", ["--config", str(TINY), "--set", f"runs_dir={tmp_path}", "--no-progress"]
+    )
     run_dir = tmp_path / "ppo_tiny"
     assert result.steps >= 2048 and result.run_dir == run_dir
     for name in ("config.yaml", "latest.zip", "best.zip", "best_policy.safetensors", "tb"):
@@ -102,7 +104,9 @@ def test_ppo_trains_checkpoints_resumes_and_exports(tmp_path: Path) -> None:
     assert meta["rules"]["num_players"] == 2 and "random" in meta["evaluations"]
     assert {"seed", "git_commit"} <= set(meta)
 
-    resumed = ppo.main(["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"])
+    resumed = run_cli.main(
+        "ppo", ["--resume", str(run_dir), "--set", "total_steps=3072", "--no-progress"]
+    )
     assert resumed.steps >= 3072 > result.steps
     # The learning curve: one line per evaluation, the resumed run's appended.
     curve = [json.loads(line) for line in (run_dir / "evaluations.jsonl").read_text().splitlines()]
@@ -136,7 +140,7 @@ def test_resume_without_a_run_is_a_clear_error(
     (tmp_path / "ghost").mkdir()
     (tmp_path / "ghost" / "config.yaml").write_text(TINY.read_text())
     with pytest.raises(SystemExit) as exit_info:
-        ppo.main(["--resume", str(tmp_path / "ghost"), "--no-progress"])
+        run_cli.main("ppo", ["--resume", str(tmp_path / "ghost"), "--no-progress"])
     assert exit_info.value.code == 2
     assert "error: cannot resume" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError, match="cannot resume"):
@@ -151,12 +155,12 @@ def test_a_second_run_is_refused_unless_it_overwrites(
 ) -> None:
     args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
     args += ["--set", "total_steps=256"]
-    first = ppo.main(args)
+    first = run_cli.main("ppo", args)
     run_dir = first.run_dir
     assert (run_dir / "league_slot1.safetensors").is_file()
     before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
     with pytest.raises(SystemExit) as exit_info:
-        ppo.main(args)
+        run_cli.main("ppo", args)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "already holds a run" in err and "--overwrite" in err and "--resume" in err
@@ -165,7 +169,7 @@ def test_a_second_run_is_refused_unless_it_overwrites(
         train(load_config(TINY, [f"runs_dir={tmp_path}"]))
 
     # --overwrite starts over: the old files go first (no tb/ppo_2, no stale league slot).
-    ppo.main([*args, "--overwrite", "--set", "opponents.pool_size=1"])
+    run_cli.main("ppo", [*args, "--overwrite", "--set", "opponents.pool_size=1"])
     assert [p.name for p in (run_dir / "tb").iterdir()] == ["ppo_1"]
     assert not (run_dir / "league_slot1.safetensors").exists()
     assert (run_dir / "ppo_tiny.safetensors").is_file()
@@ -185,7 +189,7 @@ def test_ctrl_c_saves_a_checkpoint_to_resume_from(
     monkeypatch.setattr(LabCallback, "_on_step", interrupted)
     args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
     with pytest.raises(SystemExit) as exit_info:
-        ppo.main(args)
+        run_cli.main("ppo", args)
     assert exit_info.value.code == 130
     out, err = capsys.readouterr()
     run_dir = tmp_path / "ppo_tiny"
@@ -196,7 +200,7 @@ def test_ctrl_c_saves_a_checkpoint_to_resume_from(
     assert not list(run_dir.glob("*.partial"))
 
     monkeypatch.undo()
-    resumed = ppo.main(["--resume", str(run_dir), "--no-progress"])
+    resumed = run_cli.main("ppo", ["--resume", str(run_dir), "--no-progress"])
     assert resumed.steps >= 2048
     assert [p.name for p in (run_dir / "tb").iterdir()] == ["ppo_1"]
     assert "evaluating vs random (40 hands)" in capsys.readouterr().err
@@ -219,7 +223,7 @@ def test_sigterm_saves_a_checkpoint_like_ctrl_c(
     args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
     try:
         with pytest.raises(SystemExit) as exit_info:
-            ppo.main(args)
+            run_cli.main("ppo", args)
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert exit_info.value.code == 130
@@ -239,12 +243,12 @@ def _same_layers(a: object, b: object) -> bool:
 def test_init_from_a_checkpoint_or_an_export_copies_the_weights(tmp_path: Path) -> None:
     config = load_config(TINY, [f"runs_dir={tmp_path}"])
     rules = config.build_rules()
-    trained = ppo.make_model(config, _env(config))
+    trained = algorithms.make_model(config, _env(config))
     trained.save(tmp_path / "trained.zip")
     export_policy(trained, tmp_path / "trained", "trained", "ppo", rules, {})
     other = load_config(TINY, [f"runs_dir={tmp_path}", "seed=2"])
 
-    from_zip = ppo.make_model(other, _env(other))
+    from_zip = algorithms.make_model(other, _env(other))
     assert not _same_layers(from_zip, trained)
     initialise_from(from_zip, tmp_path / "trained.zip", rules)
     assert _same_layers(from_zip, trained)
@@ -252,25 +256,27 @@ def test_init_from_a_checkpoint_or_an_export_copies_the_weights(tmp_path: Path) 
     trained_value = [p for n, p in trained.policy.named_parameters() if "value" in n]
     assert all(torch.equal(a, b) for a, b in zip(value_net, trained_value, strict=True))
 
-    from_export = ppo.make_model(other, _env(other))
+    from_export = algorithms.make_model(other, _env(other))
     initialise_from(from_export, tmp_path / "trained.safetensors", rules)
     assert _same_layers(from_export, trained)
 
     wide = load_config(TINY, [f"runs_dir={tmp_path}", "ppo.net_arch=[48, 48]"])
     with pytest.raises(ValueError, match="do not fit"):
-        initialise_from(ppo.make_model(wide, _env(wide)), tmp_path / "trained.safetensors", rules)
+        initialise_from(
+            algorithms.make_model(wide, _env(wide)), tmp_path / "trained.safetensors", rules
+        )
     with pytest.raises(ValueError, match="does not fit"):
-        initialise_from(ppo.make_model(wide, _env(wide)), tmp_path / "trained.zip", rules)
+        initialise_from(algorithms.make_model(wide, _env(wide)), tmp_path / "trained.zip", rules)
     with pytest.raises(FileNotFoundError, match="init_from"):
         initialise_from(from_zip, tmp_path / "missing.zip", rules)
 
 
 def test_a_run_with_init_from_trains_and_records_it(tmp_path: Path) -> None:
     config = load_config(TINY, [f"runs_dir={tmp_path}"])
-    ppo.make_model(config, _env(config)).save(tmp_path / "start.zip")
+    algorithms.make_model(config, _env(config)).save(tmp_path / "start.zip")
     args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
     args += ["--set", "total_steps=1024", "--set", f"init_from={tmp_path / 'start.zip'}"]
-    result = ppo.main(args)
+    result = run_cli.main("ppo", args)
     assert result.steps == 1024
     saved = load_config(result.run_dir / "config.yaml")
     assert saved.init_from == str(tmp_path / "start.zip")
@@ -278,14 +284,14 @@ def test_a_run_with_init_from_trains_and_records_it(tmp_path: Path) -> None:
 
 def test_value_warmup_trains_the_value_network_with_the_policy_frozen(tmp_path: Path) -> None:
     config = load_config(TINY, [f"runs_dir={tmp_path}"])
-    start = ppo.make_model(config, _env(config))
+    start = algorithms.make_model(config, _env(config))
     start.save(tmp_path / "start.zip")
     args = ["--config", str(TINY), "--no-progress", "--set", f"runs_dir={tmp_path}"]
     args += ["--set", f"init_from={tmp_path / 'start.zip'}", "--set", "eval.every=100000"]
 
     def trained(name: str, steps: int, warmup: int) -> object:
         overrides = [f"name={name}", f"total_steps={steps}", f"ppo.value_warmup_steps={warmup}"]
-        result = ppo.main(args + [arg for o in overrides for arg in ("--set", o)])
+        result = run_cli.main("ppo", args + [arg for o in overrides for arg in ("--set", o)])
         return algorithms.load_checkpoint(result.run_dir / "latest.zip", "ppo")
 
     def value_net(model: object) -> list[torch.Tensor]:
@@ -353,12 +359,12 @@ def test_ppo_improves_against_random(tmp_path: Path) -> None:
     ]
     config: TrainConfig = load_config(TINY, overrides)
     rules = config.build_rules()
-    before_model = ppo.make_model(config, _env(config))
+    before_model = algorithms.make_model(config, _env(config))
     before = evaluate_model(before_model, config, rules, 0)["random"]
     args = ["--config", str(TINY), "--no-progress"]
     for item in overrides:
         args += ["--set", item]
-    result = ppo.main(args)
+    result = run_cli.main("ppo", args)
     after = result.evaluations["random"]
     assert after["ci_low"] > before.ci_high, (before.win_rate, after["win_rate"])
     assert after["win_rate"] > 0.45, after
