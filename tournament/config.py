@@ -26,16 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.config_values import (
-    ConfigError,
-    check_folder,
-    check_folder_name,
-    check_int,
-    check_seed,
-    from_mapping,
-)
+from uno_env.config_values import ConfigError, check_folder, check_folder_name, from_mapping
 from uno_env.configuration import apply_overrides, load_yaml_mapping
-from uno_env.console import portable_path
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
 from unolab.agents.python_bots import (
@@ -47,9 +39,9 @@ from unolab.agents.python_bots import (
 from unolab.agents.ray_backend import check_address
 from unolab.agents.registry import canonical_agent_spec, is_agent_spec
 from unolab.agents.resolve import policy_factory
+from unolab.train.config_limits import check_bounds, int_field, make_paths_portable, seed_field
 
 __all__ = [
-    "BOUNDS",
     "MAX_BOOTSTRAP",
     "MAX_DEAL_SETS",
     "MAX_GAMES_PER_CHUNK",
@@ -84,15 +76,6 @@ already takes gigabytes."""
 
 MAX_WORKERS = 1_024
 """Most worker processes: more than any machine's cores."""
-
-BOUNDS: dict[str, tuple[int, int, str]] = {
-    "deal_sets": (1, MAX_DEAL_SETS, "held in memory"),
-    "max_tables": (0, MAX_TABLES, "0 plays every table"),
-    "games_per_chunk": (1, MAX_GAMES_PER_CHUNK, "one batch's memory"),
-    "workers": (1, MAX_WORKERS, ""),
-    "bootstrap": (0, MAX_BOOTSTRAP, "each refits the ratings"),
-}
-"""Each integer key's lowest and highest value, and why (checked on construction)."""
 
 NOT_FINGERPRINTED = (
     "workers",
@@ -135,8 +118,7 @@ class ParticipantSpec:
                 raise ConfigError(
                     f"participant {key} {value!r} contains a NUL character; remove it"
                 )
-        if isinstance(self.path, str):  # written on another system: either separator
-            object.__setattr__(self, "path", str(portable_path(self.path)))
+        make_paths_portable(self, "path")
         if (self.bot is None) == (self.path is None):
             raise ConfigError(
                 f"participant {self.name or '?'}: give exactly one of 'bot' (one of "
@@ -243,7 +225,7 @@ class TournamentConfig:
             ``ray start --head``) or ``HOST:PORT`` of its head node; unset starts a local Ray
             with ``workers`` CPUs.
 
-    The integer bounds are declared once, in :data:`BOUNDS`, which the checks read.
+    Each integer key's bounds are declared once, with the key.
     """
 
     name: str
@@ -253,14 +235,14 @@ class TournamentConfig:
     incumbent: ParticipantSpec | None = None
     rules: str | dict[str, Any] = "official"
     num_players: int = DEFAULT_NUM_PLAYERS
-    deal_sets: int = 100
-    max_tables: int = 0
+    deal_sets: int = int_field(100, 1, MAX_DEAL_SETS, "held in memory")
+    max_tables: int = int_field(0, 0, MAX_TABLES, "0 plays every table")
     design: Literal["auto", "pair", "rotations", "williams"] = "auto"
     seat_draw_streams: bool = True
-    seed: int = 0
-    games_per_chunk: int = 8192
-    workers: int = 1
-    bootstrap: int = 1000
+    seed: int = seed_field()
+    games_per_chunk: int = int_field(8192, 1, MAX_GAMES_PER_CHUNK, "one batch's memory")
+    workers: int = int_field(1, 1, MAX_WORKERS)
+    bootstrap: int = int_field(1000, 0, MAX_BOOTSTRAP, "each refits the ratings")
     sprt: SprtConfig | None = None
     allow_pickle: bool = False
     output_dir: str = "runs/tournaments"
@@ -271,11 +253,8 @@ class TournamentConfig:
         check_folder_name("name", self.name)
         if not 2 <= self.num_players <= MAX_PLAYERS:
             raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
-        for key, (low, high, why) in BOUNDS.items():
-            check_int(key, getattr(self, key), low, high, why)
-        check_seed("seed", self.seed)
-        if isinstance(self.output_dir, str):  # written on another system: either separator
-            object.__setattr__(self, "output_dir", str(portable_path(self.output_dir)))
+        check_bounds(self)
+        make_paths_portable(self, "output_dir")
         check_folder("output_dir", self.output_dir)
         if self.address is not None and self.backend != "ray":
             raise ConfigError(f"address {self.address!r} is for the ray backend; add --backend ray")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,10 +26,8 @@ from uno_env.config_values import (
     check_folder,
     check_folder_name,
     check_int,
-    check_seed,
     from_mapping,
 )
-from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.files import shown, why_missing
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.train.config_limits import (
@@ -37,9 +35,11 @@ from unolab.train.config_limits import (
     MAX_STEPS,
     MAX_TORCH_THREADS,
     check_bounds,
-    check_config_source,
     check_overrides,
     int_field,
+    load_with_overrides,
+    make_paths_portable,
+    seed_field,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.imitate.config import CLONE_NAME, ImitateConfig, ImitateStage
@@ -101,7 +101,7 @@ class TrainConfig:
     num_players: int = DEFAULT_NUM_PLAYERS
     total_steps: int = int_field(1_000_000, 1, MAX_STEPS)
     num_envs: int = int_field(256, 1, MAX_NUM_ENVS, "the batched games' memory")
-    seed: int = 0
+    seed: int = seed_field()
     learner_seat: str = "random"
     torch_threads: int = int_field(1, 1, MAX_TORCH_THREADS)
     runs_dir: str = "runs"
@@ -122,6 +122,7 @@ class TrainConfig:
                 f"algorithm: {shown(self.algorithm)} is not allowed; choose one of "
                 f"{list(ALGORITHMS)}"
             )
+        make_paths_portable(self, "runs_dir", "init_from")
         if self.init_from is not None and Path(self.init_from).suffix not in INIT_SUFFIXES:
             raise ConfigError(
                 f"init_from must be an SB3 checkpoint (.zip, e.g. runs/<name>/latest.zip) or an "
@@ -129,7 +130,6 @@ class TrainConfig:
             )
         check_folder_name("name", self.name)
         check_bounds(self)
-        check_seed("seed", self.seed)
         check_folder("runs_dir", self.runs_dir)
         rules = self.build_rules()  # validates rules and num_players together
         if self.learner_seat != "random":
@@ -255,13 +255,8 @@ def load_config(
         TypeError: for a ``path`` that is no text or path, a ``base`` that is no mapping, or
             ``overrides`` that are no list of ``key=value`` strings, naming the value.
     """
-    check_config_source(path, base)
-    overrides = check_overrides(overrides)
-    data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
-    where = str(path) if path is not None else "config"
 
-    def build(items: Sequence[str]) -> TrainConfig:
-        checked = apply_overrides(data, items, example=_SET_EXAMPLE)
+    def build(checked: dict[str, Any], where: str) -> TrainConfig:
         seat = checked.get("learner_seat")
         if isinstance(seat, int) and not isinstance(seat, bool):  # `learner_seat: 1` in YAML
             checked = {**checked, "learner_seat": str(seat)}
@@ -270,59 +265,9 @@ def load_config(
             _check_init_from(config, where)
         return config
 
-    apply_overrides(data, overrides, example=_SET_EXAMPLE)  # a malformed item named as it is
-    try:
-        return build(overrides)
-    except ConfigError as err:
-        if overrides_from is None:
-            raise
-        raise _named_by_items(err, build, list(overrides), where, overrides_from) from None
-
-
-def _named_by_items(
-    err: ConfigError,
-    build: Callable[[Sequence[str]], object],
-    items: list[str],
-    where: str,
-    option: str,
-) -> ConfigError:
-    """A config's error named by the ``key=value`` items that brought it (``--set seed=1.5:
-    expected an integer, got 1.5``), or as it is when the file alone has it.
-
-    Which items brought it is found by building the config without each item in turn (only
-    when a config is refused): an item is named when the error changes without it; when
-    none alone does (the same key given twice), every item is.
-    """
-    message = str(err)
-
-    def error_of(subset: Sequence[str]) -> str | None:
-        try:
-            build(subset)
-        except Exception as other:  # any error: it is only compared with the one to explain
-            return str(other)
-        return None
-
-    if not items or error_of([]) == message:  # the file's own error
-        return err
-    named = [
-        item for i, item in enumerate(items) if error_of(items[:i] + items[i + 1 :]) != message
-    ]
-    named = named or items
-    rest = message.removeprefix(where)
-    rest = rest[1:] if rest.startswith(".") else rest.removeprefix(": ")
-    if len(named) == 1:  # the key is in the item already: `--set seed=1.5: expected ...`
-        key = named[0].partition("=")[0].strip()
-        for echo in (f"{key}: ", f"{key.replace('.', ': ')}: "):
-            if rest.startswith(echo):
-                rest = rest[len(echo) :]
-                break
-    shown_items = " ".join(f"{option} {_cut(' '.join(item.split()))}" for item in named)
-    return ConfigError(f"{shown_items}: {rest}")
-
-
-def _cut(text: str, limit: int = 60) -> str:
-    """Text for a message, cut short (a ``--set`` value may be long)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return load_with_overrides(
+        path, overrides, base, build, example=_SET_EXAMPLE, option=overrides_from
+    )
 
 
 def config_for(

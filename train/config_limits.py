@@ -1,7 +1,12 @@
-"""The bounds of training config values, shared by the training, imitation and sweep configs.
+"""The bounds of config values and the loading every config shares (training, imitation,
+sweep, exploitability, tournament).
 
 The caps below are far above any useful run and far below what exhausts memory: a config
-that passes them starts training instead of dying in an allocation minutes later.
+that passes them starts training instead of dying in an allocation minutes later. A key's
+bounds are declared once, with the key (:func:`int_field`, :func:`float_field`,
+:func:`seed_field`), and :func:`check_bounds` checks them all; :func:`load_with_overrides`
+reads a config's YAML with its ``--set`` items, naming an item that brought an error as it
+was given.
 """
 
 from __future__ import annotations
@@ -9,11 +14,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
-from uno_env.config_values import ConfigError, check_float, check_int
+from uno_env.config_values import ConfigError, check_float, check_int, check_seed, check_switch
+from uno_env.configuration import apply_overrides, load_yaml_mapping
+from uno_env.console import portable_path
 from uno_env.files import shown
+
+T = TypeVar("T")
 
 __all__ = [
     "MAX_BATCH_SIZE",
@@ -36,6 +46,10 @@ __all__ = [
     "check_overrides",
     "float_field",
     "int_field",
+    "load_with_overrides",
+    "make_paths_portable",
+    "seed_field",
+    "switch_field",
 ]
 
 MAX_STEPS = 10**12
@@ -141,30 +155,169 @@ def check_config_source(path: object, base: object, argument: str = "path") -> N
         raise TypeError(f"base: expected a mapping of config keys or None, got {shown(base)}")
 
 
-def int_field(default: int, low: int, high: int, why: str = "") -> Any:
-    """A config section's integer key with its bounds, declared once: :func:`check_bounds`
-    refuses a value outside ``low..high`` as :func:`~uno_env.config_values.check_int` does."""
-    check = functools.partial(check_int, low=low, high=high, why=why)
-    return dataclasses.field(default=default, metadata={"check": check})
+def _checked(default: Any, check: Callable[..., Any], **bounds: Any) -> Any:
+    """A dataclass field whose value :func:`check_bounds` checks with ``check``."""
+    return dataclasses.field(
+        default=default, metadata={"check": functools.partial(check, **bounds)}
+    )
+
+
+def int_field(default: int | None, low: int, high: int, why: str = "") -> Any:
+    """A config's integer key with its bounds, declared once: :func:`check_bounds` refuses a
+    value outside ``low..high`` as :func:`~uno_env.config_values.check_int` does (a key whose
+    default is ``None`` may also be ``None``)."""
+    return _checked(default, check_int, low=low, high=high, why=why)
 
 
 def float_field(
-    default: float, low: float, high: float, why: str = "", *, low_open: bool = False
+    default: float | None,
+    low: float,
+    high: float,
+    why: str = "",
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
 ) -> Any:
-    """A config section's number key with its bounds, declared once: :func:`check_bounds`
-    refuses a value outside them as :func:`~uno_env.config_values.check_float` does."""
-    check = functools.partial(check_float, low=low, high=high, low_open=low_open, why=why)
-    return dataclasses.field(default=default, metadata={"check": check})
+    """A config's number key with its bounds, declared once: :func:`check_bounds` refuses a
+    value outside them as :func:`~uno_env.config_values.check_float` does (a key whose
+    default is ``None`` may also be ``None``)."""
+    return _checked(
+        default, check_float, low=low, high=high, low_open=low_open, high_open=high_open, why=why
+    )
+
+
+def seed_field(default: int | None = 0) -> Any:
+    """A config's seed key: :func:`check_bounds` checks it as
+    :func:`~uno_env.config_values.check_seed` does (``0 <= seed < 2**63``)."""
+    return _checked(default, check_seed)
+
+
+def switch_field(default: bool) -> Any:
+    """A config's switch: :func:`check_bounds` refuses anything but ``True`` or ``False``
+    (:func:`~uno_env.config_values.check_switch`)."""
+    return _checked(default, check_switch)
 
 
 def check_bounds(section: Any) -> None:
-    """Check each key of a config section declared by :func:`int_field` or
-    :func:`float_field`, in the order of its fields.
+    """Check each key of a config declared by :func:`int_field`, :func:`float_field`,
+    :func:`seed_field` or :func:`switch_field`, in the order of its fields.
 
     Raises:
         ConfigError: naming the first key out of its bounds, its value and the bounds.
     """
     for key in dataclasses.fields(section):
         check = key.metadata.get("check")
-        if check is not None:
-            check(key.name, getattr(section, key.name))
+        value = getattr(section, key.name)
+        if check is not None and not (value is None and key.default is None):
+            check(key.name, value)
+
+
+def make_paths_portable(config: Any, *keys: str) -> None:
+    """Read the path keys of a frozen config with either separator, in place: a config
+    written on Windows (``runs\\mine``, ``agents\\a.safetensors``) names the same path
+    here (:func:`~uno_env.console.portable_path`).
+
+    A key may hold a path, a list of paths or a mapping whose keys may be paths (a teacher
+    mix); anything else, and a path without a backslash, is kept as it is.
+    """
+
+    def portable(value: Any) -> Any:
+        if isinstance(value, str):
+            return str(portable_path(value)) if "\\" in value else value
+        if isinstance(value, tuple):
+            return tuple(portable(item) for item in value)
+        if isinstance(value, dict):
+            return {portable(key): item for key, item in value.items()}
+        return value
+
+    for key in keys:
+        object.__setattr__(config, key, portable(getattr(config, key)))
+
+
+def load_with_overrides(
+    path: str | Path | None,
+    overrides: Sequence[str],
+    base: Mapping[str, Any] | None,
+    build: Callable[[dict[str, Any], str], T],
+    *,
+    example: str,
+    option: str | None = "--set",
+) -> T:
+    """Build a config from a YAML file (or ``base``) with ``key=value`` items applied.
+
+    Args:
+        path: A YAML file, or ``None`` to start from ``base``.
+        overrides: ``key=value`` items (``--set``; values parsed as YAML).
+        base: A mapping to start from when there is no file.
+        build: Builds the config from the mapping (items applied) and the name of its
+            source (the file, or ``config``), raising ConfigError for a bad value.
+        example: An item of the command's own, shown when one is malformed.
+        option: How a message names an item that brought the error (``--set seed=1.5:
+            expected an integer, got 1.5``); None: as the file does (``config.seed``).
+
+    Raises:
+        ConfigError: one line naming the file or the item, the key and the bad value.
+        TypeError: for a ``path`` that is no text or path, a ``base`` that is no mapping, or
+            ``overrides`` that are no list of ``key=value`` strings, naming the value.
+    """
+    check_config_source(path, base)
+    items = check_overrides(overrides)
+    data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
+    where = str(path) if path is not None else "config"
+    apply_overrides(data, items, example=example)  # a malformed item named as it is
+
+    def built(subset: Sequence[str]) -> T:
+        return build(apply_overrides(data, subset, example=example), where)
+
+    try:
+        return built(items)
+    except ConfigError as err:
+        if option is None:
+            raise
+        raise _named_by_items(err, built, items, where, option) from None
+
+
+def _named_by_items(
+    err: ConfigError,
+    build: Callable[[Sequence[str]], object],
+    items: list[str],
+    where: str,
+    option: str,
+) -> ConfigError:
+    """A config's error named by the ``key=value`` items that brought it (``--set seed=1.5:
+    expected an integer, got 1.5``), or as it is when the file alone has it.
+
+    Which items brought it is found by building the config without each item in turn (only
+    when a config is refused): an item is named when the error changes without it; when
+    none alone does (the same key given twice), every item is.
+    """
+    message = str(err)
+
+    def error_of(subset: Sequence[str]) -> str | None:
+        try:
+            build(subset)
+        except Exception as other:  # any error: it is only compared with the one to explain
+            return str(other)
+        return None
+
+    if not items or error_of([]) == message:  # the file's own error
+        return err
+    named = [
+        item for i, item in enumerate(items) if error_of(items[:i] + items[i + 1 :]) != message
+    ]
+    named = named or items
+    rest = message.removeprefix(where)
+    rest = rest[1:] if rest.startswith(".") else rest.removeprefix(": ")
+    if len(named) == 1:  # the key is in the item already: `--set seed=1.5: expected ...`
+        key = named[0].partition("=")[0].strip()
+        for echo in (f"{key}: ", f"{key.replace('.', ': ')}: "):
+            if rest.startswith(echo):
+                rest = rest[len(echo) :]
+                break
+    shown_items = " ".join(f"{option} {_cut(' '.join(item.split()))}" for item in named)
+    return ConfigError(f"{shown_items}: {rest}")
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """Text for a message, cut short (a ``--set`` value may be long)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

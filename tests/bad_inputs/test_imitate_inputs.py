@@ -308,15 +308,27 @@ CASES: list[Case] = [
         "samples_zero_without_a_recording",
         "imitate",
         _imitate_args("samples=0"),
-        "samples: 0 is out of range",
+        "--set samples=0: 0 is out of range",
     ),
     Case(
         "value_targets_negative",
         "imitate",
         _imitate_args("value_targets=-1"),
-        "value_targets: -1",
+        "--set value_targets=-1: -1.0 is out of range",
     ),
     # ----------------------------------------------- the uno-lab command and real exits
+    Case(  # an item of --set is named as it was given, as uno-lab train ppo names it
+        "uno_lab_set_item_named_as_given",
+        "uno-lab",
+        _uno_lab_args("epochs=0"),
+        "uno-lab train imitate: error: --set epochs=0: 0 is out of range; allowed 1..",
+    ),
+    Case(
+        "uno_lab_set_item_of_the_wrong_type",
+        "uno-lab",
+        _uno_lab_args("batch_size=lots"),
+        "--set batch_size=lots: expected an integer, got 'lots'",
+    ),
     Case(
         "uno_lab_train_imitate_unknown_teacher",
         "uno-lab",

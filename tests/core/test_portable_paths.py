@@ -8,12 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from uno_env.config_values import ConfigError
 from uno_env.console import portable_path
 from unolab.agents.learned import load_policy
 from unolab.agents.registry import shipped_agent_path
 from unolab.agents.resolve import policy_factory
-from unolab.tournament.config import load_config
+from unolab.tournament.config import TournamentConfig, load_config
 from unolab.tournament.run_folder import TournamentFolder
+from unolab.train.config import load_config as load_train_config
+from unolab.train.exploit.config import ExploitConfig
+from unolab.train.imitate.config import load_imitate_config
+from unolab.train.sweep.config import SweepConfig
 
 
 @pytest.mark.parametrize(
@@ -80,3 +85,62 @@ def test_a_tournament_config_written_on_windows_runs_here(
     assert [p.path for p in config.participants] == [None, "agents/mine.safetensors"]
     assert config.participants[1].display_name == "mine"
     assert TournamentFolder(config).path == Path("out/tournaments/across")
+
+
+def test_a_training_config_written_on_windows_runs_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    init = _agent_in(tmp_path / "agents")
+    base = {"name": "across", "algorithm": "ppo", "runs_dir": "out\\runs"}
+    config = load_train_config(None, base={**base, "init_from": "agents\\mine.safetensors"})
+    assert config.runs_dir == "out/runs"
+    assert config.init_from == "agents/mine.safetensors"
+    assert Path(config.init_from).resolve() == init.resolve()
+    assert config.run_dir == Path("out/runs/across")
+    # A later stage's checkpoint, under runs_dir: not there yet, and still found as that path.
+    staged = load_train_config(None, base={**base, "init_from": "out\\runs\\a\\latest.zip"})
+    assert staged.init_from == "out/runs/a/latest.zip"
+
+
+def test_an_imitation_config_written_on_windows_runs_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _agent_in(tmp_path / "agents")
+    config = load_imitate_config(
+        None,
+        base={
+            "name": "across",
+            "teachers": {"agents\\mine.safetensors": 1.0, "mixbot": 1.0},
+            "behaviour": "agents\\mine.safetensors",
+            "include": ["runs\\a\\demonstrations.npz"],
+            "runs_dir": "out\\runs",
+        },
+    )
+    assert config.teachers == {"agents/mine.safetensors": 1.0, "mixbot": 1.0}
+    assert config.behaviour == "agents/mine.safetensors"
+    assert config.include == ("runs/a/demonstrations.npz",)
+    assert config.run_dir == Path("out/runs/across")
+
+
+def test_exploit_and_sweep_settings_written_on_windows_run_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    exploit = ExploitConfig(agent="agents\\mine.safetensors", runs_dir="out\\runs")
+    assert (exploit.agent, exploit.runs_dir) == ("agents/mine.safetensors", "out/runs")
+    sweep = SweepConfig(name="s", train_config="..\\ppo\\quick.yaml", output_dir="out\\sweeps")
+    assert (sweep.train_config, sweep.output_dir) == ("../ppo/quick.yaml", "out/sweeps")
+    assert sweep.folder == Path("out/sweeps/s")
+
+
+def test_an_empty_output_folder_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a path portably never turns an empty one into the working folder."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="output_dir: '' is empty"):
+        TournamentConfig(name="t", participants=(), output_dir="")
+    with pytest.raises(ConfigError, match="runs_dir: '' is empty"):
+        ExploitConfig(agent="mixbot", runs_dir="")

@@ -526,8 +526,8 @@ def test_a_recording_of_other_rules_is_refused(tmp_path: Path) -> None:
     ("override", "named"),
     [
         ("include=[runs/x/config.yaml]", r"include\[0\]: 'runs/x/config.yaml'"),
-        ("samples=0", "samples: 0 is out of range.*0 only with demonstrations to include"),
-        ("value_targets=0", "value_targets: 0"),
+        ("samples=0", "samples=0: 0 is out of range.*0 only with demonstrations to include"),
+        ("value_targets=0", "value_targets=0: 0"),
         ("keep_demonstrations=maybe", "keep_demonstrations"),
     ],
 )
@@ -559,7 +559,7 @@ def test_dagger_records_the_teacher_where_the_behaviour_plays() -> None:
     # The random player took half the decisions: later positions differ.
     assert not np.array_equal(plain.observations, mixed.observations)
     assert np.array_equal(plain.observations[:64], mixed.observations[:64])  # same deals
-    with pytest.raises(ConfigError, match="behaviour: 'nobody'"):
+    with pytest.raises(ConfigError, match="--set behaviour=nobody: 'nobody'"):
         load_imitate_config(TINY, ["behaviour=nobody"])
-    with pytest.raises(ConfigError, match="behaviour_share: 0"):
+    with pytest.raises(ConfigError, match="--set behaviour_share=0: 0"):
         load_imitate_config(TINY, ["behaviour=random", "behaviour_share=0"])

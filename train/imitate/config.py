@@ -23,10 +23,8 @@ from uno_env.config_values import (
     check_folder,
     check_folder_name,
     check_int,
-    check_seed,
     from_mapping,
 )
-from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.observation import OBS_DIM
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES, BOT_NAMES
@@ -37,9 +35,14 @@ from unolab.train.config_limits import (
     MAX_NUM_ENVS,
     MAX_TORCH_THREADS,
     MAX_WEIGHT,
-    check_config_source,
+    check_bounds,
     check_net_arch,
-    check_overrides,
+    float_field,
+    int_field,
+    load_with_overrides,
+    make_paths_portable,
+    seed_field,
+    switch_field,
 )
 
 __all__ = [
@@ -148,42 +151,40 @@ class ImitateConfig:
     num_players: int = DEFAULT_NUM_PLAYERS
     teachers: dict[str, float] = field(default_factory=lambda: {"mixbot": 1.0})
     opponents: dict[str, float] | None = None
-    teacher_budget: int | None = None
+    teacher_budget: int | None = int_field(
+        None, 1, MAX_ROLLOUTS, "rollouts per candidate action of a search teacher"
+    )
     samples: int = 1_000_000
-    validation: float = 0.05
-    games_per_batch: int = 4096
-    epochs: int = 4
-    batch_size: int = 1024
-    learning_rate: float = 1e-3
-    weight_decay: float = 0.0
-    label_smoothing: float = 0.0
+    validation: float = float_field(0.05, 0.01, 0.5, "a share of the games")
+    games_per_batch: int = int_field(4096, 1, MAX_NUM_ENVS)
+    epochs: int = int_field(4, 1, MAX_IMITATION_EPOCHS)
+    batch_size: int = int_field(1024, 1, MAX_BATCH_SIZE)
+    learning_rate: float = float_field(1e-3, 0.0, 1.0, low_open=True)
+    weight_decay: float = float_field(0.0, 0.0, 1.0)
+    label_smoothing: float = float_field(0.0, 0.0, 0.5, "a share", high_open=True)
     net_arch: tuple[int, ...] = (256, 256)
     activation: Literal["tanh", "relu"] = "tanh"
-    eval_games: int = 4000
+    eval_games: int = int_field(4000, 1, MAX_EVAL_GAMES)
     eval_bots: tuple[str, ...] = ("random",)
-    eval_teachers: bool = True
-    seed: int = 0
-    torch_threads: int = 1
+    eval_teachers: bool = switch_field(True)
+    seed: int = seed_field()
+    torch_threads: int = int_field(1, 1, MAX_TORCH_THREADS)
     runs_dir: str = "runs"
     behaviour: str | None = None
-    behaviour_share: float = 0.5
-    keep_demonstrations: bool = False
+    behaviour_share: float = float_field(0.5, 0.0, 1.0, "a share", low_open=True)
+    keep_demonstrations: bool = switch_field(False)
     include: tuple[str, ...] = ()
-    value_targets: float | None = None
+    value_targets: float | None = float_field(
+        None, 0.0, 10.0, "a temperature over estimated rewards in -1..1", low_open=True
+    )
 
     def __post_init__(self) -> None:
         check_folder_name("name", self.name)
+        make_paths_portable(self, "teachers", "behaviour", "include", "runs_dir")
         _check_mix("teachers", self.teachers, agents_allowed=True)
         if self.opponents is not None:
             _check_mix("opponents", self.opponents, agents_allowed=False)
-        if self.teacher_budget is not None:
-            check_int(
-                "teacher_budget",
-                self.teacher_budget,
-                1,
-                MAX_ROLLOUTS,
-                "rollouts per candidate action of a search teacher",
-            )
+        check_bounds(self)
         check_int(
             "samples",
             self.samples,
@@ -199,13 +200,6 @@ class ImitateConfig:
                 f"behaviour: {self.behaviour!r} is neither a bot ({', '.join(BOT_NAMES)}) nor "
                 f"an exported agent (a {AGENT_SUFFIX} file)"
             )
-        check_float("behaviour_share", self.behaviour_share, 0.0, 1.0, low_open=True, why="a share")
-        if not isinstance(self.eval_teachers, bool):
-            raise ConfigError(f"eval_teachers: expected true or false, got {self.eval_teachers!r}")
-        if not isinstance(self.keep_demonstrations, bool):
-            raise ConfigError(
-                f"keep_demonstrations: expected true or false, got {self.keep_demonstrations!r}"
-            )
         for index, item in enumerate(self.include):
             # Existence is checked when the run starts (a recipe may name recordings that
             # its first steps make), before anything is recorded.
@@ -214,33 +208,12 @@ class ImitateConfig:
                     f"include[{index}]: {item!r} is not a demonstrations file; give the "
                     "demonstrations.npz of a run made with keep_demonstrations: true"
                 )
-        if self.value_targets is not None:
-            check_float(
-                "value_targets",
-                self.value_targets,
-                0.0,
-                10.0,
-                low_open=True,
-                why="a temperature over estimated rewards in -1..1",
-            )
-        check_float("validation", self.validation, 0.01, 0.5, why="a share of the games")
-        check_int("games_per_batch", self.games_per_batch, 1, MAX_NUM_ENVS)
-        check_int("epochs", self.epochs, 1, MAX_IMITATION_EPOCHS)
-        check_int("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
-        check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
-        check_float("weight_decay", self.weight_decay, 0.0, 1.0)
-        check_float(
-            "label_smoothing", self.label_smoothing, 0.0, 0.5, high_open=True, why="a share"
-        )
         check_net_arch(self.net_arch)
-        check_int("eval_games", self.eval_games, 1, MAX_EVAL_GAMES)
         if not self.eval_bots:
             raise ConfigError("eval_bots: name at least one bot, e.g. [random]")
         unknown = sorted(set(self.eval_bots) - set(BOT_NAMES))
         if unknown:
             raise ConfigError(f"eval_bots: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}")
-        check_seed("seed", self.seed)
-        check_int("torch_threads", self.torch_threads, 1, MAX_TORCH_THREADS)
         check_folder("runs_dir", self.runs_dir)
         self.build_rules()  # validates rules and num_players together
 
@@ -281,18 +254,7 @@ class ImitateStage:
     same bounds, checked by building one); the rest comes from the training run: its rules
     and table size, ``ppo.net_arch`` with tanh activations, its seed, torch threads, and
     its ``eval.bots`` that are bots (the clone's measurement; the teachers are not measured).
-
-    Attributes:
-        teachers: Agent name or exported agent ``.safetensors`` -> relative weight.
-        samples: Teacher decisions to record (1,000 to :data:`MAX_SAMPLES`).
-        validation: Share of the games held out to score the clone's agreement.
-        games_per_batch: Games played side by side while recording.
-        epochs: Passes over the recorded decisions.
-        batch_size: Decisions per gradient step.
-        learning_rate: Adam's learning rate, in (0, 1].
-        label_smoothing: Share of the target spread over the other legal actions, in
-            [0, 0.5): keeps the clone's logits moderate, so PPO can still explore from it.
-        eval_games: Hands of the clone's measurement against each evaluation bot.
+    Each attribute is the :class:`ImitateConfig` key of its name, with a default of its own.
     """
 
     teachers: dict[str, float] = field(default_factory=lambda: {"mixbot": 1.0})
@@ -326,26 +288,19 @@ class ImitateStage:
             ConfigError: naming the key at fault (``samples: ...``).
         """
         bots = tuple(bot for bot in eval_bots if bot in BOT_NAMES) or ("random",)
+        stage = {key.name: getattr(self, key.name) for key in dataclasses.fields(self)}
         return ImitateConfig(
             name=name,
             rules=rules,
             num_players=num_players,
-            teachers=dict(self.teachers),
-            samples=self.samples,
-            validation=self.validation,
-            games_per_batch=self.games_per_batch,
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate,
-            label_smoothing=self.label_smoothing,
             net_arch=tuple(net_arch),
             activation="tanh",
-            eval_games=self.eval_games,
             eval_bots=bots,
             eval_teachers=False,
             seed=seed,
             torch_threads=torch_threads,
             runs_dir=runs_dir,
+            **stage,  # the stage's own keys: teachers, samples, validation, ...
         )
 
 
@@ -367,19 +322,18 @@ def load_imitate_config(
         TypeError: for a ``path`` that is no text or path, a ``base`` that is no mapping, or
             ``overrides`` that are no list of ``key=value`` strings, naming the value.
     """
-    check_config_source(path, base)
-    overrides = check_overrides(overrides)
-    data: dict[str, Any] = load_yaml_mapping(path) if path is not None else dict(base or {})
-    where = str(path) if path is not None else "config"
-    data = apply_overrides(data, overrides, example="samples=1000")
-    if "algorithm" in data and "teachers" not in data:  # a PPO or DQN config given by mistake
-        raise ConfigError(
-            f"{where} is a training config (algorithm: {data['algorithm']}), not an imitation "
-            f"config; train it with uno-lab train {data['algorithm']}"
-        )
-    if "name" not in data:
-        raise ConfigError(
-            f"{where}: name is missing; give the run a name (its clone is written to "
-            "<runs_dir>/<name>/<name>.safetensors)"
-        )
-    return from_mapping(ImitateConfig, data, where=where)
+
+    def build(data: dict[str, Any], where: str) -> ImitateConfig:
+        if "algorithm" in data and "teachers" not in data:  # a PPO or DQN config by mistake
+            raise ConfigError(
+                f"{where} is a training config (algorithm: {data['algorithm']}), not an "
+                f"imitation config; train it with uno-lab train {data['algorithm']}"
+            )
+        if "name" not in data:
+            raise ConfigError(
+                f"{where}: name is missing; give the run a name (its clone is written to "
+                "<runs_dir>/<name>/<name>.safetensors)"
+            )
+        return from_mapping(ImitateConfig, data, where=where)
+
+    return load_with_overrides(path, overrides, base, build, example="samples=1000")

@@ -36,17 +36,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from uno_env.config_values import (
-    ConfigError,
-    check_folder,
-    check_folder_name,
-    check_int,
-    from_mapping,
-)
+from uno_env.config_values import ConfigError, check_folder, check_folder_name, from_mapping
 from uno_env.configuration import load_yaml_mapping
 from unolab.train.config import TrainConfig
 from unolab.train.config import load_config as load_train_config
-from unolab.train.config_limits import MAX_STEPS, check_config_source
+from unolab.train.config_limits import (
+    MAX_STEPS,
+    check_bounds,
+    check_config_source,
+    int_field,
+    make_paths_portable,
+)
 
 __all__ = [
     "KINDS",
@@ -124,12 +124,11 @@ class SchedulerConfig:
     """
 
     kind: Literal["asha", "none"] = "asha"
-    grace_evaluations: int = 1
-    reduction_factor: int = 2
+    grace_evaluations: int = int_field(1, 1, 1_000)
+    reduction_factor: int = int_field(2, 2, 100)
 
     def __post_init__(self) -> None:
-        check_int("scheduler.grace_evaluations", self.grace_evaluations, 1, 1_000)
-        check_int("scheduler.reduction_factor", self.reduction_factor, 2, 100)
+        check_bounds(self)
 
 
 @dataclass(frozen=True)
@@ -155,15 +154,15 @@ class SweepConfig:
     search_space: dict[str, Any] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
     metric_bot: str | None = None
-    num_samples: int = 1
-    max_concurrent: int = 2
+    num_samples: int = int_field(1, 1, MAX_SAMPLES, "each is a training run")
+    max_concurrent: int = int_field(2, 1, MAX_CONCURRENT)
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     output_dir: str = "runs/sweeps"
 
     def __post_init__(self) -> None:
         check_folder_name("name", self.name)
-        check_int("num_samples", self.num_samples, 1, MAX_SAMPLES, "each is a training run")
-        check_int("max_concurrent", self.max_concurrent, 1, MAX_CONCURRENT)
+        check_bounds(self)
+        make_paths_portable(self, "train_config", "output_dir")
         check_folder("output_dir", self.output_dir)
 
     @property
