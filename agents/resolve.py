@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from uno_env.console import portable_path
+from uno_env.console import name_too_long, portable_path
 from uno_env.files import shown, why_missing
 from uno_env.policy import Policy, PolicyFactory, Seed, searches_from_state
 from uno_env.rules import Rules, load_rules
@@ -117,6 +117,9 @@ def _unknown(spec: str, allow_search: bool) -> UnknownAgentError:
 
 def _not_an_agent(spec: str, allow_search: bool) -> ValueError:
     """The error for a ``spec`` that is no bot name and no complete exported agent."""
+    too_long = name_too_long(spec)
+    if too_long:  # named as such, not as a file that is missing
+        return ValueError(f"agent {too_long}")
     path = Path(spec)
     try:
         is_dir = path.is_dir()

@@ -118,9 +118,9 @@ CASES: list[Case] = [
         ("--out", "{tmp}/a_dir"),
     ),
     Case(
-        "bench_tournament_out_folder_missing",
-        ("bench", "tournament", "--out", "{tmp}/no/such/figures.json"),
-        ("{tmp}/no/such",),
+        "bench_tournament_out_under_a_file",
+        ("bench", "tournament", "--out", "{tmp}/a_file.txt/figures.json"),
+        ("{tmp}/a_file.txt",),
     ),
     Case("bench_all_option_of_one", ("bench", "all", "--repeats", "1"), ("--repeats",)),
     # uno-lab rules
