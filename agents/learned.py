@@ -89,9 +89,14 @@ class MLPNet(nn.Module):
         out: torch.Tensor = self.layers(obs)
         return out
 
+    def linears(self) -> list[nn.Linear]:
+        """The linear layers, input side first."""
+        return [m for m in self.layers if isinstance(m, nn.Linear)]
 
-def _linear_weights(net: MLPNet) -> list[nn.Linear]:
-    return [m for m in net.layers if isinstance(m, nn.Linear)]
+    def layer_weights(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The (weight, bias) of each linear layer, input side first, detached: what
+        :func:`save_policy` writes."""
+        return [(m.weight.detach(), m.bias.detach()) for m in self.linears()]
 
 
 def save_policy(
@@ -393,7 +398,7 @@ def load_policy(
         ) from None
     net = MLPNet(meta.obs_dim, meta.hidden, meta.num_actions, meta.activation)
     with torch.no_grad():
-        for i, linear in enumerate(_linear_weights(net)):
+        for i, linear in enumerate(net.linears()):
             for part, param in (("weight", linear.weight), ("bias", linear.bias)):
                 tensor = tensors.get(f"layer{i}.{part}")
                 if tensor is None or tensor.shape != param.shape:

@@ -335,13 +335,8 @@ def initialise_from(model: Any, path: str | Path, rules: Rules) -> None:
                 f"init_from: {path} uses {policy.meta.activation} activations, this run's "
                 f"network {activation} (an imitation clone for DQN needs activation: relu)"
             )
-        layers = [
-            (m.weight.detach(), m.bias.detach())
-            for m in policy.net.layers
-            if isinstance(m, torch.nn.Linear)
-        ]
         try:
-            load_policy_layers(model, layers)
+            load_policy_layers(model, policy.net.layer_weights())
         except ValueError as err:
             raise ValueError(f"init_from: {path}: {err}") from None
         return

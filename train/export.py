@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from torch import nn
-
 from uno_env.cards import NUM_ACTIONS
 from uno_env.config_values import check_folder_name, check_switch
 from uno_env.console import check_output_file, path_argument, run_main
@@ -101,8 +99,7 @@ def snapshot_policy(model: Any, name: str, algorithm: str, rules: Rules) -> Torc
     layers, activation = policy_layers(model)
     meta = metadata_for(model, name, algorithm, rules, {})
     net = MLPNet(OBS_DIM, meta.hidden, NUM_ACTIONS, activation)
-    linears = [m for m in net.layers if isinstance(m, nn.Linear)]
-    for linear, (weight, bias) in zip(linears, layers, strict=True):
+    for linear, (weight, bias) in zip(net.linears(), layers, strict=True):
         linear.weight.data.copy_(weight)
         linear.bias.data.copy_(bias)
     return TorchPolicy(net, meta)

@@ -21,7 +21,6 @@ from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
-import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
 from uno_env.config_values import ConfigError
@@ -113,11 +112,7 @@ class League:
         """Persist the filled slots (for ``--resume``) as safetensors policies."""
         for slot in self.slots:
             if slot.snapshot is not None:
-                layers = [
-                    (m.weight.detach(), m.bias.detach())
-                    for m in slot.snapshot.net.layers
-                    if isinstance(m, torch.nn.Linear)
-                ]
+                layers = slot.snapshot.net.layer_weights()
                 save_policy(run_dir / f"league_slot{slot.index}", layers, slot.snapshot.meta)
 
     def load(self, run_dir: Path) -> None:

@@ -13,11 +13,10 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from uno_env.config_values import ConfigError
 from uno_env.configuration import add_config_options, load_yaml_mapping
-from uno_env.console import one_line, path_argument
+from uno_env.console import fail, one_line, path_argument
 from uno_env.files import why_missing
 from uno_env.locks import FolderLock
 from unolab.train.algorithms import get_algorithm
@@ -27,13 +26,6 @@ from unolab.train.run import START_ERRORS, RunResult, TrainingInterrupted, learn
 from unolab.train.run_folder import RunWriteError, write_failed
 
 __all__ = ["build_parser", "main", "resume_folder", "resumed_config_path"]
-
-
-def _fail(err: BaseException, prog: str) -> NoReturn:
-    """The command line's answer to bad input: ``<prog>: error: <message>`` on stderr, exit 2
-    (argparse's form, so every error of a command reads alike)."""
-    print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 def resume_folder(given: Path) -> Path:
@@ -186,7 +178,7 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
         print(f"interrupted before training started{where}", file=sys.stderr)
         raise SystemExit(130) from None
     except START_ERRORS as err:
-        _fail(err, parser.prog)
+        fail(err, parser.prog)
     _stop_on_sigterm()
     try:
         result = learn(session, progress, sys.stderr)

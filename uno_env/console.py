@@ -32,7 +32,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
@@ -44,6 +44,7 @@ __all__ = [
     "caused_by_input",
     "check_output_file",
     "error_line",
+    "fail",
     "name_too_long",
     "named_stdout",
     "one_line",
@@ -109,12 +110,10 @@ def run_main(main: Callable[[], object], prog: str | None = None) -> None:
             print(f"{name}: interrupted", file=sys.stderr)
         raise SystemExit(INTERRUPTED_EXIT) from None
     except INPUT_ERRORS as err:  # what a user's input can cause: a config, a value, a path
-        _say(name, err)
-        raise SystemExit(2) from None
+        fail(err, name)
     except OSError as err:  # the machine (a full disk, a lost device), or a name too long
         if caused_by_input(err):
-            _say(name, err)
-            raise SystemExit(2) from None
+            fail(err, name)
         if err.filename == STDOUT_NAME:
             silence_stdout()  # the exit's flush would fail the same way again
         with contextlib.suppress(OSError):  # stderr itself may be the broken stream
@@ -220,9 +219,16 @@ def one_line(err: BaseException | str) -> str:
     return text if text or isinstance(err, str) else type(err).__name__
 
 
-def _say(name: str, err: BaseException) -> None:
+def fail(err: BaseException, prog: str) -> NoReturn:
+    """The answer to bad input: ``<prog>: error: <message>`` on stderr (:func:`error_line`),
+    exit 2 (argparse's form, so every error of a command reads alike).
+
+    Raises:
+        SystemExit: always, with status 2.
+    """
     with contextlib.suppress(OSError):  # stderr itself may be the broken stream
-        print(f"{name}: error: {error_line(err)}", file=sys.stderr)
+        print(f"{prog}: error: {error_line(err)}", file=sys.stderr)
+    raise SystemExit(2) from None
 
 
 def path_argument(text: str) -> Path:

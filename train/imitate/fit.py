@@ -395,11 +395,7 @@ def write_clone(config: ImitateConfig, rules: Rules, net: MLPNet, report: dict[s
 
     Its ``extra`` names the teachers and gives the accuracy and the clone's win rates.
     """
-    layers = [
-        (m.weight.detach().clone(), m.bias.detach().clone())
-        for m in net.layers
-        if isinstance(m, nn.Linear)
-    ]
+    layers = net.layer_weights()
     accuracy = report["accuracy"]
     extra = {
         "git_commit": git_commit(),

@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import torch
 
 from uno_env.config_values import check_switch
 from uno_env.configuration import add_config_options
+from uno_env.console import fail
 from uno_env.files import shown
 from uno_env.folders import RunFolder
 from uno_env.locks import FolderInUseError
@@ -297,12 +298,6 @@ def train(
     return imitate(config, overwrite=overwrite, progress=progress, log=log)
 
 
-def _fail(err: BaseException, prog: str) -> NoReturn:
-    """Bad input: ``<prog>: error: <message>`` on stderr (argparse's form), exit 2."""
-    print(f"{prog}: error: {' '.join(str(err).split()) or type(err).__name__}", file=sys.stderr)
-    raise SystemExit(2)
-
-
 def _config_example(prog: str | None) -> str:
     """The config the help names: a shipped name where ``uno-lab`` resolves it, else a file."""
     return "imitate/mixbot_2p" if (prog or "").startswith("uno-lab") else "my_imitate.yaml"
@@ -341,7 +336,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> Imitatio
         print(f"interrupted{kept or ': nothing was written'}", file=sys.stderr)
         raise SystemExit(130) from None
     except (ValueError, OSError, FolderInUseError) as err:
-        _fail(err, parser.prog)
+        fail(err, parser.prog)
     print(format_report(result.report))
     print(
         f"wrote the clone {result.policy} and {result.run_dir / REPORT_NAME}; start a PPO run "
