@@ -13,6 +13,7 @@ also freezes the acting network during the algorithm's warm-up (PPO's
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -306,13 +307,7 @@ def read_curve(run_dir: Path, opponent: str) -> list[dict[str, Any]]:
             a line that is not an evaluation.
     """
     return [
-        {
-            "steps": point.steps,
-            "win_rate": point.win_rate,
-            "ci_low": point.ci_low,
-            "ci_high": point.ci_high,
-            "games": point.games,
-        }
+        {key: value for key, value in dataclasses.asdict(point).items() if key != "opponent"}
         for point in read_evaluation_log(run_dir / EVALUATIONS_FILE)
         if point.opponent == opponent
     ]
