@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PY) -m pip install --quiet -e '.[dev,bench,ray,web,openspiel]'
+	$(PY) -m pip install --quiet -e '.[dev,bench,ray,web,openspiel,llm]'
 	touch $(STAMP)
 
 # The browser test of uno-lab serve drives a headless Chromium through its driver. Debian's
