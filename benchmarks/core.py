@@ -103,12 +103,8 @@ def build_parser(prog: str = "python -m unolab.benchmarks.core") -> argparse.Arg
 def main(
     argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.core"
 ) -> dict[str, float]:
-    """Run the benchmark, print a table and a JSON line, and return the figures.
-
-    Args:
-        argv: The options (default: the command line).
-        prog: The command named in the usage and error lines.
-    """
+    """Time the engine (and RLCard, the peer) at each batch size; print a table and a JSON line; return the figures (``argv``: the options,
+    default the command line; ``prog``: the command named in the usage and error lines)."""
     args, rules = parse_speed_args(build_parser(prog), argv)
 
     # Interleave the repeats (peer, then each batch size) so that load on the shared machine

@@ -20,7 +20,6 @@ Needs OpenSpiel: ``pip install 'uno-lab[openspiel]'``.
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
@@ -28,7 +27,12 @@ import time
 from typing import Any
 
 from uno_env.console import run_main
-from unolab.benchmarks.options import int_in_range, positive_seconds
+from unolab.benchmarks.options import (
+    add_seed_option,
+    benchmark_parser,
+    int_in_range,
+    positive_seconds,
+)
 
 __all__ = ["GAMES", "decision_steps_per_second", "main", "measure"]
 
@@ -126,21 +130,13 @@ def measure(seconds: float = 6.0, seed: int = 0, players: int = 2) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the decision steps per second of each game and the ratio.
-
-    Args:
-        argv: Command-line arguments (defaults to ``sys.argv[1:]``).
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m unolab.benchmarks.openspiel_speed",
-        description=__doc__.splitlines()[0] if __doc__ else None,
-    )
+    """Print the decision steps per second of each OpenSpiel game and UNO's ratio to Kuhn
+    poker (``argv``: the options; default: the command line)."""
+    parser = benchmark_parser("python -m unolab.benchmarks.openspiel_speed", __doc__)
     parser.add_argument(
         "--seconds", type=positive_seconds, default=6.0, help="timed budget per game (> 0)"
     )
-    parser.add_argument(
-        "--seed", type=int_in_range(0, 2**63 - 1), default=0, help="random choices' seed"
-    )
+    add_seed_option(parser, 0, help="random choices' seed")
     parser.add_argument(
         "--players",
         type=int_in_range(2, 5),

@@ -27,7 +27,9 @@ from uno_env.rules import Rules, load_rules
 __all__ = [
     "MAX_BATCH",
     "add_out_option",
+    "add_seed_option",
     "add_speed_options",
+    "benchmark_parser",
     "check_out_option",
     "int_in_range",
     "parse_speed_args",
@@ -83,6 +85,18 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def benchmark_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's parser: its command and the first paragraph of its module's docstring."""
+    return argparse.ArgumentParser(prog=prog, description=(doc or "").split("\n\n")[0] or None)
+
+
+def add_seed_option(
+    parser: argparse.ArgumentParser, default: int, bits: int = 63, help: str = "seed (>= 0)"
+) -> None:
+    """``--seed``: an integer in ``0 .. 2**bits - 1`` (RLCard takes 32 bits, NumPy 63)."""
+    parser.add_argument("--seed", type=int_in_range(0, 2**bits - 1), default=default, help=help)
+
+
 def add_speed_options(parser: argparse.ArgumentParser) -> None:
     """The table options of a speed benchmark measured against RLCard: ``--rules``,
     ``--players``, ``--seconds``, ``--repeats``, ``--seed`` and ``--no-rlcard``."""
@@ -99,7 +113,7 @@ def add_speed_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repeats", type=int_in_range(1, 1000), default=3, help="repeats per figure (median; >= 1)"
     )
-    parser.add_argument("--seed", type=int_in_range(0, 2**63 - 1), default=0, help="seed (>= 0)")
+    add_seed_option(parser, 0)
     parser.add_argument("--no-rlcard", action="store_true", help="skip the RLCard peer")
 
 

@@ -42,7 +42,6 @@ Findings for RLCard 1.2.0 on Python 3.11 with NumPy 2.x (checked against the ins
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import statistics
 import sys
@@ -55,7 +54,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from uno_env.console import run_main
-from unolab.benchmarks.options import int_in_range, positive_seconds
+from unolab.benchmarks.options import add_seed_option, benchmark_parser, positive_seconds
 
 __all__ = [
     "RLCARD_UNO_NUM_ACTIONS",
@@ -377,24 +376,13 @@ def rlcard_games_per_second(seconds: float = 5.0, seed: int = 0) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print RLCard UNO steps/s and games/s.
-
-    Args:
-        argv: Command-line arguments (defaults to ``sys.argv[1:]``).
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m unolab.benchmarks.rlcard",
-        description=__doc__.splitlines()[0] if __doc__ else None,
-    )
+    """Print RLCard UNO steps/s and games/s (``argv``: the options; default: the command
+    line)."""
+    parser = benchmark_parser("python -m unolab.benchmarks.rlcard", __doc__)
     parser.add_argument(
         "--seconds", type=positive_seconds, default=5.0, help="timed budget per figure (> 0)"
     )
-    parser.add_argument(
-        "--seed",
-        type=int_in_range(0, 2**32 - 1),
-        default=0,
-        help="env / policy seed (RLCard takes 32 bits)",
-    )
+    add_seed_option(parser, 0, bits=32, help="env / policy seed (RLCard takes 32 bits)")
     args = parser.parse_args(argv)
     sps = rlcard_steps_per_second(seconds=args.seconds, seed=args.seed)
     print(f"RLCard UNO env.step loop : {sps:,.0f} steps/s")

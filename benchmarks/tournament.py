@@ -270,12 +270,9 @@ def build_parser(prog: str = "python -m unolab.benchmarks.tournament") -> argpar
 def main(
     argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.tournament"
 ) -> dict[str, Any]:
-    """Run the benchmark, print the figures and optionally write them as JSON.
-
-    Args:
-        argv: The options (default: the command line).
-        prog: The command named in the usage and error lines.
-    """
+    """Time tournament games against RLCard's; print the figures, write them with ``--out``
+    (``argv``: the options, default the command line; ``prog``: the command named in the
+    usage and error lines)."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     check_out_option(args.out)  # before minutes of play, not after them
