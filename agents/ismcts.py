@@ -166,26 +166,22 @@ class IsmctsAgent(StateSearchAgent):
         with one candidate), as ``pimc``'s: expert iteration can imitate them
         (``unolab.train.imitate``, ``value_targets``)."""
 
-    def act_from_state(
+    def _decide(
         self,
         rules: Rules,
         state: UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
+        seats: npt.NDArray[np.int64],
+        masks: npt.NDArray[np.bool_],
+        values: npt.NDArray[np.float32],
     ) -> npt.NDArray[np.int64]:
-        """One tree search per game that has more than one candidate (see the base)."""
-        seat_arr, masks = self._checked_call(rules, state, seats, masks)
+        """One tree search per game that has more than one candidate."""
         actions = np.empty(state.batch_size, dtype=np.int64)
-        values = np.full((state.batch_size, C.NUM_ACTIONS), np.nan, dtype=np.float32)
-        self.last_values = values
         for g in range(state.batch_size):
             candidates = root_candidates(masks[g])
             if candidates.size == 1:
                 actions[g] = candidates[0]
                 continue
-            actions[g] = self._search(
-                rules, state.select(np.array([g])), int(seat_arr[g]), values[g]
-            )
+            actions[g] = self._search(rules, state.select(np.array([g])), int(seats[g]), values[g])
             self.decisions += 1
         return actions
 

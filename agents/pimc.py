@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
 from uno_env.files import shown
@@ -185,24 +184,22 @@ class PimcAgent(StateSearchAgent):
     # Search
     # ------------------------------------------------------------------------------------
 
-    def act_from_state(
+    def _decide(
         self,
         rules: Rules,
         state: UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
+        seats: npt.NDArray[np.int64],
+        masks: npt.NDArray[np.bool_],
+        values: npt.NDArray[np.float32],
     ) -> npt.NDArray[np.int64]:
-        """Flat Monte Carlo over the candidates of every game, in one batch (see the base).
+        """Flat Monte Carlo over the candidates of every game, in one batch.
 
         Raises:
-            ValueError: as the base's, or for a learned rollout policy of other rules.
+            ValueError: for a learned rollout policy of other rules.
         """
-        seat_arr, masks = self._checked_call(rules, state, seats, masks)
         rollout = self._rollout_for(rules)
         candidates = [self._candidates(masks[g]) for g in range(state.batch_size)]
         actions = np.array([c[0] if c.size else 0 for c in candidates], dtype=np.int64)
-        values = np.full((state.batch_size, C.NUM_ACTIONS), np.nan, dtype=np.float32)
-        self.last_values = values
         searched = [g for g, c in enumerate(candidates) if c.size > 1]
         if not searched:
             return actions
@@ -210,7 +207,7 @@ class PimcAgent(StateSearchAgent):
         chunk = max(1, MAX_ROWS // per_table)
         for start in range(0, len(searched), chunk):
             games = searched[start : start + chunk]
-            best = self._search(rules, state, seat_arr, games, candidates, rollout, values)
+            best = self._search(rules, state, seats, games, candidates, rollout, values)
             actions[games] = best
         self.decisions += len(searched)
         prior = self._prior_for(rules)

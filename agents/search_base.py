@@ -110,12 +110,16 @@ def root_candidates(mask: npt.NDArray[np.bool_], prune_draws: bool = True) -> np
 class StateSearchAgent(ABC):
     """The part of the :class:`~uno_env.policy.Policy` protocol a search agent keeps.
 
-    Subclasses set :attr:`name` and :attr:`decisions` and implement :meth:`act_from_state`.
+    Subclasses set :attr:`name`, :attr:`decisions` and :attr:`last_values`, and implement
+    :meth:`_decide`, which :meth:`act_from_state` calls once the call is checked.
     """
 
     name = "search"
     decisions: int
     """Decisions searched so far (forced ones excluded); set by the subclass."""
+    last_values: npt.NDArray[np.float32] | None
+    """The estimates behind the last :meth:`act_from_state` call, (B, NUM_ACTIONS): each
+    searched action's value for the acting seat, NaN for the actions not searched."""
     needs_state = True
     """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
     uses_observations = False
@@ -140,7 +144,6 @@ class StateSearchAgent(ABC):
         """Stateless between decisions: nothing to forget."""
         del games
 
-    @abstractmethod
     def act_from_state(
         self,
         rules: Rules,
@@ -169,6 +172,22 @@ class StateSearchAgent(ABC):
                 not boolean, of the wrong shape, allow an illegal action or none
                 (:meth:`_checked_call`).
         """
+        seat_arr, legal = self._checked_call(rules, state, seats, masks)
+        values = np.full((state.batch_size, C.NUM_ACTIONS), np.nan, dtype=np.float32)
+        self.last_values = values
+        return self._decide(rules, state, seat_arr, legal, values)
+
+    @abstractmethod
+    def _decide(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.NDArray[np.int64],
+        masks: npt.NDArray[np.bool_],
+        values: npt.NDArray[np.float32],
+    ) -> npt.NDArray[np.int64]:
+        """The search itself, on a checked call: one action per game, each searched action's
+        estimate written into ``values`` (B, NUM_ACTIONS; NaN elsewhere)."""
 
     def _checked_call(
         self,
