@@ -1,4 +1,5 @@
-"""Turning what a user types (a bot name, a Python class or an exported agent's path) into policies.
+"""Turning what a user types (a bot name, a Python class, an exported agent's path or a
+language model's spec file) into policies.
 
 The envs, the play loop and the tournament runner take policy objects; resolving names and
 files is the job of their callers. This module is the one resolver they share:
@@ -15,10 +16,12 @@ files is the job of their callers. This module is the one resolver they share:
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -104,11 +107,15 @@ def agent_forms(allow_search: bool = True) -> str:
     """The forms of agent spec :func:`policy_factory` takes, as its messages list them."""
     bots = ", ".join(BOT_NAMES if not allow_search else AGENT_NAMES)
     searches = "; a search with its budget, e.g. pimc:2048 or ismcts:8192" if allow_search else ""
+    model = f", {_LLM_FORM}" if allow_search else ""
     return (
         f"a bot name ({bots}{searches}), a shipped agent ({', '.join(shipped_agent_names())}), "
-        f"{CLASS_FORMS} or the path of an exported agent (a .safetensors file with its .json "
-        "metadata beside it)"
+        f"{CLASS_FORMS}{model} or the path of an exported agent (a .safetensors file with its "
+        ".json metadata beside it)"
     )
+
+
+_LLM_FORM = "a language model's spec file (my_model.yaml holding llm: with model and base_url)"
 
 
 def _unknown(spec: str, allow_search: bool) -> UnknownAgentError:
@@ -159,7 +166,8 @@ def policy_factory(
     allow_search: bool = True,
     deterministic: bool = True,
 ) -> PolicyFactory:
-    """A factory of fresh policies for a bot name, a Python class or an exported agent's path.
+    """A factory of fresh policies for a bot name, a Python class, an exported agent's path
+    or a language model's spec file.
 
     This is the one resolver: the command line, tournaments, the envs' opponents, the
     arena, the web table and a search's own options (its rollout policy, its prior) all
@@ -174,8 +182,10 @@ def policy_factory(
         spec: A name of :data:`unolab.agents.AGENT_NAMES` (bots and search agents; a
             search with its options, ``pimc:2048``), a shipped agent's name
             (``ppo_official_2p``), a Python class (``my_bots.py:MyBot`` or
-            ``package.module:MyBot``, :mod:`unolab.agents.python_bots`) or the path of an
-            exported agent.
+            ``package.module:MyBot``, :mod:`unolab.agents.python_bots`), the path of an
+            exported agent, or a language model's spec file (a ``.yaml``/``.yml`` file
+            holding ``llm:``, :mod:`unolab.agents.llm.spec`; its agents act from the state,
+            so it needs ``allow_search``).
         rules: The rules the agent will play (Rules, a preset name, a YAML path or a
             mapping); an exported agent must have been trained under them. Unused for bots.
         allow_search: Whether a search agent (one that acts from the state) may be named:
@@ -194,6 +204,10 @@ def policy_factory(
             malformed.
         unolab.agents.policy_metadata.CheckpointMismatchError: (a ValueError) if it was
             trained under other rules or another observation encoding.
+        uno_env.config_values.ConfigError: (a ValueError) for a spec file with a missing
+            key, an unknown one or a value out of bounds, naming the file, key and value.
+        unolab.agents.llm.client.LLMSetupError: (a ValueError) for a spec file when
+            ``openai`` is not installed or its key's variable is not set.
         TypeError: for a ``deterministic`` or ``allow_search`` that is not a bool.
     """
     for switch, value in (("allow_search", allow_search), ("deterministic", deterministic)):
@@ -206,6 +220,8 @@ def policy_factory(
         )
     if rules is not None and not isinstance(rules, Rules):
         rules = load_rules(rules)  # a preset name, a YAML path or a mapping
+    if _llm("spec").spec_suffix(text):
+        return _llm_factory(text, bool(allow_search))
     shipped = shipped_agent_path(text) if not is_agent_file(text) else None
     if shipped is not None:  # a shipped agent by name; a file of that name comes first
         text = str(shipped)
@@ -236,6 +252,35 @@ def _a_search(spec: str) -> ValueError:
     )
 
 
+def _llm_factory(text: str, allow_search: bool) -> PolicyFactory:
+    """The factory of a language model's spec file, checked (and one agent built) now."""
+    path = portable_path(text)
+    too_long = name_too_long(text)
+    if too_long:
+        raise ValueError(f"agent {too_long}")
+    try:
+        exists = path.is_file() or path.exists()
+    except (OSError, ValueError):  # a NUL character
+        exists = False
+    if not exists:
+        raise MissingAgentFileError(f"agent spec file {text!r} {why_missing(text)}; {_LLM_FORM}")
+    if not allow_search:
+        raise ValueError(
+            f"agent {text!r} is a language model, which cannot play inside a search (its "
+            "rollouts or its prior): give a bot, a Python class that acts on observations or "
+            "an exported agent"
+        )
+    factory: PolicyFactory = _llm("agent").spec_factory(path)
+    return factory
+
+
+def _llm(module: str) -> ModuleType:
+    """A module of :mod:`unolab.agents.llm`, imported by name: the compiled searches import
+    this module, and their machine code is keyed by every source it imports, which the
+    language-model agents need not be (:mod:`uno_env.jit_sources`)."""
+    return importlib.import_module(f"unolab.agents.llm.{module}")
+
+
 @dataclass(frozen=True)
 class _BuildBot:
     """Builds a named bot (a class, not a closure, so the envs holding it can be pickled)."""
@@ -263,8 +308,8 @@ class _BuildLearned:
 def resolve_policy(
     spec: str | Path, rules: Rules | str | Mapping[str, Any] | None = None, seed: Seed = 0
 ) -> Policy:
-    """One policy for a bot name, a Python class or an exported agent's path, built and
-    seeded now (see :func:`policy_factory` for the forms of ``spec``).
+    """One policy for a bot name, a Python class, an exported agent's path or a language
+    model's spec file, built and seeded now (see :func:`policy_factory` for the forms of ``spec``).
 
     Raises:
         ValueError: as :func:`policy_factory` (an unknown name, a missing file, a malformed

@@ -1,0 +1,616 @@
+"""A language model (or a Python function from chat messages to text) as an UNO player.
+
+:class:`LLMAgent` acts from the state (``needs_state``, see :mod:`uno_env.play`): for each
+row it builds what the acting seat may know (:func:`uno_env.text.view.seat_view`), puts the
+decision to the model (:func:`uno_env.text.prompt.decision_prompt`, after the rules in a
+system message), reads the answer (:func:`uno_env.text.answers.parse_answer`) and plays it.
+
+* **Invalid answers.** An answer that names no legal move, or two, gets one retry with the
+  reason (:func:`~uno_env.text.answers.retry_message`); a second invalid answer plays the
+  documented fallback (:func:`~uno_env.text.answers.fallback_action`: ``draw`` when it is
+  legal, else ``keep``, else the first legal move). Both are counted.
+* **Views.** ``"full"``: every decision is the system message and the whole table, with no
+  memory. ``"changes"``: one conversation per game and seat (by ``(state.key[g], seat)``):
+  the system message and the whole table once, then only what changed since the seat's
+  last decision (:func:`~uno_env.text.view.changes_between`).
+* **Concurrency.** The play loop hands the agent the rows of many tables at once; their
+  requests go out ``concurrency`` at a time from a thread pool the agent owns. The actions
+  come back in row order and depend only on the answers.
+* **Records and replay.** :meth:`LLMAgent.record_to` writes a JSON line per decision
+  (:mod:`unolab.agents.llm.records`); :meth:`LLMAgent.use_cache` answers the prompts a
+  :class:`~unolab.agents.llm.records.DecisionCache` holds without asking the model.
+* **Telemetry.** :meth:`LLMAgent.telemetry`: decisions, invalid answers, retries,
+  fallbacks, timeouts, transport retries, latency, tokens.
+
+**When the endpoint fails.** A request whose transport retries run out, or that the
+endpoint refuses, fails its decision: ``act_from_state`` raises that one line
+(:class:`~unolab.agents.llm.client.LLMEndpointError`), and the play loop forfeits the game
+with it as the reason. The loop retries the other rows of the call on halves of it: the
+answers already received are kept for that, so no request is sent twice and only the
+failing game forfeits. A lasting failure (nothing listens at the address, an unknown
+model, a refused key) stops the agent asking: each later call raises the same line at
+once, so every game it plays forfeits with it, until :meth:`LLMAgent.reset`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from uno_env import cards as C
+from uno_env.config_values import check_int
+from uno_env.files import shown
+from uno_env.policy import PolicyFactory, Seed, check_reset_games
+from uno_env.rules import Rules
+from uno_env.text.answers import Answer, fallback_action, parse_answer, retry_message
+from uno_env.text.prompt import Prompt, PromptOptions, decision_prompt, system_prompt
+from uno_env.text.view import changes_between, seat_view
+from unolab.agents.llm.client import ChatClient, Completer, Completion, LLMEndpointError, Message
+from unolab.agents.llm.records import DecisionCache, DecisionWriter, messages_key
+from unolab.agents.llm.spec import CONCURRENCY_LIMIT, LLMSpec, load_llm_spec
+
+if TYPE_CHECKING:
+    from uno_env.core import UnoState
+
+__all__ = [
+    "FunctionCompleter",
+    "LLMAgent",
+    "SpecBuilder",
+    "TextPolicy",
+    "TextPolicyAgent",
+    "agent_from_file",
+    "spec_factory",
+]
+
+TextPolicy = Callable[[list[Message]], str]
+"""A Python text policy: the chat messages of a decision -> the answer's text."""
+
+IDLE_CALLS = 256
+"""A conversation not continued for this many calls is forgotten (its game is over)."""
+
+
+class FunctionCompleter:
+    """A Python function from chat messages to text, answering as a model would.
+
+    Args:
+        fn: The text policy; it gets a copy of the messages (changing it changes nothing).
+        model: Its name (the cache files its answers under it).
+    """
+
+    def __init__(self, fn: TextPolicy, model: str) -> None:
+        if not callable(fn):
+            raise TypeError(f"a text policy must be callable (messages -> text), got {shown(fn)}")
+        self.fn = fn
+        self.model = model
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """The function's answer.
+
+        Raises:
+            TypeError: if it returns something other than text.
+        """
+        start = time.perf_counter()
+        text = self.fn([dict(m) for m in messages])
+        if not isinstance(text, str):
+            raise TypeError(f"text policy {self.model!r} returned {shown(text)}, not text")
+        return Completion(text=text, latency_s=time.perf_counter() - start)
+
+
+@dataclass
+class _Conversation:
+    """One seat's conversation in one game (the ``"changes"`` view)."""
+
+    messages: list[Message]
+    view: dict[str, Any]
+    used: int
+
+
+@dataclass
+class _Decision:
+    """One row's decision while it is asked: what is sent, what came back."""
+
+    row: int
+    game: int
+    seat: int
+    view: dict[str, Any]
+    prompt: Prompt
+    history: int
+    """Messages of the conversation sent before this decision (not recorded again)."""
+    sending: list[Message]
+    keys: list[str] = field(default_factory=list)
+    completions: list[Completion] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    failure: BaseException | None = None
+    action: int = 0
+    fallback: bool = False
+
+    @property
+    def settled(self) -> bool:
+        """Whether no further request is needed (a valid answer, a failure, two answers)."""
+        return self.failure is not None or (
+            bool(self.answers) and (self.answers[-1].valid or len(self.answers) >= 2)
+        )
+
+
+class LLMAgent:
+    """A player whose moves a chat model (or a text policy) chooses; see the module.
+
+    Args:
+        completer: What answers the messages: a :class:`~unolab.agents.llm.client.ChatClient`
+            or a :class:`FunctionCompleter`.
+        name: The player's name (default: the completer's model).
+        options: How decisions are put (:class:`uno_env.text.prompt.PromptOptions`).
+        concurrency: Requests in flight at once, 1 to 256.
+        cache: Recorded answers to replay (:meth:`use_cache`).
+
+    Raises:
+        ValueError: for a ``concurrency`` out of range.
+    """
+
+    needs_state = True
+    """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
+    uses_observations = False
+    """The state is all it reads: batched players need not encode observations for it."""
+
+    def __init__(
+        self,
+        completer: Completer,
+        *,
+        name: str | None = None,
+        options: PromptOptions | None = None,
+        concurrency: int = 1,
+        cache: DecisionCache | None = None,
+    ) -> None:
+        self.completer = completer
+        self.model = str(completer.model)
+        self.name = name if name is not None else self.model
+        self.options = options if options is not None else PromptOptions()
+        if not isinstance(self.options, PromptOptions):
+            raise TypeError(f"options: expected PromptOptions, got {shown(self.options)}")
+        self.concurrency = check_int("concurrency", concurrency, 1, CONCURRENCY_LIMIT)
+        self.spec: LLMSpec | None = None
+        self._cache = cache
+        self._held = DecisionCache()  # answers of a failed call, for the play loop's halves
+        self._failed: dict[str, BaseException] = {}
+        self._memory: dict[tuple[int, int], _Conversation] = {}
+        self._systems: dict[Rules, str] = {}
+        self._writer: DecisionWriter | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._broken: LLMEndpointError | None = None
+        self._calls = 0
+        self._counts: Counter[str] = Counter()
+        self._forms: Counter[str] = Counter()
+        self._latencies: list[float] = []
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_spec(cls, spec: LLMSpec, *, name: str | None = None, seed: Seed = None) -> LLMAgent:
+        """An agent asking the endpoint of ``spec``.
+
+        Args:
+            spec: The model, its endpoint and the prompt's options.
+            name: The player's name (default: the model's).
+            seed: Seed of the client's backoff jitter.
+
+        Raises:
+            LLMSetupError: if ``openai`` is missing or the key's variable is not set.
+        """
+        client = ChatClient(spec, seed=seed)
+        agent = cls(
+            client, name=name or spec.model, options=spec.prompt_options,
+            concurrency=spec.concurrency,
+        )  # fmt: skip
+        agent.spec = spec
+        return agent
+
+    @classmethod
+    def from_callable(
+        cls,
+        fn: TextPolicy,
+        *,
+        name: str = "text_policy",
+        options: PromptOptions | None = None,
+        concurrency: int = 1,
+    ) -> LLMAgent:
+        """An agent whose answers come from ``fn(messages) -> text`` (see
+        :class:`TextPolicyAgent`)."""
+        return cls(FunctionCompleter(fn, name), name=name, options=options, concurrency=concurrency)
+
+    # ------------------------------------------------------------------ the Policy protocol
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Not available: the agent reads the state (see ``act_from_state``).
+
+        Raises:
+            TypeError: always, naming the way to play it.
+        """
+        raise TypeError(
+            f"{self.name} decides from the state, not from observations: play it through "
+            "uno_env.play (or a tournament), which hands the state to policies with "
+            "needs_state = True, or call act_from_state(rules, state, seats)"
+        )
+
+    def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
+        """Forget the conversations, and a lasting endpoint failure (the next call asks
+        again).
+
+        Memory is kept by game key, which a mask of rows does not name: a mask with any
+        game marked forgets every conversation (each starts again with the whole table).
+
+        Raises:
+            ValueError: for ``games`` that are neither None nor a boolean mask.
+        """
+        check_reset_games(self.name, games)
+        if games is not None and not np.any(games):
+            return
+        self._memory.clear()
+        self._held = DecisionCache()
+        self._failed.clear()
+        self._broken = None
+
+    def act_from_state(
+        self,
+        rules: Rules,
+        state: UnoState,
+        seats: npt.ArrayLike,
+        masks: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """One action per game for the acting ``seats``, asked of the model.
+
+        A row whose seat has no decision (a finished game) gets action 0, unasked.
+
+        Raises:
+            LLMEndpointError: one line, when a request got no answer (see the module).
+            ValueError: for ``seats`` that do not fit the batch.
+        """
+        del masks  # the view's legal moves are the mask's
+        if self._broken is not None:
+            raise type(self._broken)(str(self._broken))
+        seat_arr = np.asarray(seats, dtype=np.int64).reshape(-1)
+        if seat_arr.shape != (state.batch_size,):
+            raise ValueError(
+                f"{self.name}: seats: expected one per game ({state.batch_size}), got "
+                f"{seat_arr.shape[0]}"
+            )
+        self._calls += 1
+        if self._calls % IDLE_CALLS == 0:
+            self._forget_idle()
+        system = self._system_prompt(rules)
+        actions = np.zeros(state.batch_size, dtype=np.int64)
+        keys, turns, hands = state.key.tolist(), state.turn.tolist(), state.hand_no.tolist()
+        decisions = []
+        for row, seat in enumerate(seat_arr.tolist()):
+            view = seat_view(rules, state, seat, row)
+            if not view.get("legal_moves"):
+                continue  # no decision here: nothing to ask
+            decisions.append(self._pose(row, int(keys[row]), seat, view, system))
+        self._ask(decisions)
+        for d in decisions:
+            if d.failure is None:
+                d.answers.append(parse_answer(d.completions[-1].text, d.prompt))
+                if not d.answers[-1].valid:
+                    d.sending = [
+                        *d.sending,
+                        {"role": "assistant", "content": d.completions[-1].text},
+                        {"role": "user", "content": retry_message(d.answers[-1], d.prompt)},
+                    ]
+        again = [d for d in decisions if not d.settled]
+        self._ask(again)
+        for d in again:
+            if d.failure is None:
+                d.answers.append(parse_answer(d.completions[-1].text, d.prompt))
+        failed = [d for d in decisions if d.failure is not None]
+        if failed:
+            self._hold(decisions)
+            if state.batch_size == 1:
+                for key in failed[0].keys[-1:]:
+                    self._failed.pop(key, None)
+            failure = failed[0].failure
+            assert failure is not None
+            raise failure
+        for d in decisions:
+            self._settle(d, turns[d.row], hands[d.row])
+            actions[d.row] = d.action
+        return actions
+
+    # ------------------------------------------------------------------ asking
+
+    def _system_prompt(self, rules: Rules) -> str:
+        text = self._systems.get(rules)
+        if text is None:
+            text = self._systems[rules] = system_prompt(rules, self.options)
+        return text
+
+    def _pose(self, row: int, game: int, seat: int, view: dict[str, Any], system: str) -> _Decision:
+        """The decision of one row, and the messages that ask it."""
+        if self.options.view == "changes":
+            talk = self._memory.get((game, seat))
+            if talk is not None:
+                since = changes_between(talk.view, view)
+                prompt = decision_prompt(view, self.options, since)
+                sending = [*talk.messages, {"role": "user", "content": prompt.text}]
+                return _Decision(row, game, seat, view, prompt, len(talk.messages), sending)
+        prompt = decision_prompt(view, self.options)
+        sending = [{"role": "system", "content": system}, {"role": "user", "content": prompt.text}]
+        return _Decision(row, game, seat, view, prompt, 0, sending)
+
+    def _ask(self, decisions: list[_Decision]) -> None:
+        """One request per decision, in row order: held or recorded answers first, then the
+        rest concurrently."""
+        sending: list[tuple[_Decision, str]] = []
+        for d in decisions:
+            key = messages_key(self.model, d.sending)
+            d.keys.append(key)
+            found = self._held.take(key)
+            if found is None and self._cache is not None:
+                found = self._cache.take(key)
+            if found is not None:
+                d.completions.append(found)
+            elif key in self._failed:
+                d.failure = self._failed[key]
+            else:
+                sending.append((d, key))
+        if not sending:
+            return
+        if len(sending) == 1 or self.concurrency == 1:
+            results = [self._request(d.sending) for d, _ in sending]
+        else:
+            pool = self._pool
+            if pool is None:
+                pool = self._pool = ThreadPoolExecutor(
+                    self.concurrency, thread_name_prefix=f"llm-{self.name}"
+                )
+            results = list(pool.map(self._request, [d.sending for d, _ in sending]))
+        lasting = None
+        for (d, key), result in zip(sending, results, strict=True):
+            if isinstance(result, Completion):
+                d.completions.append(result)
+                continue
+            d.failure = result
+            if isinstance(result, LLMEndpointError) and result.lasting:
+                lasting = lasting or result
+                continue
+            self._failed[key] = result
+            self._counts["failed_requests"] += 1
+            self._counts["transport_retries"] += getattr(result, "retries", 0)
+            self._counts["timeouts"] += getattr(result, "timeouts", 0)
+        if lasting is not None:
+            self._broken = lasting
+            raise type(lasting)(str(lasting))
+
+    def _request(self, messages: list[Message]) -> Completion | Exception:
+        """One completion, or the failure (a worker thread's result, raised by the caller)."""
+        broken = self._broken
+        if broken is not None:  # another request found the endpoint gone: ask no more
+            return broken
+        try:
+            return self.completer.complete(messages)
+        except LLMEndpointError as err:
+            if err.lasting:
+                self._broken = err
+            return err
+        except Exception as err:  # a text policy's own failure fails its decision alone
+            return err
+
+    def _hold(self, decisions: list[_Decision]) -> None:
+        """Keep the answers of a failed call for the play loop's calls on its halves."""
+        for d in decisions:
+            for key, completion in zip(d.keys, d.completions, strict=False):
+                self._held.add(key, completion)
+
+    # ------------------------------------------------------------------ settling
+
+    def _settle(self, d: _Decision, turn: int, hand_no: int) -> None:
+        """Play the decision: its action, the conversation, the record, the counts."""
+        last = d.answers[-1]
+        if last.valid:
+            assert last.action is not None
+            d.action = last.action
+            self._forms[last.form] += 1
+        else:
+            d.action, d.fallback = fallback_action(d.prompt), True
+        answered = [*d.sending, {"role": "assistant", "content": d.completions[-1].text}]
+        if self.options.view == "changes":
+            self._memory[(d.game, d.seat)] = _Conversation(answered, d.view, self._calls)
+        counts = self._counts
+        invalid = sum(not a.valid for a in d.answers)
+        counts["decisions"] += 1
+        counts["invalid"] += invalid
+        counts["retries"] += len(d.answers) - 1
+        counts["fallbacks"] += d.fallback
+        for c in d.completions:
+            if c.replayed:
+                counts["replayed"] += 1
+                continue
+            counts["requests"] += 1
+            counts["transport_retries"] += c.retries
+            counts["timeouts"] += c.timeouts
+            counts["tokens_in"] += c.tokens_in
+            counts["tokens_out"] += c.tokens_out
+            self._latencies.append(c.latency_s)
+        if self._writer is not None:
+            self._writer.write(self._record(d, answered, turn, hand_no, invalid))
+
+    def _record(
+        self, d: _Decision, answered: list[Message], turn: int, hand_no: int, invalid: int
+    ) -> dict[str, Any]:
+        completions = d.completions
+        return {
+            "model": self.model,
+            "agent": self.name,
+            "game": d.game,
+            "seat": d.seat,
+            "hand_no": hand_no,
+            "turn": turn,
+            "history": d.history,
+            "messages": answered[d.history :],
+            "responses": [c.text for c in completions],
+            "requests": [
+                {
+                    "key": key,
+                    "latency_s": round(c.latency_s, 6),
+                    "tokens_in": c.tokens_in,
+                    "tokens_out": c.tokens_out,
+                    "retries": c.retries,
+                    "timeouts": c.timeouts,
+                    "replayed": c.replayed,
+                }
+                for key, c in zip(d.keys, completions, strict=True)
+            ],
+            "action": C.action_name(d.action),
+            "action_id": d.action,
+            "form": None if d.fallback else d.answers[-1].form,
+            "invalid": invalid,
+            "retried": len(d.answers) > 1,
+            "fallback": d.fallback,
+            "errors": [a.error for a in d.answers if not a.valid],
+            "latency_s": round(sum(c.latency_s for c in completions), 6),
+            "tokens_in": sum(c.tokens_in for c in completions),
+            "tokens_out": sum(c.tokens_out for c in completions),
+        }
+
+    def _forget_idle(self) -> None:
+        oldest = self._calls - IDLE_CALLS
+        for identity in [i for i, talk in self._memory.items() if talk.used < oldest]:
+            del self._memory[identity]
+
+    # ------------------------------------------------------------------ records, telemetry
+
+    def record_to(self, path: str | Path | None) -> None:
+        """Append a JSON line per decision to ``path`` from now on (None: stop recording).
+
+        See :mod:`unolab.agents.llm.records` for the fields.
+
+        Raises:
+            OSError: if the file cannot be opened for appending.
+        """
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if path is not None:
+            self._writer = DecisionWriter(path)
+
+    def use_cache(self, cache: DecisionCache | None) -> None:
+        """Answer the prompts ``cache`` holds from it, without asking the model (None: ask
+        the model every time)."""
+        self._cache = cache
+
+    def telemetry(self) -> dict[str, Any]:
+        """What the agent did so far.
+
+        Returns:
+            ``decisions`` (settled: answered or fallen back), ``requests`` (answers the
+            model gave), ``replayed`` (answers taken from the cache), ``invalid`` (invalid
+            answers), ``retries`` (decisions asked again after an invalid answer),
+            ``fallbacks``, ``timeouts`` (tries that timed out), ``transport_retries``
+            (tries repeated after 429, 5xx or a timeout), ``failed_requests`` (requests
+            given up: their games forfeit), ``latency_mean_s`` and ``latency_p90_s`` (over
+            the requests, waits between tries included; None before any), ``tokens_in``
+            and ``tokens_out`` (of the requests; replayed answers cost none), and
+            ``forms`` (how many accepted answers each form gave).
+        """
+        c = self._counts
+        lat = np.asarray(self._latencies, dtype=np.float64)
+        out: dict[str, Any] = {
+            key: int(c[key])
+            for key in (
+                "decisions", "requests", "replayed", "invalid", "retries", "fallbacks",
+                "timeouts", "transport_retries", "failed_requests", "tokens_in", "tokens_out",
+            )
+        }  # fmt: skip
+        out["latency_mean_s"] = float(lat.mean()) if lat.size else None
+        out["latency_p90_s"] = float(np.percentile(lat, 90)) if lat.size else None
+        out["forms"] = dict(sorted(self._forms.items()))
+        return out
+
+    def close(self) -> None:
+        """Stop the worker threads, close the record file and the client's connections."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self.record_to(None)
+        closer = getattr(self.completer, "close", None)
+        if callable(closer):
+            closer()
+
+
+class TextPolicyAgent(LLMAgent):
+    """A Python text policy played as a language model is: ``fn(messages) -> text``.
+
+    ``fn`` gets the chat messages of each decision (a system message with the rules, then
+    the decision, and, after an invalid answer, that answer and the feedback) and returns
+    its answer's text; parsing, the retry, the fallback, records and telemetry are the
+    :class:`LLMAgent`'s.
+
+    Args:
+        fn: The text policy.
+        name: Its name (on leaderboards; the cache files its answers under it).
+        options: How decisions are put.
+        concurrency: Calls of ``fn`` at once (1: one at a time; raise it only for a
+            thread-safe ``fn``).
+    """
+
+    def __init__(
+        self,
+        fn: TextPolicy,
+        name: str = "text_policy",
+        options: PromptOptions | None = None,
+        concurrency: int = 1,
+    ) -> None:
+        super().__init__(
+            FunctionCompleter(fn, name), name=name, options=options, concurrency=concurrency
+        )
+
+
+@dataclass(frozen=True)
+class SpecBuilder:
+    """Builds agents asking one model, from a seed: a tournament's workers get it pickled
+    (the spec is plain values, and names the key's variable, never the key).
+
+    Attributes:
+        spec: The model, its endpoint and the prompt's options.
+        name: The players' name.
+    """
+
+    spec: LLMSpec
+    name: str
+
+    def __call__(self, seed: Seed = None) -> LLMAgent:
+        """A fresh agent (its own connections, threads and memory)."""
+        return LLMAgent.from_spec(self.spec, name=self.name, seed=seed)
+
+
+def spec_factory(path: str | Path) -> PolicyFactory:
+    """The factory of the agents an agent spec file describes, named by the file's stem.
+
+    The file is checked, and one agent built (and closed), now: a bad value, a missing
+    ``openai`` or an unset key variable fails here, not in the first game.
+
+    Raises:
+        ConfigError: naming the file, the key and the value (:func:`load_llm_spec`).
+        LLMSetupError: if ``openai`` is missing or the key's variable is not set.
+    """
+    builder = SpecBuilder(load_llm_spec(path), Path(path).stem)
+    builder(0).close()
+    return PolicyFactory(builder.name, builder)
+
+
+def agent_from_file(path: str | Path, seed: Seed = None) -> LLMAgent:
+    """The agent an agent spec file describes, named by the file's stem.
+
+    Raises:
+        ConfigError: naming the file, the key and the value (:func:`load_llm_spec`).
+        LLMSetupError: if ``openai`` is missing or the key's variable is not set.
+    """
+    return LLMAgent.from_spec(load_llm_spec(path), name=Path(path).stem, seed=seed)
