@@ -27,10 +27,7 @@ from uno_env.files import (
     read_regular_text,
 )
 from uno_env.game import UnoGame
-from uno_env.play import choose_actions
-from uno_env.policy import Policy
-from uno_env.rules import Rules
-from unolab.narrate import (
+from uno_env.narrate import (
     Table,
     describe_deal,
     describe_hand_end,
@@ -41,6 +38,9 @@ from unolab.narrate import (
     move_label,
     offered_moves,
 )
+from uno_env.play import choose_actions
+from uno_env.policy import Policy
+from uno_env.rules import Rules
 from unolab.records import (
     RECORD_FORMAT,
     RecordError,

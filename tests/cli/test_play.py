@@ -19,10 +19,7 @@ from support import ROOT
 
 from uno_env import UnoGame, load_rules
 from uno_env import cards as C
-from uno_env.rules import Rules
-from unolab.agents import resolve_policy
-from unolab.cli import main
-from unolab.narrate import (
+from uno_env.narrate import (
     Table,
     describe_deal,
     describe_situation,
@@ -30,6 +27,9 @@ from unolab.narrate import (
     describe_table,
     offered_moves,
 )
+from uno_env.rules import Rules
+from unolab.agents import resolve_policy
+from unolab.cli import main
 from unolab.play import fitting_agents, play_session, replay
 from unolab.records import check_record_path
 

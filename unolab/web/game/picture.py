@@ -9,8 +9,8 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.narrate import Table, move_label
 from uno_env.rules import Rules
-from unolab.narrate import Table, move_label
 
 __all__ = ["hand_cards", "legal_moves", "table_picture"]
 

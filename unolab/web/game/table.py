@@ -20,14 +20,14 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env.game import UnoGame
-from uno_env.rules import Rules
-from unolab.narrate import (
+from uno_env.narrate import (
     Table,
     describe_deal,
     describe_hand_end,
     describe_situation,
     describe_step,
 )
+from uno_env.rules import Rules
 from unolab.records import RECORD_FORMAT
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Busy, Conflict, Invalid, NotFound

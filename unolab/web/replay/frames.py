@@ -18,9 +18,9 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.narrate import Table, describe_deal, describe_hand_end, describe_step
 from uno_env.observation import encode
 from uno_env.rules import Rules
-from unolab.narrate import Table, describe_deal, describe_hand_end, describe_step
 from unolab.web.errors import Invalid
 from unolab.web.game.picture import legal_moves, table_picture
 

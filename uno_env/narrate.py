@@ -1,4 +1,6 @@
-"""Plain words for a game of UNO seen from one seat: ``uno-lab play`` and ``uno-lab replay``.
+"""Plain words for a game of UNO seen from one seat: the narrator of ``uno-lab play``,
+``uno-lab replay``, the browser table and the text env's ``"changes"`` view
+(:mod:`uno_env.envs.text_env`).
 
 Everything here reads what a step reported (its events: :mod:`uno_env.core.events`) and the
 state it left (one game, B = 1), and says what happened the way a player at the table would: "player_2 draws 2 and is skipped", "you
