@@ -256,9 +256,10 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
     """Build a bot or a search by name, a search's options included (``pimc:2048``).
 
     Args:
-        name: One of :data:`AGENT_NAMES`, a search with options after a colon, or a Python
+        name: One of :data:`AGENT_NAMES`, a search with options after a colon, a Python
             class (``my_bots.py:MyBot``, ``package.module:MyBot``; see
-            :mod:`unolab.agents.python_bots`).
+            :mod:`unolab.agents.python_bots`), or a language model's spec file
+            (``my_model.yaml``, :mod:`unolab.agents.llm.spec`).
         seed: Seed of the bot's random choices (the heuristic bots are deterministic and
             ignore it; ``pimc`` seeds its determinizations with it; a class gets it as
             ``seed=`` when its constructor takes one).
@@ -276,6 +277,12 @@ def make_agent(name: str, seed: Seed = None) -> Policy:
     if not isinstance(name, str):
         raise TypeError(f"an agent's name must be a string, got {shown(name)}")
     seed = agent_seed(seed)
+    if name.lower().endswith((".yaml", ".yml")):  # a language model's spec file, by name:
+        # unolab.agents.llm is no source of the searches' machine code (uno_env.jit_sources)
+        from_file: Callable[[str, Seed], Policy] = importlib.import_module(
+            "unolab.agents.llm.agent"
+        ).agent_from_file
+        return from_file(name, seed)
     known = name.partition(":")[0] in AGENT_NAMES
     if not known and is_class_spec(name):
         return make_class_agent(name, seed)

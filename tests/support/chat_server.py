@@ -170,7 +170,7 @@ class Served:
     in_flight: int = 0
     max_in_flight: int = 0
     forms: Counter[str] = field(default_factory=Counter)
-    tries: Counter[str] = field(default_factory=Counter)
+    tries: Counter[str] = field(default_factory=Counter, repr=False)
     """How often each last user message was asked (by the text's digest)."""
 
 
