@@ -8,19 +8,30 @@ one game rebuilds the very chunk it was played in from :func:`schedule_for` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from uno_env.play import play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents.llm.client import LLMEndpointError
+from unolab.agents.llm.records import DecisionCache
 from unolab.tournament.analysis import GameTable
 from unolab.tournament.config import TournamentConfig
 from unolab.tournament.design import Schedule, build_schedule, deal_keys
 from unolab.tournament.participants import Entrant
 from unolab.tournament.results import Unit, encode_lines
+from unolab.tournament.telemetry import (
+    LATENCY_KEY,
+    chunk_report,
+    decisions_file,
+    policy_telemetry,
+)
 
 __all__ = ["ChunkOrder", "ChunkResult", "PlayChunk", "play_chunk", "policy_seed", "schedule_for"]
 
@@ -48,19 +59,29 @@ def schedule_for(config: TournamentConfig, entrants: Sequence[Entrant]) -> Sched
 
 @dataclass(frozen=True)
 class ChunkResult:
-    """What playing a chunk gives back: the log lines and the games as columns.
+    """What playing a chunk gives back: the log lines, the games as columns, and what the
+    participants reported.
 
     Attributes:
         text: The ``games.jsonl`` lines of the games (one per game, each ending in a newline).
         table: The same games as columns, in the same order.
+        telemetry: Participant name -> its report on this chunk
+            (:func:`unolab.tournament.telemetry.chunk_report`), for the participants whose
+            policy has ``telemetry()``.
+        stop: Why the run must stop (one line naming the participant), or ``""``: a
+            participant's endpoint refused it (nothing answers at its address, an unknown
+            model, a refused key), so every later game would forfeit alike.
     """
 
     text: str
     table: GameTable
+    telemetry: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    stop: str = ""
 
 
 PlayChunk = Callable[[Rules, Schedule, Sequence[Entrant], int, list[Unit]], ChunkResult]
-"""The signature of :func:`play_chunk`: how a backend is told to play its chunks."""
+"""The signature of :func:`play_chunk`: how a backend is told to play its chunks (a run that
+keeps decision records binds ``records`` with :func:`functools.partial`)."""
 
 
 class ChunkOrder:
@@ -103,11 +124,25 @@ def play_chunk(
     entrants: Sequence[Entrant],
     chunk: int,
     units: Sequence[Unit],
+    *,
+    records: Path | None = None,
 ) -> ChunkResult:
     """Play some units of one chunk as a single batch.
 
     Every participant of the chunk gets a fresh policy seeded from ``(seed, chunk, id)``; one
-    whose factory or ``reset`` raises forfeits every game of the chunk where it sits.
+    whose factory or ``reset`` raises forfeits every game of the chunk where it sits. After
+    the games, each policy that has ``telemetry()`` reports (:mod:`unolab.tournament.telemetry`).
+
+    Args:
+        rules: The rules of every game.
+        schedule: The tournament's schedule.
+        entrants: The participants.
+        chunk: The chunk's index in the schedule.
+        units: The units of the chunk to play.
+        records: The run folder, where a policy that has ``record_to(path)`` records its
+            decisions (:func:`~unolab.tournament.telemetry.decisions_file`); the decisions
+            recorded there by an earlier play of the chunk are answered again from the
+            records (``use_cache``), without asking the model. ``None``: no records.
     """
     names = schedule.names
     if not units:
@@ -118,15 +153,39 @@ def play_chunk(
     needed = set(lineups.ravel().tolist())
     policies: list[Policy | None] = []
     broken: dict[int, str] = {}
-    for p in range(len(entrants)):
-        policy = None
-        if p in needed:
-            try:
-                policy = entrants[p].build(policy_seed(schedule.seed, chunk, p))
-            except Exception as err:  # the participant forfeits this chunk, the others play
-                broken[p] = f"could not be built: {type(err).__name__}: {err}"
-        policies.append(policy)
-    res = play_tables(rules, policies, lineups, keys, dealer=rules.num_players - 1, broken=broken)
+    recording: dict[int, tuple[Path, int]] = {}
+    try:
+        for p in range(len(entrants)):
+            policy = None
+            if p in needed:
+                try:
+                    policy = entrants[p].build(policy_seed(schedule.seed, chunk, p))
+                    if records is not None:
+                        started = _record(policy, decisions_file(records, names[p], chunk))
+                        if started is not None:
+                            recording[p] = started
+                except Exception as err:  # the participant forfeits this chunk, the others play
+                    broken[p] = f"could not be built: {type(err).__name__}: {err}"
+            policies.append(policy)
+        res = play_tables(
+            rules, policies, lineups, keys, dealer=rules.num_players - 1, broken=broken
+        )
+        telemetry: dict[str, dict[str, Any]] = {}
+        for p, policy in enumerate(policies):
+            report = policy_telemetry(policy) if policy is not None else None
+            if report is None:
+                continue
+            if LATENCY_KEY not in report and p in recording:
+                report[LATENCY_KEY] = _recorded_latencies(*recording[p])
+            telemetry[names[p]] = chunk_report(report)
+    finally:
+        for policy in policies:
+            if policy is not None and (
+                hasattr(policy, "record_to") or hasattr(policy, "telemetry")
+            ):
+                closer = getattr(policy, "close", None)
+                if callable(closer):
+                    closer()
     reasons = np.full(len(units), "", dtype=object)
     for i, why in res.reasons.items():
         reasons[i] = why
@@ -143,4 +202,62 @@ def play_chunk(
         reasons=reasons,
     )
     seats = [[names[p] for p in row] for row in lineups.tolist()]
-    return ChunkResult(encode_lines(units, keys.tolist(), seats, res), table)
+    stop = _refused(res.reasons, lineups, res.forfeit_seat, names)
+    return ChunkResult(encode_lines(units, keys.tolist(), seats, res), table, telemetry, stop)
+
+
+def _record(policy: Policy, path: Path) -> tuple[Path, int] | None:
+    """Have ``policy`` record its decisions to ``path`` (when it can), first handing it the
+    decisions recorded there already (when it takes a cache).
+
+    Returns:
+        The file and its size before this chunk's decisions (where they begin), or ``None``
+        for a policy that keeps no records.
+    """
+    record_to = getattr(policy, "record_to", None)
+    if not callable(record_to):
+        return None
+    use_cache = getattr(policy, "use_cache", None)
+    if path.exists() and callable(use_cache):
+        use_cache(DecisionCache.load(path))
+    record_to(path)
+    return path, path.stat().st_size if path.exists() else 0
+
+
+def _recorded_latencies(path: Path, start: int) -> list[float]:
+    """The latencies of the requests recorded in ``path`` from byte ``start`` on (answers
+    replayed from records took none)."""
+    out: list[float] = []
+    try:
+        with path.open("rb") as file:
+            file.seek(start)
+            lines = file.read().split(b"\n")
+    except OSError:
+        return out
+    for line in lines:
+        try:
+            record = json.loads(line)
+            out.extend(float(r["latency_s"]) for r in record["requests"] if not r.get("replayed"))
+        except (ValueError, KeyError, TypeError):
+            continue  # not a whole record: a line cut short
+    return out
+
+
+_ENDPOINT_ERRORS: list[type[LLMEndpointError]] = [
+    LLMEndpointError,
+    *LLMEndpointError.__subclasses__(),
+]
+_LASTING = tuple(cls.__name__ + ": " for cls in _ENDPOINT_ERRORS if cls.lasting)
+"""How the forfeit reason of a lasting endpoint failure begins (the play loop names the
+exception's class)."""
+
+
+def _refused(
+    reasons: Mapping[int, str], lineups: np.ndarray, forfeit_seat: np.ndarray, names: Sequence[str]
+) -> str:
+    """The line that stops the run when an endpoint refused a participant, or ``""``."""
+    for row, why in sorted(reasons.items()):
+        if why.startswith(_LASTING):
+            who = names[int(lineups[row, int(forfeit_seat[row])])]
+            return f"participant {who!r}: {why.partition(': ')[2]}"
+    return ""

@@ -30,6 +30,7 @@ from uno_env.config_values import ConfigError, check_folder, check_folder_name, 
 from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
+from unolab.agents.llm.spec import spec_suffix
 from unolab.agents.python_bots import (
     CLASS_FORMS,
     canonical_class_spec,
@@ -101,8 +102,10 @@ class ParticipantSpec:
             ``pimc``), or a Python class (``my_bots.py:MyBot``, ``package.module:MyBot``),
             whose file is recorded by its absolute path so that the run's record rebuilds it
             from any working folder.
-        path: An exported agent (``.safetensors`` + ``.json``, loaded without pickle) or an
-            SB3 ``.zip`` checkpoint (needs ``allow_pickle``: loading it runs code).
+        path: An exported agent (``.safetensors`` + ``.json``, loaded without pickle), a
+            language model's spec file (``.yaml`` holding ``llm:``,
+            :mod:`unolab.agents.llm.spec`; named by its stem) or an SB3 ``.zip`` checkpoint
+            (needs ``allow_pickle``: loading it runs code).
         deterministic: Learned agents play the argmax (True) or sample (False).
     """
 
@@ -137,11 +140,16 @@ class ParticipantSpec:
             except ValueError as err:
                 raise ConfigError(f"participant: {err}") from None
             object.__setattr__(self, "bot", canonical_class_spec(self.bot))
-        if self.path is not None and Path(self.path).suffix not in _AGENT_SUFFIXES:
+        if (
+            self.path is not None
+            and Path(self.path).suffix not in _AGENT_SUFFIXES
+            and not spec_suffix(self.path)
+        ):
             as_class = " (a Python class is a 'bot')" if is_class_spec(self.path) else ""
             raise ConfigError(
                 f"participant: {self.path!r} is not an agent file; expected .safetensors "
-                f"(exported agent) or .zip (SB3 checkpoint, with allow_pickle){as_class}"
+                f"(exported agent), .yaml (a language model's spec file, llm: ...) or .zip "
+                f"(SB3 checkpoint, with allow_pickle){as_class}"
             )
 
     @property

@@ -13,6 +13,9 @@ resolver of every agent name):
   spec (a file by its absolute path);
 * an exported agent, ``.safetensors`` + ``.json``, or a shipped agent by name: plain tensors
   and a JSON description, nothing is unpickled;
+* a language model's spec file (``my_model.yaml`` holding ``llm:``), built in each worker
+  from the file: the agent asks the model for the decisions of every table of the chunk,
+  ``concurrency`` requests at a time;
 * an SB3 ``.zip`` checkpoint (MaskablePPO or the lab's DQN), only with ``allow_pickle``:
   SB3 zips are read with cloudpickle, which runs code from the file.
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 from uno_env.config_values import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents.llm.spec import spec_suffix
 from unolab.agents.resolve import policy_factory
 from unolab.tournament.config import ParticipantSpec, TournamentConfig
 
@@ -108,7 +112,7 @@ class SpecFactory:
         if spec.is_pickle:  # the one form the resolver refuses: loading it runs code
             limit_torch_threads()
             return load_sb3_policy(str(spec.path), self.rules)
-        if spec.path is not None:
+        if spec.path is not None and not spec_suffix(spec.path):  # a language model needs none
             limit_torch_threads()
         what = spec.bot if spec.bot is not None else str(spec.path)
         return policy_factory(what, self.rules, deterministic=spec.deterministic)(seed)

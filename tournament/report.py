@@ -24,10 +24,13 @@ from unolab.tournament.run_folder import write_file
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
+    "TELEMETRY_COLUMNS",
     "clean_json",
+    "has_telemetry",
     "leaderboard_lines",
     "leaderboard_table",
     "print_leaderboard",
+    "telemetry_line",
     "write_reports",
 ]
 
@@ -48,6 +51,16 @@ LEADERBOARD_COLUMNS = (
     "win_rate",
     "forfeits",
 )
+
+
+TELEMETRY_COLUMNS = ("decisions", "invalid", "fallbacks")
+"""Columns ``leaderboard.csv`` adds when a participant reported telemetry (a language model:
+its decisions, invalid answers and fallbacks), so a model that breaks shows beside its Elo."""
+
+
+def has_telemetry(summary: dict[str, Any]) -> bool:
+    """Whether any participant of ``summary`` reported telemetry."""
+    return any(row.get("telemetry") for row in summary["leaderboard"])
 
 
 def clean_json(value: Any) -> Any:
@@ -75,14 +88,19 @@ _LEGEND = (
     "count half); win%: hands won; games: games played; ff: games forfeited. Full figures: "
     "leaderboard.csv and summary.json."
 )
+_TELEMETRY_LEGEND = (
+    " bad/fb: invalid answers and fallbacks of a language model (each decision may take "
+    "one retry; a second invalid answer plays the fallback)."
+)
 _NUMBER_COLUMNS = ("Elo", "95% CI", "skill", "score", "win%", "games", "ff")
 
 
-def _cells(row: dict[str, Any], plain: bool) -> list[str]:
-    """The number cells of a leaderboard row (``plain``: ASCII only)."""
+def _cells(row: dict[str, Any], plain: bool, telemetry: bool = False) -> list[str]:
+    """The number cells of a leaderboard row (``plain``: ASCII only; ``telemetry``: with
+    the invalid answers and fallbacks)."""
     win = "-" if row["win_rate"] is None else f"{100 * row['win_rate']:.1f}"
     plus = "+-" if plain else "±"
-    return [
+    cells = [
         _fmt(float(row["elo"]), 0),
         f"[{_fmt(row['elo_low'], 0)}, {_fmt(row['elo_high'], 0)}]",
         f"{row['mu']:.1f}{plus}{row['sigma']:.1f}",
@@ -91,6 +109,10 @@ def _cells(row: dict[str, Any], plain: bool) -> list[str]:
         str(row["games"]),
         str(row["forfeits"]),
     ]
+    if telemetry:
+        report = row.get("telemetry") or {}
+        cells.append(f"{report.get('invalid', 0)}/{report.get('fallbacks', 0)}" if report else "-")
+    return cells
 
 
 def leaderboard_lines(summary: dict[str, Any], width: int = 80, plain: bool = False) -> list[str]:
@@ -117,8 +139,13 @@ def _leaderboard_parts(
 ) -> tuple[list[str], list[str], list[str]]:
     """The title lines, the header and rows, and the legend lines of the leaderboard."""
     skill = "mu+-sd" if plain else "μ±σ"
+    telemetry = has_telemetry(summary)
     headers = ["#", "name", *(skill if c == "skill" else c for c in _NUMBER_COLUMNS)]
-    rows = [[str(r["rank"]), r["name"], *_cells(r, plain)] for r in summary["leaderboard"]]
+    if telemetry:
+        headers.append("bad/fb")
+    rows = [
+        [str(r["rank"]), r["name"], *_cells(r, plain, telemetry)] for r in summary["leaderboard"]
+    ]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     gap = "  "
 
@@ -137,7 +164,7 @@ def _leaderboard_parts(
     head = textwrap.wrap(title, width)
     out: list[str] = []
     every = list(range(len(headers)))
-    legend = _LEGEND.format(skill=skill)
+    legend = _LEGEND.format(skill=skill) + (_TELEMETRY_LEGEND if telemetry else "")
     if len(line(headers, every)) <= width and all(len(line(r, every)) <= width for r in rows):
         out.append(line(headers, every))
         out.extend(line(r, every) for r in rows)
@@ -177,6 +204,9 @@ def _footer(summary: dict[str, Any]) -> list[str]:
             f"  [red]{escape(name)} forfeited {info['games']} game(s)[/red]: "
             f"{escape(info['reasons'][0])}"
         )
+    for row in summary["leaderboard"]:
+        if row.get("telemetry"):
+            lines.append(f"  {escape(row['name'])}: {telemetry_line(row['telemetry'])}")
     seats = ", ".join(f"seat {s['seat']}: {_fmt(s['score'], 3)}" for s in summary["seats"])
     lines.append(f"seat scores (seat 0 leads): {seats}")
     overall = summary["variance"]["overall"]
@@ -219,13 +249,45 @@ def _footer(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def telemetry_line(report: dict[str, Any]) -> str:
+    """A participant's telemetry in words: decisions, invalid answers, fallbacks, the
+    transport's troubles, latency and tokens."""
+    parts = [
+        f"{report.get('decisions', 0)} decisions",
+        f"{report.get('invalid', 0)} invalid answers",
+        f"{report.get('retries', 0)} retried",
+        f"{report.get('fallbacks', 0)} fallbacks",
+    ]
+    for key, what in (
+        ("timeouts", "timeouts"),
+        ("transport_retries", "transport retries"),
+        ("failed_requests", "failed requests"),
+        ("replayed", "replayed from records"),
+    ):
+        if report.get(key):
+            parts.append(f"{report[key]} {what}")
+    if report.get("latency_mean_s") is not None:
+        p90 = report.get("latency_p90_s")
+        parts.append(
+            f"latency {report['latency_mean_s']:.3f} s mean"
+            + (f", {p90:.3f} s p90" if p90 is not None else "")
+        )
+    if report.get("tokens_in") or report.get("tokens_out"):
+        parts.append(f"tokens {report.get('tokens_in', 0)} in, {report.get('tokens_out', 0)} out")
+    return ", ".join(parts)
+
+
 def _write_csv(path: Path, summary: dict[str, Any]) -> None:
     text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=[*LEADERBOARD_COLUMNS, "positions"])
+    extra = list(TELEMETRY_COLUMNS) if has_telemetry(summary) else []
+    writer = csv.DictWriter(text, fieldnames=[*LEADERBOARD_COLUMNS, "positions", *extra])
     writer.writeheader()
     for row in summary["leaderboard"]:
         out = {k: row[k] for k in LEADERBOARD_COLUMNS}
         out["positions"] = " ".join(str(p) for p in row["positions"])
+        report = row.get("telemetry") or {}
+        for key in extra:  # empty for a participant that reports nothing (a bot)
+            out[key] = report.get(key, "")
         writer.writerow(out)
     write_file(path, text.getvalue())
 

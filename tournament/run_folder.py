@@ -85,7 +85,14 @@ class TournamentFolder:
         self.run = RunFolder(
             self.path,
             "tournament run",
-            files=[self.games.name, self.meta.name, self.summary.name, "leaderboard.csv"],
+            files=[
+                self.games.name,
+                self.meta.name,
+                self.summary.name,
+                "leaderboard.csv",
+                "telemetry.jsonl",  # the participants' reports, with the games
+                "decisions",  # the decision records, with the games
+            ],
             start_over="rerun with --fresh to discard its games",
             rename="use another name",
             relocate="choose another output_dir or name",

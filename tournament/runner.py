@@ -78,6 +78,7 @@ from unolab.tournament.resume import check_records, partial_chunks
 from unolab.tournament.run_folder import TournamentFolder
 from unolab.tournament.sprt import SprtResult, sequential_sprt
 from unolab.tournament.summary import build_summary
+from unolab.tournament.telemetry import TELEMETRY_FILE, TelemetryLog, merge_telemetry
 
 __all__ = [
     "cpu_seconds",
@@ -253,6 +254,20 @@ def _run(
         )
     resumed = len(loaded)
     done: set[Unit] = set(loaded)
+    telemetry_log = TelemetryLog(folder.path / TELEMETRY_FILE)
+
+    def kept(chunk: int, first: int, end: int) -> bool:
+        return chunk not in partial and all(
+            unit in done for unit in schedule.units(chunk) if first <= unit[0] < end
+        )
+
+    # Lines of deal sets past this run's end (an earlier, longer run) stay, unused, as
+    # their games do.
+    reports = [
+        piece["telemetry"]
+        for piece in telemetry_log.load(kept)
+        if piece["deals"][0] < schedule.num_deal_sets
+    ]
     tables = [GameTable.from_records(loaded.values(), schedule.names, schedule.num_players)]
     del loaded
     state = _Progress(config, schedule)
@@ -268,6 +283,24 @@ def _run(
 
     def handle(result: ChunkResult, bar: Bar) -> None:
         nonlocal played
+        if result.stop:  # a misconfigured endpoint: every later game would forfeit alike
+            raise ConfigError(
+                f"{result.stop}; the run stopped before writing these games: fix it and "
+                "rerun the same command to resume"
+            )
+        if result.telemetry:
+            # Before the games: a stop between the two leaves a line that the resume drops
+            # (its games are missing), never games without their telemetry.
+            deals = result.table.deal
+            first = int(deals.min())
+            telemetry_log.append(
+                {
+                    "chunk": schedule.chunk_of(first),
+                    "deals": [first, int(deals.max()) + 1],
+                    "telemetry": result.telemetry,
+                }
+            )
+            reports.append(result.telemetry)
         store.append_text(result.text)
         tables.append(result.table)
         done.update(result.table.units())
@@ -278,12 +311,14 @@ def _run(
     if ray is not None:
         entrants = shipped_entrants(entrants)
     parallel = ray is None and config.workers > 1 and len(todo) > 1 and not state.stopped
+    # Decision records live in the run folder, so only this machine's processes keep them.
+    play = play_chunk if ray is not None else functools.partial(play_chunk, records=folder.path)
 
     def say(line: str) -> None:
         console.print(f"[yellow]{escape(line)}")
 
     with (
-        worker_pool(config.workers, play_chunk, rules, schedule, entrants, parallel, say) as pool,
+        worker_pool(config.workers, play, rules, schedule, entrants, parallel, say) as pool,
         progress_bar(
             f"tournament {config.name}",
             total,
@@ -308,7 +343,7 @@ def _run(
             for chunk, units in todo:
                 if state.stopped:
                     break
-                handle(play_chunk(rules, schedule, entrants, chunk, units), bar)
+                handle(play(rules, schedule, entrants, chunk, units), bar)
     elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
     run_info = {
         "games_played": played,
@@ -323,6 +358,8 @@ def _run(
     }
     stop = state.sprt.n if state.stopped and state.sprt is not None else None
     games = GameTable.concat(tables).sorted_by_unit()
-    summary = build_summary(config, schedule, games, state.sprt, stop, run_info)
+    summary = build_summary(
+        config, schedule, games, state.sprt, stop, run_info, merge_telemetry(reports)
+    )
     write_reports(folder.path, summary, console=console, plots=plots, print_table=print_table)
     return summary

@@ -1,7 +1,8 @@
 """The summary of a tournament: everything ``summary.json`` holds, from the game records.
 
-Everything but the ``run`` section (timing of this invocation) is a pure function of the
-games, computed on them sorted by ``(deal, seating, variant)``, so a run, a resumed run and a
+Everything but the ``run`` section (timing of this invocation) and the participants' own
+reports (each leaderboard row's ``telemetry``: counts and latencies of a language model's
+answers, over every chunk played) is a pure function of the games, computed on them sorted by ``(deal, seating, variant)``, so a run, a resumed run and a
 run with more workers give the same summary. When the SPRT stopped a run, only the deal sets
 up to the deciding one are used (games of later chunks already in flight are kept on disk
 but left out, and counted).
@@ -10,6 +11,7 @@ but left out, and counted).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -67,6 +69,7 @@ def build_summary(
     sprt: SprtResult | None,
     stop: int | None,
     run: dict[str, Any],
+    telemetry: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the summary.
 
@@ -77,6 +80,9 @@ def build_summary(
         sprt: The SPRT state (``None`` without a test).
         stop: Deal sets used when the SPRT stopped the run (``None``: all).
         run: Timing of this invocation (the only part that is not reproducible).
+        telemetry: What the participants reported over every chunk played
+            (:func:`unolab.tournament.telemetry.merge_telemetry`): each leaderboard row of a
+            participant that reported carries it as ``telemetry``.
     """
     limit = schedule.num_deal_sets if stop is None else min(stop, schedule.num_deal_sets)
     table = games.subset(games.deal < limit)
@@ -97,6 +103,9 @@ def build_summary(
                 "ordinal": skill["ordinal"][pid],
             }
         )
+    for row in rows:
+        if telemetry and row["name"] in telemetry:
+            row["telemetry"] = dict(telemetry[row["name"]])
     rows.sort(key=lambda r: (-r["elo"], r["name"]))
     for place, row in enumerate(rows, start=1):
         row["rank"] = place
