@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from uno_env.config_values import ConfigError
     from uno_env.core import IllegalActionError, UnoState
     from uno_env.envs.pettingzoo_env import env, raw_env
+    from uno_env.envs.text_env import text_env
     from uno_env.game import UnoGame
     from uno_env.rules import PRESETS, Rules, load_rules
 
@@ -41,6 +42,7 @@ __all__ = [
     "parse_action",
     "parse_card",
     "raw_env",
+    "text_env",
 ]
 
 # ``gymnasium.make("uno_env/Uno-v0", ...)``: the env module is imported only by make().
@@ -63,6 +65,7 @@ _HOMES = {
     "load_rules": "uno_env.rules",
     "env": "uno_env.envs.pettingzoo_env",
     "raw_env": "uno_env.envs.pettingzoo_env",
+    "text_env": "uno_env.envs.text_env",
 }
 """Where each public name lives. They are imported on first use, so that importing one
 light module of the package (``uno_env.files``, ``uno_env.rules``) does not load the
