@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support import ROOT
 
 import uno_env
 from uno_env import cards as C
@@ -214,3 +215,16 @@ def test_reset_options_choose_the_deal_and_the_seat() -> None:
     assert info["learner_seat"] == 2 and info["view"]["seat"] == 2
     again, _ = env.reset(seed=0, options={"key": 17, "learner_seat": 2})
     assert again == first
+
+
+def test_the_guide_s_training_loop_runs() -> None:
+    """The rollout sketch of docs/text.md, with a scripted model."""
+    guide = (ROOT / "docs" / "text.md").read_text("utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "def rollout" in b)
+    scope: dict[str, Any] = {}
+    exec(block, scope)
+    player = ScriptedPlayer(3, invalid_rate=0.1)
+    env = uno_env.text_env(opponents="random", options=PromptOptions(view="changes"))
+    messages, reward, invalid = scope["rollout"](env, lambda m: player(m[-1]["content"]), 0)
+    assert messages[0]["role"] == "system" and messages[-1]["role"] == "assistant"
+    assert invalid == player.invalid and -1.0 <= reward <= 1.0
