@@ -177,6 +177,13 @@ def test_the_fallback_rule(legal: list[str], fallback: str) -> None:
         fallback_action(Prompt(text="", choices={}))
 
 
+def test_words_about_the_cards_in_a_longer_text_are_no_choice() -> None:
+    prompt = Prompt(text="", choices={"G7": A("G7"), "W:B": A("W:B"), "draw": A("draw")})
+    assert parse_answer("wild", prompt).action == A("W:B")  # the one wild move
+    talk = "I keep the wild for later and play the card that matches. G7."
+    assert parse_answer(talk, prompt) == Answer(A("G7"), None, "notation")
+
+
 def test_text_that_is_no_string_is_refused() -> None:
     answer = parse_answer(None, NAMES)  # type: ignore[arg-type]
     assert answer.action is None and "must be text" in (answer.error or "")

@@ -6,7 +6,8 @@ a listed move in letters mode, and three wrappers whose content is read alone: a
 ``<action>…</action>`` tag, a ``Final answer:`` line, and a JSON object with an ``action``
 key. A ``<think>…</think>`` block is skipped. Without a wrapper, a longer text is searched
 for the moves it names: it must name exactly one legal move (repeating it is fine, and moves
-that are not legal are then ignored). An answer that names two different legal moves, only
+that are not legal are then ignored); words that name no single move (``wild``, ``play it``)
+count only as a whole answer. An answer that names two different legal moves, only
 moves that are not legal, or nothing recognisable is invalid, with a one-sentence reason.
 
 :func:`retry_message` is the feedback for an invalid answer; :func:`fallback_action` is the
@@ -97,6 +98,9 @@ _NAMING = (
 )
 
 NOTATION, NATURAL = "notation", "natural"
+WHOLE = "whole"
+"""The kind of a phrase that names a move only as a whole answer (``wild``, ``play it``): in a
+longer text such words are talk about the cards, not a choice."""
 
 
 def _norm(text: str) -> str:
@@ -138,9 +142,9 @@ def _phrases() -> dict[str, tuple[frozenset[int], str]]:
         for verb in ("", "name", "colour", "color", "choose", "pick", "call", "name colour"):
             add(f"{verb} {colour}", {C.NAME_COLOUR + c}, NATURAL)
     for name in ("wild", "wild card", "play a wild"):
-        add(name, range(C.PLAY_WILD, C.PLAY_WILD + 4), NATURAL)
+        add(name, range(C.PLAY_WILD, C.PLAY_WILD + 4), WHOLE)
     for name in ("wild draw four", "wild draw 4", "wild +4", "wd4"):
-        add(name, range(C.PLAY_WILD_DRAW_FOUR, C.PLAY_WILD_DRAW_FOUR + 4), NATURAL)
+        add(name, range(C.PLAY_WILD_DRAW_FOUR, C.PLAY_WILD_DRAW_FOUR + 4), WHOLE)
     words = {
         C.DRAW: (
             "draw a card",
@@ -165,7 +169,7 @@ def _phrases() -> dict[str, tuple[frozenset[int], str]]:
         for phrase in phrases:
             add(phrase, {action}, NATURAL)
     for phrase in ("play it", "play the drawn card", "play the card", "play drawn card"):
-        add(phrase, range(C.NUM_PLAY_ACTIONS), NATURAL)
+        add(phrase, range(C.NUM_PLAY_ACTIONS), WHOLE)
     for k in range(1, C.MAX_PLAYERS):
         add(f"swap {k}", {C.SWAP + k - 1}, NATURAL)
     return {key: (frozenset(actions), kind) for key, (actions, kind) in table.items()}
@@ -238,7 +242,12 @@ def _read(segment: str, prompt: Prompt, letters: bool) -> tuple[int | None, str 
             normal = normal.replace(key, " ")
     vague: list[tuple[frozenset[int], str]] = []
     illegal: list[str] = []
+    whole = normal.strip()
     for candidates, kind, words in _mentions(normal):
+        if kind == WHOLE:
+            if words != whole:
+                continue
+            kind = NATURAL
         inside = candidates & legal
         if len(inside) == 1:
             resolved.setdefault(next(iter(inside)), kind)
