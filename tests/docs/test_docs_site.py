@@ -124,7 +124,7 @@ def test_no_page_shows_a_raw_sphinx_role(site: Path) -> None:
         r'href="#unolab\.agents\.registry\.make_agent"><code>make_agent</code>', agents
     )
     assert re.search(r'href="../uno_env/#uno_env\.policy\.Policy"><code>Policy</code>', agents)
-    assert re.search(r'href="#unolab\.agents\.pimc\.PimcAgent\.act_from_state"><code>', agents)
+    assert re.search(r'href="#unolab\.agents\.progress\.Bar\.update"><code>', agents)
     core = (site / "api" / "core" / "index.html").read_text("utf-8")
     assert "<code>uno_env.core.events</code>" in core and "<autoref" not in core
 
