@@ -20,9 +20,9 @@ from uno_env.text.prompt import (
     PromptOptions,
     choice_labels,
     decision_prompt,
-    rules_in_words,
     system_prompt,
 )
+from uno_env.text.rules_words import rules_in_words
 from uno_env.text.view import seat_view
 
 GLOSS = re.compile(r" \([^)]*\)")
