@@ -178,7 +178,7 @@ class LLMAgent:
         self.concurrency = check_int("concurrency", concurrency, 1, CONCURRENCY_LIMIT)
         self.spec: LLMSpec | None = None
         self._cache = cache
-        self._held = DecisionCache()  # answers of a failed call, for the play loop's halves
+        self._held: dict[str, list[Completion]] = {}  # a failed call's answers, for its halves
         self._failed: dict[str, BaseException] = {}
         self._memory: dict[tuple[int, int], _Conversation] = {}
         self._systems: dict[Rules, str] = {}
@@ -255,7 +255,7 @@ class LLMAgent:
         if games is not None and not np.any(games):
             return
         self._memory.clear()
-        self._held = DecisionCache()
+        self._held.clear()
         self._failed.clear()
         self._broken = None
 
@@ -352,7 +352,8 @@ class LLMAgent:
         for d in decisions:
             key = messages_key(self.model, d.sending)
             d.keys.append(key)
-            found = self._held.take(key)
+            held = self._held.get(key)
+            found = held.pop(0) if held else None
             if found is None and self._cache is not None:
                 found = self._cache.take(key)
             if found is not None:
@@ -407,7 +408,7 @@ class LLMAgent:
         """Keep the answers of a failed call for the play loop's calls on its halves."""
         for d in decisions:
             for key, completion in zip(d.keys, d.completions, strict=False):
-                self._held.add(key, completion)
+                self._held.setdefault(key, []).append(completion)
 
     # ------------------------------------------------------------------ settling
 

@@ -94,6 +94,8 @@ class Script:
         rate_limit_every: One text in this many gets a 429 on its first try (0: never).
         error_every: One text in this many gets a 500 on its first try (0: never).
         slow_every: One text in this many is answered after ``slow_s`` on its first try.
+        fail_tries: How many tries of a faulty text fail (1: its first try only, so a retry
+            is answered).
         retry_after_s: The ``Retry-After`` of a 429 (None: no header).
         slow_s: How long a slow answer takes (longer than the client's timeout).
         delay_s: How long every answer takes.
@@ -105,6 +107,7 @@ class Script:
     rate_limit_every: int = 0
     error_every: int = 0
     slow_every: int = 0
+    fail_tries: int = 1
     retry_after_s: float | None = 0.01
     slow_s: float = 1.0
     delay_s: float = 0.0
@@ -112,7 +115,7 @@ class Script:
 
     def fault(self, text: str, tries: int) -> str | None:
         """The fault a request gets: "429", "500", "slow" or None (an answer)."""
-        if tries > 0:  # each text fails at most its first try: a retry is answered
+        if tries >= self.fail_tries:  # then a retry is answered
             return None
         h = _digest("fault" + text)
         for every, fault in (
