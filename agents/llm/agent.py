@@ -12,7 +12,13 @@ system message), reads the answer (:func:`uno_env.text.answers.parse_answer`) an
 * **Views.** ``"full"``: every decision is the system message and the whole table, with no
   memory. ``"changes"``: one conversation per game and seat (by ``(state.key[g], seat)``):
   the system message and the whole table once, then only what changed since the seat's
-  last decision (:func:`~uno_env.text.view.changes_between`).
+  last decision (:func:`~uno_env.text.view.changes_between`). Two games of one deal (the
+  same key, as a tournament's duplicate deals are) where the agent holds the same seat
+  cannot be told apart by the agent: once it sees two (both in one call, or a decision
+  that does not follow the conversation's last), those games get the ``"full"`` view.
+  Where the agent's first decisions in them fall in different calls it cannot see it, and
+  their prompts may tell what happened in the other game: the ``"full"`` view is the safe
+  one when one agent plays a deal twice at once.
 * **Concurrency.** The play loop hands the agent the rows of many tables at once; their
   requests go out ``concurrency`` at a time from a thread pool the agent owns. The actions
   come back in row order and depend only on the answers.
@@ -104,6 +110,11 @@ class FunctionCompleter:
         return Completion(text=text, latency_s=time.perf_counter() - start)
 
 
+def _order(view: dict[str, Any]) -> tuple[int, int]:
+    """When a view was taken in its game: its hand, then the decisions taken in the hand."""
+    return int(view["hand_number"]), int(view["turn"])
+
+
 @dataclass
 class _Conversation:
     """One seat's conversation in one game (the ``"changes"`` view)."""
@@ -181,6 +192,7 @@ class LLMAgent:
         self._held: dict[str, list[Completion]] = {}  # a failed call's answers, for its halves
         self._failed: dict[str, BaseException] = {}
         self._memory: dict[tuple[int, int], _Conversation] = {}
+        self._shared: set[tuple[int, int]] = set()  # game and seat of two games at once
         self._systems: dict[Rules, str] = {}
         self._writer: DecisionWriter | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -255,6 +267,7 @@ class LLMAgent:
         if games is not None and not np.any(games):
             return
         self._memory.clear()
+        self._shared.clear()
         self._held.clear()
         self._failed.clear()
         self._broken = None
@@ -289,12 +302,15 @@ class LLMAgent:
         system = self._system_prompt(rules)
         actions = np.zeros(state.batch_size, dtype=np.int64)
         keys, turns, hands = state.key.tolist(), state.turn.tolist(), state.hand_no.tolist()
-        decisions = []
+        posed = []
         for row, seat in enumerate(seat_arr.tolist()):
             view = seat_view(rules, state, seat, row)
-            if not view.get("legal_moves"):
-                continue  # no decision here: nothing to ask
-            decisions.append(self._pose(row, int(keys[row]), seat, view, system))
+            if view.get("legal_moves"):  # else no decision here: nothing to ask
+                posed.append((row, int(keys[row]), seat, view))
+        if self.options.view == "changes":
+            seen = Counter((game, seat) for _, game, seat, _ in posed)
+            self._shared.update(identity for identity, n in seen.items() if n > 1)
+        decisions = [self._pose(row, game, seat, view, system) for row, game, seat, view in posed]
         self._ask(decisions)
         for d in decisions:
             if d.failure is None:
@@ -334,8 +350,13 @@ class LLMAgent:
 
     def _pose(self, row: int, game: int, seat: int, view: dict[str, Any], system: str) -> _Decision:
         """The decision of one row, and the messages that ask it."""
-        if self.options.view == "changes":
+        if self.options.view == "changes" and (game, seat) not in self._shared:
             talk = self._memory.get((game, seat))
+            if talk is not None and _order(view) <= _order(talk.view):
+                # Not a later decision of the same game: another game of the same deal.
+                self._shared.add((game, seat))
+                del self._memory[(game, seat)]
+                talk = None
             if talk is not None:
                 since = changes_between(talk.view, view)
                 prompt = decision_prompt(view, self.options, since)
@@ -422,7 +443,7 @@ class LLMAgent:
         else:
             d.action, d.fallback = fallback_action(d.prompt), True
         answered = [*d.sending, {"role": "assistant", "content": d.completions[-1].text}]
-        if self.options.view == "changes":
+        if self.options.view == "changes" and (d.game, d.seat) not in self._shared:
             self._memory[(d.game, d.seat)] = _Conversation(answered, d.view, self._calls)
         counts = self._counts
         invalid = sum(not a.valid for a in d.answers)

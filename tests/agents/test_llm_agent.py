@@ -22,6 +22,7 @@ from support.chat_server import ChatServer, Script, chat_server, legal_moves, si
 from uno_env import cards as C
 from uno_env import core, load_rules
 from uno_env.config_values import ConfigError
+from uno_env.observation import encode
 from uno_env.outcomes import END_FORFEIT, END_WON, TableResults
 from uno_env.play import play_tables
 from uno_env.policy import Policy, PolicyFactory
@@ -76,6 +77,7 @@ def play(
     seat: int = 0,
     keys: np.ndarray | None = None,
     opponent: str = "random",
+    dealer: int | None = None,
 ) -> TableResults:
     """``games`` hands (of ``keys``, else keys from ``seed``), ``agent`` in ``seat`` and
     ``opponent`` bots elsewhere, forfeits allowed."""
@@ -85,7 +87,7 @@ def play(
     lineup[[0, seat]] = lineup[[seat, 0]]
     lineups = np.tile(lineup, (games, 1))
     keys = derive_keys(seed, games) if keys is None else keys
-    return play_tables(rules, policies, lineups, keys)
+    return play_tables(rules, policies, lineups, keys, dealer=dealer)
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -310,22 +312,57 @@ def test_an_invalid_answer_twice_plays_the_documented_fallback() -> None:
     assert (t["decisions"], t["invalid"], t["retries"], t["fallbacks"]) == (4, 8, 4, 4)
 
 
-def test_reset_forgets_the_conversations(server: ChatServer) -> None:
-    calls: list[int] = []
+def counting_agent() -> tuple[TextPolicyAgent, list[int]]:
+    """A text policy in the changes view, and the number of messages of each request."""
+    sizes: list[int] = []
 
     def count(messages: list[Message]) -> str:
-        calls.append(len(messages))
+        sizes.append(len(messages))
         return legal_moves(messages[-1]["content"])[0][1]
 
-    agent = TextPolicyAgent(count, options=PromptOptions(view="changes"))
-    state = core.init(RULES_2P, keys=derive_keys(8, 1), dealer=1)
-    agent.act_from_state(RULES_2P, state, state.current)
-    agent.act_from_state(RULES_2P, state, state.current)
-    agent.reset(np.array([False]))  # nothing marked: nothing forgotten
-    agent.act_from_state(RULES_2P, state, state.current)
+    return TextPolicyAgent(count, options=PromptOptions(view="changes")), sizes
+
+
+def decide(agent: LLMAgent, state: core.UnoState, decisions: int) -> core.UnoState:
+    """Play one game on until ``agent`` (seat 0) took ``decisions`` decisions; mixbot plays
+    seat 1."""
+    bot = make_agent("mixbot")
+    while decisions:
+        if int(state.current[0]) == 0:
+            action = agent.act_from_state(RULES_2P, state, state.current)
+            decisions -= 1
+        else:
+            masks = core.legal_action_mask(RULES_2P, state)
+            action = bot.act(encode(RULES_2P, state), masks)
+        state = core.step(RULES_2P, state, action)
+    return state
+
+
+def test_reset_forgets_the_conversations() -> None:
+    agent, sizes = counting_agent()
+    state = decide(agent, core.init(RULES_2P, keys=derive_keys(8, 1), dealer=1), 2)
+    assert sizes == [2, 4]  # one conversation: each decision adds a prompt and an answer
+    agent.reset(np.array([False]))  # no game marked: nothing forgotten
+    state = decide(agent, state, 1)
+    assert sizes == [2, 4, 6]
     agent.reset()
-    agent.act_from_state(RULES_2P, state, state.current)
-    assert calls == [2, 4, 6, 2]
+    decide(agent, state, 1)
+    assert sizes == [2, 4, 6, 2]  # a fresh conversation, with the whole table
+
+
+def test_two_games_of_one_deal_in_one_seat_get_the_full_view() -> None:
+    agent, sizes = counting_agent()
+    start = core.init(RULES_2P, keys=derive_keys(8, 1), dealer=1)
+    decide(agent, start, 3)
+    decide(agent, start, 2)  # the deal again from its start: not a later decision of that
+    assert sizes == [2, 4, 6, 2, 2]  # game, so another game of the deal: the full view
+    sizes.clear()
+    # Seat 0 moves first: the agent's first decisions in both games come in one call.
+    play(RULES_2P, agent, 2, keys=np.repeat(derive_keys(7, 1), 2), dealer=1)
+    assert set(sizes) == {2}
+    sizes.clear()
+    play(RULES_2P, agent, 2, keys=derive_keys(9, 2))  # two deals: two conversations
+    assert max(sizes) > 10
 
 
 def test_the_key_reaches_no_record_log_or_message(
