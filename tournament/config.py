@@ -242,7 +242,7 @@ class TournamentConfig:
     candidate: ParticipantSpec | None = None
     incumbent: ParticipantSpec | None = None
     rules: str | dict[str, Any] = "official"
-    num_players: int = DEFAULT_NUM_PLAYERS
+    num_players: int = int_field(DEFAULT_NUM_PLAYERS, 2, MAX_PLAYERS, "seats at a table")
     deal_sets: int = int_field(100, 1, MAX_DEAL_SETS, "held in memory")
     max_tables: int = int_field(0, 0, MAX_TABLES, "0 plays every table")
     design: Literal["auto", "pair", "rotations", "williams"] = "auto"
@@ -259,8 +259,6 @@ class TournamentConfig:
 
     def __post_init__(self) -> None:
         check_folder_name("name", self.name)
-        if not 2 <= self.num_players <= MAX_PLAYERS:
-            raise ConfigError(f"num_players must be 2..{MAX_PLAYERS}, got {self.num_players}")
         check_bounds(self)
         make_paths_portable(self, "output_dir")
         check_folder("output_dir", self.output_dir)
@@ -374,10 +372,9 @@ def _participant_entry(value: Any) -> Any:
 def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
     """Turn the short forms of a raw config mapping into the full ones."""
     out = dict(data)
-    if isinstance(out.get("participants"), Sequence) and not isinstance(
-        out.get("participants"), str
-    ):
-        out["participants"] = [_participant_entry(p) for p in out["participants"]]
+    participants = out.get("participants")
+    if isinstance(participants, Sequence) and not isinstance(participants, str):
+        out["participants"] = [_participant_entry(p) for p in participants]
     for key in ("candidate", "incumbent"):
         if key in out:
             out[key] = _participant_entry(out[key])
@@ -438,15 +435,6 @@ def load_config(
         refuse_pickle_switch(apply_overrides({}, overrides, example="sprt.elo1=10"), "--set")
         data = apply_overrides(data, overrides, example="sprt.elo1=10")
     data = normalise(data)
-    # The optional sections are built here, so that a bad value in one is reported with its
-    # reason: checked as a member of "SprtConfig | None", it would only "not fit".
-    for key, section in (
-        ("sprt", SprtConfig),
-        ("candidate", ParticipantSpec),
-        ("incumbent", ParticipantSpec),
-    ):
-        if isinstance(data.get(key), Mapping):
-            if section is SprtConfig:
-                _check_error_rates(data[key], f"{where}.{key}")
-            data[key] = from_mapping(section, data[key], where=f"{where}.{key}")
+    if isinstance(data.get("sprt"), Mapping):
+        _check_error_rates(data["sprt"], f"{where}.sprt")
     return from_mapping(TournamentConfig, data, where=where)

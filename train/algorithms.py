@@ -55,7 +55,6 @@ __all__ = [
     "policy_layers",
     "register",
     "unregister",
-    "write_checkpoint_zip",
 ]
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
@@ -79,7 +78,7 @@ class TrainableModel(Protocol):
 
     def save(self, path: str | Path) -> None:
         """Write the lab's checkpoint zip (SB3's format: ``data``, ``policy.pth`` and
-        ``policy.optimizer.pth``; :func:`write_checkpoint_zip` writes it for a plain loop)."""
+        ``policy.optimizer.pth``; :meth:`PlainLoopModel.save` writes it for a plain loop)."""
         ...
 
 
@@ -196,22 +195,17 @@ class PlainLoopModel:
         return hooks
 
     def save(self, path: str | Path) -> None:
-        """Write the checkpoint zip of :func:`write_checkpoint_zip`."""
-        values = {name: int(getattr(self, name)) for name in self.counters}
-        write_checkpoint_zip(path, self.policy, values)
+        """Write the lab's checkpoint zip with SB3's writer.
 
-
-def write_checkpoint_zip(path: str | Path, policy: nn.Module, counters: Mapping[str, int]) -> None:
-    """Write the lab's checkpoint zip for a model that is no SB3 model, with SB3's writer.
-
-    So checksums, the fallback to ``previous`` and the reading without unpickling
-    (:mod:`unolab.train.checkpoint_state`) treat it as any checkpoint: ``data`` (the
-    counters, JSON), ``policy.pth`` (the networks' state dict) and ``policy.optimizer.pth``
-    (the state of ``policy.optimizer``).
-    """
-    optimizer: torch.optim.Optimizer = policy.optimizer  # type: ignore[assignment]
-    params = {"policy": policy.state_dict(), "policy.optimizer": optimizer.state_dict()}
-    save_to_zip_file(path, data=dict(counters), params=params)
+        So checksums, the fallback to ``previous`` and the reading without unpickling
+        (:mod:`unolab.train.checkpoint_state`) treat it as any checkpoint: ``data`` (the
+        counters, JSON), ``policy.pth`` (the networks' state dict) and
+        ``policy.optimizer.pth`` (the state of ``policy.optimizer``).
+        """
+        optimizer: torch.optim.Optimizer = self.policy.optimizer  # type: ignore[assignment]
+        params = {"policy": self.policy.state_dict(), "policy.optimizer": optimizer.state_dict()}
+        counters = {name: int(getattr(self, name)) for name in self.counters}
+        save_to_zip_file(path, data=counters, params=params)
 
 
 _REGISTRY: dict[str, TrainingAlgorithm] = {a.name: a for a in SB3_ALGORITHMS}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.files import UnreadableFileError, read_regular_text, shown
+from uno_env.folders import MAX_RECORD_BYTES
 from unolab.agents.agent_files import RepeatedKeyError, is_json_int, unique_keys
 from unolab.train.config_limits import MAX_STEPS
 
@@ -68,11 +69,6 @@ ZIP_READ_ERRORS = (
 """What reading a damaged, truncated or foreign zip raises (zipfile, zlib, numpy's ``.npz``
 reader): a checkpoint's, a demonstrations file's."""
 
-_MAX_RECORD_BYTES = 64 << 20
-"""The largest checkpoint record (``<tag>.json``) read: the config and a few evaluations."""
-
-_CHUNK = 1 << 20
-
 
 class DamagedCheckpointError(ValueError):
     """A checkpoint that cannot be trusted (truncated, bit-flipped, empty, not a zip, its
@@ -101,11 +97,8 @@ class Checkpoint:
 
 def file_digest(path: Path) -> str:
     """The SHA-256 of a file, in hex (read in chunks: a checkpoint may be large)."""
-    digest = hashlib.sha256()
     with open(path, "rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def has_checkpoint(run_dir: Path) -> bool:
@@ -142,7 +135,7 @@ def parse_json(text: str | bytes, where: str) -> Any:
         raise UnreadableFileError(f"{where} is not JSON: {detail}") from None
 
 
-def read_json(path: Path, what: str = "run file", limit: int = _MAX_RECORD_BYTES) -> Any:
+def read_json(path: Path, what: str = "run file", limit: int = MAX_RECORD_BYTES) -> Any:
     """The JSON value of one of a run's files (a checkpoint record, ``best.json``).
 
     Raises:
@@ -249,23 +242,17 @@ def checkpoint_to_resume(
         DamagedCheckpointError: no checkpoint is good; the message names each file and why.
     """
     problems: list[str] = []
-    skipped: list[str] = []
     for tag in RESUME_TAGS:
-        path = Path(run_dir) / f"{tag}.zip"
-        if tag != LATEST and not path.exists():
+        if tag != LATEST and not (Path(run_dir) / f"{tag}.zip").exists():
             continue
         try:
             checkpoint = verify_checkpoint(run_dir, tag)
             result = use(checkpoint)
         except DamagedCheckpointError as err:
             problems.append(str(err))
-            later = RESUME_TAGS[RESUME_TAGS.index(tag) + 1 :]
-            fallback = next((t for t in later if (Path(run_dir) / f"{t}.zip").exists()), None)
-            if fallback is not None:
-                skipped.append(f"warning: {err}; trying {Path(run_dir) / f'{fallback}.zip'}")
             continue
-        for line in skipped:
-            warn(line)
+        for problem in problems:  # the ones skipped: latest, when previous is resumed from
+            warn(f"warning: {problem}; trying {checkpoint.path}")
         return checkpoint, result
     raise DamagedCheckpointError(
         f"cannot resume: {'; '.join(problems)}; no good checkpoint is left: start over with "

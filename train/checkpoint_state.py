@@ -43,9 +43,6 @@ from unolab.train.config_limits import MAX_STEPS
 __all__ = ["initialise_from", "load_checkpoint_state", "restore_checkpoint"]
 
 
-_TENSOR_MEMBERS = ("policy.pth", "policy.optimizer.pth")
-"""The members of a checkpoint zip holding tensors: the networks, the optimiser's state."""
-
 _MAX_COUNTER = 2**62
 """The largest counter a checkpoint's data may hold (below every 64-bit overflow)."""
 
@@ -225,7 +222,7 @@ def load_checkpoint_state(
                     map_location="cpu",
                     weights_only=True,
                 )
-                for name in _TENSOR_MEMBERS
+                for name in ("policy.pth", "policy.optimizer.pth")  # networks, optimiser state
             )
             found = {}
             if counters:

@@ -13,6 +13,7 @@ This module holds the whole run's :class:`TrainConfig` and its loader; its secti
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -187,8 +188,8 @@ class TrainConfig:
         return Path(self.runs_dir) / self.name
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as plain data (for YAML and checkpoint metadata)."""
-        return _plain(dataclasses.asdict(self))
+        """The config as plain data, lists for tuples (for YAML and checkpoint metadata)."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
 
     def to_yaml(self) -> str:
         """The config as YAML."""
@@ -215,18 +216,6 @@ def _check_init_from(config: TrainConfig, where: str) -> None:
             f"{where}: init_from: {config.init_from!r} does not exist (give an SB3 checkpoint "
             ".zip or an exported .safetensors policy)"
         )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-_SET_EXAMPLE = "ppo.learning_rate=1e-4"
-"""The ``--set`` item a message about a malformed one shows."""
 
 
 def load_config(
@@ -266,7 +255,7 @@ def load_config(
         return config
 
     return load_with_overrides(
-        path, overrides, base, build, example=_SET_EXAMPLE, option=overrides_from
+        path, overrides, base, build, example="ppo.learning_rate=1e-4", option=overrides_from
     )
 
 
@@ -311,19 +300,18 @@ def config_for(
     return config
 
 
-def config_beside(checkpoint: str | Path, algorithm: str | None = None) -> TrainConfig:
+def config_beside(checkpoint: str | Path) -> TrainConfig:
     """The config of the run a checkpoint belongs to: the ``config.yaml`` beside it.
 
     ``init_from`` is not checked: the run's network has started already.
 
     Args:
         checkpoint: A run's checkpoint (``runs/<name>/latest.zip``).
-        algorithm: The algorithm the run must have (None: any).
 
     Raises:
         FileNotFoundError: no ``config.yaml`` beside the checkpoint.
-        ConfigError: naming the file, for an invalid config or another algorithm, or a
-            ``config.yaml`` that is not a regular file (a folder, a pipe).
+        ConfigError: naming the file, for an invalid config, or a ``config.yaml`` that is
+            not a regular file (a folder, a pipe).
     """
     path = Path(checkpoint).parent / "config.yaml"
     if not path.exists():  # a folder, a pipe...: the config loader says what it is
@@ -331,9 +319,4 @@ def config_beside(checkpoint: str | Path, algorithm: str | None = None) -> Train
             f"{str(path)!r} {why_missing(path)}: give a checkpoint of a training run "
             "(runs/<name>/latest.zip or best.zip, with the run's config.yaml next to it)"
         )
-    config = load_config(path, check_init_from=False)  # bad YAML: a ConfigError naming it
-    if algorithm is not None and config.algorithm != algorithm:
-        raise ConfigError(
-            f"{path} is the config of a {config.algorithm} run, not a {algorithm} one"
-        )
-    return config
+    return load_config(path, check_init_from=False)  # bad YAML: a ConfigError naming it

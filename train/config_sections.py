@@ -82,9 +82,7 @@ class OpponentMix:
         for bot, weight in self.bots.items():
             check_float(f"bots.{bot}", weight, 0.0, MAX_WEIGHT, why="weights are relative")
         check_bounds(self)
-        if sum(self.bots.values()) <= 0 and self.self_play <= 0:
-            raise ConfigError("opponents: give a bot a positive weight or set self_play > 0")
-        if sum(self.bots.values()) <= 0:
+        if sum(self.bots.values()) <= 0:  # with self-play too: no snapshot exists at first
             raise ConfigError(
                 "opponents.bots: at least one bot needs a positive weight, to play until the "
                 "first snapshot exists"

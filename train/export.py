@@ -215,10 +215,7 @@ def export_checkpoint(
     path = Path(checkpoint)
     _check_checkpoint_path(path)
     config = config_beside(path)
-    outputs = (
-        target.with_name(f"{target.name}.safetensors"),
-        target.with_name(f"{target.name}.json"),
-    )
+    outputs = [target.with_name(f"{target.name}{end}") for end in (".safetensors", ".json")]
     for output in outputs:  # a file in place of a folder, a name too long: said in words
         check_output_file(output, "OUT")
     taken = [p for p in outputs if p.exists()]

@@ -25,6 +25,7 @@ unpickled, so no code runs from it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -191,9 +192,8 @@ def config_changes(
             default: the rules ``saved`` builds now.
     """
     if isinstance(saved, TrainConfig):
-        saved_rules = saved_rules if saved_rules is not None else saved.build_rules().to_dict()
         saved = saved.to_dict()
-    if saved_rules is None:
+    if saved_rules is None:  # the rules the saved config builds
         saved_rules = load_rules(saved.get("rules"), num_players=saved.get("num_players")).to_dict()
     # A switch added since the record was written has its default (the official rules').
     old_rules = {**Rules().to_dict(), **_plain(dict(saved_rules))}
@@ -319,9 +319,8 @@ def resume_model(config: TrainConfig, env: VecEnv, log: TextIO | None = None) ->
         DamagedCheckpointError: no checkpoint is good (one line naming each file).
     """
     run_dir = config.run_dir
-    chosen: dict[str, Any] = {}
 
-    def use(checkpoint: Checkpoint) -> Any:
+    def use(checkpoint: Checkpoint) -> tuple[Any, TrainConfig, tuple[Change, ...]]:
         saved = _saved_config(checkpoint, run_dir)
         changes = _check(checkpoint, saved, config)
         resumed = config
@@ -333,14 +332,11 @@ def resume_model(config: TrainConfig, env: VecEnv, log: TextIO | None = None) ->
                 f"{checkpoint.path} holds {int(model.num_timesteps):,} steps, its record "
                 f"{checkpoint.steps:,}"
             )
-        chosen.update(config=resumed, changes=tuple(changes))
-        return model
+        return model, resumed, tuple(changes)
 
-    def warn(line: str) -> None:
-        print(line, file=log if log is not None else sys.stderr, flush=True)
-
-    checkpoint, model = checkpoint_to_resume(run_dir, use, warn)
-    return ResumedRun(model, chosen["config"], checkpoint, chosen["changes"])
+    warn = functools.partial(print, file=log if log is not None else sys.stderr, flush=True)
+    checkpoint, (model, resumed, changes) = checkpoint_to_resume(run_dir, use, warn)
+    return ResumedRun(model, resumed, checkpoint, changes)
 
 
 def record_history(run_dir: Path, steps: int, changes: tuple[Change, ...] | list[Change]) -> None:

@@ -69,7 +69,6 @@ from unolab.train.run_folder import (
     interrupts_deferred,
     policy_path,
     run_folder,
-    save_run_file,
 )
 
 __all__ = ["RunResult", "TrainingInterrupted", "train", "train_algorithm"]
@@ -240,8 +239,7 @@ def start_run(
                 print(f"[{config.name}] {_clone_summary(clone.report)}", file=log, flush=True)
         if resumed is not None:  # what changed, then the config it changed to
             record_history(run_dir, resumed.checkpoint.steps, resumed.changes)
-        text = config.to_yaml()
-        save_run_file(lambda p: p.write_text(text), run_dir / "config.yaml")
+        lock.write("config.yaml", config.to_yaml())
     except BaseException:
         if env is not None:
             env.close()
@@ -332,38 +330,6 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
     )
 
 
-def check_train_arguments(
-    config: object,
-    resume: object,
-    progress_bar: object,
-    overwrite: object,
-    log: object,
-    on_evaluation: object,
-) -> None:
-    """Check :func:`train`'s arguments before anything is read or written: a switch given
-    as a word (``resume="no"``) would be read as true.
-
-    Raises:
-        TypeError: for a ``config`` that is no TrainConfig, a ``log`` that is no text
-            stream (or None), an ``on_evaluation`` that is neither callable nor None.
-        ConfigError: for a switch that is not a bool, naming it and the value as given.
-    """
-    if not isinstance(config, TrainConfig):
-        raise TypeError(
-            f"config: expected a TrainConfig (unolab.train.config.load_config builds one from "
-            f"a YAML file or a mapping), got {shown(config)}"
-        )
-    for key, value in (
-        ("resume", resume),
-        ("progress_bar", progress_bar),
-        ("overwrite", overwrite),
-    ):
-        check_switch(key, value)
-    check_log(log)
-    if on_evaluation is not None and not callable(on_evaluation):
-        raise TypeError(f"on_evaluation: expected a function or None, got {shown(on_evaluation)}")
-
-
 def train(
     config: TrainConfig,
     resume: bool = False,
@@ -408,7 +374,19 @@ def train(
             ValueError) for a ``resume``, ``progress_bar`` or ``overwrite`` that is not a
             bool: each naming the argument and the value, before anything is written.
     """
-    check_train_arguments(config, resume, progress_bar, overwrite, log, on_evaluation)
+    # Checked before anything is read or written: a switch given as a word (resume="no")
+    # would be read as true.
+    if not isinstance(config, TrainConfig):
+        raise TypeError(
+            f"config: expected a TrainConfig (unolab.train.config.load_config builds one from "
+            f"a YAML file or a mapping), got {shown(config)}"
+        )
+    switches = {"resume": resume, "progress_bar": progress_bar, "overwrite": overwrite}
+    for key, value in switches.items():
+        check_switch(key, value)
+    check_log(log)
+    if on_evaluation is not None and not callable(on_evaluation):
+        raise TypeError(f"on_evaluation: expected a function or None, got {shown(on_evaluation)}")
     session = start_run(config, resume, overwrite, progress_bar, log, on_evaluation)
     return learn(session, progress_bar, log)
 

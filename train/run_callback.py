@@ -63,7 +63,6 @@ class SnapshotSlot:
         self.index = index
         self.fallback = fallback
         self.snapshot: TorchPolicy | None = None
-        self.steps = 0
         self.name = f"snapshot{index}"
 
     def act(
@@ -87,12 +86,11 @@ class League:
     """
 
     def __init__(self, mix: OpponentMix, rules: Rules, seed: int) -> None:
-        self.mix = mix
         self.rules = rules
-        self.bot_names = [name for name, w in mix.bots.items() if w > 0]
+        names = [name for name, w in mix.bots.items() if w > 0]
         # A bot by name, or a frozen exported agent (checked against the run's rules).
-        self.bots = [policy_factory(name, rules)(seed + i) for i, name in enumerate(self.bot_names)]
-        weights = [mix.bots[name] for name in self.bot_names]
+        self.bots = [policy_factory(name, rules)(seed + i) for i, name in enumerate(names)]
+        weights = [mix.bots[name] for name in names]
         self.slots: list[SnapshotSlot] = []
         if mix.self_play > 0:
             self.slots = [SnapshotSlot(i, self.bots[0]) for i in range(mix.pool_size)]
@@ -101,12 +99,9 @@ class League:
         self.snapshots_taken = 0
 
     def snapshot(self, model: Any, algorithm: str, steps: int) -> None:
-        """Freeze the learner into the oldest slot."""
-        if not self.slots:
-            return
+        """Freeze the learner into the oldest slot (the league has slots: self-play is on)."""
         slot = self.slots[self.snapshots_taken % len(self.slots)]
         slot.snapshot = snapshot_policy(model, f"snapshot@{steps}", algorithm, self.rules)
-        slot.steps = steps
         self.snapshots_taken += 1
 
     def save(self, run_dir: Path) -> None:
@@ -123,12 +118,6 @@ class League:
             if path.is_file():
                 slot.snapshot = load_policy(path, rules=self.rules)
                 self.snapshots_taken += 1
-
-    def describe(self) -> str:
-        """One line for logs."""
-        filled = sum(slot.snapshot is not None for slot in self.slots)
-        bots = ", ".join(f"{name}:{self.mix.bots[name]}" for name in self.bot_names)
-        return f"bots {bots}; snapshots {filled}/{len(self.slots)} (weight {self.mix.self_play})"
 
 
 EvaluationHook = Callable[[int, dict[str, EvalResult]], None]

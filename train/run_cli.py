@@ -23,7 +23,7 @@ from unolab.train.algorithms import get_algorithm
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.resume import RUN_FOLDER_KEYS, Change, refuse_fixed
 from unolab.train.run import START_ERRORS, RunResult, TrainingInterrupted, learn, start_run
-from unolab.train.run_folder import RunWriteError, write_failed
+from unolab.train.run_folder import write_failed
 
 __all__ = ["build_parser", "main", "resume_folder", "resumed_config_path"]
 
@@ -130,10 +130,6 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
     return parser
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def _stop_on_sigterm() -> None:
     """Make SIGTERM (``kill``, a scheduler's stop) save and stop the run as Ctrl-C does.
 
@@ -142,7 +138,7 @@ def _stop_on_sigterm() -> None:
     """
     # Not the main thread (a sweep trial): the caller owns the signals.
     with contextlib.suppress(ValueError):
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
 
 
 def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
@@ -183,10 +179,8 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
     try:
         result = learn(session, progress, sys.stderr)
     except OSError as err:  # the machine, not the input: a full disk, a failed write
-        if not isinstance(err, RunWriteError):
-            err = write_failed(
-                err, getattr(err, "filename", None) or config.run_dir, config.run_dir
-            )
+        # A RunWriteError names the file already: write_failed gives it back as it is.
+        err = write_failed(err, getattr(err, "filename", None) or config.run_dir, config.run_dir)
         print(f"{parser.prog}: error: {one_line(err.strerror or err)}", file=sys.stderr)
         raise SystemExit(1) from None
     except TrainingInterrupted as stop:

@@ -14,22 +14,19 @@ line naming the file and how to go on.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
-import re
 import shutil
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from safetensors import SafetensorError
-
 from uno_env.config_values import ConfigError
 from uno_env.console import one_line
-from uno_env.files import PARTIAL_SUFFIX, check_writable_target, save_atomically
+from uno_env.files import PARTIAL_SUFFIX, check_writable_target
 from uno_env.folders import NO_SPACE, RunFolder
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
@@ -67,10 +64,7 @@ HISTORY_FILE = "history.jsonl"
 """The run's history: one JSON line per setting changed when it was resumed (time, steps,
 key, old value, new value)."""
 
-_PARTIAL = PARTIAL_SUFFIX
-"""Suffix of a file being written; renamed over the real name once complete."""
-
-_STAGING = "staging" + _PARTIAL
+_STAGING = "staging" + PARTIAL_SUFFIX
 """A scratch folder of the run: a group of files is written there, then renamed into the run."""
 
 
@@ -99,7 +93,7 @@ def run_folder(config: TrainConfig) -> RunFolder:
         named.append(CLONE_NAME)
     for stem in dict.fromkeys([LEGACY_POLICY_NAME, policy_path(config).name]):
         named += [f"{stem}.safetensors", f"{stem}.json"]
-    named += ["league_slot*.safetensors", "league_slot*.json", f"*{_PARTIAL}"]
+    named += ["league_slot*.safetensors", "league_slot*.json", f"*{PARTIAL_SUFFIX}"]
     return RunFolder(
         config.run_dir,
         "training run",
@@ -182,7 +176,7 @@ class RunWriteError(OSError):
     naming the file and how to go on."""
 
 
-def write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError:
+def write_failed(err: OSError, path: Path, run_dir: Path) -> RunWriteError:
     """A failed write as one line: the file, the reason, and how to go on.
 
     The run can continue from ``latest.zip`` when one was written (each file is replaced
@@ -190,13 +184,8 @@ def write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError
     """
     if isinstance(err, RunWriteError):
         return err
-    code = err.errno if isinstance(err, OSError) else None
-    reason = err.strerror if isinstance(err, OSError) else None
-    if code is None:  # safetensors reports "I/O error: No space left on device (os error 28)"
-        found = re.search(r"os error (\d+)", str(err))
-        code = int(found.group(1)) if found else errno.EIO
-        reason = os.strerror(code) if found else None
-    reason = reason or one_line(err)
+    code = err.errno or errno.EIO
+    reason = err.strerror or one_line(err)
     if has_checkpoint(run_dir):
         hint = f"free space and continue from the last checkpoint with --resume {run_dir}"
     else:
@@ -206,30 +195,12 @@ def write_failed(err: BaseException, path: Path, run_dir: Path) -> RunWriteError
     return RunWriteError(code, f"cannot write {path}: {reason[:1].lower()}{reason[1:]}; {hint}")
 
 
-def _sync(path: Path) -> None:
-    """Flush a written file to disk (before it is renamed over the old one)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def save_run_file(write: Any, path: Path, run_dir: Path | None = None) -> None:
-    """``write(tmp)``, flush, then rename ``tmp`` over ``path``: never half a file.
-
-    On a failure the temporary file is removed and ``path`` keeps what it held.
-
-    Raises:
-        RunWriteError: one line naming ``path`` (an OSError).
-    """
-    try:
-        save_atomically(path, write)
-    except (OSError, SafetensorError) as err:
-        raise write_failed(err, path, run_dir or path.parent) from None
-
-
-def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
+def save_group(
+    write: Callable[[Path], Any],
+    run_dir: Path,
+    files: str,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """``write(folder)`` into a scratch folder of the run, then rename each file it wrote
     into the run: a failure (a full disk) leaves every file of the run whole.
 
@@ -238,6 +209,8 @@ def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
         run_dir: The run's folder.
         files: The files written, as a message names them when the error does not
             (``"league_slot*.safetensors"``).
+        before_replace: Called once every file is written and flushed, just before they
+            are renamed into the run (to keep the files they replace under other names).
 
     Raises:
         RunWriteError: one line naming the file (an OSError).
@@ -247,13 +220,17 @@ def save_group(write: Callable[[Path], Any], run_dir: Path, files: str) -> None:
         RunFolder.remove([staging])
         staging.mkdir()
         write(staging)
-        for path in sorted(staging.iterdir()):
-            _sync(path)
-        for path in sorted(staging.iterdir()):
+        # A record (.json) goes into place after the file it describes (its checksum).
+        written = sorted(staging.iterdir(), key=lambda path: (path.suffix == ".json", path.name))
+        for path in written:
+            with open(path, "rb") as stream:  # flushed before it replaces the old file
+                os.fsync(stream.fileno())
             check_writable_target(run_dir / path.name, "run file")
-        for path in sorted(staging.iterdir()):
+        if before_replace is not None:
+            before_replace()
+        for path in written:
             os.replace(path, run_dir / path.name)
-    except (OSError, SafetensorError) as err:
+    except OSError as err:
         name = getattr(err, "filename", None)
         where = run_dir / (Path(name).name if name else files)
         raise write_failed(err, where, run_dir) from None
@@ -282,7 +259,7 @@ def append_lines(path: Path, lines: Sequence[str], run_dir: Path) -> None:
         raise write_failed(err, path, run_dir) from None
 
 
-@contextmanager
+@contextlib.contextmanager
 def interrupts_deferred() -> Iterator[None]:
     """Ignore Ctrl-C and SIGTERM while a checkpoint is written (a second one must not
     corrupt it)."""
@@ -299,53 +276,6 @@ def interrupts_deferred() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous_term)
 
 
-def _is_good(run_dir: Path, tag: str) -> bool:
-    """Whether ``<tag>.zip`` is a checkpoint checked good (its record's checksum matches)."""
-    try:
-        verify_checkpoint(run_dir, tag)
-    except DamagedCheckpointError:
-        return False
-    return True
-
-
-def _write_checkpoint(model: Any, run_dir: Path, tag: str, meta: dict[str, Any]) -> None:
-    """Write ``<tag>.zip`` and its record ``<tag>.json`` (with the zip's SHA-256).
-
-    Both are written into the run's scratch folder and flushed first; then, for ``latest``,
-    a good ``latest`` becomes ``previous`` (a damaged one is dropped, never kept as the
-    fallback), and the new pair is renamed into place: a crash or a full disk leaves a good
-    checkpoint to resume from.
-
-    Raises:
-        RunWriteError: one line naming ``<tag>.zip`` or ``<tag>.json`` (an OSError).
-    """
-    staging = run_dir / _STAGING
-    names = {suffix: f"{tag}{suffix}" for suffix in (".zip", ".json")}
-    current = run_dir / names[".zip"]
-    try:
-        RunFolder.remove([staging])
-        staging.mkdir()
-        model.save(staging / names[".zip"])
-        record = {**meta, "sha256": file_digest(staging / names[".zip"])}
-        (staging / names[".json"]).write_text(json.dumps(record, indent=2), encoding="utf-8")
-        for name in names.values():
-            _sync(staging / name)
-            current = run_dir / name
-            check_writable_target(current, "checkpoint")
-        if tag == LATEST and _is_good(run_dir, LATEST):
-            for suffix, name in names.items():
-                current = run_dir / f"{PREVIOUS}{suffix}"
-                check_writable_target(current, "checkpoint")
-                os.replace(run_dir / name, current)
-        for name in names.values():  # the zip first: its record names its checksum
-            current = run_dir / name
-            os.replace(staging / name, current)
-    except (OSError, SafetensorError) as err:
-        raise write_failed(err, current, run_dir) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def save_checkpoint(
     model: Any,
     config: TrainConfig,
@@ -356,8 +286,11 @@ def save_checkpoint(
 ) -> None:
     """Write ``<tag>.zip`` (SB3, for resuming), ``<tag>.json`` and, for ``best``, the export.
 
-    ``latest`` keeps the checkpoint before it as ``previous`` (when it is good). The export
-    of ``best`` is named after the run (:func:`policy_path`) and copied to
+    The zip and its record (with the zip's SHA-256) are written into the run's scratch
+    folder and flushed first (:func:`save_group`); then, for ``latest``, a good ``latest``
+    becomes ``previous`` (a damaged one is dropped, never kept as the fallback), and the new
+    pair is renamed into place: a crash or a full disk leaves a good checkpoint to resume
+    from. The export of ``best`` is named after the run (:func:`policy_path`) and copied to
     ``best_policy.*``, the name older scripts read. Every file is replaced whole.
 
     Raises:
@@ -375,7 +308,22 @@ def save_checkpoint(
         "git_commit": git_commit(),
         "config": config.to_dict(),
     }
-    _write_checkpoint(model, run_dir, tag, meta)
+
+    def write(folder: Path) -> None:
+        model.save(folder / f"{tag}.zip")
+        record = {**meta, "sha256": file_digest(folder / f"{tag}.zip")}
+        (folder / f"{tag}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+
+    def keep_previous() -> None:
+        if tag != LATEST:
+            return
+        with contextlib.suppress(DamagedCheckpointError):  # checked good (its checksum) first
+            verify_checkpoint(run_dir, LATEST)
+            for suffix in (".zip", ".json"):
+                check_writable_target(run_dir / f"{PREVIOUS}{suffix}", "checkpoint")
+                os.replace(run_dir / f"{LATEST}{suffix}", run_dir / f"{PREVIOUS}{suffix}")
+
+    save_group(write, run_dir, f"{tag}.zip", keep_previous)
     if tag == "best":
         extra = {"steps": steps, "evaluations": evaluations, "seed": config.seed}
         stem = policy_path(config)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +36,6 @@ if TYPE_CHECKING:  # the config imports the registry, to check its algorithm
 __all__ = ["MASKABLE_PPO", "MASKED_DQN", "SB3_ALGORITHMS", "SB3Algorithm", "hand_size_potential"]
 
 
-def _never(config: TrainConfig) -> int:
-    """No step frozen."""
-    return 0
-
-
 @dataclass(frozen=True)
 class SB3Algorithm:
     """An SB3 model class as a :class:`~unolab.train.algorithms.TrainingAlgorithm`.
@@ -52,8 +47,8 @@ class SB3Algorithm:
         settings: Its policy and hyper-parameters for a config: ``(policy, kwargs)`` for
             ``model_class`` (:meth:`build` adds what every run shares).
         acting_modules: The modules of a model's acting network (flatten features
-            extractor: they map the observation straight to one logit or Q-value per action).
-        owns: Whether a model has this algorithm's acting network.
+            extractor: they map the observation straight to one logit or Q-value per action);
+            a model owns the network it finds (:meth:`owns`).
         steps_per_collect: The learner steps SB3 collects between two checks of the step
             budget (a PPO rollout: ``n_steps`` x ``num_envs``).
         check_config: Its checks of a whole config.
@@ -69,12 +64,19 @@ class SB3Algorithm:
     model_class: type[BaseAlgorithm]
     settings: Callable[[TrainConfig], tuple[Any, dict[str, Any]]]
     acting_modules: Callable[[Any], list[nn.Module]]
-    owns: Callable[[Any], bool]
     steps_per_collect: Callable[[TrainConfig], int]
     check_config: Callable[[TrainConfig], None]
-    policy_warmup_steps: Callable[[TrainConfig], int] = _never
+    policy_warmup_steps: Callable[[TrainConfig], int] = lambda config: 0  # none frozen
     custom_objects: Mapping[str, Any] = field(default_factory=dict)
     counters: tuple[str, ...] = ("num_timesteps", "_n_updates", "_episode_num")
+
+    def owns(self, model: Any) -> bool:
+        """Whether ``model`` has this algorithm's acting network."""
+        try:
+            self.acting_modules(model)
+        except AttributeError:
+            return False
+        return True
 
     def build(self, config: TrainConfig, env: VecEnv) -> Any:
         """A fresh model for a training run: on the CPU, seeded, logging to ``<run_dir>/tb``."""
@@ -116,11 +118,10 @@ class SB3Algorithm:
 # ---------------------------------------------------------------------- MaskablePPO
 
 
-_PPO_ARGS = (
-    "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
-    "ent_coef", "vf_coef", "max_grad_norm",
-)  # fmt: skip
-"""The ``ppo:`` keys MaskablePPO takes under the same names."""
+def _model_args(section: Any, *own: str) -> dict[str, Any]:
+    """The keys of a config section that its SB3 class takes under the same names: all but
+    ``own``, the lab's own keys (the network's shape, the extras the lab adds)."""
+    return {f.name: getattr(section, f.name) for f in fields(section) if f.name not in own}
 
 
 def _ppo_settings(config: TrainConfig) -> tuple[str, dict[str, Any]]:
@@ -128,13 +129,8 @@ def _ppo_settings(config: TrainConfig) -> tuple[str, dict[str, Any]]:
     masks)."""
     p = config.ppo
     arch = list(p.net_arch)
-    kwargs = {name: getattr(p, name) for name in _PPO_ARGS}
+    kwargs = _model_args(p, "net_arch", "value_warmup_steps")
     return "MlpPolicy", {**kwargs, "policy_kwargs": {"net_arch": {"pi": arch, "vf": arch}}}
-
-
-def _ppo_owns(model: Any) -> bool:
-    policy = getattr(model, "policy", None)
-    return hasattr(policy, "mlp_extractor") and hasattr(policy, "action_net")
 
 
 def _ppo_acting_modules(model: Any) -> list[nn.Module]:
@@ -176,14 +172,6 @@ def hand_size_potential(observations: np.ndarray, per_card: float) -> np.ndarray
     return np.asarray(per_card * (others - sizes[:, 0]), dtype=np.float32)
 
 
-_DQN_ARGS = (
-    "double_q", "n_step", "learning_rate", "buffer_size", "learning_starts", "batch_size",
-    "gamma", "train_freq", "gradient_steps", "target_update_interval", "exploration_fraction",
-    "exploration_final_eps",
-)  # fmt: skip
-"""The ``dqn:`` keys MaskedDQN takes under the same names."""
-
-
 def _dqn_settings(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     """MaskedDQN's Q-network (MLP, dueling or not) and its ``dqn:`` section (masked replay
     buffer; a hand-size shaping potential, :func:`hand_size_potential`, if set)."""
@@ -193,17 +181,13 @@ def _dqn_settings(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
         if p.hand_size_shaping > 0
         else None
     )
-    kwargs = {name: getattr(p, name) for name in _DQN_ARGS}
+    kwargs = _model_args(p, "net_arch", "dueling", "hand_size_shaping")
     return DuelingDQNPolicy if p.dueling else "MlpPolicy", {
         **kwargs,
         "potential": potential,
         "replay_buffer_class": MaskedReplayBuffer,
         "policy_kwargs": {"net_arch": list(p.net_arch)},
     }
-
-
-def _dqn_owns(model: Any) -> bool:
-    return hasattr(getattr(model, "policy", None), "q_net")
 
 
 def _dqn_acting_modules(model: Any) -> list[nn.Module]:
@@ -241,7 +225,6 @@ MASKABLE_PPO = SB3Algorithm(
     model_class=MaskablePPO,
     settings=_ppo_settings,
     acting_modules=_ppo_acting_modules,
-    owns=_ppo_owns,
     # learn() collects whole rollouts of n_steps in every env
     steps_per_collect=lambda config: config.ppo.n_steps * config.num_envs,
     check_config=_check_ppo,
@@ -258,7 +241,6 @@ MASKED_DQN = SB3Algorithm(
     model_class=MaskedDQN,
     settings=_dqn_settings,
     acting_modules=_dqn_acting_modules,
-    owns=_dqn_owns,
     # learn() collects train_freq steps of every env between two updates
     steps_per_collect=lambda config: config.dqn.train_freq * config.num_envs,
     check_config=_check_dqn,

@@ -10,6 +10,7 @@ raises :class:`~uno_env.ConfigError` naming the file, the key and the value.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,12 +228,8 @@ class ImitateConfig:
         return Path(self.runs_dir) / self.name
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as plain data (for YAML and the report)."""
-        data = dataclasses.asdict(self)
-        data["net_arch"] = list(self.net_arch)
-        data["eval_bots"] = list(self.eval_bots)
-        data["include"] = list(self.include)
-        return data
+        """The config as plain data, lists for tuples (for YAML and the report)."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
 
     def to_yaml(self) -> str:
         """The config as YAML."""
@@ -271,36 +268,26 @@ class ImitateStage:
         self.imitate_config(name=CLONE_NAME)  # the imitation config's checks, stated once
 
     def imitate_config(
-        self,
-        name: str,
-        *,
-        rules: str = "official",
-        num_players: int = DEFAULT_NUM_PLAYERS,
-        net_arch: tuple[int, ...] = (256, 256),
-        seed: int = 0,
-        torch_threads: int = 1,
-        runs_dir: str = "runs",
-        eval_bots: Sequence[str] = ("random",),
+        self, name: str, eval_bots: Sequence[str] = ("random",), **run: Any
     ) -> ImitateConfig:
         """The imitation run of this stage, with the training run's settings.
+
+        Args:
+            name: The imitation run's name.
+            eval_bots: The training run's evaluation bots: those that are bots measure the
+                clone (``random`` when none is).
+            run: The training run's ``rules``, ``num_players``, ``net_arch``, ``seed``,
+                ``torch_threads`` and ``runs_dir`` (an imitation config's default where
+                one is not given).
 
         Raises:
             ConfigError: naming the key at fault (``samples: ...``).
         """
         bots = tuple(bot for bot in eval_bots if bot in BOT_NAMES) or ("random",)
         stage = {key.name: getattr(self, key.name) for key in dataclasses.fields(self)}
+        # The stage's own keys (teachers, samples, validation, ...) and the run's.
         return ImitateConfig(
-            name=name,
-            rules=rules,
-            num_players=num_players,
-            net_arch=tuple(net_arch),
-            activation="tanh",
-            eval_bots=bots,
-            eval_teachers=False,
-            seed=seed,
-            torch_threads=torch_threads,
-            runs_dir=runs_dir,
-            **stage,  # the stage's own keys: teachers, samples, validation, ...
+            name=name, activation="tanh", eval_bots=bots, eval_teachers=False, **run, **stage
         )
 
 
