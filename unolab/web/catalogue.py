@@ -1,20 +1,30 @@
 """The agents a browser may seat at a table, by id: the browser never sends a path.
 
 Ids: a bot's name (``mixbot``, ``pimc``), ``shipped:<name>`` for the agents of
-``agents/pretrained/`` and ``folder:<name>`` for the exported agents of ``serve
---agents-dir``. Policies are built once per (agent, rules) and shared by every game that
-seats them: all agents act through one :class:`~unolab.web.game.batching.AgentBatcher`, so a
-shared policy is only ever called from one thread at a time.
+``agents/pretrained/`` and ``folder:<name>`` for the exported agents and the language
+models' spec files (``*.yaml``/``*.yml`` holding ``llm:``) of ``serve --agents-dir``.
+Policies are built once per (agent, rules) and shared by every game that seats them: all
+agents act through one :class:`~unolab.web.game.batching.AgentBatcher`, so a shared policy
+is only ever called from one thread at a time.
+
+A language model is no shared policy: each game gets its own agent
+(:meth:`Catalogue.model_agent`), which asks the endpoint of the operator's spec file, in
+the game's own request, outside the batcher (an answer takes seconds; the other tables'
+bots do not wait for it). The browser chooses a model by id only: it never sends a path,
+an address or a spec, so the server asks no host but those its operator's spec files name.
+A spec file that does not load is listed as unavailable, with the reason in one line.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +35,21 @@ from unolab.agents import AGENT_NAMES, SEARCH_NAMES
 from unolab.agents.registry import SHIPPED_DIR
 from unolab.agents.resolve import policy_factory
 
-__all__ = ["ABOUT", "STRENGTH_FILE", "AgentEntry", "Catalogue", "UnknownAgentError", "bot_strength"]
+if TYPE_CHECKING:
+    from unolab.agents.llm.agent import LLMAgent
+    from unolab.agents.llm.spec import LLMSpec
+
+__all__ = [
+    "ABOUT",
+    "STRENGTH_FILE",
+    "AgentEntry",
+    "Catalogue",
+    "UnknownAgentError",
+    "bot_strength",
+    "endpoint_host",
+]
+
+LOG = logging.getLogger(__name__)
 
 ABOUT: dict[str, str] = {
     "random": "plays a playable card at random (a wild counts once); the papers' baseline",
@@ -65,12 +89,17 @@ class AgentEntry:
 
     Attributes:
         id: What the browser sends.
-        kind: ``bot``, ``search``, ``shipped`` or ``folder``.
+        kind: ``bot``, ``search``, ``shipped``, ``folder`` or ``llm`` (a language model's
+            spec file of the agents folder).
         label: What the table shows next to the seat (``mixbot``, ``ppo_official_2p``).
         rules: The rules a learned agent was trained under (``None`` for bots: any rules).
         path: The agent's weights (learned agents only; never sent to the browser).
         about: What it is, in one line (``""`` where unknown).
         strength: How strong it measured, in words (``None`` where not measured).
+        model: A language model's name (``None`` for other agents).
+        endpoint: The host (and port) a language model is asked at; never the key.
+        unavailable: Why a language model cannot play here, in one line (``None``: it can).
+        spec: A language model's spec (never sent to the browser).
     """
 
     id: str
@@ -80,10 +109,14 @@ class AgentEntry:
     path: Path | None = field(default=None, repr=False)
     about: str = ""
     strength: str | None = None
+    model: str | None = None
+    endpoint: str | None = None
+    unavailable: str | None = None
+    spec: LLMSpec | None = field(default=None, repr=False)
 
     def public(self) -> dict[str, Any]:
-        """The entry as the API shows it (no path)."""
-        return {
+        """The entry as the API shows it (no path, no address beyond the host, no key)."""
+        out: dict[str, Any] = {
             "id": self.id,
             "kind": self.kind,
             "label": self.label,
@@ -91,6 +124,71 @@ class AgentEntry:
             "about": self.about,
             "strength": self.strength,
         }
+        if self.kind == "llm":
+            out.update(model=self.model, endpoint=self.endpoint, unavailable=self.unavailable)
+        return out
+
+
+def endpoint_host(base_url: str) -> str:
+    """The host (and port) of an endpoint's address, as the page shows it: no path, no
+    scheme (``http://127.0.0.1:11434/v1`` -> ``127.0.0.1:11434``)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    return f"{host}:{parts.port}" if parts.port is not None else host
+
+
+def _model_entries(folder: Path, taken: set[str]) -> Iterable[AgentEntry]:
+    """The language models' spec files of ``folder`` (``*.yaml``/``*.yml`` holding ``llm:``).
+
+    A file that does not load (a bad value, ``openai`` missing, the key's variable unset)
+    is listed as unavailable with the reason, naming the file by its name alone; a YAML
+    file that is no spec (no ``llm:``, or no YAML at all) is left out, with a log line
+    for one that cannot be read.
+    """
+    from uno_env.config_values import ConfigError
+    from uno_env.configuration import load_yaml_mapping
+    from unolab.agents.llm.client import ChatClient
+    from unolab.agents.llm.spec import load_llm_spec, spec_suffix
+
+    for path in sorted(folder.iterdir()):
+        if not spec_suffix(path) or not path.is_file():
+            continue
+        try:
+            if "llm" not in load_yaml_mapping(path):
+                continue  # another YAML file (rules, a config): no agent
+        except (ConfigError, OSError, ValueError, RecursionError) as err:
+            LOG.warning("agents folder: %s is not offered: %s", path.name, err)
+            continue
+        entry_id = f"folder:{path.stem}"
+        if entry_id in taken:
+            LOG.warning("agents folder: %s is not offered: %s is taken", path.name, entry_id)
+            continue
+        taken.add(entry_id)
+        spec = None
+        why = None
+        try:
+            spec = load_llm_spec(path)
+            ChatClient(spec).close()  # the openai package and the key's variable, checked now
+        except Exception as err:  # any failure of the operator's file: shown, never a 500
+            why = " ".join(str(err).replace(str(path), path.name).split())
+            if spec is not None:  # the page shows the endpoint's host, not its address
+                why = why.replace(spec.base_url, endpoint_host(spec.base_url))
+        model = spec.model if spec is not None else None
+        host = endpoint_host(spec.base_url) if spec is not None else None
+        about = f"a language model: {model} at {host}" if spec is not None else "a language model"
+        yield AgentEntry(
+            entry_id,
+            "llm",
+            path.stem,
+            path=path,
+            about=about if why is None else f"{about} (unavailable: {why})",
+            model=model,
+            endpoint=host,
+            unavailable=why,
+            spec=spec if why is None else None,
+        )
 
 
 def _learned_about(meta: dict[str, Any]) -> tuple[str, str | None]:
@@ -159,6 +257,7 @@ class Catalogue:
         entries += _learned_entries(shipped_dir or SHIPPED_DIR, "shipped")
         if agents_dir is not None:
             entries += _learned_entries(Path(agents_dir), "folder")
+            entries += _model_entries(Path(agents_dir), {e.id for e in entries})
         self.entries: dict[str, AgentEntry] = {e.id: e for e in entries}
         self._policies: dict[tuple[str, Rules], Policy] = {}
         self._lock = threading.Lock()
@@ -191,6 +290,10 @@ class Catalogue:
                 which), or its files cannot be read.
         """
         entry = self.entry(agent_id)
+        if entry.kind == "llm":
+            raise ValueError(
+                f"{agent_id} is a language model: each game asks it through its own agent"
+            )
         key = (agent_id, rules)
         with self._lock:
             found = self._policies.get(key)
@@ -219,3 +322,21 @@ class Catalogue:
             policy.action_probs(observations, masks), dtype=np.float32
         )
         return out
+
+    def model_agent(self, agent_id: str, name: str) -> LLMAgent:
+        """A fresh agent asking the language model ``agent_id`` (one per game and seat: its
+        conversation and its records are the game's).
+
+        Raises:
+            UnknownAgentError: for an id not on offer.
+            ValueError: for an agent that is no language model, or one that is unavailable
+                (the reason, in one line).
+        """
+        from unolab.agents.llm.agent import LLMAgent
+
+        entry = self.entry(agent_id)
+        if entry.kind != "llm":
+            raise ValueError(f"{agent_id} is not a language model")
+        if entry.spec is None:
+            raise ValueError(f"{entry.label} cannot play here: {entry.unavailable}")
+        return LLMAgent.from_spec(entry.spec, name=name)

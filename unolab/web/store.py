@@ -19,7 +19,10 @@ from uno_env.files import UnreadableFileError, read_regular_file, write_atomical
 MAX_RECORD_BYTES = 16 * 2**20
 """The largest saved game read (a long match records well under 1 MiB)."""
 
-__all__ = ["MAX_RECORD_BYTES", "GameStore", "new_game_id", "valid_game_id"]
+DECISIONS_SUFFIX = ".decisions.jsonl"
+"""The suffix of a game's file of language-model decisions (``<id>.decisions.jsonl``)."""
+
+__all__ = ["DECISIONS_SUFFIX", "MAX_RECORD_BYTES", "GameStore", "new_game_id", "valid_game_id"]
 
 _ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
@@ -53,6 +56,15 @@ class GameStore:
         if not valid_game_id(game_id):
             raise KeyError(game_id)
         return self.folder / f"{game_id}.json"
+
+    def decisions_path(self, game_id: str) -> Path:
+        """The decisions of the language models of a game, one JSON line each (as
+        :mod:`unolab.agents.llm.records` writes them), next to its record.
+
+        Raises:
+            KeyError: for an id of another form.
+        """
+        return self.path(game_id).with_suffix(DECISIONS_SUFFIX)
 
     def save(self, game_id: str, record: dict[str, Any]) -> None:
         """Write a game's record (replacing the older one atomically).

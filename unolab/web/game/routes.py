@@ -1,10 +1,13 @@
 """The routes of a game in play (:func:`game_router`): what the page offers
-(``/api/options``), dealing a new match, reading it, the human's moves and the next hand.
+(``/api/options``), dealing a new match, reading it, the human's moves, a language model's
+move and the next hand.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -22,14 +25,27 @@ from uno_env.cards import MAX_PLAYERS
 from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
 from unolab.play import random_seed
 from unolab.web.catalogue import Catalogue, UnknownAgentError
-from unolab.web.errors import Invalid
+from unolab.web.errors import Conflict, Invalid
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.table import Games, WebGame
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.warming import NEEDS_ENGINE, require_searches
 
-__all__ = ["Move", "NewGame", "NextHand", "game_router", "switch_list"]
+__all__ = [
+    "MODEL_THREADS",
+    "AgentMove",
+    "Move",
+    "NewGame",
+    "NextHand",
+    "game_router",
+    "switch_list",
+]
+
+MODEL_THREADS = 32
+"""Language models' moves decided at once (each waits seconds for its endpoint); more wait
+their turn. Their threads are their own: the requests of the other games never wait for a
+model."""
 
 _FIXED = ("num_players", "seat_draw_streams")
 """Rule fields that are not house-rule switches (the table size is chosen apart)."""
@@ -71,6 +87,13 @@ class Move(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: StrictStr = Field(..., max_length=32, examples=["G7", "W:B", "draw", "uno"])
     seq: StrictInt = Field(..., ge=0, description="the game's `seq` when the move was chosen")
+
+
+class AgentMove(BaseModel):
+    """Ask the language model whose decision is due (the view's ``thinking``) for it."""
+
+    model_config = ConfigDict(extra="forbid")
+    seq: StrictInt = Field(..., ge=0, description="the game's `seq` when the page asked")
 
 
 class NextHand(BaseModel):
@@ -130,6 +153,7 @@ def game_router(
         store: Where finished hands are saved.
     """
     router = APIRouter()
+    models = ThreadPoolExecutor(MODEL_THREADS, thread_name_prefix="web-model")
 
     @router.get("/api/options")
     def options() -> dict[str, Any]:
@@ -160,6 +184,11 @@ def game_router(
                 if catalogue.entry(agent_id).kind == "search":  # compiled last, if just now
                     require_searches(request.app.state.warmup, agent_id)
             for agent_id in settings.opponents:
+                entry = catalogue.entry(agent_id)
+                if entry.kind == "llm":
+                    if entry.unavailable is not None:
+                        raise ValueError(f"{entry.label} cannot play here: {entry.unavailable}")
+                    continue  # each game builds its own agent of the model
                 catalogue.policy(agent_id, rules)  # unknown or unfit agents fail here
         except UnknownAgentError as err:
             raise Invalid(str(err)) from None
@@ -170,6 +199,11 @@ def game_router(
         setup = {**settings.model_dump(), "seed": str(seed)}
         game = WebGame.start(new_game_id(), rules, seed, settings.opponents, catalogue, setup)
         game.client = _client(request)
+        try:
+            game.seat_models(catalogue, store.decisions_path(game.id))
+        except ValueError as err:
+            game.close_models()
+            raise Invalid(f"opponents: {err}") from None
         games.add(game)
         with game.lock:
             game.deal_lines()
@@ -180,7 +214,10 @@ def game_router(
     def _saved(game: WebGame) -> None:
         """Write the game's record if a finished hand is not on disk yet (the game's lock
         held). A failed write changes no game: the hand stays in memory, the view carries
-        ``save_error``, and the next request about the game tries again."""
+        ``save_error``, and the next request about the game tries again. A finished match
+        closes its models' agents (their connections and record files)."""
+        if game.match_over:
+            game.close_models()
         if not game.unsaved:
             return
         try:
@@ -220,8 +257,36 @@ def game_router(
         game = games.get(game_id)
         with game.lock:
             start, seq = len(game.log), game.seq
+            game.agent_error = None
             game.human_move(body.action, body.seq)
             game.play_agents(catalogue, batcher)
+            _saved(game)
+            return game.view(start, seq)
+
+    @router.post("/api/games/{game_id}/agent-move", dependencies=[NEEDS_ENGINE])
+    async def agent_move(game_id: str, body: AgentMove) -> dict[str, Any]:
+        """The move of the language model whose decision is due (the view's ``thinking``);
+        the agents then play on until the next model decision, your turn, or the hand's end.
+
+        The model is asked in a thread of the models' own, so that no other game's request
+        waits for its answer. An endpoint that fails is answered with the seat's fallback
+        move and ``agent_error`` (one line).
+        """
+        game = games.get(game_id)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(models, _agent_move, game, body.seq)
+
+    def _agent_move(game: WebGame, seq: int) -> dict[str, Any]:
+        with game.lock:
+            if game.thinking is None:
+                raise Conflict("no language model's move is due in this game; reload the game")
+            if seq != game.seq:
+                raise Conflict(
+                    f"stale request: the game is at move {game.seq}, not {seq}; reload the game"
+                )
+            start = len(game.log)
+            game.agent_error = None
+            game.play_agents(catalogue, batcher, model_moves=1)
             _saved(game)
             return game.view(start, seq)
 
@@ -231,6 +296,7 @@ def game_router(
         game = games.get(game_id)
         with game.lock:
             start, seq = len(game.log), game.seq
+            game.agent_error = None
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
             _saved(game)

@@ -5,16 +5,30 @@ the idle timeout (:class:`Games`); finished hands are on disk (:mod:`unolab.web.
 Every request that changes a game holds the game's lock, checks everything first and only
 then steps: a refused move changes nothing. After the human's move the agents play on,
 within the same request, until it is the human's turn again or the hand is over.
+
+A language model's seat is the exception: its answer takes seconds, so a request stops
+before its decision and the view names the seat in ``thinking``; the page shows the model
+thinking and asks for its move (``POST /api/games/{id}/agent-move``), which decides it in a
+thread of its own (never the batcher's: the other tables' bots go on meanwhile), then lets
+the agents play on to the next model decision or the human's turn. When the endpoint fails
+(nothing listens, a refused key, an unknown model, no answer), the seat plays the
+documented fallback move of :func:`uno_env.text.answers.fallback_action` (``draw`` when it
+is legal...), the view's ``agent_error`` says so in one line, and the next decision asks
+the model again. The model's decisions are recorded next to the saved game
+(:meth:`unolab.web.store.GameStore.decisions_path`), one JSON line each.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +41,7 @@ from uno_env.narrate import (
     describe_situation,
     describe_step,
 )
+from uno_env.play import PolicyError, choose_actions
 from uno_env.rules import Rules
 from unolab.records import RECORD_FORMAT
 from unolab.web.catalogue import Catalogue
@@ -34,6 +49,11 @@ from unolab.web.errors import Busy, Conflict, Invalid, NotFound
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.picture import legal_moves, table_picture
 from unolab.web.settings import ServeConfig
+
+if TYPE_CHECKING:
+    from unolab.agents.llm.agent import LLMAgent
+
+LOG = logging.getLogger(__name__)
 
 __all__ = ["HUMAN_SEAT", "IDLE_BEFORE_EVICTION_S", "KEPT_EVENTS", "Games", "WebGame"]
 
@@ -66,6 +86,14 @@ class WebGame:
         events: The latest steps (at most :data:`KEPT_EVENTS`), each with what the page
             needs to show it on its own (see :meth:`_event`).
         last_cards: The card each seat played last in the current hand (``None``: none yet).
+        models: Seat -> the game's own agent of a language model in that seat (closed,
+            and dropped, once the match is over).
+        model_names: Seat -> the name of the language model in that seat.
+        decisions: Where the models' decisions are recorded (``None``: not recorded).
+        thinking: The seat of a language model whose decision is due (the page asks for
+            it with ``agent-move``), or ``None``.
+        agent_error: What went wrong with a model's endpoint in the last request, in one
+            line (``None``: nothing).
     """
 
     id: str
@@ -84,6 +112,11 @@ class WebGame:
     save_error: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     last_cards: list[str | None] = field(default_factory=list)
+    models: dict[int, LLMAgent] = field(default_factory=dict, repr=False)
+    model_names: dict[int, str] = field(default_factory=dict)
+    decisions: Path | None = None
+    thinking: int | None = None
+    agent_error: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -129,16 +162,127 @@ class WebGame:
         """Narrate the deal of the current hand."""
         self.log += describe_deal(self.rules, self.game.state, self.narrator)
 
-    def play_agents(self, catalogue: Catalogue, batcher: AgentBatcher) -> None:
-        """Let the agents move until the human must act or the hand is over."""
+    def seat_models(self, catalogue: Catalogue, decisions: Path | None) -> None:
+        """Give each language model's seat its own agent, recording to ``decisions``.
+
+        Raises:
+            ValueError: for a model that cannot play here (one line).
+        """
+        for seat, agent_id in enumerate(self.agents):
+            if agent_id is not None and catalogue.entry(agent_id).kind == "llm":
+                agent = catalogue.model_agent(agent_id, str(self.labels[seat]))
+                self.models[seat] = agent
+                self.model_names[seat] = agent.model
+        if self.models and decisions is not None:
+            try:
+                for agent in self.models.values():
+                    agent.record_to(decisions)
+                self.decisions = decisions
+            except OSError as err:  # the game is played all the same, unrecorded
+                LOG.warning("the decisions of game %s are not recorded: %s", self.id, err)
+
+    def play_agents(
+        self, catalogue: Catalogue, batcher: AgentBatcher, model_moves: int = 0
+    ) -> None:
+        """Let the agents move until the human must act or the hand is over, deciding at
+        most ``model_moves`` language-model moves: the request stops before the next one
+        (``thinking`` names its seat)."""
         game = self.game
+        self.thinking = None
         while not game.over and game.current_seat != HUMAN_SEAT:
             seat = game.current_seat
-            agent = self.agents[seat]
-            assert agent is not None
-            policy = catalogue.policy(agent, self.rules)
-            action = batcher.decide(self.rules, game.state, policy)
+            if seat in self.models:
+                if model_moves <= 0:
+                    self.thinking = seat
+                    return
+                model_moves -= 1
+                action = self._model_move(seat)
+            else:
+                agent = self.agents[seat]
+                assert agent is not None
+                policy = catalogue.policy(agent, self.rules)
+                action = batcher.decide(self.rules, game.state, policy)
             self._step(seat, action)
+
+    def _model_move(self, seat: int) -> int:
+        """The move of the language model in ``seat``: its answer, or the fallback move
+        when its endpoint fails (``agent_error`` says so)."""
+        agent = self.models[seat]
+        state = self.game.state
+        try:
+            actions, _ = choose_actions(self.rules, state, [agent], np.zeros(1, dtype=np.int64))
+            return int(actions[0])
+        except PolicyError as err:
+            cause = err.__cause__
+            why = " ".join(str(cause if cause is not None else err).split())
+        from uno_env.text.answers import fallback_action
+        from uno_env.text.prompt import decision_prompt
+        from uno_env.text.view import seat_view
+
+        action = fallback_action(decision_prompt(seat_view(self.rules, state, seat), agent.options))
+        name = self.names[seat]
+        self.agent_error = (
+            f"{name}: {why}; it played the fallback move {C.action_name(action)} (draw when "
+            "it may) and the model is asked again at its next move"
+        )
+        agent.reset()  # a lasting failure is tried again at the next decision
+        self._note_failure(seat, action, why)
+        return action
+
+    def _note_failure(self, seat: int, action: int, why: str) -> None:
+        """Record a decision the endpoint failed, as the replay shows it."""
+        if self.decisions is None:
+            return
+        state = self.game.state
+        agent = self.models[seat]
+        record = {
+            "model": agent.model,
+            "agent": agent.name,
+            "game": int(state.key[0]),
+            "seat": seat,
+            "hand_no": int(state.hand_no[0]),
+            "turn": int(state.turn[0]),
+            "history": 0,
+            "messages": [],
+            "responses": [],
+            "requests": [],
+            "action": C.action_name(action),
+            "action_id": action,
+            "form": None,
+            "invalid": 0,
+            "retried": False,
+            "fallback": True,
+            "errors": [why],
+            "endpoint_error": why,
+            "latency_s": 0.0,
+            "tokens_in": 0,
+            "tokens_out": 0,
+        }
+        try:
+            with self.decisions.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        except OSError as err:
+            LOG.warning("a decision of game %s is not recorded: %s", self.id, err)
+
+    def close_models(self) -> None:
+        """Close the models' agents (their connections and record files); the game's lock
+        held."""
+        models, self.models = self.models, {}
+        for agent in models.values():
+            try:
+                agent.close()
+            except Exception as err:  # closing a connection: nothing to tell the player
+                LOG.warning("closing a model's agent of game %s: %s", self.id, err)
+
+    def close(self) -> None:
+        """Close the models' agents of a game dropped from memory; never waits for a
+        model's answer in progress (the agents are then left to the garbage collector)."""
+        if not self.models or not self.lock.acquire(blocking=False):
+            return
+        try:
+            self.close_models()
+        finally:
+            self.lock.release()
 
     def _step(self, seat: int, action: int) -> None:
         before = self.game.state
@@ -294,6 +438,9 @@ class WebGame:
             "events": events,
             "last_cards": list(self.last_cards),
             "save_error": self.save_error,
+            "thinking": self.thinking,
+            "models": {str(seat): model for seat, model in sorted(self.model_names.items())},
+            "agent_error": self.agent_error,
         }
 
 
@@ -325,12 +472,20 @@ class Games:
         Raises:
             Busy: when a cap is still reached.
         """
+        dropped: list[WebGame] = []
+        try:
+            self._add(game, dropped)
+        finally:
+            for old in dropped:  # outside the lock: closing may wait for a connection
+                old.close()
+
+    def _add(self, game: WebGame, dropped: list[WebGame]) -> None:
         config = self.config
         with self._lock:
             now = time.monotonic()
             idle = now - 60 * config.idle_minutes
             for old in [k for k, g in self._games.items() if g.touched < idle]:
-                del self._games[old]
+                dropped.append(self._games.pop(old))
             mine = sorted(
                 (g for g in self._games.values() if g.client == game.client),
                 key=lambda g: (not self._finished(g), g.touched),
@@ -344,10 +499,10 @@ class Games:
                         f"one, or wait {IDLE_BEFORE_EVICTION_S // 60} minutes for the oldest "
                         "to count as abandoned"
                     )
-                del self._games[oldest.id]
+                dropped.append(self._games.pop(oldest.id))
             if len(self._games) >= config.max_games:
                 for old in [k for k, g in self._games.items() if self._finished(g)]:
-                    del self._games[old]
+                    dropped.append(self._games.pop(old))
             if len(self._games) >= config.max_games:
                 raise Busy(
                     f"the server holds {config.max_games} games (its --max-games); "

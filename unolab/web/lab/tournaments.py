@@ -1,7 +1,8 @@
 """A tournament run as the Lab tab shows it: its ``summary.json`` and its plots, read only.
 
 The summary is the one :mod:`unolab.tournament.report` writes; only the keys the tab shows
-are read, each checked for its type (a hand-edited or foreign file gets one line naming
+are read (a language model's row carries its ``telemetry``: invalid answers, fallbacks,
+timeouts, retries, latency, tokens), each checked for its type (a hand-edited or foreign file gets one line naming
 the file and the key, never a traceback). The plots are the PNG files of the run folder.
 """
 
@@ -18,6 +19,7 @@ __all__ = [
     "MAX_PLOTS",
     "MAX_PLOT_BYTES",
     "MAX_SUMMARY_BYTES",
+    "TELEMETRY_KEYS",
     "tournament_detail",
     "tournament_entry",
     "tournament_plot",
@@ -115,7 +117,42 @@ def _row(row: Any, number: int, where: str) -> dict[str, Any]:
                 f"{where}: leaderboard row {number}: {key!r} must be {bounds} or null, "
                 f"got {shown(value)}"
             )
-    return {"name": one_line(name, 200), "elo": elo, **optional_values, "games": games}
+    out = {"name": one_line(name, 200), "elo": elo, **optional_values, "games": games}
+    telemetry = _telemetry(row.get("telemetry"))
+    if telemetry is not None:
+        out["telemetry"] = telemetry
+    return out
+
+
+TELEMETRY_KEYS = (
+    "decisions",
+    "requests",
+    "replayed",
+    "invalid",
+    "retries",
+    "fallbacks",
+    "timeouts",
+    "transport_retries",
+    "failed_requests",
+    "latency_mean_s",
+    "latency_p90_s",
+    "tokens_in",
+    "tokens_out",
+)
+"""The figures of a participant's telemetry the tab shows (a language model's: its answers,
+invalid ones, retries, fallbacks, timeouts, latency, tokens)."""
+
+
+def _telemetry(found: Any) -> dict[str, float | None] | None:
+    """A row's ``telemetry`` as the tab shows it: the known figures, each a finite
+    non-negative number or null (anything else is left out: the figures are only shown)."""
+    if not isinstance(found, dict):
+        return None
+    out: dict[str, float | None] = {}
+    for key in TELEMETRY_KEYS:
+        value = real(found.get(key))
+        out[key] = value if value is not None and value >= 0 else None
+    return out
 
 
 def tournament_detail(run: RunFiles) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Frame 0 of each hand is the deal; every decision adds a frame. A frame holds the full table
 (every hand: a record is no secret), the sentences that led to it, and the decision taken
 next: who, what, the legal alternatives and, for a learned agent, the probability its
-network gave each of them (``action_probs``). The last frame of each hand has no decision and
+network gave each of them (``action_probs``); for a language model, what it wrote
+(``model``: the prompt, its raw answers, the move read, the flags, the latency and the
+tokens of its decision record, :func:`unolab.web.replay.decisions.decision_note`). The last frame of each hand has no decision and
 says how the record ends there: ``end`` is ``"hand"`` (the hand was played out) or ``"cut"``
 (the record stops in the middle of the hand); every other frame's ``end`` is ``None``.
 """
@@ -24,10 +26,14 @@ from uno_env.rules import Rules
 from unolab.web.errors import Invalid
 from unolab.web.game.picture import legal_moves, table_picture
 
-__all__ = ["Advisor", "build_frames"]
+__all__ = ["Advisor", "Notes", "build_frames"]
 
 Advisor = Callable[[npt.NDArray[np.float32], npt.NDArray[np.bool_]], npt.NDArray[np.float32]]
 """A learned agent's ``action_probs(observations, masks)``."""
+
+Notes = Callable[[int, int, core.UnoState], Mapping[str, Any] | None]
+"""What a language model wrote at a decision: ``notes(hand, move, state)`` (0-based hand and
+move of the record, the state before the move), or ``None`` where no model decided."""
 
 
 def _probabilities(
@@ -50,6 +56,7 @@ def build_frames(
     agents: Sequence[str | None],
     advisors: Mapping[int, Advisor] | None = None,
     where: str = "the record",
+    notes: Notes | None = None,
 ) -> list[dict[str, Any]]:
     """Step a recorded game and picture every moment.
 
@@ -61,6 +68,8 @@ def build_frames(
         agents: Each seat's agent label (``None`` where unknown or human).
         advisors: Seat -> ``action_probs`` of the learned agent in that seat.
         where: What the record is, for messages.
+        notes: What a language model wrote at each of its decisions (``model`` of the
+            frame's decision).
 
     Raises:
         Invalid: naming the hand and the move that does not replay.
@@ -90,16 +99,20 @@ def build_frames(
             if not mask[action]:
                 raise Invalid(f"{move} is not legal there; the record does not replay")
             seat = int(state.current[0])
+            decision: dict[str, Any] = {
+                "seat": seat,
+                "action": C.action_name(action),
+                "moves": legal_moves(rules, state, narrator, seat),
+                "probs": _probabilities(rules, state, advisors.get(seat)),
+            }
+            note = notes(h, turn - 1, state) if notes is not None else None
+            if note is not None:
+                decision["model"] = dict(note)
             frames.append(
                 {
                     "table": table_picture(rules, state, names, agents, everyone),
                     "lines": lines,
-                    "decision": {
-                        "seat": seat,
-                        "action": C.action_name(action),
-                        "moves": legal_moves(rules, state, narrator, seat),
-                        "probs": _probabilities(rules, state, advisors.get(seat)),
-                    },
+                    "decision": decision,
                     "end": None,
                 }
             )

@@ -3,7 +3,9 @@
 Both are records of the same format; they are read by the terminal replay's own loader
 (:func:`unolab.records.load_record`), so a file the terminal refuses is refused here with the
 same message. A saved game is read only if it is a regular file of bounded size, and
-JSON nested too deeply to parse is refused with one line.
+JSON nested too deeply to parse is refused with one line. A saved game against a language
+model shows what the model wrote at each of its moves, from the decisions recorded next to
+the game (:mod:`unolab.web.replay.decisions`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from uno_env.rules import Rules
 from unolab.records import RecordError, load_record
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Invalid, NotFound
-from unolab.web.replay.frames import Advisor, build_frames
+from unolab.web.replay.decisions import DecisionBook, decision_note
+from unolab.web.replay.frames import Advisor, Notes, build_frames
 from unolab.web.store import MAX_RECORD_BYTES, GameStore
 from unolab.web.untrusted import one_line, parse_json, read_bytes
 
@@ -50,7 +53,11 @@ def advisors_for(
 
 
 def _replay(
-    catalogue: Catalogue, raw: bytes, where: str, agent_ids: Sequence[str | None] | None
+    catalogue: Catalogue,
+    raw: bytes,
+    where: str,
+    agent_ids: Sequence[str | None] | None,
+    book: DecisionBook | None = None,
 ) -> dict[str, Any]:
     """Replay a record given as bytes; every error names it as ``where``."""
     parse_json(raw, where)  # JSON too deep for the parser is refused here, with one line
@@ -82,7 +89,15 @@ def _replay(
     ]
     advisors = advisors_for(catalogue, rules, agent_ids)
     first = UnoGame(rules, seed=seed).state
-    frames = build_frames(rules, first, hands, names, labels, advisors, where=where)
+    notes: Notes | None = None
+    if book is not None and book.count:
+
+        def notes(hand: int, move: int, state: Any) -> dict[str, Any] | None:
+            seat = int(state.current[0])
+            record = book.take(int(state.key[0]), seat, int(state.hand_no[0]), int(state.turn[0]))
+            return None if record is None else decision_note(record)
+
+    frames = build_frames(rules, first, hands, names, labels, advisors, where=where, notes=notes)
     return {"title": where, "names": names, "seed": str(seed), "frames": frames}
 
 
@@ -106,7 +121,8 @@ def replay_saved(catalogue: Catalogue, store: GameStore, game_id: str) -> dict[s
     agent_ids = (
         found if isinstance(found, list) and all(isinstance(a, str | None) for a in found) else None
     )
-    return _replay(catalogue, raw, where, agent_ids)
+    book = DecisionBook.read(store.decisions_path(game_id), f"{where}: decisions")
+    return _replay(catalogue, raw, where, agent_ids, book)
 
 
 def replay_upload(catalogue: Catalogue, body: bytes) -> dict[str, Any]:

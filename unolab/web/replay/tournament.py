@@ -6,6 +6,11 @@ replay game *n*, the chunk that played it is played again exactly as
 :func:`unolab.tournament.chunks.policy_seed` of the chunk, all the chunk's games in one batch
 (randomised agents draw from one stream per batch), the dealer in the last seat. The moves
 of game *n* are recorded on the way, and its result is compared with the logged one.
+
+A language model's seat is not asked again: it plays the moves recorded in the run's
+``decisions/<participant>/chunk-<n>.jsonl`` (:class:`~unolab.web.replay.decisions.RecordedPlayer`),
+and each of its frames shows what the model wrote there. Its spec file is never read: a
+replay sends no request to any endpoint, whatever the run folder names.
 """
 
 from __future__ import annotations
@@ -26,14 +31,23 @@ from uno_env.play import Round, play_tables
 from uno_env.policy import ActionProbabilities, Policy
 from uno_env.rules import PRESETS, Rules
 from unolab.agents import AGENT_NAMES
+from unolab.agents.llm.spec import spec_suffix
 from unolab.agents.python_bots import canonical_class_spec, class_spec_name, is_class_spec
 from unolab.tournament.chunks import policy_seed, schedule_for
 from unolab.tournament.config import TournamentConfig, load_config, normalise
 from unolab.tournament.design import deal_keys
 from unolab.tournament.participants import entrants_for
 from unolab.tournament.results import GameRecord, Unit
+from unolab.tournament.telemetry import decisions_file
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.lab.files import find_runs
+from unolab.web.replay.decisions import (
+    DecisionBook,
+    RecordedPlayer,
+    decision_note,
+    place_of,
+    record_place,
+)
 from unolab.web.replay.frames import Advisor, build_frames
 from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
 
@@ -156,7 +170,8 @@ class RunFinder:
 
     def _replay(self, folder: Path, run_id: str, record: GameRecord, index: int) -> dict[str, Any]:
         where = f"run {run_id}, game {index}"
-        config = self._config(folder, run_id, where, record.seats)
+        models: set[str] = set()
+        config = self._config(folder, run_id, where, record.seats, models)
         try:
             entrants = entrants_for(config)
         except (ValueError, TypeError, OSError, RecursionError) as err:
@@ -177,14 +192,24 @@ class RunFinder:
                 f"config {len(rebuilt)} ({', '.join(rebuilt)}); the run's files were changed "
                 "after it was played"
             )
+        seated_here = set(lineups.ravel().tolist())
+        players: dict[int, RecordedPlayer] = {}
+        for p in sorted(seated_here):
+            name = schedule.names[p]
+            if name in models:
+                players[p] = RecordedPlayer(
+                    name, self._decisions(folder, run_id, where, name, chunk)
+                )
         policies: list[Policy | None] = [
-            entrants[p].build(policy_seed(schedule.seed, chunk, p))
-            if p in set(lineups.ravel().tolist())
+            players[p]
+            if p in players
+            else entrants[p].build(policy_seed(schedule.seed, chunk, p))
+            if p in seated_here
             else None
             for p in range(len(entrants))
         ]
         keys = deal_keys(schedule.seed, np.array([u[0] for u in units]))
-        first, actions = _play_recording(rules, policies, lineups, keys, row)
+        first, actions, notes = _play_recording(rules, policies, lineups, keys, row, players)
         seated = lineups[row].tolist()
         advisors: dict[int, Advisor] = {}
         for seat, p in enumerate(seated):
@@ -193,7 +218,16 @@ class RunFinder:
                 advisors[seat] = policy.action_probs
         names = [f"seat {s}: {schedule.names[p]}" for s, p in enumerate(seated)]
         labels: list[str | None] = [schedule.names[p] for p in seated]
-        frames = build_frames(rules, first, [actions], names, labels, advisors, where=where)
+        frames = build_frames(
+            rules,
+            first,
+            [actions],
+            names,
+            labels,
+            advisors,
+            where=where,
+            notes=lambda hand, move, state: notes[move] if move < len(notes) else None,
+        )
         counts = [seat["count"] for seat in frames[-1]["table"]["seats"]]
         matches = len(actions) == record.turns and counts == list(record.cards_left)
         return {
@@ -205,8 +239,26 @@ class RunFinder:
             "matches_log": matches,
         }
 
+    def _decisions(
+        self, folder: Path, run_id: str, where: str, name: str, chunk: int
+    ) -> DecisionBook:
+        """The decision records of a language model's participant in one chunk.
+
+        Raises:
+            Invalid: when the chunk's decisions were not recorded, or cannot be read.
+        """
+        path = decisions_file(folder, name, chunk)
+        shown_as = f"{run_id}/{path.relative_to(folder).as_posix()}"
+        if not path.exists() and not path.is_symlink():
+            raise Invalid(
+                f"{where} cannot be shown: participant {name!r} is a language model, and its "
+                f"decisions of the game's chunk were not recorded ({shown_as} is missing); a "
+                "replay plays a model's recorded moves and never asks the model again"
+            )
+        return DecisionBook.read(path, shown_as)
+
     def _config(
-        self, folder: Path, run_id: str, where: str, seats: Sequence[str]
+        self, folder: Path, run_id: str, where: str, seats: Sequence[str], models: set[str]
     ) -> TournamentConfig:
         """The run's tournament config, made safe to rebuild (see the class docstring).
 
@@ -215,6 +267,9 @@ class RunFinder:
             run_id: Its id.
             where: The game replayed, for messages (``run x, game 3``).
             seats: The participant in each seat of that game, for messages.
+            models: Filled with the names of the participants that are language models:
+                the config names a placeholder bot in their place (their spec files are
+                not read), and the replay plays their recorded moves.
 
         Raises:
             Invalid: for a config that cannot be read or rebuilt, that names what a replay
@@ -245,12 +300,13 @@ class RunFinder:
             data.pop(key, None)
         data["allow_pickle"] = False  # whatever the file says: a replay never unpickles
         for key in ("candidate", "incumbent"):
-            data[key] = self._participant(data.get(key), folder, run_id, where, seats)
+            data[key] = self._participant(data.get(key), folder, run_id, where, seats, models)
             if data[key] is None:
                 del data[key]
         if isinstance(data.get("participants"), list):
             data["participants"] = [
-                self._participant(p, folder, run_id, where, seats) for p in data["participants"]
+                self._participant(p, folder, run_id, where, seats, models)
+                for p in data["participants"]
             ]
         if "rules" in data:
             data["rules"] = self._rules(data["rules"], folder, run_id, 0)
@@ -260,11 +316,19 @@ class RunFinder:
             raise Invalid(f"run {run_id}: config.json: {err}") from None
 
     def _participant(
-        self, entry: Any, folder: Path, run_id: str, where: str, seats: Sequence[str]
+        self,
+        entry: Any,
+        folder: Path,
+        run_id: str,
+        where: str,
+        seats: Sequence[str],
+        models: set[str],
     ) -> Any:
         """A participant entry with its agent file checked and made absolute.
 
-        Bots and malformed entries pass unchanged (the config check names them).
+        Bots and malformed entries pass unchanged (the config check names them). A language
+        model's spec file becomes a placeholder bot of the same name (its name goes in
+        ``models``): the replay plays its recorded moves.
 
         Raises:
             Invalid: for an SB3 ``.zip``, an agent file outside the runs folder, the
@@ -278,6 +342,9 @@ class RunFinder:
         path = Path(entry["path"])
         given = entry.get("name")
         name = given if isinstance(given, str) and given else path.stem
+        if spec_suffix(path):
+            models.add(name)
+            return {"name": name, "bot": "random"}  # a placeholder: never plays
         if path.suffix == ".zip":
             raise Invalid(
                 f"run {run_id}: participant {name!r} is an SB3 .zip checkpoint, which loads "
@@ -476,15 +543,36 @@ def _play_recording(
     lineups: npt.NDArray[np.int64],
     keys: npt.NDArray[np.uint64],
     row: int,
-) -> tuple[core.UnoState, list[str]]:
-    """Play a chunk as the tournament did; return row ``row``'s deal and its moves."""
+    players: dict[int, RecordedPlayer] | None = None,
+) -> tuple[core.UnoState, list[str], list[dict[str, Any] | None]]:
+    """Play a chunk as the tournament did; return row ``row``'s deal, its moves and, for
+    each move, what the language model that made it wrote (``None`` for other seats)."""
     moves: list[str] = []
+    notes: list[dict[str, Any] | None] = []
+    players = players or {}
 
     def note_move(turn: Round) -> None:
+        mine: Any = None
+        for p, player in players.items():
+            used, player.consumed = player.consumed, []
+            rows = np.flatnonzero(turn.acting == p).tolist()
+            # The records used this round, in the order of the rows they were taken for
+            # (a row that forfeited took none): matched by their place.
+            j = 0
+            for r in rows:
+                if j >= len(used):
+                    break
+                place = place_of(turn.state, r, int(turn.state.current[r]))
+                if record_place(used[j]) != place:
+                    continue
+                if int(turn.games[r]) == row:
+                    mine = decision_note(used[j])
+                j += 1
         here = np.flatnonzero(turn.games == row)
         if here.size and turn.acting[here[0]] >= 0:
             moves.append(C.action_name(int(turn.actions[here[0]])))
+            notes.append(mine)
 
     dealer = rules.num_players - 1
     play_tables(rules, policies, lineups, keys, dealer=dealer, on_round=note_move)
-    return core.init(rules, keys=keys[[row]], dealer=dealer), moves
+    return core.init(rules, keys=keys[[row]], dealer=dealer), moves, notes
