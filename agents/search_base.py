@@ -20,6 +20,7 @@ from uno_env import core
 from uno_env.core import UnoState
 from uno_env.files import shown
 from uno_env.jit import jit
+from uno_env.policy import StateOnlyPolicy
 from uno_env.rules import Rules
 
 __all__ = ["StateSearchAgent", "check_count", "check_flag", "check_number", "root_candidates"]
@@ -107,7 +108,7 @@ def root_candidates(mask: npt.NDArray[np.bool_], prune_draws: bool = True) -> np
     return np.flatnonzero(mask).astype(np.int64)
 
 
-class StateSearchAgent(ABC):
+class StateSearchAgent(StateOnlyPolicy, ABC):
     """The part of the :class:`~uno_env.policy.Policy` protocol a search agent keeps.
 
     Subclasses set :attr:`name`, :attr:`decisions` and :attr:`last_values`, and implement
@@ -120,25 +121,6 @@ class StateSearchAgent(ABC):
     last_values: npt.NDArray[np.float32] | None
     """The estimates behind the last :meth:`act_from_state` call, (B, NUM_ACTIONS): each
     searched action's value for the acting seat, NaN for the actions not searched."""
-    needs_state = True
-    """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
-    uses_observations = False
-    """The state is all it reads: batched players need not encode observations for it."""
-
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
-        """Not available: the agent needs the state (see ``act_from_state``).
-
-        Raises:
-            TypeError: always, naming the way to play it.
-        """
-        raise TypeError(
-            f"{self.name} searches from the game state, which observations do not carry: "
-            "play it through uno_env.play (play_tables, choose_actions), which passes the "
-            "state to policies with needs_state = True, or call act_from_state(rules, "
-            "state, seats)"
-        )
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
         """Stateless between decisions: nothing to forget."""

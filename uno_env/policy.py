@@ -46,6 +46,7 @@ __all__ = [
     "Resettable",
     "SearchStatistics",
     "Seed",
+    "StateOnlyPolicy",
     "StateSearcher",
     "check_agent_rules",
     "check_masks",
@@ -227,6 +228,35 @@ def check_reset_games(who: str, games: object) -> None:
         raise ValueError(
             f"{who}: reset: games: expected None (every game) or a boolean mask, one per "
             f"game, got {shown(games)}"
+        )
+
+
+class StateOnlyPolicy:
+    """The ``act`` side of a policy that decides from the state alone (a search agent, a
+    language model): it sets ``needs_state`` and says no to observations.
+
+    Subclasses set ``name`` and implement ``act_from_state`` (:class:`StateSearcher`).
+    """
+
+    name: str
+    needs_state = True
+    """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
+    uses_observations = False
+    """The state is all it reads: batched players need not encode observations for it."""
+
+    def act(
+        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Not available: the policy needs the state (see ``act_from_state``).
+
+        Raises:
+            TypeError: always, naming the way to play it.
+        """
+        raise TypeError(
+            f"{self.name} decides from the game state, which observations do not carry: "
+            "play it through uno_env.play (play_tables, choose_actions) or a tournament, "
+            "which pass the state to policies with needs_state = True, or call "
+            "act_from_state(rules, state, seats)"
         )
 
 

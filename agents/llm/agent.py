@@ -40,74 +40,54 @@ once, so every game it plays forfeits with it, until :meth:`LLMAgent.reset`.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from uno_env import cards as C
 from uno_env.config_values import check_int
 from uno_env.files import shown
-from uno_env.policy import PolicyFactory, Seed, check_reset_games
+from uno_env.policy import PolicyFactory, Seed, StateOnlyPolicy, check_reset_games
 from uno_env.rules import Rules
-from uno_env.text.answers import Answer, fallback_action, parse_answer, retry_message
-from uno_env.text.prompt import Prompt, PromptOptions, decision_prompt, system_prompt
+from uno_env.text.answers import fallback_action, parse_answer, retry_message
+from uno_env.text.prompt import PromptOptions, decision_prompt, system_prompt
 from uno_env.text.view import changes_between, seat_view
-from unolab.agents.llm.client import ChatClient, Completer, Completion, LLMEndpointError, Message
-from unolab.agents.llm.records import DecisionCache, DecisionWriter, messages_key
+from unolab.agents.llm.client import (
+    ChatClient,
+    Completer,
+    Completion,
+    FunctionCompleter,
+    LLMEndpointError,
+    Message,
+    TextPolicy,
+)
+from unolab.agents.llm.records import (
+    Decision,
+    DecisionCache,
+    DecisionWriter,
+    Telemetry,
+    decision_record,
+    messages_key,
+)
 from unolab.agents.llm.spec import CONCURRENCY_LIMIT, LLMSpec, load_llm_spec
 
 if TYPE_CHECKING:
     from uno_env.core import UnoState
 
 __all__ = [
-    "FunctionCompleter",
     "LLMAgent",
     "SpecBuilder",
-    "TextPolicy",
     "TextPolicyAgent",
     "agent_from_file",
     "spec_factory",
 ]
 
-TextPolicy = Callable[[list[Message]], str]
-"""A Python text policy: the chat messages of a decision -> the answer's text."""
-
 IDLE_CALLS = 256
 """A conversation not continued for this many calls is forgotten (its game is over)."""
-
-
-class FunctionCompleter:
-    """A Python function from chat messages to text, answering as a model would.
-
-    Args:
-        fn: The text policy; it gets a copy of the messages (changing it changes nothing).
-        model: Its name (the cache files its answers under it).
-    """
-
-    def __init__(self, fn: TextPolicy, model: str) -> None:
-        if not callable(fn):
-            raise TypeError(f"a text policy must be callable (messages -> text), got {shown(fn)}")
-        self.fn = fn
-        self.model = model
-
-    def complete(self, messages: Sequence[Message]) -> Completion:
-        """The function's answer.
-
-        Raises:
-            TypeError: if it returns something other than text.
-        """
-        start = time.perf_counter()
-        text = self.fn([dict(m) for m in messages])
-        if not isinstance(text, str):
-            raise TypeError(f"text policy {self.model!r} returned {shown(text)}, not text")
-        return Completion(text=text, latency_s=time.perf_counter() - start)
 
 
 def _order(view: dict[str, Any]) -> tuple[int, int]:
@@ -124,34 +104,7 @@ class _Conversation:
     used: int
 
 
-@dataclass
-class _Decision:
-    """One row's decision while it is asked: what is sent, what came back."""
-
-    row: int
-    game: int
-    seat: int
-    view: dict[str, Any]
-    prompt: Prompt
-    history: int
-    """Messages of the conversation sent before this decision (not recorded again)."""
-    sending: list[Message]
-    keys: list[str] = field(default_factory=list)
-    completions: list[Completion] = field(default_factory=list)
-    answers: list[Answer] = field(default_factory=list)
-    failure: BaseException | None = None
-    action: int = 0
-    fallback: bool = False
-
-    @property
-    def settled(self) -> bool:
-        """Whether no further request is needed (a valid answer, a failure, two answers)."""
-        return self.failure is not None or (
-            bool(self.answers) and (self.answers[-1].valid or len(self.answers) >= 2)
-        )
-
-
-class LLMAgent:
+class LLMAgent(StateOnlyPolicy):
     """A player whose moves a chat model (or a text policy) chooses; see the module.
 
     Args:
@@ -165,11 +118,6 @@ class LLMAgent:
     Raises:
         ValueError: for a ``concurrency`` out of range.
     """
-
-    needs_state = True
-    """:func:`uno_env.play.choose_actions` calls ``act_from_state`` with the state."""
-    uses_observations = False
-    """The state is all it reads: batched players need not encode observations for it."""
 
     def __init__(
         self,
@@ -198,9 +146,7 @@ class LLMAgent:
         self._pool: ThreadPoolExecutor | None = None
         self._broken: LLMEndpointError | None = None
         self._calls = 0
-        self._counts: Counter[str] = Counter()
-        self._forms: Counter[str] = Counter()
-        self._latencies: list[float] = []
+        self._telemetry = Telemetry()
 
     # ------------------------------------------------------------------ building
 
@@ -224,34 +170,7 @@ class LLMAgent:
         agent.spec = spec
         return agent
 
-    @classmethod
-    def from_callable(
-        cls,
-        fn: TextPolicy,
-        *,
-        name: str = "text_policy",
-        options: PromptOptions | None = None,
-        concurrency: int = 1,
-    ) -> LLMAgent:
-        """An agent whose answers come from ``fn(messages) -> text`` (see
-        :class:`TextPolicyAgent`)."""
-        return cls(FunctionCompleter(fn, name), name=name, options=options, concurrency=concurrency)
-
     # ------------------------------------------------------------------ the Policy protocol
-
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
-        """Not available: the agent reads the state (see ``act_from_state``).
-
-        Raises:
-            TypeError: always, naming the way to play it.
-        """
-        raise TypeError(
-            f"{self.name} decides from the state, not from observations: play it through "
-            "uno_env.play (or a tournament), which hands the state to policies with "
-            "needs_state = True, or call act_from_state(rules, state, seats)"
-        )
 
     def reset(self, games: npt.NDArray[np.bool_] | None = None) -> None:
         """Forget the conversations, and a lasting endpoint failure (the next call asks
@@ -348,7 +267,7 @@ class LLMAgent:
             text = self._systems[rules] = system_prompt(rules, self.options)
         return text
 
-    def _pose(self, row: int, game: int, seat: int, view: dict[str, Any], system: str) -> _Decision:
+    def _pose(self, row: int, game: int, seat: int, view: dict[str, Any], system: str) -> Decision:
         """The decision of one row, and the messages that ask it."""
         if self.options.view == "changes" and (game, seat) not in self._shared:
             talk = self._memory.get((game, seat))
@@ -361,15 +280,15 @@ class LLMAgent:
                 since = changes_between(talk.view, view)
                 prompt = decision_prompt(view, self.options, since)
                 sending = [*talk.messages, {"role": "user", "content": prompt.text}]
-                return _Decision(row, game, seat, view, prompt, len(talk.messages), sending)
+                return Decision(row, game, seat, view, prompt, len(talk.messages), sending)
         prompt = decision_prompt(view, self.options)
         sending = [{"role": "system", "content": system}, {"role": "user", "content": prompt.text}]
-        return _Decision(row, game, seat, view, prompt, 0, sending)
+        return Decision(row, game, seat, view, prompt, 0, sending)
 
-    def _ask(self, decisions: list[_Decision]) -> None:
+    def _ask(self, decisions: list[Decision]) -> None:
         """One request per decision, in row order: held or recorded answers first, then the
         rest concurrently."""
-        sending: list[tuple[_Decision, str]] = []
+        sending: list[tuple[Decision, str]] = []
         for d in decisions:
             key = messages_key(self.model, d.sending)
             d.keys.append(key)
@@ -404,9 +323,7 @@ class LLMAgent:
                 lasting = lasting or result
                 continue
             self._failed[key] = result
-            self._counts["failed_requests"] += 1
-            self._counts["transport_retries"] += getattr(result, "retries", 0)
-            self._counts["timeouts"] += getattr(result, "timeouts", 0)
+            self._telemetry.failed(result)
         if lasting is not None:
             self._broken = lasting
             raise type(lasting)(str(lasting))
@@ -425,7 +342,7 @@ class LLMAgent:
         except Exception as err:  # a text policy's own failure fails its decision alone
             return err
 
-    def _hold(self, decisions: list[_Decision]) -> None:
+    def _hold(self, decisions: list[Decision]) -> None:
         """Keep the answers of a failed call for the play loop's calls on its halves."""
         for d in decisions:
             for key, completion in zip(d.keys, d.completions, strict=False):
@@ -433,74 +350,20 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ settling
 
-    def _settle(self, d: _Decision, turn: int, hand_no: int) -> None:
+    def _settle(self, d: Decision, turn: int, hand_no: int) -> None:
         """Play the decision: its action, the conversation, the record, the counts."""
         last = d.answers[-1]
         if last.valid:
             assert last.action is not None
             d.action = last.action
-            self._forms[last.form] += 1
         else:
             d.action, d.fallback = fallback_action(d.prompt), True
         answered = [*d.sending, {"role": "assistant", "content": d.completions[-1].text}]
         if self.options.view == "changes" and (d.game, d.seat) not in self._shared:
             self._memory[(d.game, d.seat)] = _Conversation(answered, d.view, self._calls)
-        counts = self._counts
-        invalid = sum(not a.valid for a in d.answers)
-        counts["decisions"] += 1
-        counts["invalid"] += invalid
-        counts["retries"] += len(d.answers) - 1
-        counts["fallbacks"] += d.fallback
-        for c in d.completions:
-            if c.replayed:
-                counts["replayed"] += 1
-                continue
-            counts["requests"] += 1
-            counts["transport_retries"] += c.retries
-            counts["timeouts"] += c.timeouts
-            counts["tokens_in"] += c.tokens_in
-            counts["tokens_out"] += c.tokens_out
-            self._latencies.append(c.latency_s)
+        self._telemetry.settled(d)
         if self._writer is not None:
-            self._writer.write(self._record(d, answered, turn, hand_no, invalid))
-
-    def _record(
-        self, d: _Decision, answered: list[Message], turn: int, hand_no: int, invalid: int
-    ) -> dict[str, Any]:
-        completions = d.completions
-        return {
-            "model": self.model,
-            "agent": self.name,
-            "game": d.game,
-            "seat": d.seat,
-            "hand_no": hand_no,
-            "turn": turn,
-            "history": d.history,
-            "messages": answered[d.history :],
-            "responses": [c.text for c in completions],
-            "requests": [
-                {
-                    "key": key,
-                    "latency_s": round(c.latency_s, 6),
-                    "tokens_in": c.tokens_in,
-                    "tokens_out": c.tokens_out,
-                    "retries": c.retries,
-                    "timeouts": c.timeouts,
-                    "replayed": c.replayed,
-                }
-                for key, c in zip(d.keys, completions, strict=True)
-            ],
-            "action": C.action_name(d.action),
-            "action_id": d.action,
-            "form": None if d.fallback else d.answers[-1].form,
-            "invalid": invalid,
-            "retried": len(d.answers) > 1,
-            "fallback": d.fallback,
-            "errors": [a.error for a in d.answers if not a.valid],
-            "latency_s": round(sum(c.latency_s for c in completions), 6),
-            "tokens_in": sum(c.tokens_in for c in completions),
-            "tokens_out": sum(c.tokens_out for c in completions),
-        }
+            self._writer.write(decision_record(d, self.model, self.name, answered, turn, hand_no))
 
     def _forget_idle(self) -> None:
         oldest = self._calls - IDLE_CALLS
@@ -542,19 +405,7 @@ class LLMAgent:
             and ``tokens_out`` (of the requests; replayed answers cost none), and
             ``forms`` (how many accepted answers each form gave).
         """
-        c = self._counts
-        lat = np.asarray(self._latencies, dtype=np.float64)
-        out: dict[str, Any] = {
-            key: int(c[key])
-            for key in (
-                "decisions", "requests", "replayed", "invalid", "retries", "fallbacks",
-                "timeouts", "transport_retries", "failed_requests", "tokens_in", "tokens_out",
-            )
-        }  # fmt: skip
-        out["latency_mean_s"] = float(lat.mean()) if lat.size else None
-        out["latency_p90_s"] = float(np.percentile(lat, 90)) if lat.size else None
-        out["forms"] = dict(sorted(self._forms.items()))
-        return out
+        return self._telemetry.as_dict()
 
     def close(self) -> None:
         """Stop the worker threads, close the record file and the client's connections."""

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from uno_env.files import shown
 from uno_env.policy import Seed
 from unolab.agents.llm.spec import LLMSpec
 
@@ -43,6 +44,7 @@ __all__ = [
     "ChatClient",
     "Completer",
     "Completion",
+    "FunctionCompleter",
     "LLMAuthError",
     "LLMConnectionError",
     "LLMEndpointError",
@@ -50,6 +52,7 @@ __all__ = [
     "LLMRequestError",
     "LLMSetupError",
     "Message",
+    "TextPolicy",
     "require_openai",
 ]
 
@@ -197,6 +200,37 @@ def _refused(err: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+TextPolicy = Callable[[list[Message]], str]
+"""A Python text policy: the chat messages of a decision -> the answer's text."""
+
+
+class FunctionCompleter:
+    """A Python function from chat messages to text, answering as a model would.
+
+    Args:
+        fn: The text policy; it gets a copy of the messages (changing it changes nothing).
+        model: Its name (the cache files its answers under it).
+    """
+
+    def __init__(self, fn: TextPolicy, model: str) -> None:
+        if not callable(fn):
+            raise TypeError(f"a text policy must be callable (messages -> text), got {shown(fn)}")
+        self.fn = fn
+        self.model = model
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """The function's answer.
+
+        Raises:
+            TypeError: if it returns something other than text.
+        """
+        start = time.perf_counter()
+        text = self.fn([dict(m) for m in messages])
+        if not isinstance(text, str):
+            raise TypeError(f"text policy {self.model!r} returned {shown(text)}, not text")
+        return Completion(text=text, latency_s=time.perf_counter() - start)
 
 
 class ChatClient:

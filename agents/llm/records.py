@@ -32,18 +32,27 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
+
+from uno_env import cards as C
 from uno_env.config_values import ConfigError
 from uno_env.files import shown, why_missing
+from uno_env.text.answers import Answer
+from uno_env.text.prompt import Prompt
 from unolab.agents.llm.client import Completion, Message
 
 __all__ = [
+    "Decision",
     "DecisionCache",
     "DecisionWriter",
+    "Telemetry",
+    "decision_record",
     "messages_key",
 ]
 
@@ -180,3 +189,132 @@ class DecisionCache:
                         f"record ({type(err).__name__}: {err}; it begins {shown(line[:40])})"
                     ) from None
         return cache
+
+
+@dataclass
+class Decision:
+    """One row's decision while it is asked: what is sent, what came back."""
+
+    row: int
+    game: int
+    seat: int
+    view: dict[str, Any]
+    prompt: Prompt
+    history: int
+    """Messages of the conversation sent before this decision (not recorded again)."""
+    sending: list[Message]
+    keys: list[str] = field(default_factory=list)
+    completions: list[Completion] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    failure: BaseException | None = None
+    action: int = 0
+    fallback: bool = False
+
+    @property
+    def settled(self) -> bool:
+        """Whether no further request is needed (a valid answer, a failure, two answers)."""
+        return self.failure is not None or (
+            bool(self.answers) and (self.answers[-1].valid or len(self.answers) >= 2)
+        )
+
+
+def decision_record(
+    d: Decision, model: str, agent: str, answered: list[Message], turn: int, hand_no: int
+) -> dict[str, Any]:
+    """The JSON record of a settled decision (the fields: see the module).
+
+    Args:
+        d: The decision.
+        model: The model that answered.
+        agent: The agent's name.
+        answered: The messages sent and the last answer.
+        turn: The game's turn counter at the decision.
+        hand_no: The hand it was taken in.
+    """
+    completions = d.completions
+    return {
+        "model": model,
+        "agent": agent,
+        "game": d.game,
+        "seat": d.seat,
+        "hand_no": hand_no,
+        "turn": turn,
+        "history": d.history,
+        "messages": answered[d.history :],
+        "responses": [c.text for c in completions],
+        "requests": [
+            {
+                "key": key,
+                "latency_s": round(c.latency_s, 6),
+                "tokens_in": c.tokens_in,
+                "tokens_out": c.tokens_out,
+                "retries": c.retries,
+                "timeouts": c.timeouts,
+                "replayed": c.replayed,
+            }
+            for key, c in zip(d.keys, completions, strict=True)
+        ],
+        "action": C.action_name(d.action),
+        "action_id": d.action,
+        "form": None if d.fallback else d.answers[-1].form,
+        "invalid": sum(not a.valid for a in d.answers),
+        "retried": len(d.answers) > 1,
+        "fallback": d.fallback,
+        "errors": [a.error for a in d.answers if not a.valid],
+        "latency_s": round(sum(c.latency_s for c in completions), 6),
+        "tokens_in": sum(c.tokens_in for c in completions),
+        "tokens_out": sum(c.tokens_out for c in completions),
+    }
+
+
+class Telemetry:
+    """What an agent did, counted as its decisions settle (:meth:`as_dict` for the fields)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.forms: Counter[str] = Counter()
+        """Accepted answers by the form they were read in."""
+        self.latencies: list[float] = []
+        """Seconds of each request answered by the model (replayed answers have none)."""
+
+    def settled(self, d: Decision) -> None:
+        """Count a settled decision: its answers, retry, fallback and requests."""
+        counts = self.counts
+        counts["decisions"] += 1
+        counts["invalid"] += sum(not a.valid for a in d.answers)
+        counts["retries"] += len(d.answers) - 1
+        counts["fallbacks"] += d.fallback
+        if not d.fallback:
+            self.forms[d.answers[-1].form] += 1
+        for c in d.completions:
+            if c.replayed:
+                counts["replayed"] += 1
+                continue
+            counts["requests"] += 1
+            counts["transport_retries"] += c.retries
+            counts["timeouts"] += c.timeouts
+            counts["tokens_in"] += c.tokens_in
+            counts["tokens_out"] += c.tokens_out
+            self.latencies.append(c.latency_s)
+
+    def failed(self, err: BaseException) -> None:
+        """Count a request given up (its game forfeits), with the tries it took."""
+        self.counts["failed_requests"] += 1
+        self.counts["transport_retries"] += getattr(err, "retries", 0)
+        self.counts["timeouts"] += getattr(err, "timeouts", 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as :meth:`unolab.agents.llm.agent.LLMAgent.telemetry` reports them."""
+        c = self.counts
+        lat = np.asarray(self.latencies, dtype=np.float64)
+        out: dict[str, Any] = {
+            key: int(c[key])
+            for key in (
+                "decisions", "requests", "replayed", "invalid", "retries", "fallbacks",
+                "timeouts", "transport_retries", "failed_requests", "tokens_in", "tokens_out",
+            )
+        }  # fmt: skip
+        out["latency_mean_s"] = float(lat.mean()) if lat.size else None
+        out["latency_p90_s"] = float(np.percentile(lat, 90)) if lat.size else None
+        out["forms"] = dict(sorted(self.forms.items()))
+        return out

@@ -283,7 +283,7 @@ def test_a_text_policy_plays_as_a_model_does(tmp_path: Path) -> None:
     assert seen[0][0]["role"] == "system" and "UNO" in seen[0][0]["content"]
     assert agent.name == "scripted"
     assert {line["agent"] for line in records(tmp_path / "policy.jsonl")} == {"scripted"}
-    other = LLMAgent.from_callable(first_move, name="same")
+    other = TextPolicyAgent(first_move, name="same")
     assert isinstance(other, LLMAgent) and other.model == "same"
 
 
