@@ -440,6 +440,7 @@ POSTS = [
     "/api/games",
     f"/api/games/{UNKNOWN_GAME}/moves",
     f"/api/games/{UNKNOWN_GAME}/next-hand",
+    f"/api/games/{UNKNOWN_GAME}/agent-move",
     "/api/replay-file",
 ]
 """Every route that takes a body."""

@@ -117,7 +117,8 @@ def _row(row: Any, number: int, where: str) -> dict[str, Any]:
                 f"{where}: leaderboard row {number}: {key!r} must be {bounds} or null, "
                 f"got {shown(value)}"
             )
-    out = {"name": one_line(name, 200), "elo": elo, **optional_values, "games": games}
+    out: dict[str, Any] = {"name": one_line(name, 200), "elo": elo, **optional_values}
+    out["games"] = games
     telemetry = _telemetry(row.get("telemetry"))
     if telemetry is not None:
         out["telemetry"] = telemetry

@@ -48,15 +48,17 @@ export function words(line) {
     .replace(/^you /, "You ");
 }
 export function seatBox(seat, how) {
-  const { cards, last, winner, acting } = how;
-  const classes = ["seat", seat.current && !acting ? "current" : "", acting ? "acting" : "", winner ? "winner" : ""];
+  const { cards, last, winner, acting, thinking } = how;
+  const classes = ["seat", seat.current && !acting ? "current" : "", acting ? "acting" : "", winner ? "winner" : "",
+    thinking ? "thinking" : ""];
   const label = seat.agent ? el("span", { class: "agent" }, ` (${seat.agent})`) : null;
   const name = seat.agent ? seat.name.replace(` (${seat.agent})`, "") : seat.name;
   const box = el("div", { class: classes.filter(Boolean).join(" "), "data-seat": String(seat.seat) },
     el("div", { class: "who" }, name, label),
     el("div", { class: "stats" }, el("span", { class: "count" }, `${seat.count} card${seat.count === 1 ? "" : "s"}`), ` \u00B7 ${seat.score} pts`));
   if (winner) box.append(el("span", { class: "badge win" }, "\u2605 won"));
-  if (seat.current && !winner) box.append(el("span", { class: "badge turn" }, "to play"));
+  if (thinking) box.append(el("span", { class: "badge thinking", role: "status" }, el("span", { class: "spinner", "aria-hidden": "true" }), " thinking\u2026"));
+  else if (seat.current && !winner) box.append(el("span", { class: "badge turn" }, "to play"));
   if (seat.out) box.append(el("span", { class: "badge" }, "out"));
   if (seat.count === 1 && !seat.catchable && !seat.out) box.append(el("span", { class: "badge" }, "UNO"));
   if (seat.catchable) box.append(el("span", { class: "badge" }, "no UNO called!"));

@@ -70,12 +70,26 @@ async function openTournament(id) {
   const table = el("table", { class: "leaderboard" },
     el("thead", {}, el("tr", {}, ...["#", "agent", "Elo", "95% interval", "win rate", "games"].map((h) => el("th", {}, h)))),
     el("tbody", {}, ...rows));
+  const models = board.filter((r) => r.telemetry);
+  const secs = (x) => (typeof x === "number" ? `${x.toFixed(2)} s` : "\u2013");
+  const modelRows = models.map((r) => {
+    const m = r.telemetry;
+    return el("tr", {}, el("td", {}, r.name), ...[m.decisions, m.invalid, m.retries, m.fallbacks, m.timeouts,
+      m.transport_retries].map((x) => el("td", {}, num(x))),
+    el("td", {}, secs(m.latency_mean_s)), el("td", {}, secs(m.latency_p90_s)), el("td", {}, `${num(m.tokens_in)} / ${num(m.tokens_out)}`));
+  });
+  const telemetry = el("table", { class: "leaderboard telemetry" },
+    el("thead", {}, el("tr", {}, ...["language model", "decisions", "invalid", "retries", "fallbacks", "timeouts",
+      "transport retries", "mean latency", "p90 latency", "tokens in / out"].map((h) => el("th", {}, h)))),
+    el("tbody", {}, ...modelRows));
   const plots = (t.plots || []).map((name) => el("figure", {},
     el("img", { src: `/api/lab/tournaments/${segments(id)}/plots/${encodeURIComponent(name)}`, alt: `${t.name}: ${name}`, loading: "lazy" }),
     el("figcaption", {}, name)));
   detail(el("h3", {}, `Tournament: ${t.name || t.id}`),
     el("p", { class: "about" }, `${t.format || ""} \u00B7 ${t.num_players} players \u00B7 ${describeRules(t.rules)} \u00B7 ${num(t.games)} games`),
     board.length ? table : el("p", { class: "about" }, "No leaderboard yet."),
+    models.length ? el("h4", {}, "Language models: their answers") : null,
+    models.length ? el("div", { class: "scroll" }, telemetry) : null,
     plots.length ? el("div", { class: "plots" }, ...plots) : el("p", { class: "about" }, "No plots."));
 }
 async function openTraining(id) {

@@ -80,6 +80,27 @@ function drawFrame() {
   });
   box.append(el("div", {}, d.probs ? "What the agent thought (probability of each legal move):" : "Legal moves:"),
     el("table", {}, ...rows));
+  if (d.model) box.append(modelNote(d.model));
+}
+// What a language model wrote at this move, from its decision record. The model's text is
+// untrusted: it is only ever put on the page as text (el appends strings as text nodes).
+function modelNote(m) {
+  const flags = [];
+  if (m.endpoint_error) flags.push("endpoint failed");
+  if (m.invalid) flags.push(`${m.invalid} invalid answer${m.invalid === 1 ? "" : "s"}`);
+  if (m.retried) flags.push("retried");
+  if (m.fallback) flags.push("fallback move");
+  const read = m.fallback ? `played the fallback move ${m.action}` : `read as ${m.action}${m.form ? ` (${m.form})` : ""}`;
+  const facts = `${read} \u00B7 ${m.latency_s.toFixed(2)} s \u00B7 ${m.tokens_in} tokens in, ${m.tokens_out} out`;
+  const answers = m.responses.map((text, i) => el("div", { class: "model-answer" },
+    el("div", { class: "about" }, m.responses.length > 1 ? `Answer ${i + 1}${i < m.errors.length ? ` (refused: ${m.errors[i]})` : ""}:` : "Answer:"),
+    el("pre", { class: "model-text" }, text)));
+  return el("div", { class: "model-note" },
+    el("p", {}, el("strong", {}, `What the model ${m.model} wrote`), ` \u00B7 ${facts}`,
+      flags.length ? el("span", { class: "model-flags" }, ` \u00B7 ${flags.join(", ")}`) : null),
+    m.endpoint_error ? el("p", { class: "note" }, `No answer: ${m.endpoint_error}`) : null,
+    ...answers,
+    m.prompt ? el("details", {}, el("summary", {}, "The prompt"), el("pre", { class: "model-text" }, m.prompt)) : null);
 }
 function goto(i) {
   if (!replay) return;

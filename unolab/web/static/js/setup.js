@@ -205,8 +205,18 @@ function misfits(agent, rules) {
     JSON.stringify(agent.rules[k]) !== JSON.stringify(rules[k]));
 }
 function agentLabel(agent) {
+  if (agent.kind === "llm") return `${agent.label} (language model${agent.unavailable ? ", unavailable" : ""})`;
   const kind = agent.kind === "bot" ? "" : agent.kind === "search" ? " (search)" : ` (${agent.kind === "shipped" ? "trained" : "your folder"})`;
   return agent.label + kind;
+}
+// What the card of an agent says: for a language model, its model and the endpoint's host
+// (never a key: the server never sends one), or why it cannot play here.
+function agentAbout(a) {
+  if (a.kind === "llm") {
+    if (a.unavailable) return `language model, unavailable: ${a.unavailable}`;
+    return `language model ${a.model} at ${a.endpoint} \u00B7 each of its moves takes a few seconds`;
+  }
+  return [a.about, a.strength ? `strength: ${a.strength}` : ""].filter(Boolean).join(" \u00B7 ");
 }
 // The agent the player chose for each seat: kept while the rules rule it out, so that it
 // comes back when they fit it again.
@@ -219,14 +229,14 @@ function renderOpponents() {
   const replaced = [];
   for (let seat = 1; seat < rules.num_players; seat++) {
     const select = el("select", { "data-seat": String(seat) },
-      ...agents.map((a) => el("option", { value: a.id, title: a.about || "" }, agentLabel(a))));
+      ...agents.map((a) => el("option", { value: a.id, title: a.about || "", disabled: Boolean(a.unavailable), "data-kind": a.kind }, agentLabel(a))));
     const wanted = wantedAgents[seat];
     if (wanted && !agents.some((a) => a.id === wanted)) replaced.push([seat, wanted]);
     select.value = agents.some((a) => a.id === wanted) ? wanted : "mixbot";
     const about = el("span", { class: "about" });
     const describe = () => {
       const a = options.agents.find((x) => x.id === select.value);
-      about.textContent = a ? [a.about, a.strength ? `strength: ${a.strength}` : ""].filter(Boolean).join(" \u00B7 ") : "";
+      about.textContent = a ? agentAbout(a) : "";
     };
     select.addEventListener("change", () => { wantedAgents[seat] = select.value; describe(); });
     describe();

@@ -64,9 +64,10 @@ function winnerSeats() {
 }
 function drawSeats(actingSeat) {
   const winners = winnerSeats();
+  const thinking = actingSeat === null && game.thinking !== undefined ? game.thinking : null;
   $("#seats").replaceChildren(...game.table.seats.map((s) => seatBox(s, {
     cards: false, last: game.last_cards ? game.last_cards[s.seat] : undefined,
-    winner: winners.has(s.seat), acting: s.seat === actingSeat })));
+    winner: winners.has(s.seat), acting: s.seat === actingSeat, thinking: s.seat === thinking })));
 }
 function drawGame() {
   const t = game.table;
@@ -122,6 +123,9 @@ function drawSituation() {
     line.textContent = words(game.situation);
   } else if (game.hand_over) {
     line.textContent = "";
+  } else if (game.thinking !== null && game.thinking !== undefined) {
+    const seat = game.table.seats[game.thinking];
+    line.textContent = `${seat ? seat.name : "The model"} is thinking (a language model: its answer takes a few seconds)\u2026`;
   } else {
     line.textContent = "The others are playing\u2026";
   }
@@ -206,6 +210,23 @@ export async function showEvents(view) {
   drawGame();
   if (events.length) $("#ticker").textContent = events[events.length - 1].lines.map(words).join(" ");
   document.body.dataset.busy = "0";
+  await think();
+}
+// A language model's move is asked apart (its answer takes seconds): the seat shows it
+// thinking meanwhile, and the moves that follow are shown as the bots' are. An endpoint
+// that failed is said in the header, in one line: the seat played its fallback move.
+async function think() {
+  if (!game || game.hand_over || game.thinking === null || game.thinking === undefined) {
+    if (game && game.agent_error) showError(game.agent_error);
+    return;
+  }
+  const asked = game;
+  const view = await api("POST", `/api/games/${game.id}/agent-move`, { seq: game.seq });
+  if (!view) return;
+  if (game !== asked) return;  // another game was taken up meanwhile
+  addLog(view.log);
+  await showEvents(view);
+  if (view.agent_error) showError(view.agent_error);
 }
 // The end of a hand: who won, the points, the score against the target, every hand.
 function drawResult() {
@@ -283,6 +304,7 @@ export async function resume() {
     return false;
   }
   attach(view, true);
+  await think();
   return true;
 }
 
