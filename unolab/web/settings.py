@@ -41,8 +41,9 @@ class ServeConfig:
         host: The address to bind; ``127.0.0.1`` (this machine only) by default. Any other
             address lets other machines play on this server: an explicit choice.
         port: The TCP port, 1 to 65535.
-        agents_dir: A folder of exported agents (``.safetensors`` + ``.json``) offered as
-            opponents besides the bots and the shipped agents; ``None`` for none.
+        agents_dir: A folder of exported agents (``.safetensors`` + ``.json``) and of
+            language models' spec files (``*.yaml`` holding ``llm:``) offered as opponents
+            besides the bots and the shipped agents; ``None`` for none.
         games_dir: Where finished web games are saved (one JSON record per game).
         runs_dir: Where tournament runs are looked for (folders holding ``games.jsonl``).
         max_games: Most games held at once (live and recently finished); more get HTTP 429.
