@@ -251,7 +251,7 @@ def test_an_endpoint_that_fails_is_one_line_and_the_game_goes_on(
         write_spec(folder, "failing", **keys, max_retries=0)
         with TestClient(create_app(make_config(tmp_path, folder))) as test_client:
             view = new_game(test_client, "folder:failing")
-            errors = []
+            errors: list[str | None] = []
             rng = random.Random(2)
             while len(errors) < 30:  # the seat only draws now: the hand is long
                 if view["hand_over"]:
@@ -271,9 +271,9 @@ def test_an_endpoint_that_fails_is_one_line_and_the_game_goes_on(
                     ).json()
             assert len(errors) == 30 or view["hand_over"]
             line = errors[0]
+            assert line is not None and "\n" not in line and "fallback move" in line
             reason = line.partition("; it played")[0]
-            assert all(e and e.startswith(reason) for e in errors)
-            assert line and "\n" not in line and "fallback move" in line
+            assert all(e is not None and e.startswith(reason) for e in errors)
             assert {"refused": "cannot connect", "unknown model": "404", "refused key": "401"}[
                 fault
             ] in line
