@@ -6,6 +6,9 @@
   MaskablePPO on the VecEnv against a zero-cost env (``uno-lab bench envs``);
 * :mod:`unolab.benchmarks.tournament`: tournament games per second against RLCard
   (``uno-lab bench tournament``);
+* :mod:`unolab.benchmarks.llm`: a language-model player's cost outside the model, and a
+  tournament's throughput against a model server (``uno-lab bench llm``), with its scripted
+  chat-completions server :mod:`unolab.benchmarks.chat_server` (also the tests' model);
 * :mod:`unolab.benchmarks.rlcard`: the RLCard 1.2.0 peer, loaded safely on current NumPy,
   and its throughput.
 

@@ -175,7 +175,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     bench = sub.add_parser(
         "bench",
-        help="run the benchmarks (engine, envs, tournament, search, inference)",
+        help="run the benchmarks (engine, envs, tournament, search, inference, llm)",
         description="Run a benchmark (default: engine). Its options follow its name: "
         "uno-lab bench engine --help lists them. With all, the options must suit each one.",
         add_help=False,

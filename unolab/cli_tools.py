@@ -32,6 +32,7 @@ BENCHMARKS = {
     "tournament": "unolab.benchmarks.tournament",
     "search": "unolab.benchmarks.search",
     "inference": "unolab.benchmarks.inference",
+    "llm": "unolab.benchmarks.llm",
 }
 """``uno-lab bench``'s benchmarks: the module of each."""
 
