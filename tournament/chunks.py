@@ -80,8 +80,7 @@ class ChunkResult:
 
 
 PlayChunk = Callable[[Rules, Schedule, Sequence[Entrant], int, list[Unit]], ChunkResult]
-"""The signature of :func:`play_chunk`: how a backend is told to play its chunks (a run that
-keeps decision records binds ``records`` with :func:`functools.partial`)."""
+"""The signature of :func:`play_chunk`: how a backend is told to play its chunks."""
 
 
 class ChunkOrder:
@@ -124,8 +123,6 @@ def play_chunk(
     entrants: Sequence[Entrant],
     chunk: int,
     units: Sequence[Unit],
-    *,
-    records: Path | None = None,
 ) -> ChunkResult:
     """Play some units of one chunk as a single batch.
 
@@ -139,10 +136,12 @@ def play_chunk(
         entrants: The participants.
         chunk: The chunk's index in the schedule.
         units: The units of the chunk to play.
-        records: The run folder, where a policy that has ``record_to(path)`` records its
-            decisions (:func:`~unolab.tournament.telemetry.decisions_file`); the decisions
-            recorded there by an earlier play of the chunk are answered again from the
-            records (``use_cache``), without asking the model. ``None``: no records.
+
+    An entrant with a ``records`` folder (the run folder) whose policy has
+    ``record_to(path)`` records its decisions there
+    (:func:`~unolab.tournament.telemetry.decisions_file`); the decisions recorded by an
+    earlier play of the chunk are answered again from the records (``use_cache``), without
+    asking the model.
     """
     names = schedule.names
     if not units:
@@ -160,6 +159,7 @@ def play_chunk(
             if p in needed:
                 try:
                     policy = entrants[p].build(policy_seed(schedule.seed, chunk, p))
+                    records = entrants[p].records
                     if records is not None:
                         started = _record(policy, decisions_file(records, names[p], chunk))
                         if started is not None:

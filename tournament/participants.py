@@ -126,11 +126,14 @@ class Entrant:
         name: The leaderboard name.
         factory: Builds a fresh policy from a seed (picklable for multiprocessing).
         description: Where it comes from (a bot name or a file), for the summary.
+        records: The run folder where its policy records its decisions, when it keeps
+            records (:mod:`unolab.tournament.telemetry`); ``None``: no records.
     """
 
     name: str
     factory: PolicyFactory = field(compare=False)
     description: str = ""
+    records: Path | None = field(default=None, compare=False)
 
     def build(self, seed: int) -> Policy:
         """A fresh policy seeded with ``seed``."""

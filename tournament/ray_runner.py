@@ -29,6 +29,7 @@ from typing import Any
 from uno_env.config_values import ConfigError
 from uno_env.policy import Policy
 from uno_env.rules import Rules
+from unolab.agents.llm.spec import spec_suffix
 from unolab.agents.ray_backend import AgentFiles, RayBackendError, cluster_cpus, connect
 from unolab.tournament.chunks import ChunkOrder, PlayChunk
 from unolab.tournament.config import ParticipantSpec, TournamentConfig
@@ -73,6 +74,13 @@ def shipped_entrants(entrants: Sequence[Entrant]) -> list[Entrant]:
                 f"participant {entrant.name!r} is a policy factory given in code; the ray "
                 "backend sends agents to its workers as files or bot names: export it "
                 "(python -m unolab.train.export) or use the local backend"
+            )
+        if factory.spec.path is not None and spec_suffix(factory.spec.path):
+            raise ConfigError(
+                f"participant {entrant.name!r} is a language model ({factory.spec.path}): play "
+                "it on the local backend, where its decisions are recorded in the run folder "
+                "(a resumed run asks the model nothing twice) and each chunk already sends its "
+                "requests concurrently"
             )
         if factory.spec.path is not None:
             files = AgentFiles.read(factory.spec.path)

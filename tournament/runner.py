@@ -2,7 +2,17 @@
 
 The run folder ``<output_dir>/<name>/`` holds ``config.json`` (the config and its
 fingerprint), ``games.jsonl`` (one line per finished game, see :mod:`unolab.tournament.results`),
-``summary.json``, ``leaderboard.csv`` and the plots.
+``summary.json``, ``leaderboard.csv`` and the plots; with a participant that reports on its
+own play (a language model), ``telemetry.jsonl`` (a line per chunk, appended just before the
+chunk's games) and ``decisions/`` (its decision records, a file per chunk), see
+:mod:`unolab.tournament.telemetry`. A resumed run reads back the telemetry of the chunks it
+keeps, so its summary covers the whole run, and a chunk played again answers the decisions
+recorded for it without asking the model; ``fresh`` discards both with the games.
+
+Language models. A chunk in which a participant's endpoint refused it (nothing listens at
+its address, an unknown model, a refused key: every later request would fail alike) ends the
+run with one line naming the participant, before that chunk's games are written, instead of
+a forfeit per game.
 
 One run at a time. The run holds the folder's lock (:class:`uno_env.locks.FolderLock`, the
 file ``.lock``) from its start to its end; a second run started on the same folder is
@@ -53,6 +63,7 @@ death, and after a ``kill -9`` of the whole run and its resume.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import time
@@ -311,14 +322,14 @@ def _run(
     if ray is not None:
         entrants = shipped_entrants(entrants)
     parallel = ray is None and config.workers > 1 and len(todo) > 1 and not state.stopped
-    # Decision records live in the run folder, so only this machine's processes keep them.
-    play = play_chunk if ray is not None else functools.partial(play_chunk, records=folder.path)
+    if ray is None:  # decision records live in the run folder: this machine's processes only
+        entrants = [dataclasses.replace(e, records=folder.path) for e in entrants]
 
     def say(line: str) -> None:
         console.print(f"[yellow]{escape(line)}")
 
     with (
-        worker_pool(config.workers, play, rules, schedule, entrants, parallel, say) as pool,
+        worker_pool(config.workers, play_chunk, rules, schedule, entrants, parallel, say) as pool,
         progress_bar(
             f"tournament {config.name}",
             total,
@@ -343,7 +354,7 @@ def _run(
             for chunk, units in todo:
                 if state.stopped:
                     break
-                handle(play(rules, schedule, entrants, chunk, units), bar)
+                handle(play_chunk(rules, schedule, entrants, chunk, units), bar)
     elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
     run_info = {
         "games_played": played,

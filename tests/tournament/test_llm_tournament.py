@@ -33,6 +33,7 @@ from uno_env.config_values import ConfigError
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config
 from unolab.tournament.participants import entrants_for
+from unolab.tournament.ray_runner import shipped_entrants
 from unolab.tournament.runner import run_tournament
 from unolab.tournament.telemetry import TELEMETRY_FILE, decisions_file
 
@@ -306,3 +307,13 @@ def _cli(out: Path, spec: Path) -> int:
          "--games-per-chunk", "10", "--bootstrap", "0", "--output-dir", str(out),
          "--no-progress", "--no-plots"]
     )  # fmt: skip
+
+
+def test_the_ray_backend_refuses_a_language_model_in_one_line(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    entrants = entrants_for(_config(tmp_path, _spec(tmp_path, server)))
+    with pytest.raises(ConfigError) as err:
+        shipped_entrants(entrants)
+    message = str(err.value)
+    assert message.startswith("participant 'my_model' is a language model") and "local" in message
