@@ -12,15 +12,11 @@ This module holds the whole run's :class:`TrainConfig` and its loader; its secti
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from uno_env.config_values import (
     ConfigError,
@@ -30,7 +26,7 @@ from uno_env.config_values import (
     from_mapping,
 )
 from uno_env.files import shown, why_missing
-from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
+from uno_env.rules import DEFAULT_NUM_PLAYERS
 from unolab.train.config_limits import (
     MAX_NUM_ENVS,
     MAX_STEPS,
@@ -44,6 +40,7 @@ from unolab.train.config_limits import (
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.imitate.config import CLONE_NAME, ImitateConfig, ImitateStage
+from unolab.train.run_config import RunConfig
 
 __all__ = [
     "INIT_SUFFIXES",
@@ -59,7 +56,7 @@ INIT_SUFFIXES = (".zip", ".safetensors")
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(RunConfig):
     """One training run.
 
     Attributes:
@@ -157,10 +154,6 @@ class TrainConfig:
             except ConfigError as err:
                 raise ConfigError(f"imitate: {err}") from None
 
-    def build_rules(self) -> Rules:
-        """The rules of this run (preset or YAML, with ``num_players``)."""
-        return load_rules(self.rules, num_players=self.num_players)
-
     def imitation_config(self) -> ImitateConfig | None:
         """The imitation run of the ``imitate`` stage (``None`` without one): the clone goes
         to ``<run_dir>/clone/clone.safetensors``, shaped as this run's policy network."""
@@ -181,19 +174,6 @@ class TrainConfig:
     def seat(self) -> int | Literal["random"]:
         """The learner seat as the envs take it."""
         return "random" if self.learner_seat == "random" else int(self.learner_seat)
-
-    @property
-    def run_dir(self) -> Path:
-        """``<runs_dir>/<name>``."""
-        return Path(self.runs_dir) / self.name
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config as plain data, lists for tuples (for YAML and checkpoint metadata)."""
-        return json.loads(json.dumps(dataclasses.asdict(self)))
-
-    def to_yaml(self) -> str:
-        """The config as YAML."""
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
 def _check_init_from(config: TrainConfig, where: str) -> None:

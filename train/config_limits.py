@@ -314,10 +314,6 @@ def _named_by_items(
             if rest.startswith(echo):
                 rest = rest[len(echo) :]
                 break
-    shown_items = " ".join(f"{option} {_cut(' '.join(item.split()))}" for item in named)
+    texts = [" ".join(item.split()) for item in named]  # cut short: a value may be long
+    shown_items = " ".join(f"{option} {t if len(t) <= 60 else t[:57] + '...'}" for t in texts)
     return ConfigError(f"{shown_items}: {rest}")
-
-
-def _cut(text: str, limit: int = 60) -> str:
-    """Text for a message, cut short (a ``--set`` value may be long)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."

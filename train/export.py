@@ -120,11 +120,7 @@ def as_policy(model: Any, rules: Rules, name: str | None = None) -> TorchPolicy:
     Raises:
         TypeError: for a model of an algorithm the lab does not train.
     """
-    try:
-        algorithm = algorithm_for_model(model).name
-    except TypeError:
-        labels = " or ".join(a.label for a in ALGORITHMS.values())
-        raise TypeError(f"as_policy takes a {labels} model, got a {type(model).__name__}") from None
+    algorithm = algorithm_for_model(model).name  # a TypeError names the algorithms it takes
     return snapshot_policy(model, name or algorithm, algorithm, rules)
 
 

@@ -30,7 +30,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -113,7 +112,7 @@ class ResumeRefusedError(ConfigError):
     message is one line naming the key, the saved value and the new one."""
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Change:
     """A setting changed when a run was resumed.
 
@@ -128,7 +127,7 @@ class Change:
     new: Any
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class ResumedRun:
     """A run ready to continue.
 

@@ -53,9 +53,7 @@ from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.files import UnreadableFileError, shown
 from uno_env.folders import RunFolder
 from uno_env.locks import FolderInUseError
-from uno_env.rules import Rules
 from unolab.agents import progress
-from unolab.agents.progress import check_log, say
 from unolab.train import algorithms
 from unolab.train.checkpoint_files import read_json
 from unolab.train.checkpoint_state import initialise_from
@@ -166,10 +164,8 @@ class _Session:
     """A started run: everything :func:`learn` needs (it holds the run folder's lock)."""
 
     config: TrainConfig
-    rules: Rules
     env: VecMonitor
     model: Any
-    league: League
     callback: LabCallback
     resume: bool
     lock: RunFolder
@@ -248,7 +244,7 @@ def start_run(
     callback = LabCallback(
         config, rules, league, best_score, progress_bar, log, on_evaluation=on_evaluation
     )
-    return _Session(config, rules, env, model, league, callback, resume, lock)
+    return _Session(config, env, model, callback, resume, lock)
 
 
 class _BarCallback(BaseCallback):
@@ -282,7 +278,7 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
                 f" (total_steps {config.total_steps:,} rounded up to whole rollouts of "
                 f"{per:,} steps)"
             )
-        say(
+        progress.say(
             f"[{config.name}] {verb} {config.algorithm} to {end:,} steps{rounded} in "
             f"{config.run_dir} (Ctrl-C saves a checkpoint and stops)",
             log,
@@ -316,10 +312,8 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
     finally:
         session.env.close()
         session.lock.release()
-    stem = policy_path(config)
-    exported = [
-        p.with_name(f"{p.name}.safetensors") for p in (stem, stem.with_name(LEGACY_POLICY_NAME))
-    ]
+    stems = (policy_path(config).name, LEGACY_POLICY_NAME)
+    exported = [config.run_dir / f"{stem}.safetensors" for stem in stems]
     return RunResult(
         run_dir=config.run_dir,
         steps=int(model.num_timesteps),
@@ -384,7 +378,7 @@ def train(
     switches = {"resume": resume, "progress_bar": progress_bar, "overwrite": overwrite}
     for key, value in switches.items():
         check_switch(key, value)
-    check_log(log)
+    progress.check_log(log)
     if on_evaluation is not None and not callable(on_evaluation):
         raise TypeError(f"on_evaluation: expected a function or None, got {shown(on_evaluation)}")
     session = start_run(config, resume, overwrite, progress_bar, log, on_evaluation)

@@ -166,11 +166,10 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
         session = start_run(config, args.resume is not None, args.overwrite, progress, sys.stderr)
     except KeyboardInterrupt:
         stage = None if config is None else config.imitation_config()
-        kept = []
+        where = ": nothing was written"
         if stage is not None and stage.run_dir.is_dir():  # what the clone stage wrote
             kept = sorted(p.name for p in stage.run_dir.iterdir() if p.name != FolderLock.LOCK_NAME)
-        where = f"; {stage.run_dir} holds {', '.join(kept)}" if stage and kept else ""
-        where = where or ": nothing was written"
+            where = f"; {stage.run_dir} holds {', '.join(kept)}" if kept else where
         print(f"interrupted before training started{where}", file=sys.stderr)
         raise SystemExit(130) from None
     except START_ERRORS as err:

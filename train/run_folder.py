@@ -145,17 +145,12 @@ def check_run_dir(config: TrainConfig, resume: bool, overwrite: bool) -> list[Pa
     """Refuse to train over an existing run by accident; return what ``overwrite`` removes.
 
     Raises:
-        ConfigError: for a run name that is not a folder of its own (``.``, ``..``), or a
-            run folder path that holds no folder.
+        ConfigError: for a run folder path that holds no folder (a run name is a folder of
+            its own: the config refuses ``.`` and ``..``).
         FileNotFoundError: to resume a run that has no checkpoint (``latest.zip`` or
             ``previous.zip``).
         RunExistsError: for a new run in a folder that holds one, without ``overwrite``.
     """
-    if config.name in (".", ".."):
-        raise ConfigError(
-            f"name: {config.name!r} is not a run name (the run would write into "
-            f"{config.run_dir}); give one with --set name=..."
-        )
     run_dir = config.run_dir
     folder = run_folder(config)
     folder.check_place()

@@ -10,13 +10,10 @@ raises :class:`~uno_env.ConfigError` naming the file, the key and the value.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from uno_env.config_values import (
     ConfigError,
@@ -27,7 +24,7 @@ from uno_env.config_values import (
     from_mapping,
 )
 from uno_env.observation import OBS_DIM
-from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
+from uno_env.rules import DEFAULT_NUM_PLAYERS
 from unolab.agents import AGENT_NAMES, BOT_NAMES
 from unolab.agents.pimc import MAX_ROLLOUTS
 from unolab.train.config_limits import (
@@ -45,6 +42,7 @@ from unolab.train.config_limits import (
     seed_field,
     switch_field,
 )
+from unolab.train.run_config import RunConfig
 
 __all__ = [
     "CLONE_NAME",
@@ -87,7 +85,7 @@ def _check_mix(where: str, mix: Mapping[str, float], *, agents_allowed: bool) ->
 
 
 @dataclass(frozen=True)
-class ImitateConfig:
+class ImitateConfig(RunConfig):
     """One imitation run: who to clone, how much data, how to fit, how to report.
 
     Attributes:
@@ -217,23 +215,6 @@ class ImitateConfig:
             raise ConfigError(f"eval_bots: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}")
         check_folder("runs_dir", self.runs_dir)
         self.build_rules()  # validates rules and num_players together
-
-    def build_rules(self) -> Rules:
-        """The rules of this run (preset or YAML, with ``num_players``)."""
-        return load_rules(self.rules, num_players=self.num_players)
-
-    @property
-    def run_dir(self) -> Path:
-        """``<runs_dir>/<name>``."""
-        return Path(self.runs_dir) / self.name
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config as plain data, lists for tuples (for YAML and the report)."""
-        return json.loads(json.dumps(dataclasses.asdict(self)))
-
-    def to_yaml(self) -> str:
-        """The config as YAML."""
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
 CLONE_NAME = "clone"
