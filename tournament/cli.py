@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from uno_env.config_values import ConfigError
@@ -50,7 +52,7 @@ from unolab.tournament.pool import WorkerLostError
 from unolab.tournament.run_folder import TournamentFolder
 from unolab.tournament.runner import run_tournament
 
-__all__ = ["build_parser", "config_from_args", "main"]
+__all__ = ["build_parser", "config_from_args", "default_name", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--config", help="tournament YAML (uno-lab also takes a shipped name: bots_round_robin)"
     )
-    p.add_argument("--name", help="run name (results in <output-dir>/<name>/)")
+    p.add_argument(
+        "--name",
+        help="run name (results in <output-dir>/<name>/; default: the participants' names "
+        "joined by _)",
+    )
     p.add_argument("--format", choices=["round_robin", "gauntlet", "ab"])
     p.add_argument(
         "--participants",
@@ -150,12 +156,34 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     if "name" not in data:
         if args.config:
             raise ConfigError(f"{args.config} has no 'name': add one to it, or give --name NAME")
-        raise ConfigError("give --config or --name")
+        named = [args.candidate, args.incumbent, *(args.participants or [])]
+        if not args.participants:
+            raise ConfigError("give --config, or --participants (and --name to name the run)")
+        data["name"] = default_name([str(p) for p in named if p is not None])
     if args.set:
         refuse_pickle_switch(apply_overrides({}, args.set, example="sprt.elo1=10"), "--set")
     data = apply_overrides(data, args.set, example="sprt.elo1=10")
     return load_config(data)
 
+
+MAX_DEFAULT_NAME = 80
+"""The longest run name made from the participants (longer ones are cut)."""
+
+
+def default_name(participants: Sequence[str]) -> str:
+    """The run's name when ``--name`` is not given: its participants joined by ``_``, each by
+    its leaderboard name (a file by its stem; ``:`` and other characters a folder name should
+    not hold become ``-``): ``mixbot random my_model.yaml`` -> ``mixbot_random_my_model``."""
+    parts = []
+    for spec in participants:
+        path = Path(spec)
+        stem = path.stem if path.suffix.lower() in _FILE_SUFFIXES else spec
+        parts.append(re.sub(r"[^A-Za-z0-9._+-]+", "-", stem).strip("-.") or "agent")
+    return "_".join(parts)[:MAX_DEFAULT_NAME].rstrip("_") or "tournament"
+
+
+_FILE_SUFFIXES = (".yaml", ".yml", ".safetensors", ".json", ".zip", ".py")
+"""The suffixes of the files a participant is named by (the stem names it)."""
 
 _RULES_KEYS = frozenset({"preset", *(f.name for f in dataclasses.fields(Rules))})
 """The keys of a rules file (``configs/rules/*.yaml``): a preset and the switches."""

@@ -30,6 +30,7 @@ from support import ROOT
 from support.chat_server import ChatServer, Script, chat_server, silent_port
 
 from uno_env.config_values import ConfigError
+from unolab.tournament.cli import default_name
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config
 from unolab.tournament.participants import entrants_for
@@ -317,3 +318,17 @@ def test_the_ray_backend_refuses_a_language_model_in_one_line(
         shipped_entrants(entrants)
     message = str(err.value)
     assert message.startswith("participant 'my_model' is a language model") and "local" in message
+
+
+def test_a_run_without_a_name_is_named_by_its_participants(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.play(Script())
+    spec = _spec(tmp_path, server)
+    argv = ["--participants", "random", str(spec), "--deal-sets", "1", "--bootstrap", "0",
+            "--output-dir", str(tmp_path), "--no-progress", "--no-plots"]  # fmt: skip
+    assert cli_main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"results in {tmp_path / 'random_my_model'}/"
+    assert default_name(["pimc:2048", "runs/x/a.safetensors", "my_bots.py:MyBot"]) == (
+        "pimc-2048_a_my_bots.py-MyBot"
+    )

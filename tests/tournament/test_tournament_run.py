@@ -326,7 +326,7 @@ def test_cli_reports_config_errors(tmp_path: Path, capsys: pytest.CaptureFixture
         (["--name", "x", "--participants", "random", "nobot"], "unknown agent 'nobot'"),
         (["--name", "x", "--participants", "random", "a.txt"], "is not an agent file"),
         (["--name", "x", "--participants", "random"], "at least 2 participants"),
-        (["--participants", "random", "mixbot"], "--config or --name"),
+        (["--deal-sets", "3"], "give --config, or --participants"),
     ):
         assert cli_main([*argv, "--output-dir", str(tmp_path)]) == 2
         err = capsys.readouterr().err
