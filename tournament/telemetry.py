@@ -60,6 +60,7 @@ __all__ = [
     "TELEMETRY_FILE",
     "LatencySketch",
     "TelemetryLog",
+    "chunk_report",
     "decisions_file",
     "merge_telemetry",
     "policy_telemetry",
