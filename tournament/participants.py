@@ -170,7 +170,10 @@ def entrants_for(
             continue
         factory = SpecFactory(spec, rules)
         try:
-            factory(0)
+            built = factory(0)
+            closer = getattr(built, "close", None)
+            if callable(closer):  # a language model's client: its connections go now
+                closer()
         except Exception as err:  # any loading failure (e.g. a corrupt file) is the file's
             message = " ".join(str(err).split()) or type(err).__name__
             where = "" if spec.path is None or spec.path in message else f" ({spec.path})"
