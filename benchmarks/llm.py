@@ -68,6 +68,7 @@ __all__ = [
     "bench_throughput",
     "build_parser",
     "collect_positions",
+    "lockstep_ceiling",
     "main",
     "server_process",
 ]
@@ -232,6 +233,7 @@ def bench_throughput(games: int, delay: float, concurrency: int, seed: int) -> d
         summary = run_tournament(config, progress=False, plots=False, print_table=False)
         elapsed = time.perf_counter() - start
         report = next(r for r in summary["leaderboard"] if r["name"] == "scripted")["telemetry"]
+        ceiling = lockstep_ceiling(Path(tmp) / "bench" / "decisions", concurrency)
     requests = report["requests"]
     bound = concurrency / delay
     return {
@@ -242,14 +244,37 @@ def bench_throughput(games: int, delay: float, concurrency: int, seed: int) -> d
         "requests_per_s": requests / elapsed,
         "bound_per_s": bound,
         "ratio_to_bound": requests / elapsed / bound,
+        "lockstep_ceiling": ceiling,
         "latency_mean_s": report["latency_mean_s"],
         "latency_p90_s": report["latency_p90_s"],
         "concurrency": concurrency,
         "delay_s": delay,
         "what": "a 2-player tournament (the model against random, one worker, one chunk) "
         "against a local chat server answering each request after delay_s; the bound is "
-        "concurrency / delay_s",
+        "concurrency / delay_s; lockstep_ceiling is the highest ratio the chunk's steps allow",
     }
+
+
+def lockstep_ceiling(decisions: Path, concurrency: int) -> float | None:
+    """The highest ratio to the bound that the steps of a chunk allow, from its records.
+
+    The tables of a chunk move in step: the games start together and each takes one
+    decision per step, so a decision's ``turn`` is its step. A step that asks the model
+    ``n`` times takes ``ceil(n / concurrency)`` rounds of requests; the ceiling is the
+    requests over ``concurrency`` times those rounds (1.0 when every step asks a multiple
+    of ``concurrency``). ``None`` without records.
+    """
+    per_step: dict[int, int] = {}
+    for path in decisions.rglob("chunk-*.jsonl"):
+        for line in path.read_text("utf-8").splitlines():
+            record = json.loads(line)
+            asked = sum(1 for r in record["requests"] if not r.get("replayed"))
+            if asked:
+                per_step[int(record["turn"])] = per_step.get(int(record["turn"]), 0) + 1
+    if not per_step:
+        return None
+    rounds = sum(-(-n // concurrency) for n in per_step.values())
+    return sum(per_step.values()) / (concurrency * rounds)
 
 
 def build_parser(prog: str = "python -m unolab.benchmarks.llm") -> argparse.ArgumentParser:
@@ -328,6 +353,11 @@ def main(
             f"ratio to the bound (concurrency {t['concurrency']}, {t['delay_s']:g} s)",
             f"{t['ratio_to_bound']:.2f}",
             ">= 0.8",
+        ),
+        (
+            "the chunk's steps allow at most",
+            "-" if t["lockstep_ceiling"] is None else f"{t['lockstep_ceiling']:.2f}",
+            "",
         ),
     ]
     width = max(len(r[0]) for r in rows)

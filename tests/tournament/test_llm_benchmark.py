@@ -35,9 +35,25 @@ def test_a_small_run_measures_both_figures(
         throughput["requests"] / throughput["elapsed_s"] / throughput["bound_per_s"]
     )
     assert throughput["latency_mean_s"] >= 0.02  # the server's delay
+    # No run beats the rounds its steps need.
+    assert 0 < throughput["ratio_to_bound"] <= throughput["lockstep_ceiling"] <= 1
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split()[:2] == ["figure", "measured"]
     assert json.loads(printed[-1]) == figures == json.loads(out.read_text())
+
+
+def test_the_lockstep_ceiling_counts_the_rounds_of_each_step(tmp_path: Path) -> None:
+    def record(turn: int, replayed: bool = False) -> str:
+        return json.dumps({"turn": turn, "requests": [{"replayed": replayed}]}) + "\n"
+
+    folder = tmp_path / "decisions" / "m"
+    folder.mkdir(parents=True)
+    # Step 0 asks 8 times (2 rounds of 4), step 5 asks 3 times (1 round); a replayed
+    # answer asks nothing.
+    (folder / "chunk-0.jsonl").write_text(record(0) * 5 + record(5) * 3 + record(7, True))
+    (folder / "chunk-1.jsonl").write_text(record(0) * 3)
+    assert bench.lockstep_ceiling(tmp_path / "decisions", 4) == pytest.approx(11 / 12)
+    assert bench.lockstep_ceiling(tmp_path / "nothing", 4) is None
 
 
 def test_the_instant_model_answers_the_first_listed_move() -> None:
