@@ -453,3 +453,24 @@ def test_the_game_and_its_replay_end_on_the_same_result_line(
     replay(record, say=lines.append)
     assert lines[-1] == live
     assert not any(" won with " in line for line in lines)
+
+
+def test_a_language_model_plays_from_its_spec_file(tmp_path: Path) -> None:
+    from support.chat_server import chat_server
+
+    rules = load_rules("official", num_players=2, target_score=1)
+    with chat_server() as server:
+        spec = tmp_path / "my_model.yaml"
+        spec.write_text(f"llm:\n  model: test-model\n  base_url: {server.base_url}\n")
+        model = resolve_policy(str(spec), rules, seed=0)
+        lines: list[str] = []
+        game = play_session(
+            rules, [model], ask=answers(), say=lines.append, colour=False, seed=5,
+            opponent_names=["my_model"],
+        )  # fmt: skip
+        served = server.served.requests
+    said = "\n".join(lines)
+    assert game.match_over
+    assert "player_1 (my_model) plays" in said or "player_1 (my_model) draws" in said
+    # Every move of the model's seat was asked of the server, once.
+    assert served == model.telemetry()["requests"] == model.telemetry()["decisions"] > 0
