@@ -92,7 +92,7 @@ def cmd_play(args: argparse.Namespace, rest: list[str]) -> int:
     ensure_compiled(names=(*GAME_PARTS, "searches") if searches else GAME_PARTS)
     names = [
         Path(spec).stem
-        if is_agent_file(spec)
+        if is_agent_file(spec) or Path(spec).suffix.lower() in (".yaml", ".yml")  # a model's spec
         else class_spec_name(spec)
         if is_class_spec(spec)
         else spec
