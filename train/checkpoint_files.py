@@ -182,14 +182,14 @@ def verify_checkpoint(run_dir: Path, tag: str) -> Checkpoint:
     """
     path = Path(run_dir) / f"{tag}.zip"
     try:
-        mode = os.stat(path).st_mode
+        info = os.stat(path)
     except FileNotFoundError:
         raise DamagedCheckpointError(f"{path} does not exist") from None
     except OSError as err:
         raise DamagedCheckpointError(f"{path} cannot be read ({err.strerror})") from None
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(info.st_mode):
         raise DamagedCheckpointError(f"{path} is not a regular file")
-    if os.stat(path).st_size == 0:
+    if info.st_size == 0:
         raise DamagedCheckpointError(f"{path} is empty")
     record_path = path.with_suffix(".json")
     if not record_path.exists():

@@ -52,10 +52,9 @@ _UNREADABLE = (
     TypeError,
     AttributeError,
     IndexError,
-    pickle.UnpicklingError,
 )
 """What reading a damaged or foreign zip, or its tensors, raises (zipfile, zlib, torch's
-weights-only loader, ``load_state_dict``)."""
+weights-only loader, ``load_state_dict``); an object only unpickling reads is refused apart."""
 
 
 def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Path) -> bytes:

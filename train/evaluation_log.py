@@ -174,17 +174,16 @@ def parse_evaluation_log(raw: bytes, shown_as: str) -> list[EvaluationPoint]:
         EvaluationLogError: naming the file and the line, for the first line that is not an
             evaluation (see the module's docstring for the bounds).
     """
-    lines = raw.split(b"\n")
-    tail = lines.pop()  # empty unless the run is writing its next line now
+    lines = raw.split(b"\n")  # the last one is empty unless the run is writing it now
     by_step: dict[int, list[EvaluationPoint]] = {}
-    for number, line in enumerate([*lines, tail], start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{shown_as} line {number}"
         try:
             record = _line(line, where)
         except EvaluationLogError:
-            if number == len(lines) + 1:
+            if number == len(lines):
                 break  # the line being written
             raise
         if not isinstance(record, dict) or "steps" not in record or "results" not in record:

@@ -266,14 +266,6 @@ def _saved_config(checkpoint: Checkpoint, run_dir: Path) -> dict[str, Any]:
     return data
 
 
-def _same_folder(saved: Mapping[str, Any], new: TrainConfig) -> bool:
-    """Whether the saved ``runs_dir``/``name`` name the folder resumed (from here)."""
-    name, runs_dir = saved.get("name"), saved.get("runs_dir")
-    if not isinstance(name, str) or not isinstance(runs_dir, str):
-        return False
-    return os.path.abspath(Path(runs_dir) / name) == os.path.abspath(new.run_dir)
-
-
 def _check(checkpoint: Checkpoint, saved: Mapping[str, Any], new: TrainConfig) -> list[Change]:
     """The safe changes of a resume; a fixed one, or no steps left, is refused.
 
@@ -323,8 +315,10 @@ def resume_model(config: TrainConfig, env: VecEnv, log: TextIO | None = None) ->
         saved = _saved_config(checkpoint, run_dir)
         changes = _check(checkpoint, saved, config)
         resumed = config
-        if _same_folder(saved, config):  # the folder as the run spells it
-            resumed = dataclasses.replace(config, name=saved["name"], runs_dir=saved["runs_dir"])
+        name, runs_dir = saved.get("name"), saved.get("runs_dir")
+        if isinstance(name, str) and isinstance(runs_dir, str):  # the folder as the run spells it
+            same = os.path.abspath(Path(runs_dir) / name) == os.path.abspath(run_dir)
+            resumed = dataclasses.replace(config, name=name, runs_dir=runs_dir) if same else config
         model = restore_checkpoint(checkpoint.path, env, resumed)
         if int(model.num_timesteps) != checkpoint.steps:
             raise DamagedCheckpointError(

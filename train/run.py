@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import torch
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import ConvertCallback
 from stable_baselines3.common.vec_env import VecMonitor
 
 from uno_env.config_values import check_switch
@@ -247,18 +247,6 @@ def start_run(
     return _Session(config, env, model, callback, resume, lock)
 
 
-class _BarCallback(BaseCallback):
-    """Moves the run's progress bar to the model's step count after every step."""
-
-    def __init__(self, bar: progress.Bar) -> None:
-        super().__init__()
-        self.bar = bar
-
-    def _on_step(self) -> bool:
-        self.bar.update(self.num_timesteps)
-        return True
-
-
 def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResult:
     """Train a started run to its ``total_steps``; on Ctrl-C save ``latest`` and stop.
 
@@ -266,6 +254,7 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
         TrainingInterrupted: on Ctrl-C, after saving what ``--resume`` needs.
     """
     config, model, callback = session.config, session.model, session.callback
+    algorithm = algorithms.get_algorithm(config.algorithm)
     done = int(model.num_timesteps)
     remaining = max(config.total_steps - done, 0)
     end = algorithms.final_steps(config, done)
@@ -273,7 +262,7 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
         verb = "resuming" if session.resume else "training"
         rounded = ""
         if end > config.total_steps:
-            per = algorithms.get_algorithm(config.algorithm).steps_per_collect(config)
+            per = algorithm.steps_per_collect(config)
             rounded = (
                 f" (total_steps {config.total_steps:,} rounded up to whole rollouts of "
                 f"{per:,} steps)"
@@ -289,13 +278,14 @@ def learn(session: _Session, progress_bar: bool, log: TextIO | None) -> RunResul
         with progress.progress_bar(
             f"training {config.name}", end, unit="steps", completed=done, enabled=progress_bar
         ) as bar:
-            if remaining:
-                algorithms.get_algorithm(config.algorithm).learn(
-                    model,
-                    remaining,
-                    [_BarCallback(bar), callback],  # the bar moves before an evaluation
-                    reset=not session.resume,
-                )
+
+            def move_bar(_locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
+                bar.update(model.num_timesteps)  # to the model's step count, after every step
+                return True
+
+            if remaining:  # the bar moves before an evaluation
+                hooks = [ConvertCallback(move_bar), callback]
+                algorithm.learn(model, remaining, hooks, reset=not session.resume)
             callback.init_callback(model)
             if callback.last_eval_step != model.num_timesteps:
                 callback.evaluate_and_checkpoint()  # the final evaluation and checkpoint

@@ -130,17 +130,6 @@ def build_parser(algorithm: str, prog: str | None = None) -> argparse.ArgumentPa
     return parser
 
 
-def _stop_on_sigterm() -> None:
-    """Make SIGTERM (``kill``, a scheduler's stop) save and stop the run as Ctrl-C does.
-
-    A run started in the background (``nohup ... &``) ignores SIGINT, so ``kill PID`` is
-    how it is stopped; without this it would end without saving ``latest.zip``.
-    """
-    # Not the main thread (a sweep trial): the caller owns the signals.
-    with contextlib.suppress(ValueError):
-        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
-
-
 def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = None) -> RunResult:
     """Command line of ``uno-lab train ALGORITHM`` (an algorithm of the registry).
 
@@ -174,7 +163,11 @@ def main(algorithm: str, argv: Sequence[str] | None = None, prog: str | None = N
         raise SystemExit(130) from None
     except START_ERRORS as err:
         fail(err, parser.prog)
-    _stop_on_sigterm()
+    # SIGTERM (kill, a scheduler's stop) saves and stops the run as Ctrl-C does: a run
+    # started in the background (nohup ... &) ignores SIGINT, so kill PID is how it is
+    # stopped. Not in the main thread (a sweep trial), the caller owns the signals.
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
     try:
         result = learn(session, progress, sys.stderr)
     except OSError as err:  # the machine, not the input: a full disk, a failed write

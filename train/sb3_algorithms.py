@@ -127,9 +127,8 @@ def _model_args(section: Any, *own: str) -> dict[str, Any]:
 def _ppo_settings(config: TrainConfig) -> tuple[str, dict[str, Any]]:
     """MaskablePPO's MLP policy and its ``ppo:`` section (the env gives it the legal-action
     masks)."""
-    p = config.ppo
-    arch = list(p.net_arch)
-    kwargs = _model_args(p, "net_arch", "value_warmup_steps")
+    arch = list(config.ppo.net_arch)
+    kwargs = _model_args(config.ppo, "net_arch", "value_warmup_steps")
     return "MlpPolicy", {**kwargs, "policy_kwargs": {"net_arch": {"pi": arch, "vf": arch}}}
 
 
