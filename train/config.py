@@ -31,6 +31,7 @@ from unolab.train.config_limits import (
     MAX_NUM_ENVS,
     MAX_STEPS,
     MAX_TORCH_THREADS,
+    RunConfig,
     check_bounds,
     check_overrides,
     int_field,
@@ -40,7 +41,6 @@ from unolab.train.config_limits import (
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
 from unolab.train.imitate.config import CLONE_NAME, ImitateConfig, ImitateStage
-from unolab.train.run_config import RunConfig
 
 __all__ = [
     "INIT_SUFFIXES",

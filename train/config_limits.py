@@ -6,22 +6,27 @@ that passes them starts training instead of dying in an allocation minutes later
 bounds are declared once, with the key (:func:`int_field`, :func:`float_field`,
 :func:`seed_field`), and :func:`check_bounds` checks them all; :func:`load_with_overrides`
 reads a config's YAML with its ``--set`` items, naming an item that brought an error as it
-was given.
+was given. A training run and an imitation run each write into ``<runs_dir>/<name>/``:
+:class:`RunConfig` is what their configs share (the folder, the rules, the YAML).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+import yaml
 
 from uno_env.config_values import ConfigError, check_float, check_int, check_seed, check_switch
 from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.console import portable_path
 from uno_env.files import shown
+from uno_env.rules import Rules, load_rules
 
 T = TypeVar("T")
 
@@ -40,6 +45,7 @@ __all__ = [
     "MAX_STEPS",
     "MAX_TORCH_THREADS",
     "MAX_WEIGHT",
+    "RunConfig",
     "check_bounds",
     "check_config_source",
     "check_net_arch",
@@ -317,3 +323,31 @@ def _named_by_items(
     texts = [" ".join(item.split()) for item in named]  # cut short: a value may be long
     shown_items = " ".join(f"{option} {t if len(t) <= 60 else t[:57] + '...'}" for t in texts)
     return ConfigError(f"{shown_items}: {rest}")
+
+
+class RunConfig:
+    """The base of a frozen dataclass config with the keys ``name``, ``rules``,
+    ``num_players`` and ``runs_dir``: its run's folder, its rules and its plain data."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # the subclass is a dataclass
+    name: str
+    rules: str
+    num_players: int
+    runs_dir: str
+
+    def build_rules(self) -> Rules:
+        """The rules of this run (preset or YAML, with ``num_players``)."""
+        return load_rules(self.rules, num_players=self.num_players)
+
+    @property
+    def run_dir(self) -> Path:
+        """``<runs_dir>/<name>``."""
+        return Path(self.runs_dir) / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data, lists for tuples (for YAML, records and reports)."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    def to_yaml(self) -> str:
+        """The config as YAML."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)

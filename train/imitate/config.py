@@ -33,6 +33,7 @@ from unolab.train.config_limits import (
     MAX_NUM_ENVS,
     MAX_TORCH_THREADS,
     MAX_WEIGHT,
+    RunConfig,
     check_bounds,
     check_net_arch,
     float_field,
@@ -42,7 +43,6 @@ from unolab.train.config_limits import (
     seed_field,
     switch_field,
 )
-from unolab.train.run_config import RunConfig
 
 __all__ = [
     "CLONE_NAME",
