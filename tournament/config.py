@@ -30,7 +30,7 @@ from uno_env.config_values import ConfigError, check_folder, check_folder_name, 
 from uno_env.configuration import apply_overrides, load_yaml_mapping
 from uno_env.rules import DEFAULT_NUM_PLAYERS, Rules, load_rules
 from unolab.agents import AGENT_NAMES
-from unolab.agents.llm.spec import spec_suffix
+from unolab.agents.llm.spec import load_llm_spec, spec_suffix
 from unolab.agents.python_bots import (
     CLASS_FORMS,
     canonical_class_spec,
@@ -43,6 +43,7 @@ from unolab.agents.resolve import policy_factory
 from unolab.train.config_limits import check_bounds, int_field, make_paths_portable, seed_field
 
 __all__ = [
+    "LLM_GAME_KEYS",
     "MAX_BOOTSTRAP",
     "MAX_DEAL_SETS",
     "MAX_GAMES_PER_CHUNK",
@@ -77,6 +78,19 @@ already takes gigabytes."""
 
 MAX_WORKERS = 1_024
 """Most worker processes: more than any machine's cores."""
+
+LLM_GAME_KEYS = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "view",
+    "list_moves",
+    "choices",
+    "glosses",
+    "seed",
+)
+"""The keys of a language model's spec file that decide its play (its address, key,
+timeouts, retries and concurrency do not)."""
 
 NOT_FINGERPRINTED = (
     "workers",
@@ -327,16 +341,36 @@ class TournamentConfig:
         """Plain mapping (for JSON)."""
         return dataclasses.asdict(self)
 
+    def language_models(self) -> dict[str, dict[str, Any] | None]:
+        """What decides the play of each language model, read from its spec file, by
+        participant name: :data:`LLM_GAME_KEYS` (``None`` for a file that cannot be read;
+        a run refuses it with its own line). Empty without a language model."""
+        out: dict[str, dict[str, Any] | None] = {}
+        for spec in self.all_participants:
+            if spec.path is None or not spec_suffix(spec.path):
+                continue
+            try:
+                loaded = load_llm_spec(spec.path)
+            except (ConfigError, OSError):
+                out[spec.display_name] = None
+                continue
+            out[spec.display_name] = {key: getattr(loaded, key) for key in LLM_GAME_KEYS}
+        return out
+
     def fingerprint(self) -> str:
         """A hash of everything that decides the games' contents.
 
         ``deal_sets`` (a run may be extended) and :data:`NOT_FINGERPRINTED` are left out:
-        they never change a game.
+        they never change a game. A language model's spec file counts by what decides its
+        play (:meth:`language_models`), not by where its server is.
         """
         data = self.to_dict()
         for key in ("deal_sets", *NOT_FINGERPRINTED):
             data.pop(key)
         data["rules"] = self.game_rules().to_dict()
+        models = self.language_models()
+        if models:  # absent without one: the fingerprints of other runs are unchanged
+            data["language_models"] = models
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -228,6 +228,9 @@ def game_fields(config: TournamentConfig) -> dict[str, Any]:
     for key in _NOT_FINGERPRINTED:
         data.pop(key, None)
     data["rules"] = config.game_rules().to_dict()
+    models = config.language_models()
+    if models:  # what decides each language model's play, from its spec file
+        data["language_models"] = models
     out: dict[str, Any] = json.loads(json.dumps(data))  # as stored: tuples become lists
     return out
 

@@ -332,3 +332,22 @@ def test_a_run_without_a_name_is_named_by_its_participants(
     assert default_name(["pimc:2048", "runs/x/a.safetensors", "my_bots.py:MyBot"]) == (
         "pimc-2048_a_my_bots.py-MyBot"
     )
+
+
+def test_a_resume_refuses_a_model_that_plays_otherwise_but_not_a_moved_server(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    server.play(Script())
+    spec = _spec(tmp_path, server)
+    _run(_config(tmp_path, spec, deal_sets=1))
+    with chat_server() as moved:  # the same model served elsewhere: the run resumes
+        moved.play(Script())
+        _spec(tmp_path, moved)
+        summary = _run(_config(tmp_path, spec, deal_sets=2))
+    assert summary["run"]["games_resumed"] == 2 and summary["run"]["games_played"] == 2
+    _spec(tmp_path, server, temperature=0.7)
+    with pytest.raises(ConfigError) as err:
+        _run(_config(tmp_path, spec, deal_sets=3))
+    message = str(err.value)
+    assert "language_models.my_model" in message and "0.7" in message
+    assert "\n" not in message
