@@ -130,6 +130,12 @@ def play_chunk(
     whose factory or ``reset`` raises forfeits every game of the chunk where it sits. After
     the games, each policy that has ``telemetry()`` reports (:mod:`unolab.tournament.telemetry`).
 
+    An entrant with a ``records`` folder (the run folder) whose policy has
+    ``record_to(path)`` records its decisions there
+    (:func:`~unolab.tournament.telemetry.decisions_file`); the decisions recorded by an
+    earlier play of the chunk are answered again from the records (``use_cache``), without
+    asking the model.
+
     Args:
         rules: The rules of every game.
         schedule: The tournament's schedule.
@@ -137,11 +143,10 @@ def play_chunk(
         chunk: The chunk's index in the schedule.
         units: The units of the chunk to play.
 
-    An entrant with a ``records`` folder (the run folder) whose policy has
-    ``record_to(path)`` records its decisions there
-    (:func:`~unolab.tournament.telemetry.decisions_file`); the decisions recorded by an
-    earlier play of the chunk are answered again from the records (``use_cache``), without
-    asking the model.
+    Raises:
+        ConfigError: for a records file of the chunk that holds something else than
+            decision records (naming the file and the line).
+        OSError: when the records cannot be written (one line naming the file).
     """
     names = schedule.names
     if not units:
@@ -159,14 +164,15 @@ def play_chunk(
             if p in needed:
                 try:
                     policy = entrants[p].build(policy_seed(schedule.seed, chunk, p))
-                    records = entrants[p].records
-                    if records is not None:
-                        started = _record(policy, decisions_file(records, names[p], chunk))
-                        if started is not None:
-                            recording[p] = started
                 except Exception as err:  # the participant forfeits this chunk, the others play
                     broken[p] = f"could not be built: {type(err).__name__}: {err}"
             policies.append(policy)
+            records = entrants[p].records
+            if policy is not None and records is not None:
+                # Not a forfeit: a records file that cannot be read or written is the run's.
+                started = _record(policy, decisions_file(records, names[p], chunk))
+                if started is not None:
+                    recording[p] = started
         res = play_tables(
             rules, policies, lineups, keys, dealer=rules.num_players - 1, broken=broken
         )

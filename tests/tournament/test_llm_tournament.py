@@ -351,3 +351,21 @@ def test_a_resume_refuses_a_model_that_plays_otherwise_but_not_a_moved_server(
     message = str(err.value)
     assert "language_models.my_model" in message and "0.7" in message
     assert "\n" not in message
+
+
+def test_a_corrupt_records_file_stops_the_resume_in_one_line(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    server.play(Script())
+    config = _config(tmp_path, _spec(tmp_path, server))
+    _run(config)
+    folder = tmp_path / "llm"
+    log = folder / "games.jsonl"
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:5]))  # chunk 1 torn
+    records = decisions_file(folder, "my_model", 1)
+    lines = records.read_text().splitlines(keepends=True)
+    records.write_text(lines[0] + "not a record\n" + "".join(lines[1:]))
+    with pytest.raises(ConfigError) as err:
+        _run(config)
+    message = str(err.value)
+    assert str(records) in message and "line 2" in message and "\n" not in message
