@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from uno_env.config_values import ConfigError, check_float
 from uno_env.files import shown
 from unolab.agents import BOT_NAMES
+from unolab.agents.llm.spec import is_llm_spec
 from unolab.agents.python_bots import CLASS_FORMS, is_class_spec
 from unolab.agents.registry import shipped_agent_names
 from unolab.agents.resolve import is_agent_file
@@ -39,8 +40,9 @@ __all__ = ["DQNParams", "EvalConfig", "OpponentMix", "PPOParams"]
 
 def _check_bots(where: str, names: Sequence[str]) -> None:
     """Each name is a bot, a shipped agent, a Python class (``my_bots.py:MyBot``, loaded
-    when the run starts) or an exported agent's path (its rules are checked when the run
-    loads it, against the run's rules)."""
+    when the run starts), an exported agent's path (its rules are checked when the run
+    loads it, against the run's rules) or a language model's spec file (each of its
+    decisions a request)."""
     shipped = shipped_agent_names()
     unknown = sorted(
         name
@@ -48,13 +50,14 @@ def _check_bots(where: str, names: Sequence[str]) -> None:
         if name not in BOT_NAMES
         and name not in shipped
         and not is_agent_file(name)
+        and not is_llm_spec(name)
         and not (is_class_spec(name) and name.partition(":")[0] not in BOT_NAMES)
     )
     if unknown:
         raise ConfigError(
             f"{where}: unknown bot(s) {unknown}; bots are {list(BOT_NAMES)}, or give a shipped "
-            f"agent ({', '.join(shipped)}), {CLASS_FORMS} or an exported agent's path "
-            "(.safetensors with its .json beside it)"
+            f"agent ({', '.join(shipped)}), {CLASS_FORMS}, an exported agent's path "
+            "(.safetensors with its .json beside it) or a language model's spec file (.yaml)"
         )
 
 
