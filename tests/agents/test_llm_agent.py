@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support.chat_server import ChatServer, Script, chat_server, legal_moves, silent_port
 
 from uno_env import cards as C
 from uno_env import core, load_rules
@@ -34,6 +33,7 @@ from unolab.agents.llm.agent import LLMAgent, TextPolicyAgent
 from unolab.agents.llm.client import Message
 from unolab.agents.llm.records import DecisionCache, messages_key
 from unolab.agents.llm.spec import LLMSpec
+from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, legal_moves, silent_port
 from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament
 

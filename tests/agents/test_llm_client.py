@@ -7,7 +7,6 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from support.chat_server import ChatServer, Script, chat_server, silent_port
 
 from unolab.agents.llm.client import (
     ChatClient,
@@ -17,6 +16,7 @@ from unolab.agents.llm.client import (
     LLMRequestError,
 )
 from unolab.agents.llm.spec import LLMSpec
+from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, silent_port
 
 SECRET = "sk-proj-Zq8VbW3nRt5Yp2Lm9Kd4Hs7Jx1Cf6Ga0"
 """A recognisable key: no message or log line may show it."""

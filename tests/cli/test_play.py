@@ -456,7 +456,7 @@ def test_the_game_and_its_replay_end_on_the_same_result_line(
 
 
 def test_a_language_model_plays_from_its_spec_file(tmp_path: Path) -> None:
-    from support.chat_server import chat_server
+    from unolab.benchmarks.chat_server import chat_server
 
     rules = load_rules("official", num_players=2, target_score=1)
     with chat_server() as server:

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 from support import ROOT
-from support.chat_server import ChatServer, Script, chat_server, silent_port
 
 from uno_env.config_values import ConfigError
+from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, silent_port
 from unolab.tournament.cli import default_name
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config

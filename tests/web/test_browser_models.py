@@ -20,7 +20,6 @@ import uvicorn
 from conftest import make_config
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from support.chat_server import ChatServer, Script, chat_server
 from test_browser import (
     _deal,
     _free_port,
@@ -35,6 +34,7 @@ from test_browser import (
 )
 from test_models import SCRIPT_ANSWER, hostile, model_folder, write_spec
 
+from unolab.benchmarks.chat_server import ChatServer, Script, chat_server
 from unolab.web.app import create_app
 
 pytest.importorskip("openai")

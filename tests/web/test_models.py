@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from conftest import make_config
 from fastapi.testclient import TestClient
-from support.chat_server import ChatServer, Script, chat_server, legal_moves, silent_port
 
+from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, legal_moves, silent_port
 from unolab.web.app import create_app
 
 pytest.importorskip("openai")
