@@ -43,7 +43,6 @@ from unolab.agents.resolve import policy_factory
 from unolab.train.config_limits import check_bounds, int_field, make_paths_portable, seed_field
 
 __all__ = [
-    "LLM_GAME_KEYS",
     "MAX_BOOTSTRAP",
     "MAX_DEAL_SETS",
     "MAX_GAMES_PER_CHUNK",
@@ -78,19 +77,6 @@ already takes gigabytes."""
 
 MAX_WORKERS = 1_024
 """Most worker processes: more than any machine's cores."""
-
-LLM_GAME_KEYS = (
-    "model",
-    "temperature",
-    "max_tokens",
-    "view",
-    "list_moves",
-    "choices",
-    "glosses",
-    "seed",
-)
-"""The keys of a language model's spec file that decide its play (its address, key,
-timeouts, retries and concurrency do not)."""
 
 NOT_FINGERPRINTED = (
     "workers",
@@ -343,7 +329,7 @@ class TournamentConfig:
 
     def language_models(self) -> dict[str, dict[str, Any] | None]:
         """What decides the play of each language model, read from its spec file, by
-        participant name: :data:`LLM_GAME_KEYS` (``None`` for a file that cannot be read;
+        participant name: :meth:`~unolab.agents.llm.spec.LLMSpec.play_settings` (``None`` for a file that cannot be read;
         a run refuses it with its own line). Empty without a language model."""
         out: dict[str, dict[str, Any] | None] = {}
         for spec in self.all_participants:
@@ -354,7 +340,7 @@ class TournamentConfig:
             except (ConfigError, OSError):
                 out[spec.display_name] = None
                 continue
-            out[spec.display_name] = {key: getattr(loaded, key) for key in LLM_GAME_KEYS}
+            out[spec.display_name] = loaded.play_settings()
         return out
 
     def fingerprint(self) -> str:

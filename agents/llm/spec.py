@@ -32,6 +32,7 @@ from uno_env.text.prompt import PromptOptions
 
 __all__ = [
     "LLM_SPEC_SUFFIXES",
+    "PLAY_KEYS",
     "LLMSpec",
     "is_llm_spec",
     "load_llm_spec",
@@ -92,6 +93,20 @@ def _secret_words(value: str) -> str:
     if looks_like_secret(value) or len(value) > 40:
         return f"a {len(value)}-character value that looks like a key itself (not shown)"
     return shown(value)
+
+
+PLAY_KEYS = (
+    "model",
+    "temperature",
+    "max_tokens",
+    "view",
+    "list_moves",
+    "choices",
+    "glosses",
+    "seed",
+)
+"""The keys of a spec file that decide the model's play (its address, key, timeouts, retries
+and concurrency do not)."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +197,11 @@ class LLMSpec:
         return PromptOptions(
             view=self.view, list_moves=self.list_moves, choices=self.choices, glosses=self.glosses
         )
+
+    def play_settings(self) -> dict[str, Any]:
+        """What decides the model's play: :data:`PLAY_KEYS` and their values (a tournament's
+        fingerprint counts them; a moved server or a new key changes none of its games)."""
+        return {key: getattr(self, key) for key in PLAY_KEYS}
 
     def public(self) -> dict[str, Any]:
         """The spec as plain values, for records and summaries (it holds no key: only the
