@@ -204,7 +204,7 @@ def test_a_saved_game_that_is_a_fifo_is_skipped_and_refused(
     tmp_path: Path, app_client: TestClient
 ) -> None:
     games = tmp_path / "games"
-    games.mkdir()
+    games.mkdir(exist_ok=True)
     game_id = "A" * 22
     os.mkfifo(games / f"{game_id}.json")
     assert app_client.get("/api/replays").json() == []
@@ -220,7 +220,7 @@ def test_deeply_nested_json_is_refused_with_one_line(
     answer = app_client.post("/api/replay-file", content=deep)
     assert answer.status_code == 422, answer.text
     _one_line_without(answer.json()["detail"])
-    (tmp_path / "games").mkdir()
+    (tmp_path / "games").mkdir(exist_ok=True)
     (tmp_path / "games" / ("B" * 22 + ".json")).write_bytes(deep)
     answer = app_client.get(f"/api/replays/{'B' * 22}")
     assert answer.status_code == 422, answer.text
@@ -399,7 +399,8 @@ def test_one_client_cannot_hold_every_game(tmp_path: Path) -> None:
         # The oldest game, once abandoned, makes room for a new one.
         app.app.state.games.get(first["id"]).touched -= 3600
         assert one.post("/api/games", json=body).status_code == 201
-        assert one.get(f"/api/games/{first['id']}").status_code == 404
+        gone = one.get(f"/api/games/{first['id']}")
+        assert gone.status_code == 410 and "closed to make room" in gone.json()["detail"]
 
 
 def test_a_failed_save_keeps_the_move_and_the_hand(

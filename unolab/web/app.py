@@ -14,7 +14,11 @@ of :data:`unolab.web.guard.SECURITY_HEADERS`. The API is described at ``/openapi
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -27,8 +31,9 @@ from unolab.warmup import WarmupStatus
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import ApiError
 from unolab.web.game.batching import AgentBatcher
+from unolab.web.game.live import LIVE_FILE, LiveStore, StoredGame
 from unolab.web.game.routes import game_router
-from unolab.web.game.table import Games
+from unolab.web.game.table import Games, WebGame
 from unolab.web.guard import Guard
 from unolab.web.lab.routes import lab_router
 from unolab.web.replay.routes import replay_router
@@ -37,7 +42,9 @@ from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore
 from unolab.web.warming import ready_status, warmup_state
 
-__all__ = ["MEDIA_TYPES", "PageFiles", "create_app"]
+__all__ = ["MEDIA_TYPES", "PageFiles", "create_app", "open_live_games"]
+
+LOG = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -74,10 +81,21 @@ class PageFiles(StaticFiles):
         return response
 
 
+def open_live_games(config: ServeConfig) -> LiveStore:
+    """The file of live games of ``config.games_dir`` (``live.sqlite3``), opened.
+
+    Raises:
+        ValueError: one line naming the file, if it is damaged, foreign or newer (it is
+            left as it was).
+    """
+    return LiveStore(Path(config.games_dir) / LIVE_FILE)
+
+
 def create_app(
     config: ServeConfig | None = None,
     catalogue: Catalogue | None = None,
     warmup: WarmupStatus | None = None,
+    live: LiveStore | None = None,
 ) -> Guard:
     """The ASGI app of the browser table.
 
@@ -88,6 +106,7 @@ def create_app(
             (:func:`unolab.web.warming.start_warmup`), which ``GET /api/warmup`` reports
             and the routes that run the engine refuse with a 503 until it ends; none: the
             engine is ready.
+        live: The file of live games (default: :func:`open_live_games`).
 
     Returns:
         The app, with the :class:`Guard` (host check, headers, body limit) in front of it.
@@ -95,8 +114,13 @@ def create_app(
     config = config or ServeConfig()
     catalogue = catalogue or Catalogue(config.agents_dir)
     batcher = AgentBatcher()
-    games = Games(config)
     store = GameStore(config.games_dir)
+    live = live or open_live_games(config)
+
+    def restore(stored: StoredGame) -> WebGame:
+        return WebGame.restore(stored, catalogue, store.decisions_path(stored.id))
+
+    games = Games(config, live, restore)
     runs = RunFinder(config.runs_dir, config.agents_dir, trusted_code=config.trusted_code)
     # The API is described at /openapi.json only: the /docs and /redoc pages load their
     # scripts from a CDN, which the page's content security policy (self only) forbids.
@@ -106,6 +130,7 @@ def create_app(
         version="1",
         docs_url=None,
         redoc_url=None,
+        lifespan=_expiring(games),
     )
     app.state.batcher = batcher
     app.state.games = games
@@ -153,3 +178,30 @@ def create_app(
     app.include_router(replay_router(catalogue, store, runs))
     app.include_router(lab_router(config.runs_dir))
     return Guard(app, config)
+
+
+def _expiring(games: Games) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: while it serves, a thread expires the games idle past
+    ``--idle-minutes``, every ``--expire-every-seconds``."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        stop = threading.Event()
+
+        def sweep() -> None:
+            while True:  # at the start too: games that went idle while the server was down
+                try:
+                    games.expire()
+                except Exception:  # a locked or full disk: tried again on the next round
+                    LOG.exception("expiring idle games failed")
+                if stop.wait(games.config.expire_every_seconds):
+                    return
+
+        thread = threading.Thread(target=sweep, name="web-expiry", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+
+    return lifespan

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-__all__ = ["ApiError", "Busy", "Conflict", "Invalid", "NotFound", "NotReady"]
+__all__ = ["ApiError", "Busy", "Conflict", "Gone", "Invalid", "NotFound", "NotReady", "NotStored"]
 
 
 class ApiError(Exception):
@@ -25,6 +25,13 @@ class NotFound(ApiError):
     """An unknown game, replay, run or agent id (404)."""
 
     status = 404
+
+
+class Gone(ApiError):
+    """A game that expired (idle past ``--idle-minutes``) or was closed to make room for a
+    newer one (410); its finished hands are saved."""
+
+    status = 410
 
 
 class Conflict(ApiError):
@@ -50,3 +57,10 @@ class NotReady(ApiError):
 
     status = 503
     headers: ClassVar[Mapping[str, str]] = {"Retry-After": "2"}
+
+
+class NotStored(ApiError):
+    """A move that could not be committed to the file of live games (a full disk, say): the
+    game stands where it stood before the request (503); try again."""
+
+    status = 503

@@ -114,7 +114,8 @@ def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
         "--games-dir",
         type=path_argument,
         default=defaults.games_dir,
-        help=f"where finished web games are saved ({defaults.games_dir})",
+        help=f"where finished web games are saved, and the live ones kept (live.sqlite3, "
+        f"so that they survive a restart) ({defaults.games_dir})",
     )
     parser.add_argument(
         "--runs-dir",
@@ -139,7 +140,15 @@ def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
         "--idle-minutes",
         type=int,
         default=defaults.idle_minutes,
-        help=f"a game untouched this long is dropped from memory ({defaults.idle_minutes})",
+        help="a live game untouched this long expires (its finished hands stay under "
+        f"Replay) ({defaults.idle_minutes})",
+    )
+    parser.add_argument(
+        "--expire-every-seconds",
+        type=int,
+        default=defaults.expire_every_seconds,
+        help="how often the server looks for games idle past --idle-minutes, 1 to 3600 "
+        f"({defaults.expire_every_seconds})",
     )
     parser.add_argument(
         "--allowed-host",
@@ -187,6 +196,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
         max_games=args.max_games,
         max_body_bytes=args.max_body_bytes,
         idle_minutes=args.idle_minutes,
+        expire_every_seconds=args.expire_every_seconds,
         max_games_per_client=args.max_games_per_client,
         allowed_hosts=tuple(args.allowed_host),
         trusted_code=tuple(args.trust_code),
@@ -197,7 +207,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
         return 2
     import uvicorn
 
-    from unolab.web.app import create_app
+    from unolab.web.app import create_app, open_live_games
     from unolab.web.warming import start_warmup
 
     if not config.is_local:
@@ -206,13 +216,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
             "can play here and read the saved games and runs (there is no login)",
             file=sys.stderr,
         )
+    live = open_live_games(config)  # a damaged or foreign file: one line, before serving
     address = config.host.strip("[]")
     shown = f"[{address}]" if ":" in address else address  # an IPv6 address in a URL
     print(f"uno-lab table on http://{shown}:{config.port}/ (Ctrl-C stops it)", flush=True)
     # The page loads at once: an engine not compiled yet compiles behind it, and the page
     # shows the progress instead of the first deal waiting minutes without a word.
     warmup = start_warmup(lambda line: print(f"{prog}: {line}", file=sys.stderr, flush=True))
-    app = create_app(config, warmup=warmup)
+    app = create_app(config, warmup=warmup, live=live)
     # The address as bind_problem bound it: the socket takes an IPv6 address without brackets.
     uvicorn.run(app, host=address, port=config.port, log_level="warning")
     return 0

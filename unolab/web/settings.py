@@ -44,12 +44,15 @@ class ServeConfig:
         agents_dir: A folder of exported agents (``.safetensors`` + ``.json``) and of
             language models' spec files (``*.yaml`` holding ``llm:``) offered as opponents
             besides the bots and the shipped agents; ``None`` for none.
-        games_dir: Where finished web games are saved (one JSON record per game).
+        games_dir: Where finished web games are saved (one JSON record per game), and
+            the live games kept (``live.sqlite3``: they survive a restart of the server).
         runs_dir: Where tournament runs are looked for (folders holding ``games.jsonl``).
         max_games: Most games held at once (live and recently finished); more get HTTP 429.
         max_body_bytes: Largest request body, in bytes; larger ones get HTTP 413.
-        idle_minutes: A game untouched this long is dropped from memory (finished hands
-            are on disk already).
+        idle_minutes: A live game untouched this long expires: it is taken out of play
+            (its id answers HTTP 410; its finished hands stay under Replay).
+        expire_every_seconds: How often the server looks for games idle past
+            ``idle_minutes`` (an expired game is found within this long).
         max_games_per_client: Most games one client address holds at once; its oldest
             idle game makes room for a new one, else it gets HTTP 429.
         allowed_hosts: Host names (besides this machine's) that requests may be addressed
@@ -68,6 +71,7 @@ class ServeConfig:
     max_games: int = 1000
     max_body_bytes: int = 2**20
     idle_minutes: int = 120
+    expire_every_seconds: int = 60
     max_games_per_client: int = 50
     allowed_hosts: tuple[str, ...] = ()
     trusted_code: tuple[str, ...] = ()
@@ -81,6 +85,9 @@ class ServeConfig:
             option("max_body_bytes"), self.max_body_bytes, 256, MAX_BODY_LIMIT, "request size"
         )
         check_int(option("idle_minutes"), self.idle_minutes, 1, 7 * 24 * 60, "at most a week")
+        check_int(
+            option("expire_every_seconds"), self.expire_every_seconds, 1, 3600, "at most an hour"
+        )
         check_int(
             option("max_games_per_client"), self.max_games_per_client, 1, MAX_GAMES_LIMIT, "games"
         )

@@ -204,10 +204,15 @@ def game_router(
         except ValueError as err:
             game.close_models()
             raise Invalid(f"opponents: {err}") from None
-        games.add(game)
+        try:
+            games.add(game)
+        except Exception:
+            game.close_models()
+            raise
         with game.lock:
             game.deal_lines()
             game.play_agents(catalogue, batcher)
+            games.commit(game)
             _saved(game)
             return game.view(events_after=0)
 
@@ -250,6 +255,7 @@ def game_router(
     @router.post("/api/games/{game_id}/moves", dependencies=[NEEDS_ENGINE])
     def move(game_id: str, body: Move) -> dict[str, Any]:
         """Your move; the agents then play until it is your turn or the hand is over.
+        The actions are committed to the file of live games before the answer.
 
         ``log`` in the answer holds the sentences this move added, ``events`` its steps
         (yours and the agents', one by one).
@@ -260,6 +266,7 @@ def game_router(
             game.agent_error = None
             game.human_move(body.action, body.seq)
             game.play_agents(catalogue, batcher)
+            games.commit(game)
             _saved(game)
             return game.view(start, seq)
 
@@ -287,6 +294,7 @@ def game_router(
             start = len(game.log)
             game.agent_error = None
             game.play_agents(catalogue, batcher, model_moves=1)
+            games.commit(game)
             _saved(game)
             return game.view(start, seq)
 
@@ -299,6 +307,7 @@ def game_router(
             game.agent_error = None
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
+            games.commit(game)
             _saved(game)
             return game.view(start, seq)
 

@@ -1,6 +1,9 @@
 """The live web games: one match of hands between the human (seat 0) and server-side
-agents (:class:`WebGame`), and the games in play, held in memory by id with the caps and
-the idle timeout (:class:`Games`); finished hands are on disk (:mod:`unolab.web.store`).
+agents (:class:`WebGame`), and the games in play, by id, with the caps and the idle
+timeout (:class:`Games`). Every live game is in the file of live games
+(:mod:`unolab.web.game.live`), every accepted action committed before its request is
+answered, and a game the server does not hold in memory (after a restart) is rebuilt from
+it; finished hands are saved as records too (:mod:`unolab.web.store`).
 
 Every request that changes a game holds the game's lock, checks everything first and only
 then steps: a refused move changes nothing. After the human's move the agents play on,
@@ -22,9 +25,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,8 +49,9 @@ from uno_env.play import PolicyError, choose_actions
 from uno_env.rules import Rules
 from unolab.records import RECORD_FORMAT
 from unolab.web.catalogue import Catalogue
-from unolab.web.errors import Busy, Conflict, Invalid, NotFound
+from unolab.web.errors import Busy, Conflict, Gone, Invalid, NotFound, NotStored
 from unolab.web.game.batching import AgentBatcher
+from unolab.web.game.live import DROPPED, EXPIRED, LIVE, LiveStore, StoredGame
 from unolab.web.game.picture import legal_moves, table_picture
 from unolab.web.settings import ServeConfig
 
@@ -55,7 +60,14 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["HUMAN_SEAT", "IDLE_BEFORE_EVICTION_S", "KEPT_EVENTS", "Games", "WebGame"]
+__all__ = [
+    "HUMAN_SEAT",
+    "IDLE_BEFORE_EVICTION_S",
+    "KEPT_EVENTS",
+    "Games",
+    "Restorer",
+    "WebGame",
+]
 
 HUMAN_SEAT = 0
 
@@ -79,7 +91,7 @@ class WebGame:
         log: Every sentence so far.
         hands: The actions of every hand so far (the record).
         seq: Moves taken in the whole match; a move is accepted only with the current one.
-        touched: When a request last used the game (``time.monotonic``).
+        touched: When a request last used the game (``time.time``).
         client: The address of the client that started it (for the per-client cap).
         unsaved: A finished hand is not on disk yet (its save failed; it is tried again).
         save_error: Why the last save failed (``None`` once saved).
@@ -94,6 +106,8 @@ class WebGame:
             it with ``agent-move``), or ``None``.
         agent_error: What went wrong with a model's endpoint in the last request, in one
             line (``None``: nothing).
+        pending: ``(seq, hand, action)`` of each action taken since the game was last
+            committed to the file of live games.
     """
 
     id: str
@@ -106,7 +120,7 @@ class WebGame:
     log: list[str] = field(default_factory=list)
     hands: list[list[str]] = field(default_factory=lambda: [[]])
     seq: int = 0
-    touched: float = field(default_factory=time.monotonic)
+    touched: float = field(default_factory=time.time)
     client: str = ""
     unsaved: bool = False
     save_error: str | None = None
@@ -117,6 +131,7 @@ class WebGame:
     decisions: Path | None = None
     thinking: int | None = None
     agent_error: str | None = None
+    pending: list[tuple[int, int, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -142,6 +157,70 @@ class WebGame:
         )
         game.last_cards = [None] * rules.num_players
         return game
+
+    @classmethod
+    def restore(cls, stored: StoredGame, catalogue: Catalogue, decisions: Path | None) -> WebGame:
+        """A game of the file of live games, rebuilt: the same deal, every action replayed
+        (with its sentences and steps), its language models seated again (recording to
+        ``decisions``, after what they recorded before).
+
+        Raises:
+            Conflict: for a game whose agents this server does not offer now.
+            ValueError: for an action that does not replay (a file edited by hand).
+        """
+        rules = Rules.from_dict(stored.rules, where=f"live game {stored.id}: rules")
+        for agent_id in stored.agents:
+            if agent_id is not None and agent_id not in catalogue.entries:
+                raise Conflict(
+                    f"game {stored.id} is played against {agent_id!r}, which this server does "
+                    "not offer now; start it with the --agents-dir that holds that agent"
+                )
+        game = cls(
+            id=stored.id,
+            rules=rules,
+            seed=stored.seed,
+            agents=list(stored.agents),
+            labels=list(stored.labels),
+            game=UnoGame(rules, seed=stored.seed),
+            setup=dict(stored.setup),
+            client=stored.client,
+            touched=stored.touched,
+        )
+        game.last_cards = [None] * rules.num_players
+        for number, actions in enumerate(stored.hands):
+            if number > 0:
+                game.game.next_hand()
+                game.hands.append([])
+                game.last_cards = [None] * rules.num_players
+            game.deal_lines()
+            for name in actions:
+                game._step(game.game.current_seat, C.parse_action(name))
+        game.pending.clear()
+        # A hand finished before the restart is saved again (the save may have failed).
+        game.unsaved = len(stored.hands) > 1 or game.game.over
+        try:
+            game.seat_models(catalogue, decisions)
+        except ValueError as err:
+            game.close_models()
+            raise Conflict(f"game {stored.id}: {err}") from None
+        if not game.game.over and game.game.current_seat in game.models:
+            game.thinking = game.game.current_seat
+        return game
+
+    def stored(self) -> StoredGame:
+        """The game as the file of live games first holds it (before any action)."""
+        return StoredGame(
+            id=self.id,
+            client=self.client,
+            rules=self.rules.to_dict(),
+            seed=self.seed,
+            agents=list(self.agents),
+            labels=list(self.labels),
+            setup=dict(self.setup),
+            hands=[[]],
+            touched=self.touched,
+            status=LIVE,
+        )
 
     @property
     def names(self) -> list[str]:
@@ -289,6 +368,7 @@ class WebGame:
         self.game.step(action)
         self.seq += 1
         self.hands[-1].append(C.action_name(action))
+        self.pending.append((self.seq, len(self.hands) - 1, self.hands[-1][-1]))
         lines = describe_step(self.rules, before, self.game.state, seat, action, self.narrator)
         self.log += lines
         face = int(C.ACTION_FACE[action])
@@ -445,29 +525,43 @@ class WebGame:
 
 
 IDLE_BEFORE_EVICTION_S = 300
-"""A client at its cap gives up its least recently used game for a new one only if that
-game has been untouched this long (a game being played is never taken away)."""
+"""A game untouched this long counts as abandoned: a client at its cap, or anyone when the
+server is at its cap, may have it closed to start a new one (a game being played is never
+taken away)."""
+
+Restorer = Callable[[StoredGame], WebGame]
+"""Rebuilds a game of the file of live games (:meth:`WebGame.restore` with the server's
+agents)."""
 
 
 class Games:
-    """The games held in memory, by id, with the caps and the idle timeout.
+    """The live games, by id: in the file of live games, and in memory once used.
 
-    Two caps bound memory: ``max_games`` in all and ``max_games_per_client`` per client
-    address, so that one client cannot fill the server with games it abandons.
+    Two caps bound them: ``max_games`` in all and ``max_games_per_client`` per client
+    address, so that one client cannot fill the server with games it abandons. A game idle
+    past ``idle_minutes`` expires (:meth:`expire`, run on the server's schedule); one idle
+    for :data:`IDLE_BEFORE_EVICTION_S` makes room for a new game at a cap. The id of a game
+    taken out of play answers 410 with why (for :data:`unolab.web.game.live.TOMBSTONE_DAYS`).
+
+    Args:
+        config: The server's options (the caps, ``idle_minutes``).
+        live: The file of live games.
+        restore: Rebuilds a game of the file that is not in memory.
     """
 
-    def __init__(self, config: ServeConfig) -> None:
+    def __init__(self, config: ServeConfig, live: LiveStore, restore: Restorer) -> None:
         self.config = config
+        self.live = live
+        self._restore = restore
         self._games: dict[str, WebGame] = {}
         self._lock = threading.Lock()
 
     def add(self, game: WebGame) -> None:
-        """Hold a new game (its ``client`` set).
+        """Hold a new game (its ``client`` set), committed to the file.
 
-        Games idle past ``idle_minutes`` are dropped first. A client at its cap gives up
-        its oldest finished game, else its least recently used one if that has been idle
-        for :data:`IDLE_BEFORE_EVICTION_S`. At the server's cap, finished games go first
-        (they are on disk).
+        A client at its cap gives up its oldest finished game, else its least recently
+        used one if that has been idle for :data:`IDLE_BEFORE_EVICTION_S`. At the server's
+        cap, finished games go first, then the longest idle one if it is abandoned.
 
         Raises:
             Busy: when a cap is still reached.
@@ -482,51 +576,146 @@ class Games:
     def _add(self, game: WebGame, dropped: list[WebGame]) -> None:
         config = self.config
         with self._lock:
-            now = time.monotonic()
-            idle = now - 60 * config.idle_minutes
-            for old in [k for k, g in self._games.items() if g.touched < idle]:
-                dropped.append(self._games.pop(old))
+            now = time.time()
+            abandoned = now - IDLE_BEFORE_EVICTION_S
             mine = sorted(
-                (g for g in self._games.values() if g.client == game.client),
-                key=lambda g: (not self._finished(g), g.touched),
+                self._weighed(self.live.held(game.client)),
+                key=lambda held: (not held[1], held[2]),
             )
             if len(mine) >= config.max_games_per_client:
-                oldest = mine[0]
-                if not self._finished(oldest) and oldest.touched > now - IDLE_BEFORE_EVICTION_S:
+                oldest, finished, touched = mine[0]
+                if not finished and touched > abandoned:
                     raise Busy(
                         f"this client holds {len(mine)} games in play (the server's "
                         f"--max-games-per-client is {config.max_games_per_client}); finish "
                         f"one, or wait {IDLE_BEFORE_EVICTION_S // 60} minutes for the oldest "
                         "to count as abandoned"
                     )
-                dropped.append(self._games.pop(oldest.id))
-            if len(self._games) >= config.max_games:
-                for old in [k for k, g in self._games.items() if self._finished(g)]:
-                    dropped.append(self._games.pop(old))
-            if len(self._games) >= config.max_games:
-                raise Busy(
-                    f"the server holds {config.max_games} games (its --max-games); "
-                    "finish one or try again later"
-                )
+                self._end([oldest], DROPPED, dropped)
+            every = self._weighed(self.live.held())
+            if len(every) >= config.max_games:
+                gone = [g for g, finished, _ in every if finished]
+                if not gone:
+                    idle = sorted((t, g) for g, _, t in every if t < abandoned)
+                    gone = [g for _, g in idle[: len(every) - config.max_games + 1]]
+                self._end(gone, DROPPED, dropped)
+                if len(every) - len(gone) >= config.max_games:
+                    raise Busy(
+                        f"the server holds {config.max_games} games (its --max-games); "
+                        "finish one or try again later"
+                    )
+            self.live.insert(game.stored())
             self._games[game.id] = game
+
+    def _weighed(self, held: Sequence[Any]) -> list[tuple[str, bool, float]]:
+        """``(id, finished, touched)`` of live games, as memory knows them best (the file
+        learns that a game was read within a minute; a game in memory may hold an unsaved
+        hand)."""
+        out = []
+        for row in held:
+            game = self._games.get(row.id)
+            if game is None:
+                out.append((row.id, row.match_over, row.touched))
+            else:
+                out.append((row.id, self._finished(game), game.touched))
+        return out
+
+    def _end(self, game_ids: Sequence[str], status: str, dropped: list[WebGame]) -> None:
+        """Take games out of play (the lock held)."""
+        self.live.end(game_ids, status)
+        for game_id in game_ids:
+            game = self._games.pop(game_id, None)
+            if game is not None:
+                dropped.append(game)
 
     @staticmethod
     def _finished(game: WebGame) -> bool:
         """A match that is over and on disk: dropping it loses nothing."""
         return game.match_over and not game.unsaved
 
+    def expire(self) -> int:
+        """Take the games idle past ``idle_minutes`` out of play (what the server runs on
+        its schedule); returns how many."""
+        dropped: list[WebGame] = []
+        cutoff = time.time() - 60 * self.config.idle_minutes
+        with self._lock:
+            idle = [g for g, _, touched in self._weighed(self.live.held()) if touched < cutoff]
+            self._end(idle, EXPIRED, dropped)
+        for old in dropped:
+            old.close()
+        return len(idle)
+
     def get(self, game_id: str) -> WebGame:
-        """A held game.
+        """A live game, from memory or rebuilt from the file.
 
         Raises:
-            NotFound: for an unknown (or dropped) id.
+            NotFound: for an unknown id.
+            Gone: for a game that expired or was closed to make room.
+            Conflict: for a game this server cannot rebuild (its agents are not offered).
         """
         with self._lock:
             game = self._games.get(game_id)
         if game is None:
-            raise NotFound(f"no game {game_id!r} on this server (finished games are under Replay)")
-        game.touched = time.monotonic()
+            game = self._load(game_id)
+        now = time.time()
+        if now - game.touched > 60:  # the file knows within a minute when it was last used
+            self.live.touch(game.id, now)
+        game.touched = now
         return game
 
+    def _load(self, game_id: str) -> WebGame:
+        """Rebuild a game of the file (outside the lock: replaying takes a while)."""
+        stored = self.live.load(game_id)
+        if stored is None:
+            raise NotFound(f"no game {game_id!r} on this server (finished games are under Replay)")
+        if stored.status == EXPIRED:
+            raise Gone(
+                f"game {game_id} expired: nobody played it for {self.config.idle_minutes} "
+                "minutes (the server's --idle-minutes); its finished hands are under Replay"
+            )
+        if stored.status != LIVE:
+            raise Gone(
+                f"game {game_id} was closed to make room for a newer game (the server's "
+                "--max-games-per-client or --max-games); its finished hands are under Replay"
+            )
+        try:
+            game = self._restore(stored)
+        except ValueError as err:  # a file edited by hand
+            raise Conflict(f"game {game_id} cannot be rebuilt: {err}") from None
+        with self._lock:
+            held = self._games.setdefault(game_id, game)
+        if held is not game:  # another request rebuilt it first
+            game.close()
+        return held
+
+    def commit(self, game: WebGame) -> None:
+        """Commit the actions a request took (the game's lock held), before it is answered.
+
+        Raises:
+            NotStored: the file could not be written; the game is dropped from memory and
+                stands, at the next request, where the file has it (before this request).
+            Gone: the game was taken out of play while the request ran.
+        """
+        moves, game.pending = game.pending, []
+        try:
+            kept = self.live.commit(game.id, moves, len(game.hands), game.match_over, game.touched)
+        except sqlite3.Error as err:
+            LOG.error("game %s: its moves could not be committed: %s", game.id, err)
+            self._forget(game)
+            raise NotStored(
+                "the move could not be stored (the server's games folder cannot be written: "
+                f"{err}); the game stands where it stood before it: reload the game and try "
+                "again"
+            ) from None
+        if not kept:
+            self._forget(game)
+            raise Gone(f"game {game.id} was taken out of play while this request ran")
+
+    def _forget(self, game: WebGame) -> None:
+        with self._lock:
+            if self._games.get(game.id) is game:
+                del self._games[game.id]
+        game.close_models()
+
     def __len__(self) -> int:
-        return len(self._games)
+        return len(self.live.held())
