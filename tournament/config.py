@@ -343,13 +343,11 @@ class TournamentConfig:
             out[spec.display_name] = loaded.play_settings()
         return out
 
-    def fingerprint(self) -> str:
-        """A hash of everything that decides the games' contents.
-
-        ``deal_sets`` (a run may be extended) and :data:`NOT_FINGERPRINTED` are left out:
-        they never change a game. A language model's spec file counts by what decides its
-        play (:meth:`language_models`), not by where its server is.
-        """
+    def game_fields(self) -> dict[str, Any]:
+        """The keys that decide the games' contents, as a run stores them: the rules
+        resolved to every switch, each language model by what decides its play
+        (:meth:`language_models`, not where its server is). ``deal_sets`` (a run may be
+        extended) and :data:`NOT_FINGERPRINTED` are left out: they never change a game."""
         data = self.to_dict()
         for key in ("deal_sets", *NOT_FINGERPRINTED):
             data.pop(key)
@@ -357,7 +355,12 @@ class TournamentConfig:
         models = self.language_models()
         if models:  # absent without one: the fingerprints of other runs are unchanged
             data["language_models"] = models
-        text = json.dumps(data, sort_keys=True)
+        out: dict[str, Any] = json.loads(json.dumps(data))  # as stored: tuples become lists
+        return out
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the games' contents (:meth:`game_fields`)."""
+        text = json.dumps(self.game_fields(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -27,7 +27,7 @@ from uno_env.folders import NO_SPACE, RunFolder
 from uno_env.rules import load_rules
 from unolab.tournament.config import NOT_FINGERPRINTED, TournamentConfig
 
-__all__ = ["MAX_LOG_BYTES", "TournamentFolder", "game_fields", "write_error", "write_file"]
+__all__ = ["MAX_LOG_BYTES", "TournamentFolder", "write_error", "write_file"]
 
 
 MAX_LOG_BYTES = 4 << 30
@@ -204,7 +204,7 @@ class TournamentFolder:
         """
         meta = {
             "fingerprint": config.fingerprint(),
-            "games_config": game_fields(config),
+            "games_config": config.game_fields(),
             "deal_set_counts": sorted(counts),
             "overrides": sorted(overridden),
         }
@@ -220,19 +220,6 @@ class TournamentFolder:
 
 _NOT_FINGERPRINTED = ("deal_sets", *NOT_FINGERPRINTED)
 """Config keys that never change a game (see :meth:`TournamentConfig.fingerprint`)."""
-
-
-def game_fields(config: TournamentConfig) -> dict[str, Any]:
-    """The keys of a config that decide its games, with the rules resolved to every switch."""
-    data = config.to_dict()
-    for key in _NOT_FINGERPRINTED:
-        data.pop(key, None)
-    data["rules"] = config.game_rules().to_dict()
-    models = config.language_models()
-    if models:  # what decides each language model's play, from its spec file
-        data["language_models"] = models
-    out: dict[str, Any] = json.loads(json.dumps(data))  # as stored: tuples become lists
-    return out
 
 
 def _participant_label(entry: Any) -> str:
@@ -251,7 +238,7 @@ def _show(key: str, value: Any) -> str:
 
 def _differences(stored: Mapping[str, Any], config: TournamentConfig) -> str:
     """The game-deciding keys in which a stored run record and ``config`` differ."""
-    new = game_fields(config)
+    new = config.game_fields()
     recorded = stored.get("games_config")
     old: dict[str, Any] = dict(recorded) if isinstance(recorded, Mapping) else {}
     raw = stored.get("config")
