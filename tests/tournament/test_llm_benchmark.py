@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from support.optional import require
 
 from unolab.benchmarks import llm as bench
 from unolab.cli import main as cli_main
 
-pytest.importorskip("openai")
-pytest.importorskip("uvicorn")
+require("openai", "language-model agents (pip install -e .[llm])")
+require("uvicorn", "the scripted chat server (pip install -e .[web])")
 
 
 def test_a_small_run_measures_both_figures(

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from support import ROOT
+from support.optional import require
 
 from uno_env.config_values import ConfigError
 from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, silent_port
@@ -38,7 +39,7 @@ from unolab.tournament.ray_runner import shipped_entrants
 from unolab.tournament.runner import run_tournament
 from unolab.tournament.telemetry import TELEMETRY_FILE, decisions_file
 
-pytest.importorskip("openai")
+require("openai", "language-model agents (pip install -e .[llm])")
 
 COUNTS = ("decisions", "requests", "invalid", "retries", "fallbacks", "transport_retries")
 

@@ -20,6 +20,7 @@ import uvicorn
 from conftest import make_config
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from support.optional import require
 from test_browser import (
     _deal,
     _free_port,
@@ -37,7 +38,7 @@ from test_models import SCRIPT_ANSWER, hostile, model_folder, write_spec
 from unolab.benchmarks.chat_server import ChatServer, Script, chat_server
 from unolab.web.app import create_app
 
-pytest.importorskip("openai")
+require("openai", "language-model agents (pip install -e .[llm])")
 
 browser = test_browser.browser
 shots = test_browser.shots

@@ -27,11 +27,12 @@ from typing import Any
 import pytest
 from conftest import make_config
 from fastapi.testclient import TestClient
+from support.optional import require
 
 from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, legal_moves, silent_port
 from unolab.web.app import create_app
 
-pytest.importorskip("openai")
+require("openai", "language-model agents (pip install -e .[llm])")
 
 SCRIPT_ANSWER = "<script>window.pwned = 1</script><b>bold</b>\nFinal answer: "
 """What a hostile model writes before its move: the page must show it as text."""
