@@ -10,6 +10,7 @@ folder.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -620,3 +621,193 @@ def test_every_listed_run_opens_in_the_lab(tmp_path: Path, browser: Any) -> None
         assert "damaged/evaluations.jsonl line 1" in shown and "steps" in shown, shown
         severe = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert severe and all("damaged" in m and "422" in m for m in severe), severe
+
+
+# ---- the look of the table: cards, fans, motion, the panels on a desktop and a phone --------
+
+DESKTOP, PHONE = (1280, 800), (390, 844)
+CODE_WORDS = ("until_playable", "winner_takes", "penalty_points", "rlcard", "None", "True", "False")
+"""Config values that the page's rule texts must never show (plus any ``snake_case`` key)."""
+
+
+def _sized(driver: Any, size: tuple[int, int]) -> None:
+    driver.set_window_size(*size)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    # The window's frame takes some of it: make the page itself this size.
+    driver.set_window_size(2 * size[0] - inner[0], 2 * size[1] - inner[1])
+
+
+def _no_sideways_scroll(driver: Any) -> None:
+    width = driver.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert width[0] <= width[1], width
+
+
+def _count_animations(driver: Any) -> None:
+    """Record, in the page, the most animations running at once from now on."""
+    driver.execute_script(
+        "window.mostAnimations = 0; setInterval(() => { window.mostAnimations = Math.max("
+        "window.mostAnimations, document.getAnimations().length); }, 15);"
+    )
+
+
+def _house_rule(driver: Any, name: str, value: str) -> None:
+    field = driver.find_element(By.CSS_SELECTOR, f"[data-rule='{name}']")
+    field.clear()
+    field.send_keys(value, Keys.TAB)
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_table_is_dealt_as_a_card_game(
+    server: str, browser: Any, shots: Path, size: tuple[int, int]
+) -> None:
+    """Your hand is a fan (spread on a desktop, overlapping on a phone), each opponent a fan
+    of backs as many as its cards, the deal moves, and the page never scrolls sideways."""
+    _sized(browser, size)
+    _load(browser, server)
+    _set_speed(browser, "0")
+    _count_animations(browser)
+    _deal(browser, "5", players=4)
+    boxes = browser.execute_script(
+        "return [...document.querySelectorAll('#hand .card')].map(c => {"
+        "const r = c.getBoundingClientRect(); return [c.offsetLeft, c.offsetWidth, r.left,"
+        " r.right, getComputedStyle(c).rotate]})"
+    )
+    assert len(boxes) >= 7, boxes
+    assert len({b[4] for b in boxes}) > 1, boxes  # tilted along an arc
+    pairs = list(itertools.pairwise(boxes))
+    if size == PHONE:
+        assert all(b[2] < a[3] for a, b in pairs), boxes  # overlapping
+    else:
+        assert all(b[0] >= a[0] + a[1] for a, b in pairs), boxes  # spread apart
+    assert all(b[3] <= size[0] for b in boxes) and boxes[0][2] >= 0, boxes
+    seats = browser.execute_script(
+        "return [...document.querySelectorAll('#seats .seat')].map(s => [s.dataset.seat,"
+        " s.querySelector('.count').textContent, s.querySelectorAll('.backs .back').length])"
+    )
+    assert len(seats) == 4 and seats[0][2] == 0, seats  # your cards are in your hand
+    for seat, count, backs in seats[1:]:
+        assert count == f"{backs} cards", (seat, count, backs)
+    assert browser.execute_script("return window.mostAnimations") > 0  # the deal moved
+    assert _text(browser, "#direction").endswith("clockwise")
+    _no_sideways_scroll(browser)
+    name = "desktop" if size == DESKTOP else "phone"
+    browser.save_screenshot(str(shots / f"table_{name}.png"))
+
+
+def test_reduced_motion_moves_nothing(server: str, browser: Any) -> None:
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]},
+    )
+    _sized(browser, DESKTOP)
+    _load(browser, server)
+    _set_speed(browser, "150")
+    _count_animations(browser)
+    _deal(browser, "5", players=3)
+    _play_until(browser, lambda d: int(_seq(d)) >= 8 or _hand_over(d))
+    assert browser.execute_script("return window.mostAnimations") == 0
+    assert browser.execute_script("return matchMedia('(prefers-reduced-motion: reduce)').matches")
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_end_of_a_hand_reads_on_a_phone(
+    server: str, browser: Any, shots: Path, size: tuple[int, int]
+) -> None:
+    """Four hands of 12 cards, cut short at once: every hand shown, none in a column
+    taller than the screen, nothing wider than it."""
+    _sized(browser, size)
+    _load(browser, server)
+    _set_speed(browser, "0")
+    count = browser.find_element(By.ID, "num-players")
+    count.clear()
+    count.send_keys("4", Keys.TAB)
+    browser.find_element(By.CSS_SELECTOR, "#house-rules summary").click()
+    _house_rule(browser, "hand_size", "12")
+    _house_rule(browser, "max_turns", "1")
+    _deal(browser, "3")
+    _play_until(browser, _hand_over, use_keys=True)  # the middle of a fanned card is under the next
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#result tr.revealed")) == 4
+    cells = browser.execute_script(
+        "return [...document.querySelectorAll('#result td')].map(c => c.getBoundingClientRect().height)"
+    )
+    assert max(cells) < size[1] / 3, cells
+    widths = browser.execute_script(
+        "const r = document.querySelector('#result'); return [r.scrollWidth, r.clientWidth]"
+    )
+    assert widths[0] <= widths[1], widths
+    _no_sideways_scroll(browser)
+    browser.execute_script("document.querySelector('#result').scrollIntoView()")
+    name = "desktop" if size == DESKTOP else "phone"
+    browser.save_screenshot(str(shots / f"end_of_hand_{name}.png"))
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_house_rules_are_plain_words_without_overlaps(
+    server: str, browser: Any, shots: Path, size: tuple[int, int]
+) -> None:
+    _sized(browser, size)
+    _load(browser, server)
+    browser.find_element(By.CSS_SELECTOR, "#house-rules summary").click()
+    text = browser.execute_script("return document.querySelector('#switches').textContent")
+    shown = [w for w in CODE_WORDS if re.search(rf"\b{w}\b", text)]
+    assert not shown, shown
+    assert not re.search(r"\w_\w|``", text), re.findall(r"\S*(?:\w_\w|``)\S*", text)
+    # No control lies over the words of another rule or group, nor out of its group.
+    clashes = browser.execute_script(
+        """
+        const box = (n) => n.getBoundingClientRect();
+        const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+        const out = [];
+        const labels = [...document.querySelectorAll('#switches .rule, #switches legend')];
+        for (const control of document.querySelectorAll('#switches [data-rule]')) {
+          const mine = control.closest('.rule'), group = box(control.closest('fieldset'));
+          const c = box(control);
+          if (c.left < group.left || c.right > group.right) out.push([control.dataset.rule, 'out of its group']);
+          for (const label of labels) {
+            if (label === mine || label.contains(control)) continue;
+            if (meet(c, box(label))) out.push([control.dataset.rule, label.textContent.slice(0, 40)]);
+          }
+        }
+        return out;
+        """
+    )
+    assert not clashes, clashes
+    _no_sideways_scroll(browser)
+    browser.execute_script(
+        "document.querySelector('[data-for=\"wd4\"]').scrollIntoView({block: 'center'})"
+    )
+    name = "desktop" if size == DESKTOP else "phone"
+    browser.save_screenshot(str(shots / f"house_rules_{name}.png"))
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_lab_agent_cards_lead_with_the_name_and_wrap(
+    server: str, browser: Any, shots: Path, size: tuple[int, int]
+) -> None:
+    _sized(browser, size)
+    _load(browser, server)
+    browser.find_element(By.ID, "tab-lab").click()
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#lab-agents .agent-card")
+    )
+    _idle(browser)
+    cards = browser.execute_script(
+        """
+        return [...document.querySelectorAll('#lab-agents .agent-card')].map(card => [
+          card.dataset.agent, card.innerText.trim().split('\\n')[0],
+          card.querySelectorAll('ol.recipe li').length,
+          [card, ...card.querySelectorAll('*')].filter(n => n.clientWidth > 0 &&
+            n.scrollWidth > n.clientWidth + 1).map(n => n.tagName + ' ' + n.textContent.slice(0, 40))]);
+        """
+    )
+    assert len(cards) >= 4, cards
+    for agent, first_line, steps, overflowing in cards:
+        assert first_line == agent, (agent, first_line)
+        assert steps >= 1, agent
+        assert not overflowing, (agent, overflowing)
+    _no_sideways_scroll(browser)
+    browser.execute_script("document.querySelector('#lab-agents').scrollIntoView()")
+    name = "desktop" if size == DESKTOP else "phone"
+    browser.save_screenshot(str(shots / f"lab_{name}.png"))

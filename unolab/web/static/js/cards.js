@@ -24,14 +24,19 @@ export function cardTitle(name) {
 export function card(name, tag = "div", small = false) {
   const colour = cardColour(name);
   const letter = colour === "W" ? "W" : colour;
-  const node = el(tag, { class: `card ${colour}${small ? " small" : ""}`, title: cardTitle(name),
+  const value = cardValue(name);
+  const node = el(tag, { class: `card ${colour}${small ? " small" : ""}${value.length > 1 ? " two" : ""}`, title: cardTitle(name),
     "aria-label": cardTitle(name), type: tag === "button" ? "button" : null },
-  el("span", { class: "index", "aria-hidden": "true" }, letter),
-  el("span", { class: "value", "aria-hidden": "true" }, cardValue(name)),
+  el("span", { class: "index", "aria-hidden": "true" }, value),
+  el("span", { class: "value", "aria-hidden": "true" }, value === "W" ? "\u2726" : value),
   el("span", { class: "index low", "aria-hidden": "true" }, letter));
   node.dataset.card = name;
   return node;
 }
+// The back of a card: the same for every card, so that it tells nothing.
+export function back() { return el("span", { class: "back", "aria-hidden": "true" }); }
+// The most backs a seat shows; its count says the rest.
+export const MAX_BACKS = 24;
 export function swatch(letter) {
   const node = el("span", { class: "swatch" });
   node.style.background = letter ? CSS_COLOURS[letter] : "#888";
@@ -55,12 +60,14 @@ export function seatBox(seat, how) {
   const name = seat.agent ? seat.name.replace(` (${seat.agent})`, "") : seat.name;
   const box = el("div", { class: classes.filter(Boolean).join(" "), "data-seat": String(seat.seat) },
     el("div", { class: "who" }, name, label),
+    how.backs ? el("div", { class: "backs", "data-count": String(seat.count) },
+      ...Array.from({ length: Math.min(seat.count, MAX_BACKS) }, back)) : null,
     el("div", { class: "stats" }, el("span", { class: "count" }, `${seat.count} card${seat.count === 1 ? "" : "s"}`), ` \u00B7 ${seat.score} pts`));
   if (winner) box.append(el("span", { class: "badge win" }, "\u2605 won"));
   if (thinking) box.append(el("span", { class: "badge thinking", role: "status" }, el("span", { class: "spinner", "aria-hidden": "true" }), " thinking\u2026"));
   else if (seat.current && !winner) box.append(el("span", { class: "badge turn" }, "to play"));
   if (seat.out) box.append(el("span", { class: "badge" }, "out"));
-  if (seat.count === 1 && !seat.catchable && !seat.out) box.append(el("span", { class: "badge" }, "UNO"));
+  if (seat.count === 1 && !seat.catchable && !seat.out) box.append(el("span", { class: "badge uno-call" }, "UNO!"));
   if (seat.catchable) box.append(el("span", { class: "badge" }, "no UNO called!"));
   if (last !== undefined) {
     box.append(el("div", { class: "last" }, last ? card(last, "div", true) : null, el("span", { class: "label" }, last ? "last played" : "nothing played yet")));

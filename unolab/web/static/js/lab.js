@@ -113,18 +113,37 @@ function detail(...children) {
   box.replaceChildren(...children);
   box.classList.remove("hidden");
 }
+// How an agent was made: the steps of its recipe, numbered; the command of each step as
+// code that wraps where it must (a card never scrolls sideways).
+function recipe(text) {
+  if (!text) return null;
+  const steps = (typeof text === "string" ? text : JSON.stringify(text)).split("\n").map((line) => line.replace(/^\d+\.\s*/, "")).filter(Boolean);
+  return el("div", {}, el("p", { class: "about" }, "How it was trained:"),
+    el("ol", { class: "recipe" }, ...steps.map((step) => {
+      const m = /^(uno-lab [^(]*?)\s*(\(.*)?$/.exec(step);
+      return el("li", {}, ...(m ? [el("code", {}, m[1]), m[2] ? ` ${m[2]}` : null] : [step]));
+    })));
+}
 function drawAgents(agents) {
   const box = $("#lab-agents");
   if (!agents.length) { box.replaceChildren(el("p", { class: "about" }, "No shipped agents.")); return; }
   box.replaceChildren(...agents.map((a) => {
-    const strength = (a.strength || []).map((s) => el("tr", {}, el("td", {}, `vs ${s.opponent}`),
-      el("td", {}, pct(s.win_rate)), el("td", {}, `[${pct(s.ci_low)}, ${pct(s.ci_high)}]`), el("td", {}, `${num(s.games)} games`)));
+    const measured = a.strength || [];
+    const games = new Set(measured.map((s) => s.games));
+    const strength = measured.map((s) => el("tr", {}, el("td", {}, s.opponent),
+      el("td", {}, pct(s.win_rate)), el("td", {}, `[${pct(s.ci_low)}, ${pct(s.ci_high)}]`,
+        games.size > 1 ? ` \u00B7 ${num(s.games)} games` : null)));
+    const head = el("thead", {}, el("tr", {}, ...["against", "wins", "95% interval"].map((h) => el("th", {}, h))));
     return el("div", { class: "agent-card", "data-agent": a.name },
-      el("h4", {}, a.title || a.name),
-      el("p", { class: "about" }, `${a.name} \u00B7 ${a.algorithm || "?"} \u00B7 ${a.num_players} players \u00B7 ${describeRules(a.rules)}`),
-      el("p", { class: "about" }, `observation v${a.observation_version ?? "?"} \u00B7 ${num(a.training_steps)} training steps`),
-      a.recipe ? el("p", { class: "about" }, `Recipe: ${typeof a.recipe === "string" ? a.recipe : JSON.stringify(a.recipe)}`) : null,
-      strength.length ? el("table", {}, el("tbody", {}, ...strength)) : el("p", { class: "about" }, "Strength not measured."));
+      el("h4", {}, a.name),
+      a.title && a.title !== a.name ? el("p", { class: "subtitle" }, a.title) : null,
+      el("p", { class: "about" }, [`${a.num_players} players`, describeRules(a.rules),
+        typeof a.training_steps === "number" ? `${num(a.training_steps)} training steps` : null,
+        `observation v${a.observation_version ?? "?"}`].filter(Boolean).join(" \u00B7 ")),
+      recipe(a.recipe),
+      strength.length ? el("table", { class: "strength" },
+        games.size === 1 ? el("caption", {}, `Strength, ${num([...games][0])} games each`) : el("caption", {}, "Strength"),
+        head, el("tbody", {}, ...strength)) : el("p", { class: "about" }, "Strength not measured."));
   }));
 }
 

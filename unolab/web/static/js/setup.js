@@ -13,49 +13,65 @@ const PRESET_WORDS = {
 
 // ---- setup: the rules in words -------------------------------------------------------
 
-// Each group of house rules, each rule named in words; a choice maps its values to words.
+// Each group of house rules, each rule in plain words: [switch, its name, the words of its
+// choices, a sentence more]. This table is where the page's rule texts come from (the
+// wording of uno_env/text/rules_words.py, which tells the rules to a language model); a
+// config key or value is never shown.
 const RULE_GROUPS = [
   { title: "Stacking", about: "Answer a draw penalty with another card instead of drawing.", rules: [
     ["stack_draw_two", "Draw Two on a Draw Two"],
     ["stack_draw_four", "Wild Draw Four on a Wild Draw Four"],
     ["stack_draw_two_on_four", "Draw Two (of the named colour) on a Wild Draw Four"],
     ["stack_draw_four_on_two", "Wild Draw Four on a Draw Two"],
-    ["stack_cumulative", "Stacked penalties add up", null, "otherwise the first penalty passes on"],
-    ["reverse_deflects", "A Reverse sends a penalty back"]] },
-  { title: "Jump-in", rules: [["jump_in", "Jump in out of turn with the identical card"]] },
-  { title: "Seven-zero", rules: [["seven_zero", "A 7 swaps hands with a player you choose; a 0 passes every hand on"]] },
+    ["stack_cumulative", "Stacked penalties add up", null, "Otherwise the penalty that started the chain passes on unchanged."],
+    ["reverse_deflects", "A Reverse sends a penalty back", null, "Played in the colour to match, it sends the cards back to whoever sent them."]] },
+  { title: "Jump-in", rules: [["jump_in", "Jump in out of turn with the identical card", null,
+    "Same colour and figure as the card just played (never a Wild Draw Four); play goes on from the one who jumped in."]] },
+  { title: "Seven-zero", rules: [["seven_zero", "A 7 swaps hands with a player you choose; a 0 passes every hand on", null,
+    "A 0 passes every hand to the next player in the direction of play."]] },
   { title: "Drawing", rules: [
     ["draw_rule", "A draw takes", { one: "one card (official)", until_playable: "cards until one plays" }],
-    ["draw_cap", "Most cards one draw takes"],
-    ["voluntary_draw", "You may draw even when a card plays"],
-    ["after_draw", "A playable drawn card", { choose: "may be played or kept (official)", rlcard: "is played at once (RLCard)" }]] },
-  { title: "Wild Draw Four", rules: [["wd4", "A Wild Draw Four"]] },
+    ["draw_cap", "Most cards one draw takes", null, "When drawing goes on until a card plays."],
+    ["voluntary_draw", "You may draw even when a card plays", null, "Otherwise you draw only when none of your cards plays."],
+    ["after_draw", "A playable drawn card", { choose: "may be played or kept (official)", rlcard: "is played at once (RLCard)" },
+      "No other card may be played in that turn."]] },
+  { title: "Wild Draw Four", rules: [["wd4", "When a Wild Draw Four may be played", null,
+    "Officially only by a player holding no card of the colour to match, and the next player may challenge it."]] },
   { title: "Calling UNO", rules: [
-    ["uno_call", "You must call UNO at two cards; a missed call can be caught"],
+    ["uno_call", "You must call UNO at two cards; a missed call can be caught", null,
+      "Off, calling UNO is automatic and nobody is ever caught."],
     ["uno_penalty", "Cards drawn when caught"]] },
-  { title: "Wilds", rules: [["colours_in_circle", "A wild names the next colour in the circle red, yellow, green, blue"]] },
+  { title: "Wilds", rules: [["colours_in_circle", "A wild names the next colour in the circle red, yellow, green, blue", null,
+    "Its player does not choose the colour."]] },
   { title: "The table", rules: [
     ["two_player_rules", "Two-player rules (a Reverse acts as a Skip)", { None: "with exactly two players (official)", True: "always", False: "never" }],
-    ["teams", "Two teams of partners sitting opposite (4 players)"],
-    ["play_to_last", "Play on until one player is left"]] },
+    ["teams", "Two teams of partners sitting opposite (4 players)", null, "The hand ends when either partner goes out, and both score."],
+    ["play_to_last", "Play on until one player is left", null, "The first player out still wins the hand."]] },
   { title: "Scoring", rules: [
-    ["scoring", "Points", { winner_takes: "the winner scores the cards left (official)", penalty_points: "each scores their own cards; the lowest total wins" }],
+    ["scoring", "Points", { winner_takes: "the winner scores the cards left (official)", penalty_points: "each scores their own cards; the lowest total wins" },
+      "Numbers count their value; Skip, Reverse and Draw Two 20; wilds 50."],
     ["zero_scores_fifty", "A lone 0 left in a hand counts 50"]] },
   { title: "The first card", rules: [
     ["starter_redraw_wilds", "Any wild turned up first is put back, not only a Wild Draw Four"],
-    ["starter_draw_two_skips", "A Draw Two turned up first skips the first player"],
+    ["starter_draw_two_skips", "A Draw Two turned up first skips the first player", null,
+      "Otherwise the first player draws two and still plays (RLCard)."],
     ["starter_wild_colour", "A Wild turned up first", { choose: "the first player names its colour", random: "gets a colour at random" }]] },
   { title: "Advanced", rules: [
     ["hand_size", "Cards dealt to each player"],
-    ["max_turns", "Moves after which a hand is cut short"],
-    ["reshuffle_top", "A reshuffle takes the top discard too (RLCard)"]] },
+    ["max_turns", "Moves after which a hand is cut short", null, "A hand cut short has no winner and scores nothing."],
+    ["reshuffle_top", "A reshuffle takes the top discard too (RLCard)", null,
+      "When the draw pile runs out; otherwise the top card stays on the table."]] },
 ];
 const WD4_MODES = {
-  challenge: ["may be challenged if played with a card of the colour in hand (official)", { wd4_challenge: true, wd4_anytime: false, wd4_last_resort: false }],
-  strict: ["only when you hold no card of the colour (no bluffing)", { wd4_challenge: false, wd4_anytime: false, wd4_last_resort: false }],
+  challenge: ["a bluff may be challenged (official)", { wd4_challenge: true, wd4_anytime: false, wd4_last_resort: false }],
+  strict: ["only with no card of the colour (no bluffing)", { wd4_challenge: false, wd4_anytime: false, wd4_last_resort: false }],
   anytime: ["any time, never challenged", { wd4_challenge: false, wd4_anytime: true, wd4_last_resort: false }],
   last_resort: ["only when nothing else plays (RLCard)", { wd4_challenge: false, wd4_anytime: false, wd4_last_resort: true }],
 };
+// A rule the page has no words for yet is shown by its name, spelt as words.
+function plain(value) {
+  return { None: "as usual", True: "yes", False: "no" }[value] || String(value).replace(/_/g, " ");
+}
 const RULE_NAMES = { target_score: "target score", num_players: "players", wd4_challenge: "Wild Draw Four challenge",
   wd4_anytime: "Wild Draw Four any time", wd4_last_resort: "Wild Draw Four as a last resort" };
 for (const group of RULE_GROUPS) for (const [name, title] of group.rules) RULE_NAMES[name] = RULE_NAMES[name] || title;
@@ -77,7 +93,7 @@ function ruleInput(name, choices) {
   if (spec.allowed === "True or False") return el("input", { type: "checkbox", "data-rule": name });
   if (spec.allowed.includes(" or ")) {
     const values = spec.allowed.replace(", ", " or ").split(/, | or /);
-    return el("select", { "data-rule": name }, ...values.map((v) => el("option", { value: v }, (choices && choices[v]) || v)));
+    return el("select", { "data-rule": name }, ...values.map((v) => el("option", { value: v }, (choices && choices[v]) || plain(v))));
   }
   return el("input", { type: "number", min: name === "uno_penalty" ? "0" : "1", "data-rule": name });
 }
@@ -88,7 +104,7 @@ function renderSwitches() {
   const groups = RULE_GROUPS.map((g) => ({ ...g, rules: [...g.rules] }));
   for (const group of groups) for (const [name] of group.rules) placed.add(name);
   // A rule the page does not know yet still shows, under its own name.
-  const others = options.switches.filter((s) => !placed.has(s.name)).map((s) => [s.name, s.name]);
+  const others = options.switches.filter((s) => !placed.has(s.name)).map((s) => [s.name, plain(s.name)]);
   if (others.length) groups.push({ title: "Other", rules: others });
   for (const group of groups) {
     const set = el("fieldset", { class: "rule-group" }, el("legend", {}, group.title));
@@ -96,20 +112,16 @@ function renderSwitches() {
     for (const [name, title, choices, extra] of group.rules) {
       const input = ruleInput(name, choices);
       if (!input) continue;
-      const spec = switchSpec(name);
-      const about = name === "wd4" ? "" : extra || (spec && plainAbout(spec.about)) || "";
+      const about = extra || "";
       const label = input.type === "checkbox"
         ? el("label", { class: "rule", "data-for": name }, input, " " + title, el("span", { class: "about" }, about), el("span", { class: "about why" }))
-        : el("label", { class: "rule", "data-for": name }, title + " ", input, el("span", { class: "about" }, about), el("span", { class: "about why" }));
+        : el("label", { class: "rule choice", "data-for": name }, title, input, el("span", { class: "about" }, about), el("span", { class: "about why" }));
       set.append(label);
     }
     box.append(set);
   }
   for (const input of $$("#switches [data-rule]")) input.addEventListener("change", () => { constrain(input); renderOpponents(); });
   loadPreset();
-}
-function plainAbout(text) {
-  return text.replace(/``"?([^`"]+)"?``/g, "$1").replace(/\s+/g, " ");
 }
 // The form starts from the chosen preset's values.
 function loadPreset() {

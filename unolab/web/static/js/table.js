@@ -2,9 +2,17 @@
 // click or key, the end of a hand, and a reload that takes the game up again.
 
 import { $, api, el, on, options, pageKey, safely, setStepping, show, showError, sleep, stepping } from "./common.js";
-import { COLOUR_WORDS, CSS_COLOURS, card, cardTitle, seatBox, swatch, words } from "./cards.js";
+import { COLOUR_WORDS, CSS_COLOURS, MAX_BACKS, card, cardTitle, seatBox, swatch, words } from "./cards.js";
+import { deal, fan, fly, rect } from "./motion.js";
 
 export let game = null;  // the current game's view
+// What the table shows now, so that what changes can move: the cards of your hand and each
+// seat's count (a card that is new there is dealt from the pile), and where the card you
+// just played lay in your hand (it flies from there to the pile).
+let shownHand = [];
+let shownCounts = [];
+let shownHandNo = null;
+let playedFrom = null;
 
 function moveWords(move) {
   const t = game.table;
@@ -39,7 +47,7 @@ $("#speed").addEventListener("change", () => localStorage.setItem("uno-speed", $
 export function attach(view, fresh, base) {
   game = base || view;
   if (location.hash !== `#game=${view.id}`) history.replaceState(null, "", `#game=${view.id}`);
-  if (fresh) $("#log").replaceChildren();
+  if (fresh) { $("#log").replaceChildren(); shownHand = []; shownCounts = []; }
   addLog(view.log);
   show("table-view");
   drawGame();
@@ -48,14 +56,26 @@ function addLog(lines) {
   for (const line of lines) $("#log").append(el("li", {}, words(line)));
   $("#log").scrollTop = $("#log").scrollHeight;
 }
-function drawCentre(top, colour, direction, pile, arrived) {
+// The centre: the pile, the top card (flown in from ``from``, where it was played), the
+// colour to match and the direction of play.
+function drawCentre(top, colour, direction, pile, from) {
+  const old = $("#top");
   const topCard = card(top);
-  if (arrived) topCard.classList.add("arrived");
   topCard.id = "top";
   $("#top-box").replaceChildren(topCard);
+  if (from && !(old && old.dataset.card === top && !from.always)) fly(topCard, from.rect || from);
   $("#colour-now").replaceChildren(swatch(colour), " ", colour ? COLOUR_WORDS[colour] : "colour not named");
-  $("#direction").textContent = direction > 0 ? "\u21BB clockwise" : "\u21BA counter-clockwise";
+  const turning = $("#direction");
+  turning.classList.toggle("ccw", direction < 0);
+  turning.title = direction > 0 ? "play goes clockwise" : "play goes counter-clockwise";
+  turning.replaceChildren(el("span", { class: "turn-arrow", "aria-hidden": "true" }, "\u21BB"),
+    el("span", { class: "turn-words" }, direction > 0 ? "clockwise" : "counter-clockwise"));
   if (pile !== null) $("#pile-count").textContent = String(pile);
+}
+// Where a seat's cards are on screen (a card it plays flies from there).
+function seatRect(seat) {
+  if (seat === 0 && playedFrom) return playedFrom;
+  return rect($(`#seats [data-seat="${seat}"] .backs`) || $(`#seats [data-seat="${seat}"]`));
 }
 function winnerSeats() {
   if (!game.hand_over || !game.reveal) return new Set();
@@ -66,16 +86,32 @@ function drawSeats(actingSeat) {
   const winners = winnerSeats();
   const thinking = actingSeat === null && game.thinking !== undefined ? game.thinking : null;
   $("#seats").replaceChildren(...game.table.seats.map((s) => seatBox(s, {
-    cards: false, last: game.last_cards ? game.last_cards[s.seat] : undefined,
+    cards: false, last: game.last_cards ? game.last_cards[s.seat] : undefined, backs: s.seat !== 0,
     winner: winners.has(s.seat), acting: s.seat === actingSeat, thinking: s.seat === thinking })));
+  // The backs an opponent took since the last picture come from the pile.
+  const pile = rect($("#pile"));
+  for (const box of document.querySelectorAll("#seats .backs")) {
+    fan(box, { spread: 0.34, narrow: 0.34, tilt: 2 });
+    const seat = Number(box.parentNode.dataset.seat);
+    const before = Math.min(shownCounts[seat] ?? 0, MAX_BACKS);
+    deal([...box.children].slice(before), pile);
+  }
+  shownCounts = game.table.seats.map((s) => s.count);
 }
-function drawGame() {
+// Lay the hand and the opponents' backs out again when the page changes width.
+function refan() {
+  fan($("#hand"));
+  for (const box of document.querySelectorAll("#seats .backs")) fan(box, { spread: 0.34, narrow: 0.34, tilt: 2 });
+}
+window.addEventListener("resize", refan);
+function drawGame(from = null) {
   const t = game.table;
   document.body.dataset.seq = String(game.seq);
   document.body.dataset.game = game.id;
   $("#table-line").textContent = `Hand ${t.hand}, move ${game.seq} \u00B7 first to ${t.target_score} points \u00B7 seed ${game.seed}`;
+  if (shownHandNo !== t.hand) { shownHand = []; shownCounts = []; shownHandNo = t.hand; }
   drawSeats(null);
-  drawCentre(t.top, t.colour, t.direction, t.draw_pile, false);
+  drawCentre(t.top, t.colour, t.direction, t.draw_pile, from);
   $("#ticker").textContent = "";
   const moves = game.moves;
   const draw = moves.find((m) => m.kind === "draw");
@@ -93,10 +129,10 @@ function drawGame() {
       playable.push(choices);
       node.classList.add("playable");
       node.title = `${cardTitle(name)}: play it (${playable.length <= 9 ? playable.length : "click"})`;
-      node.addEventListener("click", safely(() => choose(choices)));
+      node.addEventListener("click", safely(() => { playedFrom = rect(node); return choose(choices); }));
     } else if (choices.length) {
       node.classList.add("playable");
-      node.addEventListener("click", safely(() => choose(choices)));
+      node.addEventListener("click", safely(() => { playedFrom = rect(node); return choose(choices); }));
     } else {
       node.classList.add("locked");
       node.disabled = true;
@@ -106,6 +142,16 @@ function drawGame() {
     return node;
   }));
   game.playable = playable;
+  fan($("#hand"));
+  // The cards that are new in your hand (the deal, a draw) come from the pile.
+  const left = [...shownHand];
+  const arrived = [...$("#hand").children].filter((node) => {
+    const i = left.indexOf(node.dataset.card);
+    if (i >= 0) left.splice(i, 1);
+    return i < 0;
+  });
+  deal(arrived, rect($("#pile")));
+  shownHand = game.hand_over ? [] : [...(mine.cards || [])];
   $("#moves").replaceChildren(...moves.filter((m) => m.kind !== "play").map(moveButton));
   $("#colour-picker").classList.add("hidden");
   $("#next-hand").classList.toggle("hidden", !game.hand_over || game.match_over);
@@ -156,6 +202,8 @@ function choose(moves) {
 }
 async function play(action) {
   if (stepping || !game) return;
+  const move = game.moves.find((m) => m.action === action);
+  if (move && move.kind === "play" && !playedFrom) playedFrom = rect($(`#hand [data-card="${move.card}"]`));
   const view = await api("POST", `/api/games/${game.id}/moves`, { action, seq: game.seq });
   if (!view) return reload();
   await advance(view);
@@ -177,10 +225,16 @@ async function advance(view) {
 // Show the steps of an answer one by one (the bots' moves between two of yours): the seat
 // that acts lights up, its card lands on the pile, the counts change, the words appear.
 export async function showEvents(view) {
-  const events = (view.events || []).filter((e) => e.seat !== 0);
+  const all = view.events || [];
+  const events = all.filter((e) => e.seat !== 0);
   const delay = stepDelay();
   const before = game;
+  // Your own move shows first: the card you played flies to the pile.
+  const firstBot = all.findIndex((e) => e.seat !== 0);
+  const yours = (firstBot < 0 ? all : all.slice(0, firstBot)).filter((e) => e.seat === 0).pop();
+  let stepped = false;
   if (events.length && delay > 0 && before) {
+    stepped = true;
     setStepping(true);
     document.body.dataset.busy = "1";
     try {
@@ -190,6 +244,10 @@ export async function showEvents(view) {
       game = { ...before, moves: [], your_turn: false, hand_over: false, match_over: false, reveal: null,
         table: { ...before.table, seats }, last_cards: [...(before.last_cards || [])] };
       drawGame();
+      if (yours) {
+        Object.assign(game.table, { top: yours.top, colour: yours.colour, direction: yours.direction });
+        drawCentre(yours.top, yours.colour, yours.direction, null, yours.card ? seatRect(0) : null);
+      }
       for (const e of events) {
         if (e.hand !== game.table.hand) {
           game.table.hand = e.hand;
@@ -197,8 +255,9 @@ export async function showEvents(view) {
         }
         game.table.seats.forEach((s) => { s.count = e.counts[s.seat]; });
         if (e.card) game.last_cards[e.seat] = e.card;
+        const from = e.card ? seatRect(e.seat) : null;
         drawSeats(e.seat);
-        drawCentre(e.top, e.colour, e.direction, null, Boolean(e.card));
+        drawCentre(e.top, e.colour, e.direction, null, from ? { rect: from, always: true } : null);
         $("#ticker").textContent = e.lines.map(words).join(" ");
         await sleep(delay);
       }
@@ -206,8 +265,12 @@ export async function showEvents(view) {
       setStepping(false);
     }
   }
+  // Shown at once (no bot moved, or the instant speed): the last card played flies in.
+  const played = all.filter((e) => e.card).pop();
+  const from = !stepped && played && played.hand === view.table.hand ? seatRect(played.seat) : null;
   game = view;
-  drawGame();
+  drawGame(from);
+  playedFrom = null;
   if (events.length) $("#ticker").textContent = events[events.length - 1].lines.map(words).join(" ");
   document.body.dataset.busy = "0";
   await think();
