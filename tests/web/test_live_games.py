@@ -333,3 +333,62 @@ def test_idle_games_expire_on_the_schedule_in_the_server(tmp_path: Path) -> None
             f"/api/games/{view['id']}/moves", json={"action": "draw", "seq": view["seq"]}
         )
         assert answer.status_code == 410
+
+
+def _long_record(moves: int) -> dict[str, Any]:
+    """A legal match of at least ``moves`` actions (drawing whenever it may: long hands)."""
+    from uno_env.game import UnoGame
+    from uno_env.rules import Rules
+
+    rules = Rules(num_players=4, target_score=5000)
+    game, rng = UnoGame(rules, seed=3), random.Random(4)
+    hands: list[list[str]] = [[]]
+    while sum(map(len, hands)) < moves:
+        if game.over:
+            game.next_hand()
+            hands.append([])
+            continue
+        legal = game.legal_actions()
+        action = "draw" if "draw" in legal and rng.random() < 0.7 else rng.choice(legal)
+        game.step(action)
+        hands[-1].append(action)
+    names = ["you", "player_1", "player_2", "player_3"]
+    return {"rules": rules.to_dict(), "seed": 3, "names": names, "hands": hands}
+
+
+def test_a_long_record_replays_in_bounded_pages(tmp_path: Path) -> None:
+    from unolab.web.replay.frames import PAGE_BYTES, PAGE_FRAMES
+
+    record = _long_record(6000)
+    text = json.dumps(record)
+    total = sum(len(h) + 1 for h in record["hands"])
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / ("L" * 22 + ".json")).write_text(text)
+    with TestClient(create_app(make_config(tmp_path))) as client:
+        offset, frames, largest = 0, [], 0
+        while offset is not None:
+            answer = client.get(f"/api/replays/{'L' * 22}?offset={offset}")
+            assert answer.status_code == 200, answer.text
+            page = answer.json()
+            largest = max(largest, len(answer.content))
+            assert page["total"] == total and page["offset"] == offset
+            assert 0 < len(page["frames"]) <= PAGE_FRAMES
+            frames += page["frames"]
+            offset = page["next"]
+        # Each page is bounded (one frame past the size at most), and together they are
+        # the whole game, in order.
+        assert largest <= PAGE_BYTES + 64 * 1024, largest
+        assert len(frames) == total
+        assert [f["end"] for f in frames].count("hand") >= len(record["hands"]) - 1
+        # A frame is the same whichever page it comes in (its sentences too).
+        for at in (1, 499, 500, 501, total - 1):
+            alone = client.get(f"/api/replays/{'L' * 22}?offset={at}&limit=1").json()
+            assert alone["frames"] == [frames[at]], at
+        upload = client.post(f"/api/replay-file?offset={total - 2}", content=text).json()
+        assert upload["frames"] == frames[-2:] and upload["next"] is None
+        past = client.get(f"/api/replays/{'L' * 22}?offset={total}")
+        assert past.status_code == 404 and str(total - 1) in past.json()["detail"]
+        too_many = client.get(f"/api/replays/{'L' * 22}?limit={PAGE_FRAMES + 1}")
+        assert too_many.status_code == 422
+    print(f"\n{total} frames from {len(text)} bytes: pages of at most {largest} bytes")

@@ -8,10 +8,16 @@ network gave each of them (``action_probs``); for a language model, what it wrot
 tokens of its decision record, :func:`unolab.web.replay.decisions.decision_note`). The last frame of each hand has no decision and
 says how the record ends there: ``end`` is ``"hand"`` (the hand was played out) or ``"cut"``
 (the record stops in the middle of the hand); every other frame's ``end`` is ``None``.
+
+A replay is answered a page of frames at a time (:func:`frame_page`): at most
+:data:`PAGE_FRAMES` frames, and no more once the page's JSON passed :data:`PAGE_BYTES`,
+so that a small record of thousands of moves never becomes one answer of megabytes. Only
+the frames of the page are pictured; the moves before it are stepped (and checked) only.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -23,10 +29,27 @@ from uno_env import core
 from uno_env.narrate import Table, describe_deal, describe_hand_end, describe_step
 from uno_env.observation import encode
 from uno_env.rules import Rules
-from unolab.web.errors import Invalid
+from unolab.web.errors import Invalid, NotFound
 from unolab.web.game.picture import legal_moves, table_picture
 
-__all__ = ["Advisor", "Notes", "build_frames"]
+__all__ = [
+    "PAGE_BYTES",
+    "PAGE_FRAMES",
+    "Advisor",
+    "Notes",
+    "build_frames",
+    "check_offset",
+    "frame_count",
+    "frame_page",
+]
+
+PAGE_FRAMES = 500
+"""The most frames one answer of a replay holds (and how many it holds unless ``limit``
+asks for fewer)."""
+
+PAGE_BYTES = 2**20
+"""A page of frames ends with the frame that takes its JSON past this size (1 MiB): a
+frame is a few kB, a language model's decision with its prompt and answers some more."""
 
 Advisor = Callable[[npt.NDArray[np.float32], npt.NDArray[np.bool_]], npt.NDArray[np.float32]]
 """A learned agent's ``action_probs(observations, masks)``."""
@@ -57,8 +80,11 @@ def build_frames(
     advisors: Mapping[int, Advisor] | None = None,
     where: str = "the record",
     notes: Notes | None = None,
+    offset: int = 0,
+    limit: int = PAGE_FRAMES,
 ) -> list[dict[str, Any]]:
-    """Step a recorded game and picture every moment.
+    """Step a recorded game and picture its moments from frame ``offset`` on: ``limit``
+    frames at most, and none more once their JSON passed :data:`PAGE_BYTES`.
 
     Args:
         rules: The rules.
@@ -70,6 +96,8 @@ def build_frames(
         where: What the record is, for messages.
         notes: What a language model wrote at each of its decisions (``model`` of the
             frame's decision).
+        offset: The first frame pictured (0: the first deal).
+        limit: The most frames pictured.
 
     Raises:
         Invalid: naming the hand and the move that does not replay.
@@ -80,13 +108,26 @@ def build_frames(
     )
     everyone = set(range(rules.num_players))
     frames: list[dict[str, Any]] = []
+    size = 0
+    at = 0  # the index of the frame about to be reached
+
+    def wanted() -> bool:
+        return offset <= at < offset + limit
+
+    def add(frame: dict[str, Any]) -> bool:
+        """Keep a frame of the page; whether the page is full."""
+        nonlocal size
+        frames.append(frame)
+        size += len(json.dumps(frame))
+        return len(frames) >= limit or size >= PAGE_BYTES
+
     state = first
     for h, actions in enumerate(hands):
         if h > 0:
             if bool(state.live[0]) or bool(state.match_over[0]):
                 raise Invalid(f"{where}: hand {h + 1} is listed, but hand {h} ended the match")
             state = core.next_hand(rules, state)
-        lines = describe_deal(rules, state, narrator)
+        lines = describe_deal(rules, state, narrator) if wanted() else []
         for turn, name in enumerate(actions, start=1):
             move = f"{where}: hand {h + 1}, move {turn} ({name!r})"
             if not bool(state.live[0]):
@@ -99,37 +140,68 @@ def build_frames(
             if not mask[action]:
                 raise Invalid(f"{move} is not legal there; the record does not replay")
             seat = int(state.current[0])
-            decision: dict[str, Any] = {
-                "seat": seat,
-                "action": C.action_name(action),
-                "moves": legal_moves(rules, state, narrator, seat),
-                "probs": _probabilities(rules, state, advisors.get(seat)),
-            }
+            # Every note is taken, pictured or not: a model's notes are taken in order.
             note = notes(h, turn - 1, state) if notes is not None else None
-            if note is not None:
-                decision["model"] = dict(note)
-            frames.append(
-                {
+            if wanted():
+                decision: dict[str, Any] = {
+                    "seat": seat,
+                    "action": C.action_name(action),
+                    "moves": legal_moves(rules, state, narrator, seat),
+                    "probs": _probabilities(rules, state, advisors.get(seat)),
+                }
+                if note is not None:
+                    decision["model"] = dict(note)
+                frame = {
                     "table": table_picture(rules, state, names, agents, everyone),
                     "lines": lines,
                     "decision": decision,
                     "end": None,
                 }
-            )
+                if add(frame):
+                    return frames
+            at += 1
             after = core.step(rules, state, np.array([action]))
-            lines = describe_step(rules, state, after, seat, action, narrator)
+            lines = describe_step(rules, state, after, seat, action, narrator) if wanted() else []
             state = after
-        finished = not bool(state.live[0])
-        if finished:
-            lines = lines + describe_hand_end(rules, state, narrator, state.hands[0])
-        else:
-            lines = [*lines, f"(The record stops here, in the middle of hand {h + 1}.)"]
-        frames.append(
-            {
+        if wanted():
+            if not bool(state.live[0]):
+                lines = lines + describe_hand_end(rules, state, narrator, state.hands[0])
+            else:
+                lines = [*lines, f"(The record stops here, in the middle of hand {h + 1}.)"]
+            last: dict[str, Any] = {
                 "table": table_picture(rules, state, names, agents, everyone),
                 "lines": lines,
                 "decision": None,
-                "end": "hand" if finished else "cut",
+                "end": "cut" if bool(state.live[0]) else "hand",
             }
-        )
+            if add(last):
+                return frames
+        at += 1
     return frames
+
+
+def frame_count(hands: Sequence[Sequence[object]]) -> int:
+    """How many frames a record of ``hands`` replays as: one per move, one per hand's end."""
+    return sum(len(actions) + 1 for actions in hands)
+
+
+def frame_page(total: int, offset: int, frames: list[dict[str, Any]]) -> dict[str, Any]:
+    """The page keys of a replay's answer: ``total`` frames, this page's ``offset`` and
+    ``frames``, and ``next``, the offset of the next page (``None`` after the last)."""
+    end = offset + len(frames)
+    return {
+        "total": total,
+        "offset": offset,
+        "next": end if end < total else None,
+        "frames": frames,
+    }
+
+
+def check_offset(total: int, offset: int, where: str) -> None:
+    """Refuse a page that starts past the last frame.
+
+    Raises:
+        NotFound: naming the frames there are.
+    """
+    if offset >= total:
+        raise NotFound(f"{where} has frames 0..{total - 1}, not {offset}")

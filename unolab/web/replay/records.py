@@ -24,7 +24,15 @@ from unolab.records import RecordError, load_record
 from unolab.web.catalogue import Catalogue
 from unolab.web.errors import Invalid, NotFound
 from unolab.web.replay.decisions import DecisionBook, decision_note
-from unolab.web.replay.frames import Advisor, Notes, build_frames
+from unolab.web.replay.frames import (
+    PAGE_FRAMES,
+    Advisor,
+    Notes,
+    build_frames,
+    check_offset,
+    frame_count,
+    frame_page,
+)
 from unolab.web.store import MAX_RECORD_BYTES, GameStore
 from unolab.web.untrusted import one_line, parse_json, read_bytes
 
@@ -58,8 +66,10 @@ def _replay(
     where: str,
     agent_ids: Sequence[str | None] | None,
     book: DecisionBook | None = None,
+    offset: int = 0,
+    limit: int = PAGE_FRAMES,
 ) -> dict[str, Any]:
-    """Replay a record given as bytes; every error names it as ``where``."""
+    """Replay a page of a record given as bytes; every error names it as ``where``."""
     parse_json(raw, where)  # JSON too deep for the parser is refused here, with one line
     # The record reader takes a file: a private temporary copy, so no error names a path
     # of the server (the copy's name is replaced by ``where``).
@@ -97,15 +107,26 @@ def _replay(
             record = book.take(int(state.key[0]), seat, int(state.hand_no[0]), int(state.turn[0]))
             return None if record is None else decision_note(record)
 
-    frames = build_frames(rules, first, hands, names, labels, advisors, where=where, notes=notes)
-    return {"title": where, "names": names, "seed": str(seed), "frames": frames}
+    total = frame_count(hands)
+    check_offset(total, offset, where)
+    frames = build_frames(
+        rules, first, hands, names, labels, advisors, where, notes, offset=offset, limit=limit
+    )
+    return {"title": where, "names": names, "seed": str(seed), **frame_page(total, offset, frames)}
 
 
-def replay_saved(catalogue: Catalogue, store: GameStore, game_id: str) -> dict[str, Any]:
-    """The replay of a saved web game.
+def replay_saved(
+    catalogue: Catalogue,
+    store: GameStore,
+    game_id: str,
+    offset: int = 0,
+    limit: int = PAGE_FRAMES,
+) -> dict[str, Any]:
+    """A page of the replay of a saved web game (from frame ``offset``, ``limit`` frames at
+    most: :func:`unolab.web.replay.frames.build_frames`).
 
     Raises:
-        NotFound: for an id with no saved game.
+        NotFound: for an id with no saved game, or an ``offset`` past its last frame.
         Invalid: if the saved file is no regular file, is too large or does not replay.
     """
     where = f"saved game {game_id}"
@@ -122,13 +143,17 @@ def replay_saved(catalogue: Catalogue, store: GameStore, game_id: str) -> dict[s
         found if isinstance(found, list) and all(isinstance(a, str | None) for a in found) else None
     )
     book = DecisionBook.read(store.decisions_path(game_id), f"{where}: decisions")
-    return _replay(catalogue, raw, where, agent_ids, book)
+    return _replay(catalogue, raw, where, agent_ids, book, offset, limit)
 
 
-def replay_upload(catalogue: Catalogue, body: bytes) -> dict[str, Any]:
-    """The replay of an uploaded record (the contents of a ``--record`` file).
+def replay_upload(
+    catalogue: Catalogue, body: bytes, offset: int = 0, limit: int = PAGE_FRAMES
+) -> dict[str, Any]:
+    """A page of the replay of an uploaded record (the contents of a ``--record`` file);
+    the page asks for each page with the same file.
 
     Raises:
         Invalid: naming what makes the upload no recorded game.
+        NotFound: for an ``offset`` past its last frame.
     """
-    return _replay(catalogue, body, "the uploaded file", None)
+    return _replay(catalogue, body, "the uploaded file", None, None, offset, limit)

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from unolab.web.catalogue import Catalogue
 from unolab.web.lab.files import MAX_ID_CHARS
+from unolab.web.replay.frames import PAGE_FRAMES
 from unolab.web.replay.records import replay_saved, replay_upload
 from unolab.web.replay.tournament import RunFinder
 from unolab.web.store import GameStore
@@ -35,15 +36,25 @@ def replay_router(catalogue: Catalogue, store: GameStore, runs: RunFinder) -> AP
         return store.listing()
 
     @router.get("/api/replays/{game_id}", dependencies=[NEEDS_ENGINE])
-    def replay_game(game_id: str) -> dict[str, Any]:
-        """A saved web game, frame by frame."""
-        return replay_saved(catalogue, store, game_id)
+    def replay_game(
+        game_id: str,
+        offset: int = Query(0, ge=0),
+        limit: int = Query(PAGE_FRAMES, ge=1, le=PAGE_FRAMES),
+    ) -> dict[str, Any]:
+        """A saved web game, frame by frame: a page of frames from ``offset`` (``total``
+        frames in all; ``next`` is where the next page starts, ``null`` after the last)."""
+        return replay_saved(catalogue, store, game_id, offset, limit)
 
     @router.post("/api/replay-file", dependencies=[NEEDS_ENGINE])
-    async def replay_file(request: Request) -> dict[str, Any]:
-        """An uploaded record (the JSON of ``uno-lab play --record``), frame by frame."""
+    async def replay_file(
+        request: Request,
+        offset: int = Query(0, ge=0),
+        limit: int = Query(PAGE_FRAMES, ge=1, le=PAGE_FRAMES),
+    ) -> dict[str, Any]:
+        """An uploaded record (the JSON of ``uno-lab play --record``), frame by frame: a
+        page from ``offset``, as for a saved game (send the file again for each page)."""
         body = await request.body()
-        return replay_upload(catalogue, body)
+        return replay_upload(catalogue, body, offset, limit)
 
     @router.get("/api/runs")
     def run_list() -> list[str]:
@@ -76,9 +87,13 @@ def replay_router(catalogue: Catalogue, store: GameStore, runs: RunFinder) -> AP
 
     @router.get("/api/runs/replay", dependencies=[NEEDS_SEARCHES])
     def run_replay(
-        run: str = Query(..., max_length=MAX_ID_CHARS), game: int = Query(..., ge=0)
+        run: str = Query(..., max_length=MAX_ID_CHARS),
+        game: int = Query(..., ge=0),
+        offset: int = Query(0, ge=0),
+        limit: int = Query(PAGE_FRAMES, ge=1, le=PAGE_FRAMES),
     ) -> dict[str, Any]:
-        """One game of a run, played again exactly and shown frame by frame."""
-        return runs.replay(run, game)
+        """One game of a run, played again exactly and shown frame by frame: a page from
+        ``offset``, as for a saved game."""
+        return runs.replay(run, game, offset, limit)
 
     return router

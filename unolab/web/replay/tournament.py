@@ -48,7 +48,14 @@ from unolab.web.replay.decisions import (
     place_of,
     record_place,
 )
-from unolab.web.replay.frames import Advisor, build_frames
+from unolab.web.replay.frames import (
+    PAGE_FRAMES,
+    Advisor,
+    build_frames,
+    check_offset,
+    frame_count,
+    frame_page,
+)
 from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
 
 __all__ = ["MAX_LOG_BYTES", "RunFinder"]
@@ -151,11 +158,15 @@ class RunFinder:
         """A run's participants and the number of its games."""
         return {"id": run_id, "games": len(self.records(run_id))}
 
-    def replay(self, run_id: str, index: int) -> dict[str, Any]:
-        """Game ``index`` (0-based, log order) of a run, replayed with every move.
+    def replay(
+        self, run_id: str, index: int, offset: int = 0, limit: int = PAGE_FRAMES
+    ) -> dict[str, Any]:
+        """Game ``index`` (0-based, log order) of a run, replayed with every move: a page of
+        its frames from ``offset`` (:func:`unolab.web.replay.frames.build_frames`).
 
         Raises:
-            NotFound: for an unknown run or a game number out of range.
+            NotFound: for an unknown run, a game number out of range or an ``offset`` past
+                the game's last frame.
             Invalid: if the run's config or agents cannot be rebuilt, or its config names
                 an SB3 ``.zip``, or a file outside the folders a replay may read.
         """
@@ -164,11 +175,19 @@ class RunFinder:
         if not 0 <= index < len(records):
             raise NotFound(f"run {run_id} has games 0..{len(records) - 1}, not {index}")
         try:
-            return self._replay(folder, run_id, records[index], index)
+            return self._replay(folder, run_id, records[index], index, offset, limit)
         except Invalid as err:
             raise Invalid(self._scrub(str(err), folder, run_id)) from None
 
-    def _replay(self, folder: Path, run_id: str, record: GameRecord, index: int) -> dict[str, Any]:
+    def _replay(
+        self,
+        folder: Path,
+        run_id: str,
+        record: GameRecord,
+        index: int,
+        offset: int = 0,
+        limit: int = PAGE_FRAMES,
+    ) -> dict[str, Any]:
         where = f"run {run_id}, game {index}"
         models: set[str] = set()
         config = self._config(folder, run_id, where, record.seats, models)
@@ -218,6 +237,8 @@ class RunFinder:
                 advisors[seat] = policy.action_probs
         names = [f"seat {s}: {schedule.names[p]}" for s, p in enumerate(seated)]
         labels: list[str | None] = [schedule.names[p] for p in seated]
+        total = frame_count([actions])
+        check_offset(total, offset, where)
         frames = build_frames(
             rules,
             first,
@@ -227,14 +248,19 @@ class RunFinder:
             advisors,
             where=where,
             notes=lambda hand, move, state: notes[move] if move < len(notes) else None,
+            offset=offset,
+            limit=limit,
         )
-        counts = [seat["count"] for seat in frames[-1]["table"]["seats"]]
+        last = first
+        for action in actions:  # the end of the game, whatever page is pictured
+            last = core.step(rules, last, np.array([C.parse_action(action)]))
+        counts = [int(n) for n in last.hand_size[0]]
         matches = len(actions) == record.turns and counts == list(record.cards_left)
         return {
             "title": where,
             "names": names,
             "seed": str(record.key),  # as digits: a JSON number loses a 64-bit key
-            "frames": frames,
+            **frame_page(total, offset, frames),
             "logged": {"turns": record.turns, "end": record.end, "ranks": list(record.ranks)},
             "matches_log": matches,
         }

@@ -1,10 +1,12 @@
 // The Replay tab: a saved web game, an uploaded record or a tournament's game, frame by
-// frame, with what a learned agent thought of each legal move.
+// frame, with what a learned agent thought of each legal move. The server answers a page
+// of frames at a time (a long match is thousands of frames); the pages are fetched as the
+// player moves through the game.
 
 import { $, api, el, on, pageKey, show, whenShown } from "./common.js";
 import { centre, seatBox, words } from "./cards.js";
 
-let replay = null;  // {frames, at}
+let replay = null;  // {frames (filled a page at a time), total, at, page(offset)}
 
 on("#tab-replay", "click", () => show("replay"));
 whenShown("replay", () => loadSources());
@@ -28,35 +30,52 @@ async function showRunTotal() {
 on("#runs", "change", showRunTotal);
 on("#open-saved", "click", async () => {
   if (!$("#saved-games").value) return;
-  const data = await api("GET", `/api/replays/${encodeURIComponent($("#saved-games").value)}`);
-  if (data) openReplay(data);
+  const id = encodeURIComponent($("#saved-games").value);
+  await openReplay((offset) => api("GET", `/api/replays/${id}?offset=${offset}`));
 });
 on("#record-file", "change", async () => {
   const file = $("#record-file").files[0];
   if (!file) return;
-  const data = await api("POST", "/api/replay-file", await file.text());
-  if (data) openReplay(data);
+  const text = await file.text();  // sent again for each page: the server keeps no upload
+  await openReplay((offset) => api("POST", `/api/replay-file?offset=${offset}`, text));
 });
 on("#open-run", "click", async () => {
   const run = encodeURIComponent($("#runs").value);
-  const data = await api("GET", `/api/runs/replay?run=${run}&game=${Number($("#run-game").value)}`);
-  if (data) openReplay(data);
+  const game = Number($("#run-game").value);
+  await openReplay((offset) => api("GET", `/api/runs/replay?run=${run}&game=${game}&offset=${offset}`));
 });
-function openReplay(data) {
-  replay = { ...data, at: 0 };
+async function openReplay(page) {
+  const data = await page(0);
+  if (!data) return;
+  replay = { ...data, frames: new Array(data.total), at: 0, page };
+  keepPage(replay, data);
   $("#player").classList.remove("hidden");
   let title = `${data.title} \u00B7 seed ${data.seed}`;
   if (data.matches_log === false) title += " (does not match the logged result)";
   $("#replay-title").textContent = title;
-  $("#replay-jump").max = String(data.frames.length - 1);
+  $("#replay-jump").max = String(data.total - 1);
   drawFrame();
+}
+function keepPage(shown, data) {
+  data.frames.forEach((frame, i) => { shown.frames[data.offset + i] = frame; });
+}
+// Fetch the page that holds frame i: one ending at it when going back, else one from it.
+async function loadFrame(shown, i) {
+  const starts = i < shown.at ? [Math.max(0, i - 99), i] : [i];
+  for (const offset of starts) {
+    if (shown.frames[i]) break;
+    const data = await shown.page(offset);
+    if (!data) return false;
+    keepPage(shown, data);
+  }
+  return Boolean(shown.frames[i]);
 }
 function drawFrame() {
   const frame = replay.frames[replay.at];
   const all = $("#show-hands").checked;
   document.body.dataset.frame = String(replay.at);
   $("#replay-jump").value = String(replay.at);
-  $("#replay-pos").textContent = `of ${replay.frames.length - 1} \u00B7 hand ${frame.table.hand}, turn ${frame.table.turn}`;
+  $("#replay-pos").textContent = `of ${replay.total - 1} \u00B7 hand ${frame.table.hand}, turn ${frame.table.turn}`;
   $("#replay-seats").replaceChildren(...frame.table.seats.map((s) => seatBox(all ? s : { ...s, cards: null }, { cards: true })));
   centre(frame.table, $("#replay-centre"));
   $("#replay-lines").replaceChildren(...frame.lines.map((line) => el("li", {}, words(line))));
@@ -102,15 +121,19 @@ function modelNote(m) {
     ...answers,
     m.prompt ? el("details", {}, el("summary", {}, "The prompt"), el("pre", { class: "model-text" }, m.prompt)) : null);
 }
-function goto(i) {
+async function goto(i) {
   if (!replay) return;
-  replay.at = Math.max(0, Math.min(replay.frames.length - 1, i));
+  const shown = replay;
+  const at = Math.max(0, Math.min(shown.total - 1, i));
+  if (!shown.frames[at] && !(await loadFrame(shown, at))) return;
+  if (replay !== shown) return;  // another game was opened meanwhile
+  shown.at = at;
   drawFrame();
 }
 $("#replay-first").addEventListener("click", () => goto(0));
 $("#replay-prev").addEventListener("click", () => replay && goto(replay.at - 1));
 $("#replay-next").addEventListener("click", () => replay && goto(replay.at + 1));
-$("#replay-last").addEventListener("click", () => replay && goto(replay.frames.length - 1));
+$("#replay-last").addEventListener("click", () => replay && goto(replay.total - 1));
 $("#replay-jump").addEventListener("change", () => goto(Number($("#replay-jump").value)));
 $("#show-hands").addEventListener("change", () => replay && drawFrame());
 document.addEventListener("keydown", (event) => {
@@ -119,5 +142,5 @@ document.addEventListener("keydown", (event) => {
   const step = { ArrowLeft: -1, ArrowRight: 1 }[key];
   if (step) { goto(replay.at + step); event.preventDefault(); }
   else if (key === "Home") { goto(0); event.preventDefault(); }
-  else if (key === "End") { goto(replay.frames.length - 1); event.preventDefault(); }
+  else if (key === "End") { goto(replay.total - 1); event.preventDefault(); }
 });
