@@ -652,6 +652,16 @@ def _count_animations(driver: Any) -> None:
     )
 
 
+def _still(driver: Any) -> None:
+    """Wait until nothing moves (a deal or a flight has landed) but what never stops."""
+    WebDriverWait(driver, 10).until(
+        lambda d: d.execute_script(
+            "return document.getAnimations().every(a =>"
+            " a.effect.getTiming().iterations === Infinity)"
+        )
+    )
+
+
 def _house_rule(driver: Any, name: str, value: str) -> None:
     field = driver.find_element(By.CSS_SELECTOR, f"[data-rule='{name}']")
     field.clear()
@@ -692,6 +702,7 @@ def test_the_table_is_dealt_as_a_card_game(
     assert browser.execute_script("return window.mostAnimations") > 0  # the deal moved
     assert _text(browser, "#direction").endswith("clockwise")
     _no_sideways_scroll(browser)
+    _still(browser)
     name = "desktop" if size == DESKTOP else "phone"
     browser.save_screenshot(str(shots / f"table_{name}.png"))
 
@@ -739,6 +750,7 @@ def test_the_end_of_a_hand_reads_on_a_phone(
     assert widths[0] <= widths[1], widths
     _no_sideways_scroll(browser)
     browser.execute_script("document.querySelector('#result').scrollIntoView()")
+    _still(browser)
     name = "desktop" if size == DESKTOP else "phone"
     browser.save_screenshot(str(shots / f"end_of_hand_{name}.png"))
 
