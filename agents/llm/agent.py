@@ -71,6 +71,7 @@ from unolab.agents.llm.records import (
     DecisionWriter,
     Telemetry,
     decision_record,
+    failure_record,
     messages_key,
 )
 from unolab.agents.llm.spec import CONCURRENCY_LIMIT, LLMSpec, load_llm_spec
@@ -385,6 +386,14 @@ class LLMAgent(StateOnlyPolicy):
             self._writer = None
         if path is not None:
             self._writer = DecisionWriter(path)
+
+    def record_failure(self, state: UnoState, seat: int, action: int, why: str) -> None:
+        """Record that the endpoint failed game 0's decision and ``action`` was played."""
+        if self._writer is not None:
+            key, hand, turn = int(state.key[0]), int(state.hand_no[0]), int(state.turn[0])
+            self._writer.write(
+                failure_record(self.model, self.name, key, seat, hand, turn, action, why)
+            )
 
     def use_cache(self, cache: DecisionCache | None) -> None:
         """Answer the prompts ``cache`` holds from it, without asking the model (None: ask

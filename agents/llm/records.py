@@ -53,6 +53,7 @@ __all__ = [
     "DecisionWriter",
     "Telemetry",
     "decision_record",
+    "failure_record",
     "messages_key",
 ]
 
@@ -318,3 +319,18 @@ class Telemetry:
         out["latency_p90_s"] = float(np.percentile(lat, 90)) if lat.size else None
         out["forms"] = dict(sorted(self.forms.items()))
         return out
+
+
+def failure_record(
+    model: str, agent: str, key: int, seat: int, hand_no: int, turn: int, action: int, why: str
+) -> dict[str, Any]:
+    """The record of a decision the endpoint failed, whose game played ``action`` (the
+    fallback) instead: no messages or answers, ``endpoint_error`` saying why (the fields:
+    see the module)."""
+    return {
+        "model": model, "agent": agent, "game": key, "seat": seat, "hand_no": hand_no,
+        "turn": turn, "history": 0, "messages": [], "responses": [], "requests": [],
+        "action": C.action_name(action), "action_id": action, "form": None, "invalid": 0,
+        "retried": False, "fallback": True, "errors": [why], "endpoint_error": why,
+        "latency_s": 0.0, "tokens_in": 0, "tokens_out": 0,
+    }  # fmt: skip

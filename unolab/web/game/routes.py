@@ -27,7 +27,8 @@ from unolab.play import random_seed
 from unolab.web.catalogue import Catalogue, UnknownAgentError
 from unolab.web.errors import Conflict, Invalid
 from unolab.web.game.batching import AgentBatcher
-from unolab.web.game.table import Games, WebGame
+from unolab.web.game.games import Games
+from unolab.web.game.table import WebGame
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.warming import NEEDS_ENGINE, require_searches

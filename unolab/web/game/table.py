@@ -1,6 +1,6 @@
-"""The live web games: one match of hands between the human (seat 0) and server-side
-agents (:class:`WebGame`), and the games in play, by id, with the caps and the idle
-timeout (:class:`Games`). Every live game is in the file of live games
+"""A live web game: one match of hands between the human (seat 0) and server-side agents
+(:class:`WebGame`; the games in play, by id, are :class:`unolab.web.game.games.Games`).
+Every live game is in the file of live games
 (:mod:`unolab.web.game.live`), every accepted action committed before its request is
 answered, and a game the server does not hold in memory (after a restart) is rebuilt from
 it; finished hands are saved as records too (:mod:`unolab.web.store`).
@@ -23,12 +23,10 @@ the model again. The model's decisions are recorded next to the saved game
 
 from __future__ import annotations
 
-import json
 import logging
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,25 +47,17 @@ from uno_env.play import PolicyError, choose_actions
 from uno_env.rules import Rules
 from unolab.records import RECORD_FORMAT
 from unolab.web.catalogue import Catalogue
-from unolab.web.errors import Busy, Conflict, Gone, Invalid, NotFound, NotStored
+from unolab.web.errors import Conflict, Invalid
 from unolab.web.game.batching import AgentBatcher
-from unolab.web.game.live import DROPPED, EXPIRED, LIVE, LiveStore, StoredGame
+from unolab.web.game.live import LIVE, StoredGame
 from unolab.web.game.picture import legal_moves, table_picture
-from unolab.web.settings import ServeConfig
 
 if TYPE_CHECKING:
     from unolab.agents.llm.agent import LLMAgent
 
 LOG = logging.getLogger(__name__)
 
-__all__ = [
-    "HUMAN_SEAT",
-    "IDLE_BEFORE_EVICTION_S",
-    "KEPT_EVENTS",
-    "Games",
-    "Restorer",
-    "WebGame",
-]
+__all__ = ["HUMAN_SEAT", "KEPT_EVENTS", "WebGame"]
 
 HUMAN_SEAT = 0
 
@@ -101,7 +91,6 @@ class WebGame:
         models: Seat -> the game's own agent of a language model in that seat (closed,
             and dropped, once the match is over).
         model_names: Seat -> the name of the language model in that seat.
-        decisions: Where the models' decisions are recorded (``None``: not recorded).
         thinking: The seat of a language model whose decision is due (the page asks for
             it with ``agent-move``), or ``None``.
         agent_error: What went wrong with a model's endpoint in the last request, in one
@@ -128,7 +117,6 @@ class WebGame:
     last_cards: list[str | None] = field(default_factory=list)
     models: dict[int, LLMAgent] = field(default_factory=dict, repr=False)
     model_names: dict[int, str] = field(default_factory=dict)
-    decisions: Path | None = None
     thinking: int | None = None
     agent_error: str | None = None
     pending: list[tuple[int, int, str]] = field(default_factory=list)
@@ -256,7 +244,6 @@ class WebGame:
             try:
                 for agent in self.models.values():
                     agent.record_to(decisions)
-                self.decisions = decisions
             except OSError as err:  # the game is played all the same, unrecorded
                 LOG.warning("the decisions of game %s are not recorded: %s", self.id, err)
 
@@ -305,43 +292,8 @@ class WebGame:
             "it may) and the model is asked again at its next move"
         )
         agent.reset()  # a lasting failure is tried again at the next decision
-        self._note_failure(seat, action, why)
+        agent.record_failure(state, seat, action, why)  # as the replay shows it
         return action
-
-    def _note_failure(self, seat: int, action: int, why: str) -> None:
-        """Record a decision the endpoint failed, as the replay shows it."""
-        if self.decisions is None:
-            return
-        state = self.game.state
-        agent = self.models[seat]
-        record = {
-            "model": agent.model,
-            "agent": agent.name,
-            "game": int(state.key[0]),
-            "seat": seat,
-            "hand_no": int(state.hand_no[0]),
-            "turn": int(state.turn[0]),
-            "history": 0,
-            "messages": [],
-            "responses": [],
-            "requests": [],
-            "action": C.action_name(action),
-            "action_id": action,
-            "form": None,
-            "invalid": 0,
-            "retried": False,
-            "fallback": True,
-            "errors": [why],
-            "endpoint_error": why,
-            "latency_s": 0.0,
-            "tokens_in": 0,
-            "tokens_out": 0,
-        }
-        try:
-            with self.decisions.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        except OSError as err:
-            LOG.warning("a decision of game %s is not recorded: %s", self.id, err)
 
     def close_models(self) -> None:
         """Close the models' agents (their connections and record files); the game's lock
@@ -522,200 +474,3 @@ class WebGame:
             "models": {str(seat): model for seat, model in sorted(self.model_names.items())},
             "agent_error": self.agent_error,
         }
-
-
-IDLE_BEFORE_EVICTION_S = 300
-"""A game untouched this long counts as abandoned: a client at its cap, or anyone when the
-server is at its cap, may have it closed to start a new one (a game being played is never
-taken away)."""
-
-Restorer = Callable[[StoredGame], WebGame]
-"""Rebuilds a game of the file of live games (:meth:`WebGame.restore` with the server's
-agents)."""
-
-
-class Games:
-    """The live games, by id: in the file of live games, and in memory once used.
-
-    Two caps bound them: ``max_games`` in all and ``max_games_per_client`` per client
-    address, so that one client cannot fill the server with games it abandons. A game idle
-    past ``idle_minutes`` expires (:meth:`expire`, run on the server's schedule); one idle
-    for :data:`IDLE_BEFORE_EVICTION_S` makes room for a new game at a cap. The id of a game
-    taken out of play answers 410 with why (for :data:`unolab.web.game.live.TOMBSTONE_DAYS`).
-
-    Args:
-        config: The server's options (the caps, ``idle_minutes``).
-        live: The file of live games.
-        restore: Rebuilds a game of the file that is not in memory.
-    """
-
-    def __init__(self, config: ServeConfig, live: LiveStore, restore: Restorer) -> None:
-        self.config = config
-        self.live = live
-        self._restore = restore
-        self._games: dict[str, WebGame] = {}
-        self._lock = threading.Lock()
-
-    def add(self, game: WebGame) -> None:
-        """Hold a new game (its ``client`` set), committed to the file.
-
-        A client at its cap gives up its oldest finished game, else its least recently
-        used one if that has been idle for :data:`IDLE_BEFORE_EVICTION_S`. At the server's
-        cap, finished games go first, then the longest idle one if it is abandoned.
-
-        Raises:
-            Busy: when a cap is still reached.
-        """
-        dropped: list[WebGame] = []
-        try:
-            self._add(game, dropped)
-        finally:
-            for old in dropped:  # outside the lock: closing may wait for a connection
-                old.close()
-
-    def _add(self, game: WebGame, dropped: list[WebGame]) -> None:
-        config = self.config
-        with self._lock:
-            now = time.time()
-            abandoned = now - IDLE_BEFORE_EVICTION_S
-            mine = sorted(
-                self._weighed(self.live.held(game.client)),
-                key=lambda held: (not held[1], held[2]),
-            )
-            if len(mine) >= config.max_games_per_client:
-                oldest, finished, touched = mine[0]
-                if not finished and touched > abandoned:
-                    raise Busy(
-                        f"this client holds {len(mine)} games in play (the server's "
-                        f"--max-games-per-client is {config.max_games_per_client}); finish "
-                        f"one, or wait {IDLE_BEFORE_EVICTION_S // 60} minutes for the oldest "
-                        "to count as abandoned"
-                    )
-                self._end([oldest], DROPPED, dropped)
-            every = self._weighed(self.live.held())
-            if len(every) >= config.max_games:
-                gone = [g for g, finished, _ in every if finished]
-                if not gone:
-                    idle = sorted((t, g) for g, _, t in every if t < abandoned)
-                    gone = [g for _, g in idle[: len(every) - config.max_games + 1]]
-                self._end(gone, DROPPED, dropped)
-                if len(every) - len(gone) >= config.max_games:
-                    raise Busy(
-                        f"the server holds {config.max_games} games (its --max-games); "
-                        "finish one or try again later"
-                    )
-            self.live.insert(game.stored())
-            self._games[game.id] = game
-
-    def _weighed(self, held: Sequence[Any]) -> list[tuple[str, bool, float]]:
-        """``(id, finished, touched)`` of live games, as memory knows them best (the file
-        learns that a game was read within a minute; a game in memory may hold an unsaved
-        hand)."""
-        out = []
-        for row in held:
-            game = self._games.get(row.id)
-            if game is None:
-                out.append((row.id, row.match_over, row.touched))
-            else:
-                out.append((row.id, self._finished(game), game.touched))
-        return out
-
-    def _end(self, game_ids: Sequence[str], status: str, dropped: list[WebGame]) -> None:
-        """Take games out of play (the lock held)."""
-        self.live.end(game_ids, status)
-        for game_id in game_ids:
-            game = self._games.pop(game_id, None)
-            if game is not None:
-                dropped.append(game)
-
-    @staticmethod
-    def _finished(game: WebGame) -> bool:
-        """A match that is over and on disk: dropping it loses nothing."""
-        return game.match_over and not game.unsaved
-
-    def expire(self) -> int:
-        """Take the games idle past ``idle_minutes`` out of play (what the server runs on
-        its schedule); returns how many."""
-        dropped: list[WebGame] = []
-        cutoff = time.time() - 60 * self.config.idle_minutes
-        with self._lock:
-            idle = [g for g, _, touched in self._weighed(self.live.held()) if touched < cutoff]
-            self._end(idle, EXPIRED, dropped)
-        for old in dropped:
-            old.close()
-        return len(idle)
-
-    def get(self, game_id: str) -> WebGame:
-        """A live game, from memory or rebuilt from the file.
-
-        Raises:
-            NotFound: for an unknown id.
-            Gone: for a game that expired or was closed to make room.
-            Conflict: for a game this server cannot rebuild (its agents are not offered).
-        """
-        with self._lock:
-            game = self._games.get(game_id)
-        if game is None:
-            game = self._load(game_id)
-        now = time.time()
-        if now - game.touched > 60:  # the file knows within a minute when it was last used
-            self.live.touch(game.id, now)
-        game.touched = now
-        return game
-
-    def _load(self, game_id: str) -> WebGame:
-        """Rebuild a game of the file (outside the lock: replaying takes a while)."""
-        stored = self.live.load(game_id)
-        if stored is None:
-            raise NotFound(f"no game {game_id!r} on this server (finished games are under Replay)")
-        if stored.status == EXPIRED:
-            raise Gone(
-                f"game {game_id} expired: nobody played it for {self.config.idle_minutes} "
-                "minutes (the server's --idle-minutes); its finished hands are under Replay"
-            )
-        if stored.status != LIVE:
-            raise Gone(
-                f"game {game_id} was closed to make room for a newer game (the server's "
-                "--max-games-per-client or --max-games); its finished hands are under Replay"
-            )
-        try:
-            game = self._restore(stored)
-        except ValueError as err:  # a file edited by hand
-            raise Conflict(f"game {game_id} cannot be rebuilt: {err}") from None
-        with self._lock:
-            held = self._games.setdefault(game_id, game)
-        if held is not game:  # another request rebuilt it first
-            game.close()
-        return held
-
-    def commit(self, game: WebGame) -> None:
-        """Commit the actions a request took (the game's lock held), before it is answered.
-
-        Raises:
-            NotStored: the file could not be written; the game is dropped from memory and
-                stands, at the next request, where the file has it (before this request).
-            Gone: the game was taken out of play while the request ran.
-        """
-        moves, game.pending = game.pending, []
-        try:
-            kept = self.live.commit(game.id, moves, len(game.hands), game.match_over, game.touched)
-        except sqlite3.Error as err:
-            LOG.error("game %s: its moves could not be committed: %s", game.id, err)
-            self._forget(game)
-            raise NotStored(
-                "the move could not be stored (the server's games folder cannot be written: "
-                f"{err}); the game stands where it stood before it: reload the game and try "
-                "again"
-            ) from None
-        if not kept:
-            self._forget(game)
-            raise Gone(f"game {game.id} was taken out of play while this request ran")
-
-    def _forget(self, game: WebGame) -> None:
-        with self._lock:
-            if self._games.get(game.id) is game:
-                del self._games[game.id]
-        game.close_models()
-
-    def __len__(self) -> int:
-        return len(self.live.held())

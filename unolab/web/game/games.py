@@ -1,0 +1,219 @@
+"""The live web games, by id (:class:`Games`): the caps, the idle timeout, and the file of
+live games behind them (:mod:`unolab.web.game.live`): a game not in memory (after a
+restart) is rebuilt from it, and every accepted action is committed to it before the
+request that made it is answered.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from unolab.web.errors import Busy, Conflict, Gone, NotFound, NotStored
+from unolab.web.game.live import DROPPED, EXPIRED, LIVE, LiveStore, StoredGame
+from unolab.web.game.table import WebGame
+from unolab.web.settings import ServeConfig
+
+LOG = logging.getLogger(__name__)
+
+__all__ = ["IDLE_BEFORE_EVICTION_S", "Games", "Restorer"]
+
+IDLE_BEFORE_EVICTION_S = 300
+"""A game untouched this long counts as abandoned: a client at its cap, or anyone when the
+server is at its cap, may have it closed to start a new one (a game being played is never
+taken away)."""
+
+Restorer = Callable[[StoredGame], WebGame]
+"""Rebuilds a game of the file of live games (:meth:`WebGame.restore` with the server's
+agents)."""
+
+
+class Games:
+    """The live games, by id: in the file of live games, and in memory once used.
+
+    Two caps bound them: ``max_games`` in all and ``max_games_per_client`` per client
+    address, so that one client cannot fill the server with games it abandons. A game idle
+    past ``idle_minutes`` expires (:meth:`expire`, run on the server's schedule); one idle
+    for :data:`IDLE_BEFORE_EVICTION_S` makes room for a new game at a cap. The id of a game
+    taken out of play answers 410 with why (for :data:`unolab.web.game.live.TOMBSTONE_DAYS`).
+
+    Args:
+        config: The server's options (the caps, ``idle_minutes``).
+        live: The file of live games.
+        restore: Rebuilds a game of the file that is not in memory.
+    """
+
+    def __init__(self, config: ServeConfig, live: LiveStore, restore: Restorer) -> None:
+        self.config = config
+        self.live = live
+        self._restore = restore
+        self._games: dict[str, WebGame] = {}
+        self._lock = threading.Lock()
+
+    def add(self, game: WebGame) -> None:
+        """Hold a new game (its ``client`` set), committed to the file.
+
+        A client at its cap gives up its oldest finished game, else its least recently
+        used one if that has been idle for :data:`IDLE_BEFORE_EVICTION_S`. At the server's
+        cap, finished games go first, then the longest idle one if it is abandoned.
+
+        Raises:
+            Busy: when a cap is still reached.
+        """
+        dropped: list[WebGame] = []
+        try:
+            self._add(game, dropped)
+        finally:
+            for old in dropped:  # outside the lock: closing may wait for a connection
+                old.close()
+
+    def _add(self, game: WebGame, dropped: list[WebGame]) -> None:
+        config = self.config
+        with self._lock:
+            now = time.time()
+            abandoned = now - IDLE_BEFORE_EVICTION_S
+            mine = sorted(
+                self._weighed(self.live.held(game.client)),
+                key=lambda held: (not held[1], held[2]),
+            )
+            if len(mine) >= config.max_games_per_client:
+                oldest, finished, touched = mine[0]
+                if not finished and touched > abandoned:
+                    raise Busy(
+                        f"this client holds {len(mine)} games in play (the server's "
+                        f"--max-games-per-client is {config.max_games_per_client}); finish "
+                        f"one, or wait {IDLE_BEFORE_EVICTION_S // 60} minutes for the oldest "
+                        "to count as abandoned"
+                    )
+                self._end([oldest], DROPPED, dropped)
+            every = self._weighed(self.live.held())
+            if len(every) >= config.max_games:
+                gone = [g for g, finished, _ in every if finished]
+                if not gone:
+                    idle = sorted((t, g) for g, _, t in every if t < abandoned)
+                    gone = [g for _, g in idle[: len(every) - config.max_games + 1]]
+                self._end(gone, DROPPED, dropped)
+                if len(every) - len(gone) >= config.max_games:
+                    raise Busy(
+                        f"the server holds {config.max_games} games (its --max-games); "
+                        "finish one or try again later"
+                    )
+            self.live.insert(game.stored())
+            self._games[game.id] = game
+
+    def _weighed(self, held: Sequence[Any]) -> list[tuple[str, bool, float]]:
+        """``(id, finished, touched)`` of live games, as memory knows them best (the file
+        learns that a game was read within a minute; a game in memory may hold an unsaved
+        hand)."""
+        out = []
+        for row in held:
+            game = self._games.get(row.id)
+            if game is None:
+                out.append((row.id, row.match_over, row.touched))
+            else:
+                out.append((row.id, self._finished(game), game.touched))
+        return out
+
+    def _end(self, game_ids: Sequence[str], status: str, dropped: list[WebGame]) -> None:
+        """Take games out of play (the lock held)."""
+        self.live.end(game_ids, status)
+        for game_id in game_ids:
+            game = self._games.pop(game_id, None)
+            if game is not None:
+                dropped.append(game)
+
+    @staticmethod
+    def _finished(game: WebGame) -> bool:
+        """A match that is over and on disk: dropping it loses nothing."""
+        return game.match_over and not game.unsaved
+
+    def expire(self) -> int:
+        """Take the games idle past ``idle_minutes`` out of play (what the server runs on
+        its schedule); returns how many."""
+        dropped: list[WebGame] = []
+        cutoff = time.time() - 60 * self.config.idle_minutes
+        with self._lock:
+            idle = [g for g, _, touched in self._weighed(self.live.held()) if touched < cutoff]
+            self._end(idle, EXPIRED, dropped)
+        for old in dropped:
+            old.close()
+        return len(idle)
+
+    def get(self, game_id: str) -> WebGame:
+        """A live game, from memory or rebuilt from the file.
+
+        Raises:
+            NotFound: for an unknown id.
+            Gone: for a game that expired or was closed to make room.
+            Conflict: for a game this server cannot rebuild (its agents are not offered).
+        """
+        with self._lock:
+            game = self._games.get(game_id)
+        if game is None:
+            game = self._load(game_id)
+        now = time.time()
+        if now - game.touched > 60:  # the file knows within a minute when it was last used
+            self.live.touch(game.id, now)
+        game.touched = now
+        return game
+
+    def _load(self, game_id: str) -> WebGame:
+        """Rebuild a game of the file (outside the lock: replaying takes a while)."""
+        stored = self.live.load(game_id)
+        if stored is None:
+            raise NotFound(f"no game {game_id!r} on this server (finished games are under Replay)")
+        if stored.status == EXPIRED:
+            raise Gone(
+                f"game {game_id} expired: nobody played it for {self.config.idle_minutes} "
+                "minutes (the server's --idle-minutes); its finished hands are under Replay"
+            )
+        if stored.status != LIVE:
+            raise Gone(
+                f"game {game_id} was closed to make room for a newer game (the server's "
+                "--max-games-per-client or --max-games); its finished hands are under Replay"
+            )
+        try:
+            game = self._restore(stored)
+        except ValueError as err:  # a file edited by hand
+            raise Conflict(f"game {game_id} cannot be rebuilt: {err}") from None
+        with self._lock:
+            held = self._games.setdefault(game_id, game)
+        if held is not game:  # another request rebuilt it first
+            game.close()
+        return held
+
+    def commit(self, game: WebGame) -> None:
+        """Commit the actions a request took (the game's lock held), before it is answered.
+
+        Raises:
+            NotStored: the file could not be written; the game is dropped from memory and
+                stands, at the next request, where the file has it (before this request).
+            Gone: the game was taken out of play while the request ran.
+        """
+        moves, game.pending = game.pending, []
+        try:
+            kept = self.live.commit(game.id, moves, len(game.hands), game.match_over, game.touched)
+        except sqlite3.Error as err:
+            LOG.error("game %s: its moves could not be committed: %s", game.id, err)
+            self._forget(game)
+            raise NotStored(
+                "the move could not be stored (the server's games folder cannot be written: "
+                f"{err}); the game stands where it stood before it: reload the game and try "
+                "again"
+            ) from None
+        if not kept:
+            self._forget(game)
+            raise Gone(f"game {game.id} was taken out of play while this request ran")
+
+    def _forget(self, game: WebGame) -> None:
+        with self._lock:
+            if self._games.get(game.id) is game:
+                del self._games[game.id]
+        game.close_models()
+
+    def __len__(self) -> int:
+        return len(self.live.held())
