@@ -89,6 +89,16 @@ def test_readme_command_runs(
         args += ["--set", f"runs_dir={tmp_path}"]
     if args[0] == "tournament":
         args += ["--output-dir", str(tmp_path)]
+    if "my_model.yaml" in args:  # the README's language model: the scripted chat server
+        from unolab.benchmarks.chat_server import chat_server
+
+        with chat_server() as server:
+            spec = tmp_path / "my_model.yaml"
+            spec.write_text(f"llm:\n  model: test-model\n  base_url: {server.base_url}\n")
+            monkeypatch.chdir(tmp_path)
+            assert main(args) == 0
+            assert server.served.requests > 0
+        return
     assert main(args) == 0
 
 
