@@ -246,6 +246,14 @@ def test_the_readmes_five_minutes_run_from_the_wheel(installed: Installed) -> No
                 _play(installed, ["play", "--record", args[1]])
             out = _run(installed, [str(installed.uno_lab), *args])
             assert f"Replay of {args[1]}" in out, out[:500]
+        elif "my_model.yaml" in args:  # a language model: the scripted chat server plays it
+            from unolab.benchmarks.chat_server import chat_server
+
+            with chat_server() as server:
+                spec = installed.folder / "my_model.yaml"
+                spec.write_text(f"llm:\n  model: test-model\n  base_url: {server.base_url}\n")
+                _run(installed, [str(installed.uno_lab), *args, *BUDGETS[("tournament",)]])
+                assert server.served.requests > 0
         else:
             extra = next(
                 (budget for key, budget in BUDGETS.items() if tuple(args[: len(key)]) == key), []
