@@ -127,8 +127,11 @@ class LLMSpec:
             they are not invalid answers.
         backoff_s: The wait before the first transport retry, doubling with each retry
             (with jitter), 0 to 60 seconds; a ``Retry-After`` the server sends wins.
-        concurrency: Requests in flight at once, 1 to 256: a batch of decisions from many
-            tables is sent this many at a time.
+        concurrency: Requests in flight at once, 1 to 256 (default 4): a batch of decisions
+            from many tables is sent this many at a time. Local servers answer few at once by
+            default (llama.cpp's and Ollama's parallel slots), and the tables of a
+            tournament move in step, so more only queue there; raise it for vLLM, SGLang
+            or a hosted API.
         view: ``"full"`` (each decision states the whole table; no memory) or
             ``"changes"`` (one conversation per game and seat: the rules once, then what
             changed since the model's last decision).
@@ -148,7 +151,7 @@ class LLMSpec:
     timeout_s: float = 60.0
     max_retries: int = 4
     backoff_s: float = 1.0
-    concurrency: int = 8
+    concurrency: int = 4
     view: Literal["full", "changes"] = "full"
     list_moves: bool = True
     choices: Literal["names", "letters"] = "names"

@@ -38,7 +38,7 @@ def test_a_spec_file_is_read_with_its_defaults(tmp_path: Path) -> None:
         0.0,
         256,
         4,
-        8,
+        4,
     )
     assert spec.prompt_options.view == "changes" and spec.prompt_options.list_moves
     assert is_llm_spec(path)
