@@ -165,6 +165,9 @@ MEASURED = re.compile(r"\d\.\d+ ?%|\d\.\d+ ?[x×]|\d% (?:fewer|more|less)|/s\b|\
 """What a measured figure in a table cell looks like: a rate, a ratio, a speed, a time."""
 HAND_KEPT = {
     ("docs/distributed.md", "| lr | ent_coef | seed | best win rate vs random |"),
+    ("docs/llm.md", "| the run | |"),
+    ("docs/llm.md", "| # | name | Elo [95% CI] |"),
+    ("docs/llm.md", "| figure | `concurrency: 4` (default) |"),
     ("docs/distributed.md", "| table | local backend | Ray backend | Ray / local |"),
     ("docs/distributed.md", "| sweep | trials at once | a full trial's wall time |"),
     ("docs/rlcard_uno.md", "| quantity | seed 0 | seed 1 | pooled (40,000) |"),
