@@ -56,13 +56,13 @@ def _free_port() -> int:
 def _serve(root: Path, warmup: WarmupStatus | None = None) -> Iterator[str]:
     """The table over the folders under ``root``, served by uvicorn in a thread (with the
     engine's ``warmup`` running, if given)."""
+    yield from _serve_app(create_app(make_config(root), warmup=warmup))
+
+
+def _serve_app(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread; yields its address, then stops it."""
     port = _free_port()
-    config = uvicorn.Config(
-        create_app(make_config(root), warmup=warmup),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()

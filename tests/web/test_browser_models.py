@@ -8,27 +8,24 @@ Needs Debian's ``chromium`` and ``chromium-driver``, as ``test_browser.py``.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import test_browser
-import uvicorn
 from conftest import make_config
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from support.optional import require
 from test_browser import (
     _deal,
-    _free_port,
     _hand_over,
     _idle,
     _load,
     _opponent,
     _play_until,
+    _serve_app,
     _set_speed,
     _text,
     _visible,
@@ -47,20 +44,7 @@ of errors, and where the screenshots go."""
 
 
 def _serve(root: Path, agents: Path) -> Iterator[str]:
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(make_config(root, agents)), host="127.0.0.1", port=port, log_level="warning"
-    )
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not running.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    running.should_exit = True
-    thread.join(timeout=10)
+    yield from _serve_app(create_app(make_config(root, agents)))
 
 
 @pytest.fixture
