@@ -49,12 +49,15 @@ def client(tmp_path: Path, agents_dir: Path) -> Iterator[TestClient]:
 def play_to_end(
     client: TestClient, view: dict[str, Any], rng: random.Random, whole_match: bool = False
 ) -> dict[str, Any]:
-    """Play random legal moves until the hand (or the match) is over; return the last view."""
+    """Play random legal moves, and ask a language model's seat for its move when the view
+    names it ``thinking``, until the hand (or the match) is over; return the last view."""
     while True:
         if view["hand_over"]:
             if view["match_over"] or not whole_match:
                 return view
             answer = client.post(f"/api/games/{view['id']}/next-hand", json={"seq": view["seq"]})
+        elif view.get("thinking") is not None:
+            answer = client.post(f"/api/games/{view['id']}/agent-move", json={"seq": view["seq"]})
         else:
             move = rng.choice(view["moves"])
             answer = client.post(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_config
+from conftest import make_config, play_to_end
 from fastapi.testclient import TestClient
 from support.optional import require
 
@@ -88,21 +88,7 @@ def client(tmp_path: Path, server: ChatServer) -> Iterator[TestClient]:
 
 def play_game(client: TestClient, view: dict[str, Any], seed: int = 1) -> dict[str, Any]:
     """Play random legal moves, and ask the model for its moves, until the hand ends."""
-    rng = random.Random(seed)
-    for _ in range(2000):
-        if view["hand_over"]:
-            return view
-        if view["thinking"] is not None:
-            answer = client.post(f"/api/games/{view['id']}/agent-move", json={"seq": view["seq"]})
-        else:
-            move = rng.choice(view["moves"])
-            answer = client.post(
-                f"/api/games/{view['id']}/moves",
-                json={"action": move["action"], "seq": view["seq"]},
-            )
-        assert answer.status_code == 200, answer.text
-        view = answer.json()
-    raise AssertionError("the hand does not end")
+    return play_to_end(client, view, random.Random(seed))
 
 
 def new_game(
