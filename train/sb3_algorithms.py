@@ -26,8 +26,7 @@ from torch import nn
 from uno_env.config_values import ConfigError, check_int
 from uno_env.observation import OBS_LAYOUT
 from unolab.train.config_limits import MAX_ROLLOUT
-from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
-from unolab.train.masked_dqn import MaskedDQN
+from unolab.train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN
 from unolab.train.masked_replay import MaskedReplayBuffer
 
 if TYPE_CHECKING:  # the config imports the registry, to check its algorithm
@@ -192,7 +191,7 @@ def _dqn_settings(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
 def _dqn_acting_modules(model: Any) -> list[nn.Module]:
     """The Q-network (relu); a dueling head as one folded linear layer.
 
-    The folded layer (:class:`~unolab.train.dueling.FoldedDuelingLinear`) computes
+    The folded layer (:class:`~unolab.train.masked_dqn.FoldedDuelingLinear`) computes
     ``V + A - mean(A)`` exactly; :func:`~unolab.train.algorithms.load_policy_layers` writes it back into the head
     through its ``unfold``.
     """

@@ -25,9 +25,8 @@ from unolab.agents.learned import load_policy
 from unolab.train.algorithms import load_policy_layers, make_model, policy_layers
 from unolab.train.checkpoint_state import restore_checkpoint
 from unolab.train.config import load_config
-from unolab.train.dueling import DuelingDQNPolicy, DuelingHead
 from unolab.train.export import export_policy
-from unolab.train.masked_dqn import MaskedDQN
+from unolab.train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN
 from unolab.train.masked_replay import (
     MaskedReplayBuffer,
     masked_argmax,
