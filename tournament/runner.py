@@ -87,7 +87,7 @@ from unolab.tournament.report import write_reports
 from unolab.tournament.results import ResultStore, Unit
 from unolab.tournament.resume import check_records, partial_chunks
 from unolab.tournament.run_folder import TournamentFolder
-from unolab.tournament.sprt import SprtResult, sequential_sprt
+from unolab.tournament.stats import SprtResult, sequential_sprt
 from unolab.tournament.summary import build_summary
 from unolab.tournament.telemetry import TELEMETRY_FILE, TelemetryLog, merge_telemetry
 

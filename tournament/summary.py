@@ -26,9 +26,14 @@ from unolab.tournament.analysis import (
 )
 from unolab.tournament.config import TournamentConfig
 from unolab.tournament.design import Schedule
-from unolab.tournament.ratings import bootstrap_elo, openskill_ratings
-from unolab.tournament.sprt import SprtResult, score_to_elo
-from unolab.tournament.variance import ab_variance, variance_reduction
+from unolab.tournament.stats import (
+    SprtResult,
+    ab_variance,
+    bootstrap_elo,
+    openskill_ratings,
+    score_to_elo,
+    variance_reduction,
+)
 
 __all__ = ["build_summary"]
 

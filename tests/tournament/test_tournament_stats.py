@@ -19,16 +19,18 @@ import numpy as np
 import pytest
 
 from unolab.tournament.analysis import GameTable, pairwise_counts, score_interval
-from unolab.tournament.ratings import bootstrap_elo, fit_bradley_terry, openskill_ratings
 from unolab.tournament.results import GameRecord
-from unolab.tournament.sprt import (
+from unolab.tournament.stats import (
+    bootstrap_elo,
     elo_to_score,
+    fit_bradley_terry,
     llr_path,
+    openskill_ratings,
     score_to_elo,
     sequential_sprt,
     sprt_bounds,
+    variance_reduction,
 )
-from unolab.tournament.variance import variance_reduction
 
 
 def _record(deal: int, seating: int, seats: Sequence[str], ranks: Sequence[int]) -> GameRecord:
