@@ -6,7 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-__all__ = ["ApiError", "Busy", "Conflict", "Gone", "Invalid", "NotFound", "NotReady", "NotStored"]
+__all__ = [
+    "ApiError",
+    "Busy",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "Invalid",
+    "NotFound",
+    "NotReady",
+    "NotStored",
+]
 
 
 class ApiError(Exception):
@@ -25,6 +35,13 @@ class NotFound(ApiError):
     """An unknown game, replay, run or agent id (404)."""
 
     status = 404
+
+
+class Forbidden(ApiError):
+    """A request of a seat at a table for several people without the seat's token, or with
+    a token of no seat (403)."""
+
+    status = 403
 
 
 class Gone(ApiError):

@@ -209,6 +209,33 @@ class Games:
             self._forget(game)
             raise Gone(f"game {game.id} was taken out of play while this request ran")
 
+    def commit_seats(self, game: WebGame, seat: int | None = None) -> None:
+        """Commit a change of a table for several people (the game's lock held): ``seat``
+        taken, or the start (``None``), before the request is answered.
+
+        Raises:
+            NotStored: the file could not be written; the table is dropped from memory and
+                stands, at the next request, as the file has it.
+            Gone: the table was taken out of play while the request ran.
+        """
+        shared = game.shared
+        assert shared is not None
+        try:
+            if seat is None:
+                kept = self.live.start(game.id, shared.changes)
+            else:
+                kept = self.live.seat(game.id, shared.stored_seat(seat), shared.changes)
+        except sqlite3.Error as err:
+            LOG.error("table %s: its seats could not be committed: %s", game.id, err)
+            self._forget(game)
+            raise NotStored(
+                "the table could not be stored (the server's games folder cannot be written: "
+                f"{err}); reload the table and try again"
+            ) from None
+        if not kept:
+            self._forget(game)
+            raise Gone(f"game {game.id} was taken out of play while this request ran")
+
     def _forget(self, game: WebGame) -> None:
         with self._lock:
             if self._games.get(game.id) is game:

@@ -12,6 +12,12 @@ WAL synced) when it returns, so a move that was answered survives a ``kill -9`` 
 server and a power cut too; the price is one sync per request that changes a game (well
 under the time the engine and the agents take).
 
+A table for several people (:mod:`unolab.web.game.seats`) keeps its host's settings in
+``shared`` and each seat for people in ``seats``: the player's name and a hash of the seat's
+secret token (never the token itself). Schema 1 (before tables for several people) is
+brought to schema 2 when the server opens it: the two tables are added, nothing else
+changes, so an older file's games play on.
+
 A file that is no SQLite database, or a database of another program, or of a newer
 schema, is refused when the server starts, in one line naming it; nothing in it is
 changed.
@@ -35,6 +41,8 @@ __all__ = [
     "TOMBSTONE_DAYS",
     "LiveStore",
     "StoredGame",
+    "StoredSeat",
+    "StoredTable",
 ]
 
 LIVE_FILE = "live.sqlite3"
@@ -44,7 +52,7 @@ APPLICATION_ID = 0x554E4F4C
 """SQLite's ``application_id`` of the file (``UNOL``): a database of another program is
 refused rather than written into."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The file's ``user_version``: the layout of its tables."""
 
 TOMBSTONE_DAYS = 7
@@ -75,7 +83,64 @@ CREATE TABLE moves (
 ) WITHOUT ROWID;
 """
 
+_SHARED_SCHEMA = """
+CREATE TABLE shared (
+    game TEXT PRIMARY KEY,
+    stand_in TEXT NOT NULL,
+    away_seconds INTEGER NOT NULL,
+    turn_seconds INTEGER NOT NULL,
+    started INTEGER NOT NULL DEFAULT 0,
+    changes INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE seats (
+    game TEXT NOT NULL,
+    seat INTEGER NOT NULL,
+    token_hash TEXT,
+    name TEXT,
+    PRIMARY KEY (game, seat)
+) WITHOUT ROWID;
+"""
+"""Schema 2: tables for several people (added to a schema-1 file when it is opened)."""
+
 LIVE, EXPIRED, DROPPED = "live", "expired", "dropped"
+
+
+@dataclass(frozen=True)
+class StoredSeat:
+    """A seat for people at a table for several people.
+
+    Attributes:
+        seat: The seat.
+        token_hash: The SHA-256 of the seat's secret token (hex), or ``None`` while the
+            seat is open.
+        name: The player's name, or ``None`` while the seat is open.
+    """
+
+    seat: int
+    token_hash: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredTable:
+    """A table for several people: its host's settings and its seats for people.
+
+    Attributes:
+        stand_in: The agent id that plays the seat of a player who is away (or not yet
+            there).
+        away_seconds: A player with no request for this long counts as away.
+        turn_seconds: How long a person's turn lasts when several people sit at the table.
+        started: Whether the host started the game.
+        changes: Joins and starts so far (a part of the table's version).
+        seats: The seats for people.
+    """
+
+    stand_in: str
+    away_seconds: int
+    turn_seconds: int
+    started: bool = False
+    changes: int = 0
+    seats: tuple[StoredSeat, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +159,7 @@ class StoredGame:
         touched: When a request last used it (seconds since the epoch).
         status: ``live``, ``expired`` (idle too long) or ``dropped`` (made room for a
             newer game of its client, or of the server).
+        shared: The table's seats and settings, for a table for several people.
     """
 
     id: str
@@ -106,6 +172,7 @@ class StoredGame:
     hands: list[list[str]]
     touched: float
     status: str
+    shared: StoredTable | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +226,59 @@ class LiveStore:
                     game.touched,
                 ),
             )
+            if game.shared is not None:
+                shared = game.shared
+                self._db.execute(
+                    "INSERT INTO shared (game, stand_in, away_seconds, turn_seconds, started, "
+                    "changes) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        game.id,
+                        shared.stand_in,
+                        shared.away_seconds,
+                        shared.turn_seconds,
+                        int(shared.started),
+                        shared.changes,
+                    ),
+                )
+                self._db.executemany(
+                    "INSERT INTO seats (game, seat, token_hash, name) VALUES (?, ?, ?, ?)",
+                    [(game.id, s.seat, s.token_hash, s.name) for s in shared.seats],
+                )
+
+    def seat(self, game_id: str, seat: StoredSeat, changes: int) -> bool:
+        """Give a seat of a table for several people its player (or open it again), and
+        note the table's count of changes, committed.
+
+        Returns:
+            Whether the table is still live in the file.
+        """
+        with self._lock, self._db:
+            updated = self._db.execute(
+                "UPDATE shared SET changes = ? WHERE game = ? AND EXISTS "
+                "(SELECT 1 FROM games WHERE id = ? AND status = 'live')",
+                (changes, game_id, game_id),
+            ).rowcount
+            if not updated:
+                return False
+            self._db.execute(
+                "UPDATE seats SET token_hash = ?, name = ? WHERE game = ? AND seat = ?",
+                (seat.token_hash, seat.name, game_id, seat.seat),
+            )
+        return True
+
+    def start(self, game_id: str, changes: int) -> bool:
+        """Note that the host started a table for several people, committed.
+
+        Returns:
+            Whether the table is still live in the file.
+        """
+        with self._lock, self._db:
+            updated = self._db.execute(
+                "UPDATE shared SET started = 1, changes = ? WHERE game = ? AND EXISTS "
+                "(SELECT 1 FROM games WHERE id = ? AND status = 'live')",
+                (changes, game_id, game_id),
+            ).rowcount
+        return bool(updated)
 
     def commit(
         self,
@@ -222,6 +342,25 @@ class LiveStore:
             moves = self._db.execute(
                 "SELECT hand, action FROM moves WHERE game = ? ORDER BY seq", (game_id,)
             ).fetchall()
+            table = self._db.execute(
+                "SELECT stand_in, away_seconds, turn_seconds, started, changes FROM shared "
+                "WHERE game = ?",
+                (game_id,),
+            ).fetchone()
+            seats = self._db.execute(
+                "SELECT seat, token_hash, name FROM seats WHERE game = ? ORDER BY seat",
+                (game_id,),
+            ).fetchall()
+        shared = None
+        if table is not None:
+            shared = StoredTable(
+                stand_in=str(table[0]),
+                away_seconds=int(table[1]),
+                turn_seconds=int(table[2]),
+                started=bool(table[3]),
+                changes=int(table[4]),
+                seats=tuple(StoredSeat(int(s), h, n) for s, h, n in seats),
+            )
         hands: list[list[str]] = [[] for _ in range(max(1, int(row[7])))]
         for hand, action in moves:
             hands[int(hand)].append(str(action))
@@ -236,6 +375,7 @@ class LiveStore:
             hands=hands,
             touched=float(row[8]),
             status=str(row[9]),
+            shared=shared,
         )
 
     def held(self, client: str | None = None) -> list[Held]:
@@ -258,6 +398,9 @@ class LiveStore:
         now = time.time()
         with self._lock, self._db:
             self._db.executemany("DELETE FROM moves WHERE game = ?", ids)
+            # The seats' tokens go with the game: its id then only answers why it ended.
+            self._db.executemany("DELETE FROM seats WHERE game = ?", ids)
+            self._db.executemany("DELETE FROM shared WHERE game = ?", ids)
             self._db.executemany(
                 "UPDATE games SET status = ?, touched = ? WHERE id = ? AND status = 'live'",
                 [(status, now, g) for (g,) in ids],
@@ -310,8 +453,13 @@ def _open(path: Path) -> sqlite3.Connection:
         db.execute("PRAGMA busy_timeout = 10000")
         if empty:  # one transaction: a file is either whole or still empty
             db.executescript(
-                f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA application_id = {APPLICATION_ID};"
+                f"BEGIN IMMEDIATE;{_SCHEMA}{_SHARED_SCHEMA}"
+                f"PRAGMA application_id = {APPLICATION_ID};"
                 f"PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
+            )
+        elif version < 2:  # schema 1: the tables of several people are added, in one go
+            db.executescript(
+                f"BEGIN IMMEDIATE;{_SHARED_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;"
             )
         db.isolation_level = "DEFERRED"  # ``with db`` opens and commits one transaction
     except sqlite3.DatabaseError as err:

@@ -1,6 +1,8 @@
 """The routes of a game in play (:func:`game_router`): what the page offers
 (``/api/options``), dealing a new match, reading it, the human's moves, a language model's
-move and the next hand.
+move and the next hand; and the tables for several people (``/api/tables``): opening one,
+watching it, taking a seat, starting it, a seat's moves and the next hand
+(:mod:`unolab.web.game.seats`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import errno
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,19 +27,23 @@ from uno_env.cards import MAX_PLAYERS
 from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
 from unolab.play import random_seed
 from unolab.web.catalogue import Catalogue, UnknownAgentError
-from unolab.web.errors import Conflict, Invalid
+from unolab.web.errors import Conflict, Forbidden, Invalid, NotFound
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.games import Games
-from unolab.web.game.table import WebGame
+from unolab.web.game.seats import AWAY_SECONDS, HOST_SEAT, TURN_SECONDS, SeatState, SharedTable
+from unolab.web.game.table import SPECTATOR, Listener, WebGame
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.warming import NEEDS_ENGINE, require_searches
 
 __all__ = [
     "MODEL_THREADS",
+    "PERSON",
     "AgentMove",
+    "Join",
     "Move",
     "NewGame",
+    "NewTable",
     "NextHand",
     "game_router",
     "switch_list",
@@ -47,6 +53,16 @@ MODEL_THREADS = 32
 """Language models' moves decided at once (each waits seconds for its endpoint); more wait
 their turn. Their threads are their own: the requests of the other games never wait for a
 model."""
+
+PERSON = "person"
+"""The word of a seat for people among a new table's ``opponents``."""
+
+SEAT_TOKEN = Header(
+    None,
+    alias="X-Seat-Token",
+    max_length=128,
+    description="the seat's secret token (from taking the seat); none: a spectator",
+)
 
 _FIXED = ("num_players", "seat_draw_streams")
 """Rule fields that are not house-rule switches (the table size is chosen apart)."""
@@ -82,6 +98,29 @@ class NewGame(BaseModel):
         return number
 
 
+PlayerName = Annotated[StrictStr, Field(max_length=24, description="the name the others see")]
+
+
+class NewTable(NewGame):
+    """The settings of a table for several people: a new game whose ``opponents`` may be
+    ``"person"`` (a seat for a player who joins by the link), you in seat 0 as the host."""
+
+    name: PlayerName = ""
+    stand_in: StrictStr = Field(
+        "mixbot", max_length=128, description="the agent that plays an away player's seat"
+    )
+    away_seconds: StrictInt = Field(AWAY_SECONDS[0], ge=AWAY_SECONDS[1], le=AWAY_SECONDS[2])
+    turn_seconds: StrictInt = Field(TURN_SECONDS[0], ge=TURN_SECONDS[1], le=TURN_SECONDS[2])
+
+
+class Join(BaseModel):
+    """Take a seat at a table for several people (the first open one, or ``seat``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: PlayerName = ""
+    seat: StrictInt | None = Field(None, ge=0, lt=MAX_PLAYERS)
+
+
 class Move(BaseModel):
     """The human's move: an action name and the move number it was chosen at."""
 
@@ -102,6 +141,23 @@ class NextHand(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     seq: StrictInt = Field(..., ge=0)
+
+
+def _player_name(name: str, seat: int, shared: SharedTable) -> str:
+    """The name a player gave, tidied (``player_<seat>`` for none).
+
+    Raises:
+        Invalid: for ``you`` or a name another player at the table has.
+    """
+    tidy = " ".join("".join(ch for ch in name if ch.isprintable()).split())
+    if not tidy:
+        return f"player_{seat}"
+    if tidy.lower() == "you":
+        raise Invalid("name: 'you' is how the table speaks to each player; choose another name")
+    for other in shared.seats.values():
+        if other.seat != seat and other.name is not None and other.name.lower() == tidy.lower():
+            raise Invalid(f"name: {tidy!r} sits at this table already; choose another name")
+    return tidy
 
 
 def _rules_for(settings: NewGame) -> Rules:
@@ -175,26 +231,8 @@ def game_router(
     def new_game(settings: NewGame, request: Request) -> dict[str, Any]:
         """Deal a new match: you in seat 0, the chosen agents in seats 1.. (in order)."""
         rules = _rules_for(settings)
-        if len(settings.opponents) != rules.num_players - 1:
-            raise Invalid(
-                f"opponents: {rules.num_players} players need {rules.num_players - 1} "
-                f"opponent(s), got {len(settings.opponents)}"
-            )
-        try:
-            for agent_id in settings.opponents:
-                if catalogue.entry(agent_id).kind == "search":  # compiled last, if just now
-                    require_searches(request.app.state.warmup, agent_id)
-            for agent_id in settings.opponents:
-                entry = catalogue.entry(agent_id)
-                if entry.kind == "llm":
-                    if entry.unavailable is not None:
-                        raise ValueError(f"{entry.label} cannot play here: {entry.unavailable}")
-                    continue  # each game builds its own agent of the model
-                catalogue.policy(agent_id, rules)  # unknown or unfit agents fail here
-        except UnknownAgentError as err:
-            raise Invalid(str(err)) from None
-        except ValueError as err:
-            raise Invalid(f"opponents: {err}") from None
+        _check_count(settings, rules)
+        _check_agents(settings.opponents, rules, request, "opponents")
         seed = int(settings.seed) if settings.seed is not None else random_seed()
         # The seed as a string, as in the view: a JavaScript number cannot hold every seed.
         setup = {**settings.model_dump(), "seed": str(seed)}
@@ -216,6 +254,32 @@ def game_router(
             games.commit(game)
             _saved(game)
             return game.view(events_after=0)
+
+    def _check_count(settings: NewGame, rules: Rules) -> None:
+        if len(settings.opponents) != rules.num_players - 1:
+            raise Invalid(
+                f"opponents: {rules.num_players} players need {rules.num_players - 1} "
+                f"opponent(s), got {len(settings.opponents)}"
+            )
+
+    def _check_agents(agent_ids: list[str], rules: Rules, request: Request, key: str) -> None:
+        """Refuse, in one line naming ``key``, an agent that is unknown, does not play
+        ``rules``, or cannot play here."""
+        try:
+            for agent_id in agent_ids:
+                if catalogue.entry(agent_id).kind == "search":  # compiled last, if just now
+                    require_searches(request.app.state.warmup, agent_id)
+            for agent_id in agent_ids:
+                entry = catalogue.entry(agent_id)
+                if entry.kind == "llm":
+                    if entry.unavailable is not None:
+                        raise ValueError(f"{entry.label} cannot play here: {entry.unavailable}")
+                    continue  # each game builds its own agent of the model
+                catalogue.policy(agent_id, rules)  # unknown or unfit agents fail here
+        except UnknownAgentError as err:
+            raise Invalid(f"{key}: {err}") from None
+        except ValueError as err:
+            raise Invalid(f"{key}: {err}") from None
 
     def _saved(game: WebGame) -> None:
         """Write the game's record if a finished hand is not on disk yet (the game's lock
@@ -248,7 +312,7 @@ def game_router(
         ``log`` holds the sentences from ``log_from`` on; ``events`` the steps taken after
         move ``events_after`` (none unless it is given).
         """
-        game = games.get(game_id)
+        game = _solo(game_id)
         with game.lock:
             _saved(game)
             return game.view(min(log_from, len(game.log)), events_after)
@@ -261,7 +325,7 @@ def game_router(
         ``log`` in the answer holds the sentences this move added, ``events`` its steps
         (yours and the agents', one by one).
         """
-        game = games.get(game_id)
+        game = _solo(game_id)
         with game.lock:
             start, seq = len(game.log), game.seq
             game.agent_error = None
@@ -280,7 +344,7 @@ def game_router(
         waits for its answer. An endpoint that fails is answered with the seat's fallback
         move and ``agent_error`` (one line).
         """
-        game = games.get(game_id)
+        game = _solo(game_id)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(models, _agent_move, game, body.seq)
 
@@ -302,7 +366,7 @@ def game_router(
     @router.post("/api/games/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
     def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
         """Deal the next hand of the match (after a hand ended short of the target score)."""
-        game = games.get(game_id)
+        game = _solo(game_id)
         with game.lock:
             start, seq = len(game.log), game.seq
             game.agent_error = None
@@ -311,6 +375,273 @@ def game_router(
             games.commit(game)
             _saved(game)
             return game.view(start, seq)
+
+    def _solo(game_id: str) -> WebGame:
+        """A game for one person: a table for several people is only seen through its
+        seats' tokens (``/api/tables``)."""
+        game = games.get(game_id)
+        if game.shared is not None:
+            raise Forbidden(
+                f"game {game_id} is a table for several people: open it with its link "
+                f"(/#table={game_id})"
+            )
+        return game
+
+    # ---- tables for several people ---------------------------------------------------
+
+    @router.post("/api/tables", status_code=201, dependencies=[NEEDS_ENGINE])
+    def new_table(settings: NewTable, request: Request) -> dict[str, Any]:
+        """Open a table for several people: you (the host) in seat 0, each of the other
+        seats an agent or ``"person"``. Nobody moves until the host starts the game. The
+        answer carries the host's seat token: send it as ``X-Seat-Token`` with every
+        request of the seat."""
+        rules = _rules_for(settings)
+        _check_count(settings, rules)
+        people = [HOST_SEAT] + [
+            seat for seat, agent in enumerate(settings.opponents, 1) if agent == PERSON
+        ]
+        if len(people) < 2:
+            raise Invalid(
+                f"opponents: a table for several people needs a seat for a person "
+                f"({PERSON!r}) besides yours; to play the agents alone, deal a game"
+            )
+        bots = [agent for agent in settings.opponents if agent != PERSON]
+        for agent_id in [*bots, settings.stand_in]:
+            if agent_id in catalogue.entries and catalogue.entry(agent_id).kind == "llm":
+                key = "stand_in" if agent_id == settings.stand_in else "opponents"
+                raise Invalid(
+                    f"{key}: a language model cannot sit at a table for several people; "
+                    "choose a bot"
+                )
+        _check_agents(bots, rules, request, "opponents")
+        _check_agents([settings.stand_in], rules, request, "stand_in")
+        shared = SharedTable(
+            stand_in=settings.stand_in,
+            away_seconds=settings.away_seconds,
+            turn_seconds=settings.turn_seconds,
+            seats={seat: SeatState(seat) for seat in people},
+        )
+        token = shared.take(HOST_SEAT, _player_name(settings.name, HOST_SEAT, shared))
+        seed = int(settings.seed) if settings.seed is not None else random_seed()
+        setup = {**settings.model_dump(exclude={"name"}), "seed": str(seed)}
+        agents = [None if agent == PERSON else agent for agent in settings.opponents]
+        game = WebGame.start(new_game_id(), rules, seed, agents, catalogue, setup, shared)
+        game.client = _client(request)
+        games.add(game)
+        with game.lock:
+            game.deal_lines()
+            return {"token": token, **_table_view(game, HOST_SEAT, 0, 0)}
+
+    @router.get("/api/tables/{game_id}", dependencies=[NEEDS_ENGINE])
+    def get_table(
+        game_id: str,
+        version: str | None = Query(None, max_length=64),
+        log_from: int = Query(0, ge=0),
+        events_after: int | None = Query(None, ge=0),
+        token: str | None = SEAT_TOKEN,
+    ) -> dict[str, Any]:
+        """The table as your seat sees it (without a token: as a spectator, public
+        information only). Given the ``version`` of your last answer, an unchanged table
+        answers ``{"changed": false}`` only (what the page asks every second or two).
+
+        Each answer also moves the table on: a turn that ran out plays its seat's default
+        move, and the seats of away players are played by the host's stand-in.
+        """
+        game = _table(game_id)
+        with game.lock:
+            seat = _seat(game, token, required=False)
+            _tick(game)
+            shared = game.shared
+            assert shared is not None
+            now = shared.version(game.seq, len(game.hands))
+            if version == now:
+                return {"version": now, "changed": False, "turn_left": shared.turn_left()}
+            log = game.log_of(seat)
+            return _table_view(game, seat, min(log_from, len(log)), events_after)
+
+    @router.post("/api/tables/{game_id}/join", dependencies=[NEEDS_ENGINE])
+    def join_table(game_id: str, body: Join, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
+        """Take the first open seat for people (or ``seat``); the answer carries the seat's
+        token, which no one else ever sees."""
+        game = _table(game_id)
+        with game.lock:
+            shared = game.shared
+            assert shared is not None
+            if token:
+                mine = shared.seat_of(token)
+                if mine is not None:
+                    raise Conflict(f"you sit at this table already (seat {mine})")
+            if game.match_over:
+                raise Conflict("this game is over: nobody can join it now; start a new table")
+            if body.seat is not None:
+                if body.seat not in shared.seats:
+                    raise Invalid(
+                        f"seat: seat {body.seat} is not a seat for people at this table "
+                        f"(those are {', '.join(map(str, shared.people))})"
+                    )
+                if shared.seats[body.seat].taken:
+                    raise Conflict(f"seat {body.seat} is taken; choose another or watch")
+                seat = body.seat
+            else:
+                free = shared.open_seats()
+                if not free:
+                    raise Conflict(
+                        "the table is full: every seat for people is taken; you can watch"
+                    )
+                seat = free[0]
+            new_token = shared.take(seat, _player_name(body.name, seat, shared))
+            games.commit_seats(game, seat)
+            _tick(game)
+            return {"token": new_token, **_table_view(game, seat, 0, 0)}
+
+    @router.post("/api/tables/{game_id}/start", dependencies=[NEEDS_ENGINE])
+    def start_table(game_id: str, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
+        """The host starts the game: the agents play until a person must act."""
+        game = _table(game_id)
+        with game.lock:
+            shared = game.shared
+            assert shared is not None
+            seat = _seat(game, token, required=True)
+            if seat != HOST_SEAT:
+                raise Forbidden("only the host (seat 0) starts the game")
+            if shared.started:
+                raise Conflict("the game has started already")
+            start, seq = len(game.log_of(seat)), game.seq
+            shared.started = True
+            shared.changes += 1
+            shared.turn_began()
+            games.commit_seats(game)
+            game.play_agents(catalogue, batcher)
+            games.commit(game)
+            _saved(game)
+            return _table_view(game, seat, start, seq)
+
+    @router.post("/api/tables/{game_id}/moves", dependencies=[NEEDS_ENGINE])
+    def table_move(game_id: str, body: Move, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
+        """Your seat's move; the agents (and the stand-in of away players) then play until
+        a person must act or the hand is over."""
+        game = _table(game_id)
+        with game.lock:
+            shared = game.shared
+            assert shared is not None
+            seat = _seat(game, token, required=True)
+            if not shared.started:
+                raise Conflict("the host has not started the game yet")
+            start, seq = len(game.log_of(seat)), game.seq
+            _tick(game)
+            if shared.ran_out.get(seat) == body.seq < game.seq:
+                raise Conflict(
+                    "your time ran out: your seat played its default move; look at the table again"
+                )
+            game.human_move(body.action, body.seq, seat)
+            game.play_agents(catalogue, batcher)
+            games.commit(game)
+            _saved(game)
+            return _table_view(game, seat, start, seq)
+
+    @router.post("/api/tables/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
+    def table_next_hand(
+        game_id: str, body: NextHand, token: str | None = SEAT_TOKEN
+    ) -> dict[str, Any]:
+        """Deal the next hand (any seated player may; the first request wins)."""
+        game = _table(game_id)
+        with game.lock:
+            seat = _seat(game, token, required=True)
+            start, seq = len(game.log_of(seat)), game.seq
+            game.next_hand(body.seq)
+            game.play_agents(catalogue, batcher)
+            games.commit(game)
+            _saved(game)
+            return _table_view(game, seat, start, seq)
+
+    def _table(game_id: str) -> WebGame:
+        """A table for several people."""
+        game = games.get(game_id)
+        if game.shared is None:
+            raise NotFound(
+                f"no table for several people {game_id!r} on this server (a game for one "
+                f"person opens as /#game={game_id})"
+            )
+        return game
+
+    def _seat(game: WebGame, token: str | None, required: bool) -> Listener:
+        """The seat of ``token`` (its player is here now), or :data:`SPECTATOR` without
+        one (where ``required`` is false).
+
+        Raises:
+            Forbidden: for a token of no seat of the table, or none where it is required.
+        """
+        shared = game.shared
+        assert shared is not None
+        if not token:
+            if required:
+                raise Forbidden(
+                    "this needs your seat's token: take a seat with the table's link first"
+                )
+            return SPECTATOR
+        seat = shared.seat_of(token)
+        if seat is None:
+            raise Forbidden(
+                "this seat token is not one of this table's: open the table's link again to "
+                "watch or take a seat"
+            )
+        shared.seen(seat)
+        return seat
+
+    def _tick(game: WebGame) -> int | None:
+        """Move the table on (the game's lock held): a person's turn that ran out plays
+        the seat's default move, then the agents and the stand-ins play until a person
+        who is here must act. Returns the seat whose turn ran out, if one did."""
+        shared = game.shared
+        assert shared is not None
+        if not shared.started or game.game.over:
+            return None
+        timed_out = None
+        seat = game.game.current_seat
+        left = shared.turn_left()
+        if left is not None and left <= 0 and seat in shared.controlled():
+            shared.ran_out[seat] = game.seq
+            game.timeout_move(seat)
+            timed_out = seat
+        game.play_agents(catalogue, batcher)
+        if game.pending:
+            games.commit(game)
+            _saved(game)
+        return timed_out
+
+    def _table_view(
+        game: WebGame, seat: Listener, log_from: int, events_after: int | None
+    ) -> dict[str, Any]:
+        """The table as ``seat`` sees it, with who sits where and the turn timer."""
+        shared = game.shared
+        assert shared is not None
+        current = None if game.game.over else game.game.current_seat
+        people = []
+        for person in shared.people:
+            state = shared.seats[person]
+            here = shared.here(person)
+            people.append(
+                {
+                    "seat": person,
+                    "name": state.name,
+                    "state": "open" if not state.taken else "here" if here else "away",
+                }
+            )
+        left = shared.turn_left()
+        return {
+            **game.view(log_from, events_after, seat),
+            "version": shared.version(game.seq, len(game.hands)),
+            "shared": {
+                "seat": None if seat == SPECTATOR else seat,
+                "host": seat == HOST_SEAT,
+                "started": shared.started,
+                "people": people,
+                "stand_in": catalogue.entry(shared.stand_in).label,
+                "away_seconds": shared.away_seconds,
+                "turn_seconds": shared.turn_seconds,
+                "turn_left": None if left is None or current not in shared.seats else left,
+            },
+        }
 
     return router
 

@@ -19,6 +19,12 @@ documented fallback move of :func:`uno_env.text.answers.fallback_action` (``draw
 is legal...), the view's ``agent_error`` says so in one line, and the next decision asks
 the model again. The model's decisions are recorded next to the saved game
 (:meth:`unolab.web.store.GameStore.decisions_path`), one JSON line each.
+
+A table for several people (``shared``, :mod:`unolab.web.game.seats`) has a person in each
+of its seats for people: the agents play on until a seat whose player is here must act,
+the host's stand-in plays the seats whose player is away, and every sentence is told to
+each seat as that seat may hear it (its own drawn cards named, nobody else's) and to the
+spectators as nobody's.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,15 +57,22 @@ from unolab.web.errors import Conflict, Invalid
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.live import LIVE, StoredGame
 from unolab.web.game.picture import legal_moves, table_picture
+from unolab.web.game.seats import SharedTable
 
 if TYPE_CHECKING:
     from unolab.agents.llm.agent import LLMAgent
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["HUMAN_SEAT", "KEPT_EVENTS", "WebGame"]
+__all__ = ["HUMAN_SEAT", "KEPT_EVENTS", "SPECTATOR", "Listener", "WebGame"]
 
 HUMAN_SEAT = 0
+
+SPECTATOR = -1
+"""The listener of the spectators of a table for several people: nobody's cards are named."""
+
+Listener = int
+"""A seat, or :data:`SPECTATOR`: whom a sentence is told to."""
 
 KEPT_EVENTS = 200
 """Steps kept for :meth:`WebGame.view`'s ``events``: one request adds at most one step per
@@ -78,7 +91,6 @@ class WebGame:
         agents: Each seat's agent id (``None`` for the human's seat).
         labels: Each seat's agent label, as shown.
         game: The game.
-        log: Every sentence so far.
         hands: The actions of every hand so far (the record).
         seq: Moves taken in the whole match; a move is accepted only with the current one.
         touched: When a request last used the game (``time.time``).
@@ -97,6 +109,8 @@ class WebGame:
             line (``None``: nothing).
         pending: ``(seq, hand, action)`` of each action taken since the game was last
             committed to the file of live games.
+        shared: The seats of a table for several people (``None``: one person, seat 0).
+        logs: The sentences told to each listener of a table for several people.
     """
 
     id: str
@@ -106,7 +120,6 @@ class WebGame:
     labels: list[str | None]
     game: UnoGame
     setup: dict[str, Any]
-    log: list[str] = field(default_factory=list)
     hands: list[list[str]] = field(default_factory=lambda: [[]])
     seq: int = 0
     touched: float = field(default_factory=time.time)
@@ -120,6 +133,8 @@ class WebGame:
     thinking: int | None = None
     agent_error: str | None = None
     pending: list[tuple[int, int, str]] = field(default_factory=list)
+    shared: SharedTable | None = None
+    logs: dict[Listener, list[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -128,12 +143,20 @@ class WebGame:
         game_id: str,
         rules: Rules,
         seed: int,
-        agents: Sequence[str],
+        agents: Sequence[str | None],
         catalogue: Catalogue,
         setup: dict[str, Any],
+        shared: SharedTable | None = None,
     ) -> WebGame:
-        """A new match, dealt (the agents have not moved yet: call :meth:`play_agents`)."""
-        labels: list[str | None] = [None] + [catalogue.entry(a).label for a in agents]
+        """A new match, dealt (the agents have not moved yet: call :meth:`play_agents`).
+
+        Args:
+            agents: The agent id of each seat after seat 0 (``None``: a seat for people,
+                at a table for several people only).
+            shared: The seats of a table for several people.
+        """
+        labels: list[str | None] = [None]
+        labels += [None if a is None else catalogue.entry(a).label for a in agents]
         game = cls(
             id=game_id,
             rules=rules,
@@ -142,6 +165,7 @@ class WebGame:
             labels=labels,
             game=UnoGame(rules, seed=seed),
             setup=setup,
+            shared=shared,
         )
         game.last_cards = [None] * rules.num_players
         return game
@@ -173,6 +197,7 @@ class WebGame:
             setup=dict(stored.setup),
             client=stored.client,
             touched=stored.touched,
+            shared=None if stored.shared is None else SharedTable.restore(stored.shared),
         )
         game.last_cards = [None] * rules.num_players
         for number, actions in enumerate(stored.hands):
@@ -208,17 +233,70 @@ class WebGame:
             hands=[[]],
             touched=self.touched,
             status=LIVE,
+            shared=None if self.shared is None else self.shared.stored(),
         )
 
     @property
     def names(self) -> list[str]:
-        """Seat names: ``you``, ``player_1 (mixbot)``, ..."""
+        """Seat names: ``you``, ``player_1 (mixbot)``, ... (at a table for several people,
+        each player's name in place of ``you``: :meth:`seat_names`)."""
+        if self.shared is not None:
+            return self.seat_names(SPECTATOR)
         return ["you"] + [f"player_{s} ({self.labels[s]})" for s in range(1, len(self.labels))]
+
+    def seat_names(self, listener: Listener) -> list[str]:
+        """Seat names as ``listener`` hears them: its own seat is ``you``, a player by the
+        name they gave, a seat nobody has taken ``player_2``, an agent
+        ``player_1 (mixbot)``."""
+        names = []
+        for seat, label in enumerate(self.labels):
+            person = None if self.shared is None else self.shared.seats.get(seat)
+            if seat == listener:
+                names.append("you")
+            elif person is not None:
+                names.append(person.name or f"player_{seat}")
+            else:
+                names.append(f"player_{seat} ({label})")
+        return names
 
     @property
     def narrator(self) -> Table:
         """The words, from the human's seat."""
         return Table(names=self.names, listener=HUMAN_SEAT, colour=False)
+
+    def narrator_for(self, listener: Listener) -> Table:
+        """The words as ``listener`` hears them (:data:`SPECTATOR`: nobody's cards)."""
+        if self.shared is None:
+            return self.narrator
+        return Table(
+            names=self.seat_names(listener),
+            listener=None if listener == SPECTATOR else listener,
+            colour=False,
+        )
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Whom the sentences are told to: the human, or every seat for people and the
+        spectators."""
+        if self.shared is None:
+            return [HUMAN_SEAT]
+        return [*self.shared.people, SPECTATOR]
+
+    def _tell(self, say: Callable[[Table], list[str]]) -> dict[Listener, list[str]]:
+        """Tell each listener its sentences (added to its log); returns them."""
+        told = {who: say(self.narrator_for(who)) for who in self.listeners}
+        for who, lines in told.items():
+            self.logs.setdefault(who, []).extend(lines)
+        return told
+
+    @property
+    def log(self) -> list[str]:
+        """Every sentence so far, as the human (seat 0) heard it."""
+        return self.logs.setdefault(HUMAN_SEAT, [])
+
+    def log_of(self, listener: Listener) -> list[str]:
+        """Every sentence so far, as ``listener`` heard it."""
+        return self.logs.setdefault(listener, [])
 
     @property
     def match_over(self) -> bool:
@@ -227,7 +305,7 @@ class WebGame:
 
     def deal_lines(self) -> None:
         """Narrate the deal of the current hand."""
-        self.log += describe_deal(self.rules, self.game.state, self.narrator)
+        self._tell(lambda table: describe_deal(self.rules, self.game.state, table))
 
     def seat_models(self, catalogue: Catalogue, decisions: Path | None) -> None:
         """Give each language model's seat its own agent, recording to ``decisions``.
@@ -255,7 +333,8 @@ class WebGame:
         (``thinking`` names its seat)."""
         game = self.game
         self.thinking = None
-        while not game.over and game.current_seat != HUMAN_SEAT:
+        people = {HUMAN_SEAT} if self.shared is None else self.shared.controlled()
+        while not game.over and game.current_seat not in people:
             seat = game.current_seat
             if seat in self.models:
                 if model_moves <= 0:
@@ -265,7 +344,9 @@ class WebGame:
                 action = self._model_move(seat)
             else:
                 agent = self.agents[seat]
-                assert agent is not None
+                if agent is None:  # a seat for people whose player is away
+                    assert self.shared is not None
+                    agent = self.shared.stand_in
                 policy = catalogue.policy(agent, self.rules)
                 action = batcher.decide(self.rules, game.state, policy)
             self._step(seat, action)
@@ -321,19 +402,37 @@ class WebGame:
         self.seq += 1
         self.hands[-1].append(C.action_name(action))
         self.pending.append((self.seq, len(self.hands) - 1, self.hands[-1][-1]))
-        lines = describe_step(self.rules, before, self.game.state, seat, action, self.narrator)
-        self.log += lines
+        after = self.game.state
+        told = self._tell(
+            lambda table: describe_step(self.rules, before, after, seat, action, table)
+        )
         face = int(C.ACTION_FACE[action])
         if face >= 0:
             self.last_cards[seat] = C.FACE_NAMES[face]
-        self.events.append(self._event(seat, action, lines))
+        self.events.append(self._event(seat, action, told))
         del self.events[:-KEPT_EVENTS]
+        if self.shared is not None:
+            self.shared.turn_began()
         if self.game.over:
             state = self.game.state
-            self.log += describe_hand_end(self.rules, state, self.narrator, state.hands[0])
+            self._tell(lambda table: describe_hand_end(self.rules, state, table, state.hands[0]))
             self.unsaved = True
 
-    def _event(self, seat: int, action: int, lines: list[str]) -> dict[str, Any]:
+    def timeout_move(self, seat: int) -> None:
+        """Play the safe default move of ``seat``, whose turn ran out: ``draw`` when the
+        rules allow it, else ``keep``, else the first legal move (the fallback move of a
+        language model, :func:`uno_env.text.answers.fallback_action`)."""
+        from uno_env.text.answers import fallback_action
+        from uno_env.text.prompt import PromptOptions, decision_prompt
+        from uno_env.text.view import seat_view
+
+        state = self.game.state
+        action = fallback_action(
+            decision_prompt(seat_view(self.rules, state, seat), PromptOptions())
+        )
+        self._step(seat, action)
+
+    def _event(self, seat: int, action: int, told: dict[Listener, list[str]]) -> dict[str, Any]:
         """One step as the page replays it between two answers: who acted, the card put
         down (if any), the sentences, and the public table just after it (the top card,
         the colour, the direction and every seat's card count), so that the page can show
@@ -347,15 +446,15 @@ class WebGame:
             "seat": seat,
             "action": C.action_name(action),
             "card": C.FACE_NAMES[face] if face >= 0 else None,
-            "lines": list(lines),
+            "lines": told,
             "top": C.FACE_NAMES[int(state.top[0])],
             "colour": C.COLOURS[colour] if 0 <= colour < C.NUM_COLOURS else None,
             "direction": int(state.direction[0]),
             "counts": [int(n) for n in state.hand_size[0]],
         }
 
-    def human_move(self, action_name: str, seq: int) -> None:
-        """Check and take the human's move.
+    def human_move(self, action_name: str, seq: int, seat: int = HUMAN_SEAT) -> None:
+        """Check and take the move of the human in ``seat``.
 
         Raises:
             Conflict: for a finished match or hand, a stale ``seq`` or a move out of turn.
@@ -370,7 +469,7 @@ class WebGame:
                 f"this move was sent for move {seq}, the game is at move {self.seq} "
                 "(a repeated or stale request); reload the game"
             )
-        if self.game.current_seat != HUMAN_SEAT:
+        if self.game.current_seat != seat:
             raise Conflict("it is not your turn")
         try:
             action = C.parse_action(action_name)
@@ -381,7 +480,7 @@ class WebGame:
             raise Invalid(
                 f"{action_name!r} is not legal now; legal: {', '.join(C.action_names(legal))}"
             )
-        self._step(HUMAN_SEAT, action)
+        self._step(seat, action)
 
     def next_hand(self, seq: int) -> None:
         """Deal the next hand of the match.
@@ -399,6 +498,8 @@ class WebGame:
         self.hands.append([])
         self.last_cards = [None] * self.rules.num_players
         self.deal_lines()
+        if self.shared is not None:
+            self.shared.turn_began()
 
     def record(self) -> dict[str, Any]:
         """The record (``uno-lab play --record``'s format, plus the seats' agent ids) of
@@ -424,19 +525,26 @@ class WebGame:
         best = min(scores) if self.rules.scoring == "penalty_points" else max(scores)
         return [seat for seat, score in enumerate(scores) if score == best]
 
-    def view(self, log_from: int = 0, events_after: int | None = None) -> dict[str, Any]:
-        """The game as the human sees it (their own cards only, until a hand ends).
+    def view(
+        self, log_from: int = 0, events_after: int | None = None, seat: Listener = HUMAN_SEAT
+    ) -> dict[str, Any]:
+        """The game as the human in ``seat`` sees it (their own cards only, until a hand
+        ends; :data:`SPECTATOR`: nobody's).
 
         Args:
             log_from: ``log`` holds the sentences from this one on.
             events_after: ``events`` holds the steps taken after this ``seq`` (the latest
                 :data:`KEPT_EVENTS` at most); ``None``: no steps.
+            seat: Whose view (a seat for people, or :data:`SPECTATOR`).
         """
         game, state = self.game, self.game.state
         over = game.over
-        shown = set(range(self.rules.num_players)) if over else {HUMAN_SEAT}
-        your_turn = not over and game.current_seat == HUMAN_SEAT
-        narrator = self.narrator
+        mine = set() if seat == SPECTATOR else {seat}
+        shown = set(range(self.rules.num_players)) if over else mine
+        your_turn = not over and game.current_seat == seat
+        if self.shared is not None and not self.shared.started:
+            your_turn = False  # nobody moves before the host starts the game
+        narrator = self.narrator_for(seat)
         reveal = None
         if over:
             reveal = {
@@ -451,22 +559,31 @@ class WebGame:
                 "scoring": self.rules.scoring,
                 "match_winners": self.match_winners(),
             }
-        events = [] if events_after is None else [e for e in self.events if e["seq"] > events_after]
+        events = (
+            []
+            if events_after is None
+            else [
+                {**e, "lines": e["lines"].get(seat, [])}
+                for e in self.events
+                if e["seq"] > events_after
+            ]
+        )
+        log = self.log_of(seat)
         return {
             "id": self.id,
             # A string: a seed may exceed what a JavaScript number holds exactly.
             "seed": str(self.seed),
             "seq": self.seq,
             "setup": self.setup,
-            "table": table_picture(self.rules, state, self.names, self.labels, shown),
+            "table": table_picture(self.rules, state, self.seat_names(seat), self.labels, shown),
             "your_turn": your_turn,
             "situation": describe_situation(self.rules, state, narrator) if your_turn else "",
-            "moves": legal_moves(self.rules, state, narrator, HUMAN_SEAT) if your_turn else [],
+            "moves": legal_moves(self.rules, state, narrator, seat) if your_turn else [],
             "hand_over": over,
             "match_over": self.match_over,
             "reveal": reveal,
             "log_from": log_from,
-            "log": self.log[log_from:],
+            "log": log[log_from:],
             "events": events,
             "last_cards": list(self.last_cards),
             "save_error": self.save_error,
