@@ -1,0 +1,811 @@
+"""``ShardedUnoVecEnv``: the tables of a :class:`~uno_env.envs.vec_env.UnoVecEnv` spread over
+worker processes, one shared-memory block between them.
+
+The ``num_envs`` tables are cut into ``num_shards`` contiguous shards (as even as possible),
+and the shards into ``num_workers`` contiguous groups, one per worker process. Each shard is
+a :class:`~uno_env.envs.vec_env.UnoVecEnv` of its own inside its worker, seeded from the
+env's seed and the global index of its first table (:func:`shard_seed`; a single shard takes
+the seed itself, so one shard plays exactly the hands of ``UnoVecEnv`` with that seed).
+
+**What decides the games.** The seed, the actions and the shard layout, never the worker
+count: the same ``num_shards`` gives the same trajectories with 1, 2 or 3 workers. The shard
+layout matters because an opponent policy draws its random numbers for the whole batch of
+its shard, and a shard's deals follow its own key schedule. ``num_shards`` defaults to
+``num_workers`` (each worker then steps one large batch, the fastest layout); give it
+explicitly to compare runs across worker counts.
+
+**How they talk.** The learners' actions, the observations (two buffers, used in turn), the
+legal-action masks, the rewards, the ends of hands and the final observations of finished
+hands live in one :class:`multiprocessing.shared_memory.SharedMemory` block seen through
+NumPy views. A step writes the actions, releases one semaphore per worker and waits on one
+per worker: no pipe carries a step. Each worker also has a pipe for the rare commands (a
+reset with new seeds, a change of the opponents, an error's report).
+
+**Opponents** must be built inside the workers: give them as something that pickles (a
+:class:`~uno_env.policy.PolicyFactory` of a bot, ``None`` for the random bot, a pool of
+factories) or as an :class:`OpponentsRecipe`, a picklable function and its arguments (names,
+paths) that builds them there. Each shard builds its own. :meth:`ShardedUnoVecEnv.update_opponents`
+runs a picklable function on every shard's opponents (a league refilling a snapshot slot).
+
+**Failures.** A worker that raises (an opponent's error) stops the env until ``reset()``,
+and its error is raised in the parent once, with its type when it can be rebuilt. A worker
+that dies, or a wait longer than ``timeout`` seconds, closes the env and raises
+:class:`WorkerError` naming the worker and its tables. Workers ignore Ctrl-C (the parent
+handles it) and leave when the parent is gone. ``close()`` (also run at exit) stops them
+and frees the block. Everything works under the ``spawn`` start method (the default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import multiprocessing
+import multiprocessing.connection
+import signal
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.shared_memory import SharedMemory
+from pathlib import Path
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
+
+from uno_env.core import IllegalActionError
+from uno_env.envs.opponents import OpponentsSpec
+from uno_env.envs.rewards import RewardFn
+from uno_env.envs.seeding import checked_seed
+from uno_env.envs.spaces import action_ids, action_space, observation_space
+from uno_env.envs.table_inputs import ResetNeededError, check_num_games
+from uno_env.files import shown
+from uno_env.rules import Rules, load_rules
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_WORKERS",
+    "OpponentsRecipe",
+    "ShardedUnoVecEnv",
+    "WorkerError",
+    "shard_bounds",
+    "shard_seed",
+]
+
+MAX_WORKERS = 256
+"""Most worker processes of one env: far more than any machine's cores."""
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a step, reset or command may take before the env gives up on its workers."""
+
+_POLL = 0.2
+"""Seconds between two looks at the workers' health while waiting for them."""
+
+_NUM_ACTIONS = int(action_space().n)
+
+# Commands a worker reads from the shared block when its semaphore is released.
+_STEP, _CALL, _EXIT = 1, 2, 3
+_OK, _FAILED = 0, 1
+
+
+class WorkerError(RuntimeError):
+    """A worker process died, did not answer in time, or could not start."""
+
+
+@dataclass(frozen=True)
+class OpponentsRecipe:
+    """Opponents built inside each worker: ``build(*args)`` returns an opponents spec.
+
+    ``build`` must be a module-level function and ``args`` plain data (names, paths,
+    numbers, rules), so that both pickle under the ``spawn`` start method. It is called
+    once per shard.
+
+    Attributes:
+        build: The function that builds the opponents.
+        args: Its arguments.
+    """
+
+    build: Callable[..., OpponentsSpec]
+    args: tuple[Any, ...] = ()
+
+    def __call__(self) -> OpponentsSpec:
+        """Build the opponents."""
+        return self.build(*self.args)
+
+
+def shard_bounds(count: int, parts: int) -> list[tuple[int, int]]:
+    """Cut ``range(count)`` into ``parts`` contiguous ``(start, end)`` ranges, as even as
+    possible (the first ``count % parts`` are one longer)."""
+    base, extra = divmod(count, parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + base + (1 if i < extra else 0)
+        out.append((start, end))
+        start = end
+    return out
+
+
+def shard_seed(seed: int, first_table: int) -> int:
+    """The seed of the shard whose first table has global index ``first_table``.
+
+    The shard of table 0 takes ``seed`` itself (so a single shard is ``UnoVecEnv(seed)``);
+    the others a seed derived from both numbers, in ``0 <= s < 2**63``.
+    """
+    if first_table == 0:
+        return seed
+    word = np.random.SeedSequence([seed, first_table]).generate_state(1, np.uint64)[0]
+    return int(word) >> 1
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where each array lies in the shared block (byte offsets), for ``n`` tables of
+    observations of size ``dim`` and ``workers`` workers."""
+
+    n: int
+    dim: int
+    workers: int
+    offsets: dict[str, int] = field(default_factory=dict)
+    size: int = 0
+
+    @staticmethod
+    def build(n: int, dim: int, workers: int) -> _Layout:
+        offsets: dict[str, int] = {}
+        size = 0
+        for name, shape, dtype in _fields(n, dim, workers):
+            offsets[name] = size
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            size += (nbytes + 63) // 64 * 64  # each array on its own cache lines
+        return _Layout(n, dim, workers, offsets, max(size, 64))
+
+    def views(self, buf: memoryview | None) -> dict[str, npt.NDArray[Any]]:
+        if buf is None:
+            raise ValueError("the shared block is closed")
+        return {
+            name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=self.offsets[name])
+            for name, shape, dtype in _fields(self.n, self.dim, self.workers)
+        }
+
+
+def _fields(n: int, dim: int, workers: int) -> list[tuple[str, tuple[int, ...], Any]]:
+    return [
+        ("obs", (2, n, dim), np.float32),
+        ("terminal", (n, dim), np.float32),
+        ("masks", (n, _NUM_ACTIONS), np.bool_),
+        ("actions", (n,), np.int64),
+        ("rewards", (n,), np.float32),
+        ("dones", (n,), np.bool_),
+        ("truncated", (n,), np.bool_),
+        ("finished", (n,), np.bool_),
+        ("command", (workers,), np.int32),
+        ("status", (workers,), np.int32),
+        ("buffer", (1,), np.int32),
+    ]
+
+
+@dataclass(frozen=True)
+class _WorkerSpec:
+    """What a worker needs to build its shards (all picklable)."""
+
+    index: int
+    first_shard: int
+    shm_name: str
+    layout: _Layout
+    shards: tuple[tuple[int, int], ...]
+    seeds: tuple[int, ...]
+    rules: Rules
+    opponents: object
+    learner_seat: int | Literal["random"]
+    reward: str | RewardFn
+
+
+def _error_payload(err: BaseException) -> tuple[type[BaseException], str]:
+    return type(err), str(err)
+
+
+def _rebuilt(payload: tuple[type[BaseException], str], where: str) -> BaseException:
+    """The worker's error as the parent raises it: its own type when that takes a message."""
+    kind, message = payload
+    try:
+        err = kind(message)
+        if str(err) == message:
+            return err
+    except Exception:  # an exception class with other arguments: say what it was
+        pass
+    return WorkerError(f"{where}: {kind.__name__}: {message}")
+
+
+def _worker_main(spec: _WorkerSpec, go: Any, done: Any, conn: Any) -> None:
+    """A worker: build the shards, then serve steps and commands until told to exit."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        shm = SharedMemory(name=spec.shm_name)
+    except BaseException as err:
+        conn.send(("error", _error_payload(err)))
+        return
+    try:
+        _serve(spec, shm, go, done, conn)
+    finally:
+        shm.close()
+
+
+def _build_shards(spec: _WorkerSpec) -> tuple[list[Any], list[object]]:
+    from uno_env.envs.vec_env import UnoVecEnv
+
+    envs, opponents = [], []
+    for (start, end), seed in zip(spec.shards, spec.seeds, strict=True):
+        # Each shard its own opponents: their random draws must not depend on which shards
+        # share a worker.
+        recipe = spec.opponents
+        opp = recipe() if isinstance(recipe, OpponentsRecipe) else copy.deepcopy(recipe)
+        opponents.append(opp)
+        envs.append(
+            UnoVecEnv(
+                end - start,
+                spec.rules,
+                opponents=opp,
+                seed=seed,
+                learner_seat=spec.learner_seat,
+                reward=spec.reward,
+            )
+        )
+    return envs, opponents
+
+
+def _serve(spec: _WorkerSpec, shm: SharedMemory, go: Any, done: Any, conn: Any) -> None:
+    try:
+        envs, opponents = _build_shards(spec)
+    except BaseException as err:
+        conn.send(("error", _error_payload(err)))
+        return
+    conn.send(("ready", None))
+    views = spec.layout.views(shm.buf)
+    parent = multiprocessing.parent_process()
+    me = spec.index
+    try:
+        while True:
+            if not go.acquire(timeout=1.0):
+                if parent is not None and not parent.is_alive():
+                    return
+                continue
+            command = int(views["command"][me])
+            if command == _EXIT:
+                return
+            try:
+                if command == _STEP:
+                    _step_shards(spec, envs, views)
+                else:
+                    reply = _command(spec, envs, opponents, views, conn.recv())
+                    conn.send(("ok", reply))
+                views["status"][me] = _OK
+            except Exception as err:
+                views["status"][me] = _FAILED
+                conn.send(("error", _error_payload(err)))
+            done.release()
+    finally:
+        del views  # the block's buffer must have no view left when it is closed
+
+
+def _write(
+    views: dict[str, npt.NDArray[Any]], start: int, end: int, obs: npt.NDArray[np.float32]
+) -> None:
+    views["obs"][int(views["buffer"][0]), start:end] = obs
+
+
+def _step_shards(spec: _WorkerSpec, envs: list[Any], views: dict[str, npt.NDArray[Any]]) -> None:
+    for env, (start, end) in zip(envs, spec.shards, strict=True):
+        obs, rewards, dones, infos = env.step(views["actions"][start:end])
+        _write(views, start, end, obs)
+        views["rewards"][start:end] = rewards
+        views["dones"][start:end] = dones
+        views["finished"][start:end] = False
+        views["masks"][start:end] = env.action_masks()
+        for row in np.flatnonzero(dones).tolist():
+            info = infos[row]
+            views["finished"][start + row] = True
+            views["terminal"][start + row] = info["terminal_observation"]
+            views["truncated"][start + row] = bool(info["TimeLimit.truncated"])
+
+
+def _command(
+    spec: _WorkerSpec,
+    envs: list[Any],
+    opponents: list[object],
+    views: dict[str, npt.NDArray[Any]],
+    message: tuple[Any, ...],
+) -> object:
+    what = message[0]
+    if what == "reset":
+        seeds = message[1]
+        for i, (env, (start, end)) in enumerate(zip(envs, spec.shards, strict=True)):
+            if seeds is not None:
+                env.seed(seeds[spec.first_shard + i])
+            _write(views, start, end, env.reset())
+            views["masks"][start:end] = env.action_masks()
+        return None
+    if what == "opponents":
+        fn, args = message[1], message[2]
+        for opp in opponents:
+            fn(opp, *args)
+        return None
+    raise ValueError(f"unknown command {what!r}")
+
+
+class _Workers:
+    """The processes, their signals and pipes, and the shared block: what ``close`` frees.
+
+    Kept apart from the env so that :func:`weakref.finalize` can free them at exit without
+    holding the env alive.
+    """
+
+    def __init__(self, shm: SharedMemory) -> None:
+        self.shm = shm
+        self.processes: list[Any] = []
+        self.go: list[Any] = []
+        self.done: list[Any] = []
+        self.conns: list[Any] = []
+        self.views: dict[str, npt.NDArray[Any]] | None = None
+        self.closed = False
+
+    def shutdown(self) -> None:
+        """Tell each worker to exit, wait briefly, then end the ones still running; free
+        the block. Safe to call twice."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.views is not None:
+            self.views["command"][:] = _EXIT
+            for go in self.go:
+                go.release()
+        deadline = time.monotonic() + 5.0
+        for process in self.processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+                process.join(2.0)
+            if process.is_alive():
+                process.kill()
+                process.join(2.0)
+        for conn in self.conns:
+            conn.close()
+        self.views = None
+        with contextlib.suppress(BufferError):  # observations still held as views
+            self.shm.close()  # (then the memory goes with the last of them)
+        with contextlib.suppress(FileNotFoundError):
+            self.shm.unlink()
+
+
+_RENDER_MODES = ("ansi", "human", "rgb_array")
+
+
+class ShardedUnoVecEnv(VecEnv):
+    """``num_envs`` UNO games stepped by ``num_workers`` processes, one learner seat in each.
+
+    Takes the arguments of :class:`~uno_env.envs.vec_env.UnoVecEnv` (opponents in a form
+    that pickles, or an :class:`OpponentsRecipe`; see the module docstring) and:
+
+    Args:
+        num_envs: Number of games in all.
+        rules: Preset name, YAML path, mapping or Rules (``None``: official).
+        opponents: A picklable opponents spec or an :class:`OpponentsRecipe`.
+        seed: Seed of every shard's key schedule (``None``: fresh entropy).
+        learner_seat: A fixed seat, or ``"random"``.
+        reward: ``"win_loss"`` (default), ``"points"`` or a picklable reward function.
+        num_workers: Worker processes, ``1..min(num_envs, MAX_WORKERS)``.
+        num_shards: Shards of tables (``None``: ``num_workers``); at least ``num_workers``,
+            at most ``num_envs``. The games depend on it, not on ``num_workers``.
+        shared_observations: Return the observations as views of the shared block instead
+            of copies: a step's observations then stay valid until the step after next (the
+            two buffers are used in turn), which is all Stable-Baselines3's learning loops
+            keep. Saves a copy of every observation in the parent.
+        start_method: ``"spawn"`` (default), ``"forkserver"`` or ``"fork"``.
+        timeout: Seconds a step, reset or command may take (:data:`DEFAULT_TIMEOUT`); a
+            worker's start may take as long (the engine's machine code loads there).
+
+    Raises:
+        ValueError: for a bad size, worker or shard count, seed or start method, naming it.
+        WorkerError: if a worker cannot start; an error of building the shards (a bad
+            seat, reward or opponent) is raised as it was raised in the worker.
+    """
+
+    def __init__(
+        self,
+        num_envs: int | np.integer,
+        rules: str | Path | Mapping[str, Any] | Rules | None = None,
+        opponents: OpponentsSpec | OpponentsRecipe = None,
+        seed: int | np.integer | None = None,
+        *,
+        learner_seat: int | np.integer | Literal["random"] = "random",
+        reward: str | RewardFn = "win_loss",
+        num_workers: int = 2,
+        num_shards: int | None = None,
+        shared_observations: bool = False,
+        start_method: str = "spawn",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        n = check_num_games(num_envs)
+        workers = _count("num_workers", num_workers, 1, min(n, MAX_WORKERS))
+        shards = workers if num_shards is None else _count("num_shards", num_shards, workers, n)
+        if start_method not in multiprocessing.get_all_start_methods():
+            raise ValueError(
+                f"start_method: {shown(start_method)} is not one of "
+                f"{multiprocessing.get_all_start_methods()}"
+            )
+        if not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"timeout: expected a number of seconds > 0, got {shown(timeout)}")
+        self.rules = load_rules(rules)
+        self.num_workers = workers
+        self.num_shards = shards
+        self.shared_observations = bool(shared_observations)
+        self.timeout = float(timeout)
+        self.render_mode = None
+        obs_space = observation_space(self.rules)
+        self._dim = int(obs_space.shape[0])
+        self._seed = self._fresh(checked_seed(seed))
+        self._pending_seed: int | None = None
+        self.shards = shard_bounds(n, shards)
+        groups = shard_bounds(shards, workers)
+        self.worker_tables = [(self.shards[a][0], self.shards[b - 1][1]) for a, b in groups]
+        layout = _Layout.build(n, self._dim, workers)
+        self._workers = _Workers(SharedMemory(create=True, size=layout.size))
+        self._finalizer = weakref.finalize(self, self._workers.shutdown)
+        self._views = layout.views(self._workers.shm.buf)
+        self._workers.views = self._views
+        self._actions: npt.NDArray[np.int64] | None = None
+        self._buffer = 0
+        self._stopped: str | None = "not dealt yet"
+        self._owed: set[int] = set()  # workers whose answer an interrupted wait left unread
+        super().__init__(n, obs_space, action_space())
+        try:
+            self._start(layout, groups, opponents, learner_seat, reward, start_method)
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _fresh(seed: int | None) -> int:
+        return int(np.random.default_rng().integers(2**63)) if seed is None else seed
+
+    def _shard_seeds(self, seed: int) -> tuple[int, ...]:
+        return tuple(shard_seed(seed, start) for start, _ in self.shards)
+
+    def _start(
+        self,
+        layout: _Layout,
+        groups: list[tuple[int, int]],
+        opponents: object,
+        learner_seat: int | np.integer | Literal["random"],
+        reward: str | RewardFn,
+        start_method: str,
+    ) -> None:
+        ctx: Any = multiprocessing.get_context(start_method)
+        seeds = self._shard_seeds(self._seed)
+        seat: int | Literal["random"] = (
+            int(learner_seat) if isinstance(learner_seat, (int, np.integer)) else learner_seat
+        )
+        res = self._workers
+        for index, (a, b) in enumerate(groups):
+            parent_end, child_end = ctx.Pipe()
+            spec = _WorkerSpec(
+                index=index,
+                first_shard=a,
+                shm_name=res.shm.name,
+                layout=layout,
+                shards=tuple(self.shards[a:b]),
+                seeds=seeds[a:b],
+                rules=self.rules,
+                opponents=opponents,
+                learner_seat=seat,
+                reward=reward,
+            )
+            go, done = ctx.Semaphore(0), ctx.Semaphore(0)
+            process = ctx.Process(
+                target=_worker_main,
+                args=(spec, go, done, child_end),
+                name=f"uno-shards-{index}",
+                daemon=True,
+            )
+            res.go.append(go)
+            res.done.append(done)
+            res.conns.append(parent_end)
+            process.start()
+            child_end.close()
+            res.processes.append(process)
+        for index in range(self.num_workers):
+            self._receive(index, "starting")
+
+    # ------------------------------------------------------------------ talking to workers
+
+    def _where(self, index: int) -> str:
+        start, end = self.worker_tables[index]
+        return f"worker {index} (tables {start}..{end - 1})"
+
+    def _fail(self, message: str) -> WorkerError:
+        self.close()
+        return WorkerError(message + "; the env is closed: build a new one")
+
+    def _check_alive(self, index: int, doing: str) -> None:
+        process = self._workers.processes[index]
+        if not process.is_alive():
+            raise self._fail(
+                f"{self._where(index)} exited with code {process.exitcode} while {doing}"
+            )
+
+    def _receive(self, index: int, doing: str) -> object:
+        """A worker's answer on its pipe (an error is raised here, rebuilt)."""
+        conn = self._workers.conns[index]
+        deadline = time.monotonic() + self.timeout
+        while not conn.poll(_POLL):
+            self._check_alive(index, doing)
+            if time.monotonic() > deadline:
+                raise self._fail(f"{self._where(index)} gave no answer in {self.timeout:g} s")
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError):
+            raise self._fail(f"{self._where(index)} closed its pipe while {doing}") from None
+        if kind == "error":
+            err = _rebuilt(payload, self._where(index))
+            if doing == "starting":
+                self.close()
+            raise err
+        return payload
+
+    def _wait(self, indices: Iterable[int], doing: str) -> None:
+        """Wait until each worker has released its semaphore (it finished the command)."""
+        deadline = time.monotonic() + self.timeout
+        for index in indices:
+            while not self._workers.done[index].acquire(timeout=_POLL):
+                self._check_alive(index, doing)
+                if time.monotonic() > deadline:
+                    raise self._fail(
+                        f"{self._where(index)} did not finish {doing} in {self.timeout:g} s"
+                    )
+            self._owed.discard(index)
+
+    def _run(self, command: int, doing: str, message: tuple[Any, ...] | None = None) -> None:
+        """Give every worker ``command`` and wait for all; raise the first worker's error."""
+        if self._workers.closed:
+            raise ValueError("the env is closed: build a new ShardedUnoVecEnv")
+        if self._owed:  # a wait cut short by Ctrl-C: collect what those workers answered
+            owed = sorted(self._owed)
+            self._wait(owed, "the interrupted call")
+            for index in owed:
+                if self._views["status"][index] == _FAILED:
+                    self._workers.conns[index].recv()
+        views = self._views
+        views["command"][:] = command
+        views["status"][:] = _OK
+        views["buffer"][0] = self._buffer
+        for index in range(self.num_workers):
+            if message is not None:
+                self._workers.conns[index].send(message)
+            self._owed.add(index)
+            self._workers.go[index].release()
+        self._wait(range(self.num_workers), doing)
+        first: BaseException | None = None
+        for index in range(self.num_workers):
+            if command == _CALL or views["status"][index] == _FAILED:
+                try:
+                    self._receive(index, doing)
+                except WorkerError:
+                    raise
+                except Exception as err:
+                    first = first or err
+        if first is not None:
+            raise first
+
+    def _guarded(self, command: int, doing: str, message: tuple[Any, ...] | None = None) -> None:
+        """:meth:`_run` a command that changes the games: a worker's error stops the env
+        until ``reset()`` (some shards may have played, others not)."""
+        try:
+            self._run(command, doing, message)
+        except Exception as err:
+            if not isinstance(err, WorkerError):
+                self._stopped = f"stopped after an error ({type(err).__name__}: {err})"
+            raise
+
+    def _observations(self) -> npt.NDArray[np.float32]:
+        obs = self._views["obs"][self._buffer]
+        self._buffer ^= 1
+        return obs if self.shared_observations else obs.copy()
+
+    # ------------------------------------------------------------------ core API
+
+    def reset(self) -> npt.NDArray[np.float32]:
+        """Deal a new hand in every game; return the learners' observations (n, OBS_DIM)."""
+        seeds = None
+        if self._pending_seed is not None:
+            seeds = self._shard_seeds(self._pending_seed)
+        self._stopped = "interrupted in the middle of a reset"
+        self._guarded(_CALL, "resetting", ("reset", seeds))
+        self._pending_seed = None
+        self._stopped = None
+        self._reset_seeds()
+        return self._observations()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the learners' actions, shape (num_envs,).
+
+        Raises:
+            ValueError: for actions of another size (nothing is stored).
+            uno_env.IllegalActionError: for a number that is no action id, naming the env.
+            TypeError: for actions that are not numbers.
+        """
+        self._actions = action_ids(actions, self.num_envs, unit="env")
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Play the stored actions in every worker; autoreset finished games.
+
+        Returns:
+            ``(observations, rewards, dones, infos)``; a finished game's info holds
+            ``terminal_observation`` and ``TimeLimit.truncated``.
+
+        Raises:
+            uno_env.IllegalActionError: if a learner action is not legal (nothing is played).
+            ResetNeededError: if an earlier step failed or was interrupted, until ``reset()``.
+            WorkerError: if a worker died or did not answer in time (the env is closed).
+        """
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async(): call step(actions)")
+        actions, self._actions = self._actions, None
+        if self._stopped is not None:
+            raise ResetNeededError(
+                f"the env is {self._stopped}: call reset() before stepping again"
+            )
+        views = self._views
+        legal = views["masks"][np.arange(self.num_envs), actions]
+        if not legal.all():
+            env = int(np.flatnonzero(~legal)[0])
+            allowed = np.flatnonzero(views["masks"][env]).tolist()
+            raise IllegalActionError(
+                f"learner action refused: env {env}: action {int(actions[env])} is not legal "
+                f"(legal: {allowed})"
+            )
+        views["actions"][:] = actions
+        self._stopped = "interrupted in the middle of a step"
+        self._guarded(_STEP, "stepping")
+        self._stopped = None
+        obs = self._observations()
+        dones = views["dones"].copy()
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for game in np.flatnonzero(views["finished"]).tolist():
+            infos[game]["terminal_observation"] = views["terminal"][game].copy()
+            infos[game]["TimeLimit.truncated"] = bool(views["truncated"][game])
+        return obs, views["rewards"].copy(), dones, infos
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions, (num_envs, 80) bool (a copy)."""
+        return self._views["masks"].copy()
+
+    def update_opponents(self, fn: Callable[..., None], *args: Any) -> None:
+        """Call ``fn(opponents, *args)`` in every worker, once per shard's opponents.
+
+        ``fn`` must be a module-level function and ``args`` picklable; it changes the
+        opponents in place (a league's snapshot slot refilled).
+
+        Raises:
+            Whatever ``fn`` raised in a worker (rebuilt), or WorkerError.
+        """
+        self._run(_CALL, "changing the opponents", ("opponents", fn, args))
+
+    def seed(self, seed: int | np.integer | None = None) -> Sequence[int | None]:
+        """Restart every shard's key schedule from ``seed`` at the next ``reset()``.
+
+        Returns:
+            The seed, once per game.
+
+        Raises:
+            ValueError: for a seed that is not an integer in ``0 <= seed < 2**63``.
+        """
+        checked = self._fresh(checked_seed(seed))
+        self._pending_seed = checked
+        return [checked] * self.num_envs
+
+    def close(self) -> None:
+        """Stop the workers and free the shared block (also done at exit)."""
+        self._views = {}
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the workers are stopped."""
+        return self._workers.closed
+
+    def render(self, mode: str | None = None) -> np.ndarray | None:
+        """Nothing: the games live in the workers (render a ``UnoVecEnv`` instead)."""
+        if mode is not None and mode not in _RENDER_MODES:
+            raise ValueError(
+                f"mode: expected one of {list(_RENDER_MODES)} or None, got {shown(mode)}"
+            )
+        gymnasium.logger.warn("ShardedUnoVecEnv does not render: its games live in the workers")
+        return None
+
+    # ------------------------------------------------------------------ attribute access
+
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        given = [indices] if isinstance(indices, (int, np.integer)) else indices
+        if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Iterable):
+            raise TypeError(
+                f"indices must be None, an env index or a list of them, got {shown(indices)}"
+            )
+        out = []
+        for index in given:
+            if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+                raise TypeError(f"indices must be env indices, got {shown(indices)}")
+            if not -self.num_envs <= index < self.num_envs:
+                raise ValueError(
+                    f"indices: env {shown(index)} does not exist; this VecEnv has "
+                    f"{self.num_envs} envs (0..{self.num_envs - 1})"
+                )
+            out.append(int(index) % self.num_envs)
+        return out
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """An attribute of the env (shared by all games), once per requested game.
+
+        Raises:
+            ValueError: for an attribute the env does not have.
+        """
+        if not isinstance(attr_name, str) or not hasattr(self, attr_name):
+            raise ValueError(f"attr_name: the env has no attribute {shown(attr_name)}")
+        value = getattr(self, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Refused: the games live in the workers and are fixed when the env is built.
+
+        Raises:
+            ValueError: always, naming the attribute.
+        """
+        raise ValueError(
+            f"attr_name: {shown(attr_name)} cannot be set: a ShardedUnoVecEnv's games live in "
+            "its workers; build a new env instead"
+        )
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of the env; ``action_masks`` gives each requested game's row.
+
+        Raises:
+            ValueError: for a method the env does not have, or a bad index.
+        """
+        method = getattr(self, method_name, None) if isinstance(method_name, str) else None
+        if not callable(method):
+            raise ValueError(f"method_name: {shown(method_name)} is not a method of the env")
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            if method_args or method_kwargs:
+                raise TypeError("env_method: action_masks takes no arguments")
+            masks = self._views["masks"]
+            return list(masks[idx] if len(idx) != self.num_envs else masks.copy())
+        result = method(*method_args, **method_kwargs)
+        return [result for _ in idx]
+
+    def env_is_wrapped(
+        self,
+        wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]],
+        indices: VecEnvIndices = None,
+    ) -> list[bool]:
+        """No game is wrapped."""
+        return [False for _ in self._indices(indices)]
+
+
+def _count(key: str, value: object, low: int, high: int) -> int:
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer))
+        or not low <= value <= high
+    ):
+        raise ValueError(f"{key}: expected an integer in {low}..{high}, got {shown(value)}")
+    return int(value)
