@@ -421,6 +421,8 @@ ROUTES = [
     "/api/warmup",
     "/api/options",
     f"/api/games/{UNKNOWN_GAME}",
+    f"/api/tables/{UNKNOWN_GAME}",
+    f"/api/tables/{UNKNOWN_GAME}?version=1.1.1.1.h",
     "/api/replays",
     f"/api/replays/{UNKNOWN_GAME}",
     "/api/runs",
@@ -441,6 +443,11 @@ POSTS = [
     f"/api/games/{UNKNOWN_GAME}/moves",
     f"/api/games/{UNKNOWN_GAME}/next-hand",
     f"/api/games/{UNKNOWN_GAME}/agent-move",
+    "/api/tables",
+    f"/api/tables/{UNKNOWN_GAME}/join",
+    f"/api/tables/{UNKNOWN_GAME}/start",
+    f"/api/tables/{UNKNOWN_GAME}/moves",
+    f"/api/tables/{UNKNOWN_GAME}/next-hand",
     "/api/replay-file",
 ]
 """Every route that takes a body."""

@@ -36,6 +36,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
+from uno_env.text.view import seat_view  # noqa: E402
 from unolab.warmup import WARMUP_SECONDS, WarmupStatus  # noqa: E402
 from unolab.web.app import create_app  # noqa: E402
 from unolab.web.warming import start_warmup  # noqa: E402
@@ -89,10 +90,8 @@ def shots(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    """Headless Chromium; at the end, its console must hold no error (a failed request, an
-    uncaught exception, a 404 of the favicon all count)."""
+def _chromium() -> Any:
+    """A headless Chromium of its own (its own profile: its own storage)."""
     chromium = require_program("chromium", WHY, ("/usr/bin/chromium",))
     driver_path = require_program("chromedriver", WHY, ("/usr/bin/chromedriver",))
     options = webdriver.ChromeOptions()
@@ -101,7 +100,26 @@ def browser() -> Iterator[Any]:
     options.add_argument("--window-size=1280,900")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     options.binary_location = str(chromium)
-    driver = webdriver.Chrome(service=Service(str(driver_path)), options=options)
+    return webdriver.Chrome(service=Service(str(driver_path)), options=options)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium; at the end, its console must hold no error (a failed request, an
+    uncaught exception, a 404 of the favicon all count)."""
+    driver = _chromium()
+    try:
+        yield driver
+        _console_is_clean(driver)
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def friend_browser() -> Iterator[Any]:
+    """A second headless Chromium (another person at the same table); its console too must
+    stay clean."""
+    driver = _chromium()
     try:
         yield driver
         _console_is_clean(driver)
@@ -823,3 +841,194 @@ def test_the_lab_agent_cards_lead_with_the_name_and_wrap(
     browser.execute_script("document.querySelector('#lab-agents').scrollIntoView()")
     name = "desktop" if size == DESKTOP else "phone"
     browser.save_screenshot(str(shots / f"lab_{name}.png"))
+
+
+RECORD_ANSWERS = """
+window.answers = [];
+const fetched = window.fetch.bind(window);
+window.fetch = async (...args) => {
+  const response = await fetched(...args);
+  const url = String(args[0]);
+  if (url.startsWith('/api/tables')) {
+    response.clone().text().then((text) => window.answers.push([url, text]));
+  }
+  return response;
+};
+"""
+"""Recorded in each window before the page's own script runs: every answer of the tables'
+API, as received (the network's JSON)."""
+
+
+def _record_answers(driver: Any) -> None:
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_ANSWERS})
+
+
+def _answers(driver: Any) -> list[dict[str, Any]]:
+    pairs = driver.execute_script("return window.answers")
+    return [json.loads(text) for _, text in pairs]
+
+
+def _my_turn(driver: Any) -> bool:
+    return bool(
+        driver.execute_script(
+            "return document.querySelector('#situation').classList.contains('your-turn')"
+            " && document.body.dataset.busy === '0'"
+        )
+    )
+
+
+def _seat_cards_shown(driver: Any) -> dict[str, int]:
+    """The card faces each other seat's box shows besides the card it played last."""
+    found: dict[str, int] = driver.execute_script(
+        "const out = {};"
+        "for (const box of document.querySelectorAll('#seats .seat')) {"
+        "  out[box.dataset.seat] = box.querySelectorAll('.card').length"
+        "    - box.querySelectorAll('.last .card').length; }"
+        "return out;"
+    )
+    return found
+
+
+def _seq_past(seq: str) -> Callable[[Any], bool]:
+    return lambda driver: _seq(driver) != seq
+
+
+def _seq_reaches(seq: int) -> Callable[[Any], bool]:
+    return lambda driver: int(_seq(driver)) >= seq
+
+
+def _holds(cards: list[str]) -> Callable[[Any], bool]:
+    """The window's hand shows exactly ``cards`` (sorted)."""
+
+    def shown(driver: Any) -> bool:
+        found = driver.find_elements(By.CSS_SELECTOR, "#hand .card")
+        return sorted(str(c.get_attribute("data-card")) for c in found) == cards
+
+    return shown
+
+
+def _check_answers(answers: list[dict[str, Any]], seat: int) -> int:
+    """Every answer a window got shows its own seat's cards and no one else's (until a
+    hand ends; none at all while it watched, before taking its seat); returns how many
+    answers of the seat held a table."""
+    checked = 0
+    for answer in answers:
+        if "table" not in answer:
+            continue  # an unchanged table: its version only
+        if answer["shared"]["seat"] is None:
+            assert all(s["cards"] is None for s in answer["table"]["seats"]), answer["table"]
+            continue
+        checked += 1
+        assert answer["shared"]["seat"] == seat
+        for shown in answer["table"]["seats"]:
+            if answer["hand_over"]:
+                continue
+            if shown["seat"] == seat:
+                assert shown["cards"] is not None
+            else:
+                assert shown["cards"] is None, shown
+        for line in answer["log"] + [x for e in answer["events"] for x in e["lines"]]:
+            assert re.search(r"\bdraws \d+: ", line) is None, line
+    return checked
+
+
+def test_two_friends_at_one_table_see_each_others_moves_never_cards(
+    tmp_path: Path, browser: Any, friend_browser: Any, shots: Path
+) -> None:
+    app = create_app(make_config(tmp_path))
+    served = _serve_app(app)
+    address = next(served)
+    try:
+        _play_with_a_friend(app, address, browser, friend_browser, shots)
+    finally:
+        for driver in (browser, friend_browser):  # no poll left to fail as the server stops
+            driver.get("about:blank")
+        next(served, None)
+
+
+def _play_with_a_friend(app: Any, address: str, ann: Any, bob: Any, shots: Path) -> None:
+    for driver in (ann, bob):
+        _record_answers(driver)
+    _load(ann, address)
+    _set_speed(ann, "0")
+    count = ann.find_element(By.ID, "num-players")
+    count.clear()
+    count.send_keys("4", Keys.TAB)
+    WebDriverWait(ann, 10).until(
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "#opponent-list select")) == 3
+    )
+    Select(
+        ann.find_element(By.CSS_SELECTOR, "#opponent-list select[data-seat='1']")
+    ).select_by_value("person")
+    assert _visible(ann, "#friends-setup")
+    assert ann.find_element(By.ID, "start").text == "Open the table"
+    ann.find_element(By.ID, "host-name").send_keys("Ann")
+    turn = ann.find_element(By.ID, "turn-seconds")
+    turn.clear()
+    turn.send_keys("600")
+    ann.find_element(By.ID, "seed").send_keys("11")
+    ann.find_element(By.ID, "start").click()
+    WebDriverWait(ann, 30).until(lambda d: _visible(d, "#friends"))
+    link = ann.find_element(By.ID, "share-link").get_attribute("value")
+    assert "#table=" in link
+    table_id = link.split("#table=")[1]
+    assert _visible(ann, "#start-table")
+
+    # Bob opens the link: he watches (no cards anywhere) until he takes the open seat.
+    bob.get(link)
+    WebDriverWait(bob, 30).until(lambda d: _visible(d, "#join-form"))
+    assert not bob.find_elements(By.CSS_SELECTOR, "#hand .card")
+    bob.execute_script("document.getElementById('speed').value = '0'")
+    bob.find_element(By.ID, "join-name").send_keys("Bob")
+    bob.find_element(By.CSS_SELECTOR, "#join-form button").click()
+    WebDriverWait(bob, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hand .card"))
+    assert not _visible(bob, "#start-table")
+    # Ann's page learns of Bob without a reload.
+    WebDriverWait(ann, 30).until(lambda d: "Bob" in _text(d, "#people"))
+    ann.find_element(By.ID, "start-table").click()
+    WebDriverWait(bob, 30).until(lambda d: "Waiting for the host" not in _text(d, "#situation"))
+
+    # Two people and two bots play; each window sees the other's moves without a reload.
+    moves = {"Ann": 0, "Bob": 0}
+    deadline = time.monotonic() + 240
+    while min(moves.values()) < 3 and time.monotonic() < deadline:
+        for name, driver, other in (("Ann", ann, bob), ("Bob", bob, ann)):
+            _idle(driver)
+            if _hand_over(driver) or not _my_turn(driver):
+                continue
+            seq = _seq(driver)
+            _take_a_turn(driver, use_keys=False)
+            if _visible(driver, "#colour-picker"):
+                _take_a_turn(driver, use_keys=False)
+            WebDriverWait(driver, 30).until(_seq_past(seq))
+            moves[name] += 1
+            mine = int(_seq(driver))
+            WebDriverWait(other, 30).until(_seq_reaches(mine))
+            assert not _visible(driver, "#error-box"), _text(driver, "#error")
+        if _hand_over(ann):
+            break
+        time.sleep(0.2)
+    assert sum(moves.values()) >= 2, moves
+    assert "Bob" in " ".join(li.text for li in ann.find_elements(By.CSS_SELECTOR, "#log li"))
+    assert "Ann" in " ".join(li.text for li in bob.find_elements(By.CSS_SELECTOR, "#log li"))
+
+    # The DOM: each window holds its own hand, as the engine deals it to that seat, and
+    # only backs for the others.
+    game = app.app.state.games.get(table_id)
+
+    def engine_hand(seat: int) -> list[str]:
+        with game.lock:
+            hand: list[str] = seat_view(game.rules, game.game.state, seat)["hand"]
+        return sorted(hand)
+
+    for seat, driver in ((0, ann), (1, bob)):
+        _idle(driver)
+        if _hand_over(driver):
+            continue
+        WebDriverWait(driver, 10).until(_holds(engine_hand(seat)))
+        assert all(n == 0 for s, n in _seat_cards_shown(driver).items() if s != str(seat))
+    # The network: every answer a window got held its own cards and nobody else's.
+    assert _check_answers(_answers(ann), 0) >= 3
+    assert _check_answers(_answers(bob), 1) >= 3
+    ann.save_screenshot(str(shots / "table_with_friends_host.png"))
+    bob.save_screenshot(str(shots / "table_with_friends_guest.png"))

@@ -37,17 +37,22 @@ function parseJson(text) {
   return JSON.parse(text.replace(/("seed"\s*:\s*)(-?\d+)(?=\s*[,}\]])/g, '$1"$2"'));
 }
 
+// The HTTP status of the last answer (0: the server could not be reached).
+export let lastStatus = 0;
 // Every call answers the data, or null after showing why in the header: a refusal (a 4xx
 // with one line) is a message for the player, never an uncaught error in the console.
-export async function api(method, path, body) {
+// ``headers`` adds to the request's (a seat's token at a table for several people).
+export async function api(method, path, body, headers = {}) {
   document.body.dataset.busy = "1";
+  lastStatus = 0;
   try {
-    const init = { method, headers: {} };
+    const init = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
       init.headers["Content-Type"] = "application/json";
     }
     const response = await fetch(path, init);
+    lastStatus = response.status;
     // Every answer of the server is JSON; a proxy in between may still answer otherwise,
     // so the text is read first and an answer that is not JSON is shown by its status.
     const text = await response.text();

@@ -2,7 +2,8 @@
 // them, Deal, and the engine's first compile (a Deal clicked meanwhile waits for it).
 
 import { $, $$, api, el, loadOptions, on, options, sleep } from "./common.js";
-import { attach, showEvents } from "./table.js";
+import { openTable } from "./friends.js";
+import { attach, setSeatToken, showEvents } from "./table.js";
 
 const PRESET_WORDS = {
   official: "The official rules.",
@@ -231,7 +232,8 @@ function agentAbout(a) {
   return [a.about, a.strength ? `strength: ${a.strength}` : ""].filter(Boolean).join(" \u00B7 ");
 }
 // The agent the player chose for each seat: kept while the rules rule it out, so that it
-// comes back when they fit it again.
+// comes back when they fit it again. "person": a seat for a friend, who joins by the link.
+const PERSON = "person";
 const wantedAgents = {};
 function renderOpponents() {
   const box = $("#opponent-list");
@@ -241,20 +243,34 @@ function renderOpponents() {
   const replaced = [];
   for (let seat = 1; seat < rules.num_players; seat++) {
     const select = el("select", { "data-seat": String(seat) },
-      ...agents.map((a) => el("option", { value: a.id, title: a.about || "", disabled: Boolean(a.unavailable), "data-kind": a.kind }, agentLabel(a))));
+      ...agents.map((a) => el("option", { value: a.id, title: a.about || "", disabled: Boolean(a.unavailable), "data-kind": a.kind }, agentLabel(a))),
+      el("option", { value: PERSON, "data-kind": PERSON }, "a friend, who joins by a link"));
     const wanted = wantedAgents[seat];
-    if (wanted && !agents.some((a) => a.id === wanted)) replaced.push([seat, wanted]);
-    select.value = agents.some((a) => a.id === wanted) ? wanted : "mixbot";
+    if (wanted && wanted !== PERSON && !agents.some((a) => a.id === wanted)) replaced.push([seat, wanted]);
+    select.value = wanted === PERSON || agents.some((a) => a.id === wanted) ? wanted : "mixbot";
     const about = el("span", { class: "about" });
     const describe = () => {
       const a = options.agents.find((x) => x.id === select.value);
-      about.textContent = a ? agentAbout(a) : "";
+      about.textContent = select.value === PERSON ? "a seat for a friend: you get a link to send them" : a ? agentAbout(a) : "";
+      renderFriends();
     };
     select.addEventListener("change", () => { wantedAgents[seat] = select.value; describe(); });
     describe();
     box.append(el("label", { class: "opponent" }, `player_${seat} `, select, about));
   }
   renderNote(rules, replaced);
+  const standIn = $("#stand-in");
+  const kept = standIn.value || "mixbot";
+  standIn.replaceChildren(...agents.filter((a) => a.kind !== "llm" && !a.unavailable)
+    .map((a) => el("option", { value: a.id }, agentLabel(a))));
+  standIn.value = [...standIn.options].some((o) => o.value === kept) ? kept : "mixbot";
+  renderFriends();
+}
+// Some seat is for a friend: the table's settings show, and Deal opens the table.
+function withFriends() { return $$("#opponent-list select").some((s) => s.value === PERSON); }
+function renderFriends() {
+  $("#friends-setup").classList.toggle("hidden", !withFriends());
+  renderDeal();
 }
 // Say which trained agents are left out, and why, rather than drop them silently.
 function renderNote(rules, replaced) {
@@ -320,6 +336,17 @@ async function deal() {
   };
   const seed = $("#seed").value.trim();
   if (seed !== "") body.seed = seed;  // as digits: a number may not hold it exactly
+  if (withFriends()) {
+    Object.assign(body, {
+      name: $("#host-name").value.trim(),
+      stand_in: $("#stand-in").value,
+      away_seconds: Number($("#away-seconds").value),
+      turn_seconds: Number($("#turn-seconds").value),
+    });
+    if (await openTable(body)) $("#setup-note").classList.add("hidden");
+    return;
+  }
+  setSeatToken(null);
   const view = await api("POST", "/api/games", body);
   if (!view) return;
   $("#setup-note").classList.add("hidden");
@@ -351,7 +378,7 @@ function renderDeal() {
   const button = $("#start");
   button.disabled = waiting;
   button.classList.toggle("waiting", waiting);
-  button.textContent = waiting ? "Dealing when the engine is ready\u2026" : "Deal";
+  button.textContent = waiting ? "Dealing when the engine is ready\u2026" : withFriends() ? "Open the table" : "Deal";
 }
 function warmupWords(w) {
   const total = w.total || "?";

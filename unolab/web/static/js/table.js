@@ -1,11 +1,24 @@
 // The Play tab's table: a game in play, the bots' moves shown one by one, your moves by
-// click or key, the end of a hand, and a reload that takes the game up again.
+// click or key, the end of a hand, and a reload that takes the game up again. A table for
+// several people is drawn the same way from its seat's side (friends.js adds the seats,
+// the link, the turn timer and the polling).
 
 import { $, api, el, on, options, pageKey, safely, setStepping, show, showError, sleep, stepping } from "./common.js";
 import { COLOUR_WORDS, CSS_COLOURS, MAX_BACKS, card, cardTitle, seatBox, swatch, words } from "./cards.js";
 import { deal, fan, fly, rect } from "./motion.js";
 
 export let game = null;  // the current game's view
+// Your seat (null: you watch a table for several people), and that seat's token.
+export let me = 0;
+export let seatToken = null;
+// What friends.js adds after each picture of the table.
+export const hooks = { drawn: null };
+// Sentences in the log so far (a poll asks for the ones after them).
+export let logCount = 0;
+// Where the current game's API is, and what each request of your seat carries.
+export function base() { return game && game.shared ? `/api/tables/${game.id}` : `/api/games/${game.id}`; }
+export function seatHeaders() { return seatToken ? { "X-Seat-Token": seatToken } : {}; }
+export function setSeatToken(token) { seatToken = token; }
 // What the table shows now, so that what changes can move: the cards of your hand and each
 // seat's count (a card that is new there is dealt from the pile), and where the card you
 // just played lay in your hand (it flies from there to the pile).
@@ -44,15 +57,18 @@ $("#speed").addEventListener("change", () => localStorage.setItem("uno-speed", $
 
 // Take up a game: its id goes in the address, so that a reload comes back to it. ``base``
 // is what to draw first (a new deal before the bots' first moves are shown).
-export function attach(view, fresh, base) {
-  game = base || view;
-  if (location.hash !== `#game=${view.id}`) history.replaceState(null, "", `#game=${view.id}`);
-  if (fresh) { $("#log").replaceChildren(); shownHand = []; shownCounts = []; }
+export function attach(view, fresh, first) {
+  game = first || view;
+  me = view.shared ? view.shared.seat : 0;
+  const hash = view.shared ? `#table=${view.id}` : `#game=${view.id}`;
+  if (location.hash !== hash) history.replaceState(null, "", hash);
+  if (fresh) { $("#log").replaceChildren(); shownHand = []; shownCounts = []; logCount = 0; }
   addLog(view.log);
   show("table-view");
   drawGame();
 }
-function addLog(lines) {
+export function addLog(lines) {
+  logCount += lines.length;
   for (const line of lines) $("#log").append(el("li", {}, words(line)));
   $("#log").scrollTop = $("#log").scrollHeight;
 }
@@ -74,7 +90,7 @@ function drawCentre(top, colour, direction, pile, from) {
 }
 // Where a seat's cards are on screen (a card it plays flies from there).
 function seatRect(seat) {
-  if (seat === 0 && playedFrom) return playedFrom;
+  if (seat === me && playedFrom) return playedFrom;
   return rect($(`#seats [data-seat="${seat}"] .backs`) || $(`#seats [data-seat="${seat}"]`));
 }
 function winnerSeats() {
@@ -86,7 +102,7 @@ function drawSeats(actingSeat) {
   const winners = winnerSeats();
   const thinking = actingSeat === null && game.thinking !== undefined ? game.thinking : null;
   $("#seats").replaceChildren(...game.table.seats.map((s) => seatBox(s, {
-    cards: false, last: game.last_cards ? game.last_cards[s.seat] : undefined, backs: s.seat !== 0,
+    cards: false, last: game.last_cards ? game.last_cards[s.seat] : undefined, backs: s.seat !== me,
     winner: winners.has(s.seat), acting: s.seat === actingSeat, thinking: s.seat === thinking })));
   // The backs an opponent took since the last picture come from the pile.
   const pile = rect($("#pile"));
@@ -118,11 +134,11 @@ function drawGame(from = null) {
   $("#pile").disabled = !draw;
   $("#pile").title = draw ? `${moveWords(draw)} (D)` : "draw pile";
   drawSituation();
-  const mine = t.seats[0];
+  const mine = me === null ? null : t.seats[me];
   const plays = moves.filter((m) => m.kind === "play");
   const playable = [];
-  $("#hand").classList.toggle("hidden", game.hand_over);
-  $("#hand").replaceChildren(...(game.hand_over ? [] : mine.cards || []).map((name) => {
+  $("#hand").classList.toggle("hidden", game.hand_over || !mine);
+  $("#hand").replaceChildren(...(game.hand_over || !mine ? [] : mine.cards || []).map((name) => {
     const node = card(name, "button");
     const choices = plays.filter((m) => m.card === name);
     if (choices.length && !playable.some((p) => p[0].card === name)) {
@@ -151,11 +167,12 @@ function drawGame(from = null) {
     return i < 0;
   });
   deal(arrived, rect($("#pile")));
-  shownHand = game.hand_over ? [] : [...(mine.cards || [])];
+  shownHand = game.hand_over || !mine ? [] : [...(mine.cards || [])];
   $("#moves").replaceChildren(...moves.filter((m) => m.kind !== "play").map(moveButton));
   $("#colour-picker").classList.add("hidden");
-  $("#next-hand").classList.toggle("hidden", !game.hand_over || game.match_over);
+  $("#next-hand").classList.toggle("hidden", !game.hand_over || game.match_over || me === null);
   drawResult();
+  if (hooks.drawn) hooks.drawn();
 }
 function drawSituation() {
   const line = $("#situation");
@@ -204,14 +221,14 @@ async function play(action) {
   if (stepping || !game) return;
   const move = game.moves.find((m) => m.action === action);
   if (move && move.kind === "play" && !playedFrom) playedFrom = rect($(`#hand [data-card="${move.card}"]`));
-  const view = await api("POST", `/api/games/${game.id}/moves`, { action, seq: game.seq });
+  const view = await api("POST", `${base()}/moves`, { action, seq: game.seq }, seatHeaders());
   if (!view) return reload();
   await advance(view);
 }
 // A refused move (a stale page, say) leaves the game as it was: take up the server's view.
-async function reload() {
+export async function reload() {
   if (!game) return;
-  const view = await api("GET", `/api/games/${game.id}`);
+  const view = await api("GET", base(), undefined, seatHeaders());
   if (view) {
     const message = $("#error").textContent;
     attach(view, true);
@@ -219,6 +236,8 @@ async function reload() {
   }
 }
 async function advance(view) {
+  // At a table for several people, sentences told since the page last asked come first.
+  if (view.log_from > logCount) return reload();
   addLog(view.log);
   await showEvents(view);
 }
@@ -226,12 +245,12 @@ async function advance(view) {
 // that acts lights up, its card lands on the pile, the counts change, the words appear.
 export async function showEvents(view) {
   const all = view.events || [];
-  const events = all.filter((e) => e.seat !== 0);
+  const events = all.filter((e) => e.seat !== me);
   const delay = stepDelay();
   const before = game;
   // Your own move shows first: the card you played flies to the pile.
-  const firstBot = all.findIndex((e) => e.seat !== 0);
-  const yours = (firstBot < 0 ? all : all.slice(0, firstBot)).filter((e) => e.seat === 0).pop();
+  const firstBot = all.findIndex((e) => e.seat !== me);
+  const yours = (firstBot < 0 ? all : all.slice(0, firstBot)).filter((e) => e.seat === me).pop();
   let stepped = false;
   if (events.length && delay > 0 && before) {
     stepped = true;
@@ -240,13 +259,13 @@ export async function showEvents(view) {
     try {
       // While the bots move, your hand is the one after your move, none of it playable.
       const seats = before.table.seats.map((s) => ({ ...s, current: false }));
-      seats[0] = { ...seats[0], cards: view.table.seats[0].cards };
+      if (me !== null) seats[me] = { ...seats[me], cards: view.table.seats[me].cards };
       game = { ...before, moves: [], your_turn: false, hand_over: false, match_over: false, reveal: null,
         table: { ...before.table, seats }, last_cards: [...(before.last_cards || [])] };
       drawGame();
       if (yours) {
         Object.assign(game.table, { top: yours.top, colour: yours.colour, direction: yours.direction });
-        drawCentre(yours.top, yours.colour, yours.direction, null, yours.card ? seatRect(0) : null);
+        drawCentre(yours.top, yours.colour, yours.direction, null, yours.card ? seatRect(me) : null);
       }
       for (const e of events) {
         if (e.hand !== game.table.hand) {
@@ -297,8 +316,8 @@ function drawResult() {
   box.classList.toggle("hidden", !game.hand_over);
   if (!game.hand_over) { box.replaceChildren(); return; }
   const r = game.reveal, seats = game.table.seats;
-  const subject = (seat) => (seat === 0 ? "You" : seats[seat].name);
-  const verb = (seat, third, first) => (seat === 0 ? first : third);
+  const subject = (seat) => (seat === me ? "You" : seats[seat].name);
+  const verb = (seat, third, first) => (seat === me ? first : third);
   let headline;
   if (r.winner === null) headline = "The hand was cut short: no winner, no points";
   else if (r.scoring === "penalty_points") {
@@ -307,7 +326,7 @@ function drawResult() {
     headline = `${subject(r.winner)} ${verb(r.winner, "wins", "win")} the hand, +${r.hand_points[r.winner]}`;
   }
   const order = seats.map((s) => s.seat).sort((a, b) => (r.scoring === "penalty_points" ? r.scores[a] - r.scores[b] : r.scores[b] - r.scores[a]));
-  const scoreList = order.map((s) => `${s === 0 ? "you" : seats[s].name} ${r.scores[s]}`).join(" \u00B7 ");
+  const scoreList = order.map((s) => `${s === me ? "you" : seats[s].name} ${r.scores[s]}`).join(" \u00B7 ");
   const goal = r.scoring === "penalty_points" ? `the match ends at ${r.target_score}; lowest total wins` : `first to ${r.target_score} wins`;
   const parts = [];
   if (game.match_over) {
@@ -319,7 +338,7 @@ function drawResult() {
     parts.push(el("h3", {}, headline), el("p", { class: "score-line" }, `Score: ${scoreList} (${goal}).`));
   }
   const rows = seats.map((s) => el("tr", { class: s.seat === r.winner ? "winner revealed" : "revealed", "data-seat": String(s.seat) },
-    el("td", {}, s.seat === r.winner ? "\u2605 " : "", s.seat === 0 ? "you" : s.name),
+    el("td", {}, s.seat === r.winner ? "\u2605 " : "", s.seat === me ? "you" : s.name),
     el("td", {}, s.cards && s.cards.length ? el("div", { class: "cards" }, ...s.cards.map((c) => card(c, "div", true))) : "no cards"),
     el("td", {}, `cards worth ${r.held_points[s.seat]}`),
     el("td", {}, `${r.hand_points[s.seat] > 0 ? "+" : ""}${r.hand_points[s.seat]} this hand`),
@@ -334,13 +353,18 @@ on("#pile", "click", () => {
 });
 on("#next-hand", "click", async () => {
   if (stepping) return;
-  const view = await api("POST", `/api/games/${game.id}/next-hand`, { seq: game.seq });
+  const view = await api("POST", `${base()}/next-hand`, { seq: game.seq }, seatHeaders());
   if (view) await advance(view);
+  else await reload();
 });
 function confirmAbandon() {
   const dialog = $("#confirm");
-  $("#confirm-text").textContent = `Abandon this match (hand ${game.table.hand}, score ${game.table.seats.map((s) => s.score).join("-")})? ` +
-    "Hands already finished are saved under Replay; the hand in play is lost.";
+  $("#confirm-text").textContent = game.shared
+    ? (me === null ? "Stop watching this table? Its link brings you back."
+      : "Leave this table? Your seat stays yours: open the table's link again to come back (a bot plays for you while you are away).")
+    : `Abandon this match (hand ${game.table.hand}, score ${game.table.seats.map((s) => s.score).join("-")})? ` +
+      "Hands already finished are saved under Replay; the hand in play is lost.";
+  $("#confirm-yes").textContent = game.shared ? "Leave" : "Abandon it";
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
     dialog.returnValue = "";
