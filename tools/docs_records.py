@@ -26,6 +26,7 @@ from record_checks import (
     SEED,
     TEXT,
     All,
+    Cell,
     Choice,
     Either,
     Figures,
@@ -37,6 +38,7 @@ from record_checks import (
     Object,
     Range,
     Spec,
+    join_key,
 )
 
 from uno_env.cards import MAX_PLAYERS
@@ -313,6 +315,44 @@ EXPLOIT_RESULT = Object(
 """One result of ``uno-lab exploit --out``: what a row of the exploitability table shows."""
 EXPLOIT_RECORD = Object({"results": ListOf(EXPLOIT_RESULT)})
 """The exploitability table's data (``docs/data/exploitability.json``)."""
+
+
+class _Measured(Spec):
+    """A measured experiment's table: what it shows, what it was measured with (at least one
+    of the command, the method, the machine and the date), its columns, and rows of as many
+    cells as there are columns."""
+
+    _SHAPE = Object(
+        {
+            "description": LINE,
+            "measured_with": Object(
+                {}, {"command": LINE, "method": LINE, "machine": LINE, "date": DATE}
+            ),
+            "columns": ListOf(Cell(), least=1),
+            "rows": ListOf(ListOf(Cell()), least=1),
+        }
+    )
+
+    def check(self, value: Any, where: str) -> None:
+        self._SHAPE.check(value, where)
+        facts = ("command", "method", "machine", "date")
+        if not any(fact in value["measured_with"] for fact in facts):
+            raise Invalid(
+                join_key(where, "measured_with"),
+                f"state at least one of {', '.join(facts)}: what the figures were measured with",
+            )
+        columns = len(value["columns"])
+        for i, row in enumerate(value["rows"]):
+            if len(row) != columns:
+                raise Invalid(
+                    join_key(join_key(where, "rows"), i),
+                    f"{len(row)} cell(s) in a table of {columns} columns; give one per column",
+                )
+
+
+MEASURED = _Measured()
+"""A measured one-off experiment's table (``docs/data/<experiment>.json``), shown as it
+states it: the ``measured`` kind of marked table."""
 
 
 def checked(path: Path, root: Path, spec: Spec) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from docs_records import (
     CURVE_PICTURES,
     CURVES,
     CURVES_RECORD,
+    MEASURED,
     ROOT,
     SEARCHES,
     STRENGTH_RECORDS,
@@ -34,7 +35,15 @@ HEADLINE_PAGES = {Path("README.md"): "docs/", Path("docs") / "index.md": ""}
 
 TABLE_START = "<!-- table: "
 TABLE_END = "<!-- end of table -->"
-GUIDES_WITH_TABLES = ("bots.md", "search.md", "training.md")
+GUIDES_WITH_TABLES = (
+    "bots.md",
+    "distributed.md",
+    "llm.md",
+    "rlcard_uno.md",
+    "search.md",
+    "tournaments.md",
+    "training.md",
+)
 """The guides (under docs/) whose marked tables are generated."""
 
 
@@ -121,11 +130,38 @@ def _searches_table(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-TABLE_KINDS = {"strength": _strength_table, "agents": _agents_table, "searches": _searches_table}
-"""The kinds of marked table: every row of a strength record, or its agents by opponent."""
+def _measured_row(cells: list[Any]) -> str:
+    shown_cells = [
+        cell if isinstance(cell, str) else format(cell["value"], cell["format"]) for cell in cells
+    ]
+    return "|" + "|".join(f" {cell} " if cell else " " for cell in shown_cells) + "|"
 
 
-_TABLE_SPECS: dict[str, Spec | None] = {"strength": None, "agents": None, "searches": SEARCHES}
+def _measured_table(record: dict[str, Any]) -> list[str]:
+    """A measured experiment's table: its columns and rows as the record states them."""
+    return [
+        _measured_row(record["columns"]),
+        "|" + "---|" * len(record["columns"]),
+        *[_measured_row(row) for row in record["rows"]],
+    ]
+
+
+TABLE_KINDS = {
+    "strength": _strength_table,
+    "agents": _agents_table,
+    "searches": _searches_table,
+    "measured": _measured_table,
+}
+"""The kinds of marked table: every row of a strength record, its agents by opponent, a
+search record's rows, or a measured one-off experiment's table as its record states it."""
+
+
+_TABLE_SPECS: dict[str, Spec | None] = {
+    "strength": None,
+    "agents": None,
+    "searches": SEARCHES,
+    "measured": MEASURED,
+}
 """What the record of each kind of table must hold (``None``: what its name holds)."""
 _RECORD_NAME = re.compile(r"(?:[A-Za-z0-9_-][A-Za-z0-9_.-]*/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.json")
 """A record a marker may name: a JSON file under docs/ (no ``..``, no absolute path)."""

@@ -11,7 +11,16 @@ the records, never typed by hand:
 * the headline table of the README and of the docs' home page (``docs/index.md``), between
   their ``results`` markers (:data:`docs_tables.HEADLINE_PAGES`);
 * the tables of a guide between ``<!-- table: KIND RECORD.json -->`` and
-  ``<!-- end of table -->`` markers (:data:`docs_tables.TABLE_KINDS`; docs/bots.md has three);
+  ``<!-- end of table -->`` markers (:data:`docs_tables.TABLE_KINDS`; docs/bots.md has three;
+  the guides are :data:`docs_tables.GUIDES_WITH_TABLES`);
+* the table of each measured one-off experiment (the Ray backend's overhead, the LLM
+  benchmark, the search's and training's findings...): kind ``measured``, one record per
+  table under ``docs/data/`` (``<!-- table: measured data/ray_vs_local.json -->``) holding
+  its ``columns``, its ``rows`` (each cell text, or a number with its format:
+  ``{"value": 0.0751, "format": ".4f"}``), a ``description`` and ``measured_with`` (the
+  ``command``, ``method``, ``machine`` and ``date``, those the measurement states; at least
+  one). A new measured table gets a record and a marker, never typed figures (the test
+  suite refuses a typed table of rates, ratios, speeds or times);
 * the model cards of the shipped agents (``docs/agents/``), from the agents' JSON metadata
   (:mod:`unolab.agents.model_card`);
 * the exploitability table of ``docs/exploitability.md`` (``docs/data/exploitability.json``,

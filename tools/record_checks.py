@@ -256,6 +256,46 @@ class Range(Spec):
             raise Invalid(where, f"a range runs from low to high, got {shown(value)}")
 
 
+MAX_CELL = 4000
+"""The longest cell of a measured experiment's table (a finding's result in words)."""
+NUMBER_FORMATS = re.compile(r",?\.\d[f%]|,?d")
+"""The formats a number in a table cell may state (Python's format specifications): fixed
+decimals (``.4f``), a percentage (``.1%``), a whole number (``d``), each optionally with
+thousands separators (``,d``)."""
+
+
+class Cell(Spec):
+    """A cell of a measured experiment's table: its text (one line, without ``|``, at most
+    :data:`MAX_CELL` characters, maybe empty), or a number with the format it is shown in
+    (``{"value": 0.0751, "format": ".4f"}``, :data:`NUMBER_FORMATS`)."""
+
+    def check(self, value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            _NUMBER_CELL.check(value, where)
+            if not NUMBER_FORMATS.fullmatch(value["format"]):
+                raise Invalid(
+                    join_key(where, "format"),
+                    f"{shown(value['format'][:MAX_NAME])} is not a number format a table "
+                    "shows (such as .4f, .1%, d or ,d)",
+                )
+            if value["format"].endswith("d") and not isinstance(value["value"], int):
+                raise Invalid(
+                    join_key(where, "value"),
+                    f"the format {value['format']!r} shows a whole number, got "
+                    f"{shown(value['value'])}",
+                )
+            return
+        if not isinstance(value, str):
+            raise Invalid(where, f"expected text or a number with its format, got {shown(value)}")
+        LINE.check(value, where)
+        if "|" in value or len(value) > MAX_CELL:
+            raise Invalid(
+                where,
+                f"a table cell is one line of at most {MAX_CELL} characters without '|', got "
+                f"{shown(value[:MAX_NAME])}",
+            )
+
+
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}")
 
 # The values most records hold: any text, a name a table cell shows, one line of prose, a
@@ -269,3 +309,4 @@ COUNT = Number(0, MAX_COUNT, whole=True)
 SEED = Number(0, 2**64 - 1, whole=True)
 SECONDS = Number(0, MAX_SECONDS)
 RATES = {"win_rate": RATE, "ci_low": RATE, "ci_high": RATE}
+_NUMBER_CELL = Object({"value": Number(-MAX_COUNT, MAX_COUNT), "format": Text(line=True)})

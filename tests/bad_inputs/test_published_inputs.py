@@ -1,9 +1,11 @@
 """Damaged records and pages given to ``python tools/published.py``: one line each, exit 2.
 
 Every case damages one file of a copy of the checkout's docs (a strength record, the speed
-record, the cross-check, the learning curves, the exploitability data, a guide or the README):
+record, the cross-check, the learning curves, the exploitability data, a measured
+experiment's table, a guide or the README):
 a truncated file, an empty one, a value of the wrong type, NaN or an infinity, a number too
-large (or of thousands of digits), a negative count, a missing key, bytes that are not UTF-8,
+large (or of thousands of digits), a negative count, a missing key, a table row short of a
+cell, a cell with ``|`` or an unknown number format, bytes that are not UTF-8,
 a folder or a FIFO in place of the file, a link loop, a JSON value that is not an object, a
 table marker naming a file outside docs/, a curve whose name would write outside docs/. For
 every case the test checks that
@@ -180,6 +182,8 @@ BENCH = "docs/benchmarks.json"
 CROSS = "docs/data/openspiel_crosscheck.json"
 CURVES = "docs/data/training_curves.json"
 EXPLOIT = "docs/data/exploitability.json"
+RAY = "docs/data/ray_vs_local.json"
+SWEEP = "docs/data/sweep_example.json"
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 CASES = [
@@ -437,6 +441,59 @@ CASES = [
         edit(CURVES, _rename_first_figure("../../../escaped")),
         (CURVES, "figures.../../../escaped", "file name"),
     ),
+    # a measured experiment's table
+    Case(
+        "measured_row_short_of_a_cell",
+        edit(RAY, lambda data: data["rows"][1].pop()),
+        (RAY, "rows[1]", "4 cell(s) in a table of 5 columns"),
+    ),
+    Case(
+        "measured_cell_with_a_bar",
+        edit(RAY, _set(("rows", 0, 0), "2 | 4 players")),
+        (RAY, "rows[0][0]", "without '|'"),
+    ),
+    Case(
+        "measured_cell_of_two_lines",
+        edit(RAY, _set(("columns", 1), "local\nbackend")),
+        (RAY, "columns[1]", "one line"),
+    ),
+    Case(
+        "measured_cell_a_list",
+        edit(SWEEP, _set(("rows", 2, 0), [3e-4])),
+        (SWEEP, "rows[2][0]", "expected text or a number with its format"),
+    ),
+    Case(
+        "measured_number_is_nan",
+        replace(SWEEP, b'"value": 0.0', b'"value": NaN'),
+        (SWEEP, "NaN"),
+    ),
+    Case(
+        "measured_number_is_text",
+        edit(SWEEP, _set(("rows", 0, 1, "value"), "zero")),
+        (SWEEP, "rows[0][1].value", "'zero'"),
+    ),
+    Case(
+        "measured_format_unknown",
+        edit(SWEEP, _set(("rows", 0, 1, "format"), "{0.__class__}")),
+        (SWEEP, "rows[0][1].format", "not a number format"),
+    ),
+    Case(
+        "measured_whole_format_of_a_fraction",
+        edit(SWEEP, _set(("rows", 0, 4), {"value": 2.5, "format": ",d"})),
+        (SWEEP, "rows[0][4].value", "whole number"),
+    ),
+    Case(
+        "measured_with_nothing",
+        edit(RAY, _set(("measured_with",), {})),
+        (RAY, "measured_with", "at least one of command"),
+    ),
+    Case(
+        "measured_date_not_a_day",
+        edit(RAY, _set(("measured_with", "date"), "last spring")),
+        (RAY, "measured_with.date", "YYYY-MM-DD"),
+    ),
+    Case("measured_without_rows", edit(RAY, _set(("rows",), [])), (RAY, "rows", "at least 1")),
+    Case("measured_without_columns", edit(RAY, _drop(("columns",))), (RAY, "columns")),
     # the pages
     Case(
         "guide_not_utf8",

@@ -163,25 +163,6 @@ def test_a_broken_marker_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 MEASURED = re.compile(r"\d\.\d+ ?%|\d\.\d+ ?[x×]|\d% (?:fewer|more|less)|/s\b|\d ms\b|\d s\b")
 """What a measured figure in a table cell looks like: a rate, a ratio, a speed, a time."""
-HAND_KEPT = {
-    ("docs/distributed.md", "| lr | ent_coef | seed | best win rate vs random |"),
-    ("docs/llm.md", "| the run | |"),
-    ("docs/llm.md", "| # | name | Elo [95% CI] |"),
-    ("docs/llm.md", "| figure | `concurrency: 4` (default) |"),
-    ("docs/distributed.md", "| table | local backend | Ray backend | Ray / local |"),
-    ("docs/distributed.md", "| sweep | trials at once | a full trial's wall time |"),
-    ("docs/rlcard_uno.md", "| quantity | seed 0 | seed 1 | pooled (40,000) |"),
-    ("docs/search.md", "| table, players | hand sizes only | + facts from the draws |"),
-    ("docs/search.md", "| what | steps/s | vs core B = 4096 |"),
-    ("docs/search.md", "| what was tried | method, budget | result | conclusion |"),
-    ("docs/tournaments.md", "| tournament | games | games needed vs independent deals,"),
-    ("docs/tournaments.md", "| tournament | games/s (wall) | games per CPU s |"),
-    ("docs/training.md", "| agent | vs `random` | vs `mixbot` |"),
-    ("docs/training.md", "| config | what it makes |"),
-    ("docs/training.md", "| what was tried | method, budget | result | conclusion |"),
-}
-"""Tables of one-off experiments whose measurement writes no record (yet): kept as typed.
-A table of figures that a record holds is generated between markers instead."""
 
 
 def _typed_tables(text: str) -> list[tuple[str, str]]:
@@ -206,18 +187,77 @@ def _typed_tables(text: str) -> list[tuple[str, str]]:
     return tables
 
 
-def test_no_page_types_a_measured_table_a_record_holds() -> None:
+def test_no_page_types_a_measured_table() -> None:
     """A measured table is generated from its record (or the page links results.md): a
-    typed copy drifts from the record, as the speed table of docs/envs.md once did."""
-    found = set()
+    typed copy drifts from the record, as the speed table of docs/envs.md once did. Typed
+    tables of options, modules or keys stay typed."""
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         name = page.relative_to(ROOT).as_posix()
         if name in ("docs/results.md",) or name.startswith("docs/agents/"):
             continue  # generated whole
         for header, body in _typed_tables(page.read_text()):
-            if MEASURED.search(f"{header}\n{body}"):
-                kept = {h for p, h in HAND_KEPT if p == name and header.startswith(h)}
-                assert kept, f"{name}: a typed table of measured figures: {header}"
-                found |= {(name, h) for h in kept}
-    assert found == HAND_KEPT, f"no longer there: {HAND_KEPT - found}"
+            assert not MEASURED.search(f"{header}\n{body}"), (
+                f"{name}: a typed table of measured figures: {header}; keep it in a record "
+                "under docs/data/ and mark it <!-- table: measured data/NAME.json -->"
+            )
     assert "results.md#speed" in (ROOT / "docs" / "envs.md").read_text()
+    # What the check looks for is found in a typed table and missed in a generated one.
+    typed = "| what | steps/s |\n|---|---|\n| core | 58,200 |\n"
+    assert MEASURED.search("\n".join(_typed_tables(typed)[0]))
+    assert not _typed_tables(f"<!-- table: measured data/x.json -->\n{typed}<!-- end of table -->")
+
+
+def test_every_page_with_marked_tables_is_regenerated() -> None:
+    """A marker on a page that :data:`GUIDES_WITH_TABLES` leaves out would never be checked."""
+    from docs_tables import GUIDES_WITH_TABLES, TABLE_START
+
+    marked = {
+        page.relative_to(ROOT / "docs").as_posix()
+        for page in (ROOT / "docs").rglob("*.md")
+        if TABLE_START in page.read_text()
+    }
+    assert marked <= set(GUIDES_WITH_TABLES), marked - set(GUIDES_WITH_TABLES)
+    assert "distributed.md" in marked and "rlcard_uno.md" in marked
+
+
+def test_a_measured_table_shows_its_record(tmp_path: Path) -> None:
+    from docs_records import RecordError
+    from docs_tables import with_tables
+
+    record = {
+        "description": "A made-up speed table.",
+        "measured_with": {"command": "python -m unolab.benchmarks.core", "date": "2026-01-02"},
+        "columns": ["what", "steps/s", "share", ""],
+        "rows": [
+            [
+                "core, B = 1",
+                {"value": 58200, "format": ",d"},
+                {"value": 0.0139, "format": ".2%"},
+                "",
+            ],
+            ["search", {"value": 0.0751, "format": ".4f"}, "**0.54x**", "-"],
+        ],
+    }
+    (tmp_path / "docs" / "data").mkdir(parents=True)
+    path = tmp_path / "docs" / "data" / "speed.json"
+    path.write_text(json.dumps(record))
+    page = "<!-- table: measured data/speed.json -->\nstale\n<!-- end of table -->\n"
+    assert with_tables(page, tmp_path) == (
+        "<!-- table: measured data/speed.json -->\n"
+        "| what | steps/s | share | |\n"
+        "|---|---|---|---|\n"
+        "| core, B = 1 | 58,200 | 1.39% | |\n"
+        "| search | 0.0751 | **0.54x** | - |\n"
+        "<!-- end of table -->\n"
+    )
+    for key, value, names in (
+        ("rows", [["only one cell"]], ("rows[0]", "1 cell(s) in a table of 4 columns")),
+        ("measured_with", {}, ("measured_with", "at least one of command")),
+        ("columns", ["a|b"], ("columns[0]", "without '|'")),
+    ):
+        path.write_text(json.dumps({**record, key: value}))
+        with pytest.raises(RecordError) as raised:
+            with_tables(page, tmp_path)
+        message = str(raised.value)
+        assert "\n" not in message and message.startswith("docs/data/speed.json: ")
+        assert all(name in message for name in names), message
