@@ -307,7 +307,8 @@ def _linears(model: Any) -> tuple[list[nn.Linear], str]:
 
 
 def policy_layers(model: Any) -> tuple[Layers, str]:
-    """The linear layers (weight, bias) of a model's acting network, and its activation.
+    """The linear layers (weight, bias) of a model's acting network, as CPU copies, and its
+    activation.
 
     MaskablePPO: the policy branch of the MLP extractor, then the action head (tanh).
     DQN: the Q-network (relu). Both use a flatten features extractor, so the layers map
@@ -317,7 +318,11 @@ def policy_layers(model: Any) -> tuple[Layers, str]:
         TypeError: for a model of no registered algorithm.
     """
     linears, activation = _linears(model)
-    return [(m.weight.detach().clone(), m.bias.detach().clone()) for m in linears], activation
+    # Copies on the CPU whatever the model's device: exports and snapshots load anywhere.
+    return [
+        (m.weight.detach().to("cpu", copy=True), m.bias.detach().to("cpu", copy=True))
+        for m in linears
+    ], activation
 
 
 def load_policy_layers(model: Any, layers: Layers) -> None:

@@ -29,6 +29,7 @@ from uno_env.files import shown, why_missing
 from uno_env.rules import DEFAULT_NUM_PLAYERS
 from unolab.train.config_limits import (
     MAX_NUM_ENVS,
+    MAX_NUM_WORKERS,
     MAX_STEPS,
     MAX_TORCH_THREADS,
     RunConfig,
@@ -40,6 +41,7 @@ from unolab.train.config_limits import (
     seed_field,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
+from unolab.train.device import check_device_name
 from unolab.train.imitate.config import CLONE_NAME, ImitateConfig, ImitateStage
 
 __all__ = [
@@ -73,6 +75,14 @@ class TrainConfig(RunConfig):
             ``num_players - 1``.
         torch_threads: Torch intra-op threads (1 is fastest on small shared machines; at
             most :data:`MAX_TORCH_THREADS`).
+        num_workers: Worker processes stepping the games (1, the default: the games are
+            stepped in the training process, :class:`~uno_env.envs.vec_env.UnoVecEnv`; more:
+            :class:`~uno_env.envs.shared_vec_env.ShardedUnoVecEnv`, one shard of the games
+            per worker). At most ``num_envs`` and :data:`MAX_NUM_WORKERS`. The games
+            played depend on it (each worker's shard has its own key schedule).
+        device: Where the networks train: ``auto`` (the default: ``cuda`` when torch sees
+            a GPU, else ``cpu``), ``cpu`` or ``cuda``. Exported agents are CPU tensors
+            whatever the device.
         runs_dir: Where runs are written (a folder, or one that can be created).
         opponents: The opponents mix.
         eval: The evaluation settings.
@@ -102,6 +112,8 @@ class TrainConfig(RunConfig):
     seed: int = seed_field()
     learner_seat: str = "random"
     torch_threads: int = int_field(1, 1, MAX_TORCH_THREADS)
+    num_workers: int = int_field(1, 1, MAX_NUM_WORKERS, "worker processes of the env")
+    device: str = "auto"
     runs_dir: str = "runs"
     opponents: OpponentMix = field(default_factory=OpponentMix)
     eval: EvalConfig = field(default_factory=EvalConfig)
@@ -128,6 +140,12 @@ class TrainConfig(RunConfig):
             )
         check_folder_name("name", self.name)
         check_bounds(self)
+        check_device_name("device", self.device)
+        if self.num_workers > self.num_envs:
+            raise ConfigError(
+                f"num_workers: {self.num_workers} is more than num_envs ({self.num_envs}): "
+                "each worker steps at least one game"
+            )
         check_folder("runs_dir", self.runs_dir)
         rules = self.build_rules()  # validates rules and num_players together
         if self.learner_seat != "random":
@@ -166,6 +184,7 @@ class TrainConfig(RunConfig):
             net_arch=self.ppo.net_arch,
             seed=self.seed,
             torch_threads=self.torch_threads,
+            device=self.device,
             runs_dir=str(self.run_dir),
             eval_bots=self.eval.bots,
         )

@@ -39,6 +39,7 @@ __all__ = [
     "MAX_LAYERS",
     "MAX_LAYER_WIDTH",
     "MAX_NUM_ENVS",
+    "MAX_NUM_WORKERS",
     "MAX_N_STEP",
     "MAX_POOL_SIZE",
     "MAX_ROLLOUT",
@@ -104,6 +105,10 @@ MAX_EVAL_GAMES = 1_000_000
 
 MAX_TORCH_THREADS = 1_024
 """Most torch threads: more than any machine's cores."""
+
+MAX_NUM_WORKERS = 256
+"""Most worker processes of the training env (the bound of
+:class:`uno_env.envs.shared_vec_env.ShardedUnoVecEnv` itself): more than any machine's cores."""
 
 
 def check_net_arch(net_arch: tuple[int, ...]) -> None:

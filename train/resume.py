@@ -72,6 +72,7 @@ SAFE_ON_RESUME: frozenset[str] = frozenset(
         "eval.every",  # the evaluation cadence, and with it the checkpoints'
         "eval.games",  # the games of each evaluation
         "torch_threads",  # the speed of the same computation
+        "device",  # where the same computation runs
     }
 )
 """The config keys a resumed run may change: none of them changes the model or the data it
@@ -87,6 +88,7 @@ FIXED_ON_RESUME: Mapping[str, str] = MappingProxyType(
         "num_players": "the data was played at this table size",
         "num_envs": "the games stepped together shape the PPO rollout and the DQN replay rows",
         "seed": "it seeds the run's games, opponents and network",
+        "num_workers": "the games are dealt per worker's shard: another count deals others",
         "learner_seat": "the learner's data comes from this seat",
         "opponents": "the opponents are who the learner's data is played against",
         "eval.bots": "the first one picks best.zip, and best.json's score is against it",

@@ -45,19 +45,22 @@ from typing import Any, TextIO
 
 import torch
 from stable_baselines3.common.callbacks import ConvertCallback
-from stable_baselines3.common.vec_env import VecMonitor
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from uno_env.config_values import check_switch
 from uno_env.console import one_line
+from uno_env.envs.shared_vec_env import ShardedUnoVecEnv
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.files import UnreadableFileError, shown
 from uno_env.folders import RunFolder
 from uno_env.locks import FolderInUseError
+from uno_env.rules import Rules
 from unolab.agents import progress
 from unolab.train import algorithms
 from unolab.train.checkpoint_files import read_json
 from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, config_for
+from unolab.train.device import resolve_device
 from unolab.train.imitate.run import imitate
 from unolab.train.resume import record_history, resume_model
 from unolab.train.run_callback import EvaluationHook, LabCallback, League, check_eval_bots
@@ -69,7 +72,7 @@ from unolab.train.run_folder import (
     run_folder,
 )
 
-__all__ = ["RunResult", "TrainingInterrupted", "train", "train_algorithm"]
+__all__ = ["RunResult", "TrainingInterrupted", "train", "train_algorithm", "training_env"]
 
 START_ERRORS = (ValueError, OSError, FolderInUseError)
 """What a run's start raises for bad input: ConfigError and the other ValueErrors of the lab
@@ -159,6 +162,40 @@ def _clone_summary(report: Mapping[str, Any]) -> str:
     return f"the clone agrees with {report['teachers_label']} on {agreement}; win rate vs {rates}"
 
 
+def training_env(config: TrainConfig, rules: Rules, league: League) -> VecEnv:
+    """The batched games a run trains on: in this process (``num_workers: 1``), or sharded
+    over ``num_workers`` processes, each building the league's pool itself and told of its
+    snapshots (:meth:`League.share_with`).
+
+    Raises:
+        ValueError: for a config the envs refuse; WorkerError: a worker could not start.
+    """
+    if config.num_workers == 1:
+        return UnoVecEnv(
+            config.num_envs,
+            rules,
+            opponents=league.pool,
+            seed=config.seed,
+            learner_seat=config.seat,
+        )
+    env = ShardedUnoVecEnv(
+        config.num_envs,
+        rules,
+        opponents=league.recipe(config.torch_threads),
+        seed=config.seed,
+        learner_seat=config.seat,
+        num_workers=config.num_workers,
+        # SB3's loops keep a step's observations for one more step only: no copy needed.
+        shared_observations=True,
+    )
+    try:
+        league.share_with(env)
+    except BaseException:
+        env.close()
+        raise
+    return env
+
+
 @dataclass
 class _Session:
     """A started run: everything :func:`learn` needs (it holds the run folder's lock)."""
@@ -190,6 +227,7 @@ def start_run(
         FolderInUseError: another run holds the folder; the message names its pid.
     """
     torch.set_num_threads(config.torch_threads)
+    resolve_device(config.device)  # cuda without a GPU: one line, before anything is built
     rules = config.build_rules()
     run_dir = config.run_dir
     lock = run_folder(config)
@@ -200,15 +238,7 @@ def start_run(
         check_run_dir(config, resume, overwrite)
         check_eval_bots(config, rules)
         league = League(config.opponents, rules, seed=config.seed)
-        env = VecMonitor(
-            UnoVecEnv(
-                config.num_envs,
-                rules,
-                opponents=league.pool,
-                seed=config.seed,
-                learner_seat=config.seat,
-            )
-        )
+        env = VecMonitor(training_env(config, rules, league))
         lock.hold()
         # Again, now that no other run can start here: one may have begun meanwhile.
         stale = check_run_dir(config, resume, overwrite)

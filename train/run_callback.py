@@ -22,15 +22,18 @@ from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
+import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
 from uno_env.config_values import ConfigError
 from uno_env.envs.opponents import OpponentPool
+from uno_env.envs.shared_vec_env import OpponentsRecipe, ShardedUnoVecEnv
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import BOT_NAMES, policy_factory
 from unolab.agents.arena import EvalResult, evaluate_vs
-from unolab.agents.learned import TorchPolicy, load_policy, save_policy
+from unolab.agents.learned import MLPNet, TorchPolicy, load_policy, save_policy
+from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.agents.progress import say
 from unolab.train.algorithms import algorithm_for_model, get_algorithm
 from unolab.train.config import TrainConfig
@@ -46,7 +49,9 @@ __all__ = [
     "SnapshotSlot",
     "check_eval_bots",
     "evaluate_model",
+    "fill_slot",
     "freeze_policy",
+    "league_pool",
     "read_curve",
     "record_evaluation",
 ]
@@ -87,6 +92,9 @@ class League:
 
     def __init__(self, mix: OpponentMix, rules: Rules, seed: int) -> None:
         self.rules = rules
+        self.mix = mix
+        self.seed = seed
+        self.shared_env: ShardedUnoVecEnv | None = None
         names = [name for name, w in mix.bots.items() if w > 0]
         # A bot by name, or a frozen exported agent (checked against the run's rules).
         self.bots = [policy_factory(name, rules)(seed + i) for i, name in enumerate(names)]
@@ -103,6 +111,28 @@ class League:
         slot = self.slots[self.snapshots_taken % len(self.slots)]
         slot.snapshot = snapshot_policy(model, f"snapshot@{steps}", algorithm, self.rules)
         self.snapshots_taken += 1
+        self._publish(slot)
+
+    def recipe(self, torch_threads: int = 1) -> OpponentsRecipe:
+        """How an env worker builds this league's pool (:func:`league_pool`): from the mix,
+        the rules and the seed, with every slot empty until :meth:`share_with`'s env is told
+        of a snapshot."""
+        return OpponentsRecipe(league_pool, (self.mix, self.rules, self.seed, torch_threads))
+
+    def share_with(self, env: ShardedUnoVecEnv) -> None:
+        """Refill ``env``'s workers' slots whenever a slot of this league is filled (each
+        worker plays a pool of its own, built by :meth:`recipe`)."""
+        self.shared_env = env
+        for slot in self.slots:
+            self._publish(slot)
+
+    def _publish(self, slot: SnapshotSlot) -> None:
+        if self.shared_env is None or slot.snapshot is None:
+            return
+        layers = [
+            (weight.numpy(), bias.numpy()) for weight, bias in slot.snapshot.net.layer_weights()
+        ]
+        self.shared_env.update_opponents(fill_slot, slot.index, layers, slot.snapshot.meta)
 
     def save(self, run_dir: Path) -> None:
         """Persist the filled slots (for ``--resume``) as safetensors policies."""
@@ -118,6 +148,32 @@ class League:
             if path.is_file():
                 slot.snapshot = load_policy(path, rules=self.rules)
                 self.snapshots_taken += 1
+                self._publish(slot)
+
+
+def league_pool(mix: OpponentMix, rules: Rules, seed: int, torch_threads: int) -> OpponentPool:
+    """A league's opponent pool built afresh, in an env worker (:meth:`League.recipe`): its
+    bots, and its snapshot slots empty (playing as the first bot) until :func:`fill_slot`."""
+    torch.set_num_threads(torch_threads)
+    return League(mix, rules, seed).pool
+
+
+def fill_slot(
+    pool: OpponentPool,
+    index: int,
+    layers: list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]],
+    meta: PolicyMetadata,
+) -> None:
+    """Put the snapshot given by its layers and metadata into slot ``index`` of ``pool``
+    (a pool :func:`league_pool` built), in place."""
+    net = MLPNet(meta.obs_dim, meta.hidden, meta.num_actions, meta.activation)
+    with torch.no_grad():
+        for linear, (weight, bias) in zip(net.linears(), layers, strict=True):
+            linear.weight.copy_(torch.from_numpy(weight))
+            linear.bias.copy_(torch.from_numpy(bias))
+    for policy in pool.policies:
+        if isinstance(policy, SnapshotSlot) and policy.index == index:
+            policy.snapshot = TorchPolicy(net, meta)
 
 
 EvaluationHook = Callable[[int, dict[str, EvalResult]], None]

@@ -26,6 +26,7 @@ from torch import nn
 from uno_env.config_values import ConfigError, check_int
 from uno_env.observation import OBS_LAYOUT
 from unolab.train.config_limits import MAX_ROLLOUT
+from unolab.train.device import resolve_device
 from unolab.train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN
 from unolab.train.masked_replay import MaskedReplayBuffer
 
@@ -78,7 +79,12 @@ class SB3Algorithm:
         return True
 
     def build(self, config: TrainConfig, env: VecEnv) -> Any:
-        """A fresh model for a training run: on the CPU, seeded, logging to ``<run_dir>/tb``."""
+        """A fresh model for a training run: on the config's ``device``, seeded, logging to
+        ``<run_dir>/tb``.
+
+        Raises:
+            ConfigError: for ``device: cuda`` where torch sees no GPU.
+        """
         policy, kwargs = self.settings(config)
         return self.model_class(
             policy,
@@ -87,7 +93,7 @@ class SB3Algorithm:
             tensorboard_log=str(config.run_dir / "tb"),
             seed=config.seed,
             verbose=0,
-            device="cpu",
+            device=resolve_device(config.device),
         )
 
     def learn(

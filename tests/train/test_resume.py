@@ -192,7 +192,7 @@ def test_a_fixed_setting_is_refused_naming_both_values(
         train(_resume_config(run_dir, override), resume=True, progress_bar=False, log=None)
     message = str(err.value)
     assert named in message and "\n" not in message
-    assert "may change only eval.every, eval.games, torch_threads, total_steps" in message
+    assert "may change only device, eval.every, eval.games, torch_threads, total_steps" in message
     assert snapshot(run_dir) == before
 
 

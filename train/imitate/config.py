@@ -43,6 +43,7 @@ from unolab.train.config_limits import (
     seed_field,
     switch_field,
 )
+from unolab.train.device import check_device_name
 
 __all__ = [
     "CLONE_NAME",
@@ -124,6 +125,9 @@ class ImitateConfig(RunConfig):
             kept recording need not repeat it).
         seed: Seed of the games, the split, the initialisation and the minibatches.
         torch_threads: Torch intra-op threads.
+        device: Where the clone is fitted: ``auto`` (the default: ``cuda`` when torch sees
+            a GPU), ``cpu`` or ``cuda`` (:mod:`unolab.train.device`). The clone is written
+            as CPU tensors.
         runs_dir: Where runs are written.
         behaviour: ``None`` (the default): the teachers play every decision they record.
             A bot name or exported agent (typically a clone of an earlier run): it plays
@@ -168,6 +172,7 @@ class ImitateConfig(RunConfig):
     eval_teachers: bool = switch_field(True)
     seed: int = seed_field()
     torch_threads: int = int_field(1, 1, MAX_TORCH_THREADS)
+    device: str = "auto"
     runs_dir: str = "runs"
     behaviour: str | None = None
     behaviour_share: float = float_field(0.5, 0.0, 1.0, "a share", low_open=True)
@@ -184,6 +189,7 @@ class ImitateConfig(RunConfig):
         if self.opponents is not None:
             _check_mix("opponents", self.opponents, agents_allowed=False)
         check_bounds(self)
+        check_device_name("device", self.device)
         check_int(
             "samples",
             self.samples,
@@ -258,7 +264,7 @@ class ImitateStage:
             eval_bots: The training run's evaluation bots: those that are bots measure the
                 clone (``random`` when none is).
             run: The training run's ``rules``, ``num_players``, ``net_arch``, ``seed``,
-                ``torch_threads`` and ``runs_dir`` (an imitation config's default where
+                ``torch_threads``, ``device`` and ``runs_dir`` (an imitation config's default where
                 one is not given).
 
         Raises:

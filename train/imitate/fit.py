@@ -30,6 +30,7 @@ from uno_env.rules import Rules
 from unolab.agents.learned import MLPNet, save_policy
 from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.agents.progress import progress_bar
+from unolab.train.device import resolve_device
 from unolab.train.export import git_commit
 from unolab.train.imitate.config import ImitateConfig
 from unolab.train.imitate.data import DECISION_KINDS, Demonstrations, decision_kinds
@@ -126,13 +127,14 @@ def predict(
 ) -> npt.NDArray[np.int64]:
     """The clone's greedy action (argmax of the legal logits) for each row."""
     out = np.empty(observations.shape[0], dtype=np.int64)
+    device = _device_of(net)
     with torch.no_grad():
         for begin in range(0, observations.shape[0], _INFERENCE_ROWS):
             rows = slice(begin, begin + _INFERENCE_ROWS)
-            obs = torch.from_numpy(observations[rows])
-            legal = torch.from_numpy(masks[rows])
+            obs = torch.from_numpy(observations[rows]).to(device)
+            legal = torch.from_numpy(masks[rows]).to(device)
             logits = net(obs).masked_fill(~legal, float("-inf"))
-            out[rows] = logits.argmax(dim=1).numpy()
+            out[rows] = logits.argmax(dim=1).cpu().numpy()
     return out
 
 
@@ -204,11 +206,15 @@ def fit_clone(
         progress: Show a progress bar (plain lines off a terminal).
 
     Returns:
-        The trained network, and per epoch its mean training loss, validation loss and
-        validation agreement.
+        The trained network (on the CPU, whatever ``config.device``), and per epoch its
+        mean training loss, validation loss and validation agreement.
+
+    Raises:
+        ConfigError: for ``device: cuda`` where torch sees no GPU.
     """
+    device = torch.device(resolve_device(config.device))
     torch.manual_seed(config.seed)
-    net = MLPNet(OBS_DIM, config.net_arch, C.NUM_ACTIONS, config.activation)
+    net = MLPNet(OBS_DIM, config.net_arch, C.NUM_ACTIONS, config.activation).to(device)
     optimiser = torch.optim.Adam(
         net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
@@ -234,11 +240,12 @@ def fit_clone(
             total, seen = 0.0, 0
             for begin in range(0, order.numel(), config.batch_size):
                 rows = order[begin : begin + config.batch_size]
-                log_probs = _masked_log_probs(net, obs[rows], masks[rows])
+                batch_masks, batch_actions = masks[rows].to(device), actions[rows].to(device)
+                log_probs = _masked_log_probs(net, obs[rows].to(device), batch_masks)
                 targets = None
                 if values is not None and temperature is not None:
-                    targets = soft_targets(values[rows], actions[rows], temperature)
-                loss = _loss(log_probs, masks[rows], actions[rows], config.label_smoothing, targets)
+                    targets = soft_targets(values[rows].to(device), batch_actions, temperature)
+                loss = _loss(log_probs, batch_masks, batch_actions, config.label_smoothing, targets)
                 optimiser.zero_grad(set_to_none=True)
                 loss.backward()
                 optimiser.step()
@@ -263,7 +270,12 @@ def fit_clone(
                 note=f"epoch {epoch + 1}, loss {total / max(seen, 1):.3f}, "
                 f"validation agreement {accuracy:.1%}"
             )
-    return net.eval(), history
+    return net.cpu().eval(), history
+
+
+def _device_of(net: nn.Module) -> torch.device:
+    """Where the network's weights are (the CPU for one without any)."""
+    return next(net.parameters(), torch.empty(0)).device
 
 
 def _validation_loss(
@@ -276,15 +288,17 @@ def _validation_loss(
     """The mean loss on ``rows``, against the targets the clone trains on: the softmax of
     the estimates under ``value_targets`` (``temperature``), else the chosen actions."""
     total = 0.0
+    device = _device_of(net)
     with torch.no_grad():
         for begin in range(0, rows.size, _INFERENCE_ROWS):
             part = rows[begin : begin + _INFERENCE_ROWS]
-            masks = torch.from_numpy(demos.masks[part])
-            log_probs = _masked_log_probs(net, torch.from_numpy(demos.observations[part]), masks)
-            actions = torch.from_numpy(demos.actions[part])
+            masks = torch.from_numpy(demos.masks[part]).to(device)
+            obs = torch.from_numpy(demos.observations[part]).to(device)
+            log_probs = _masked_log_probs(net, obs, masks)
+            actions = torch.from_numpy(demos.actions[part]).to(device)
             targets = None
             if temperature is not None and demos.values is not None:
-                values = torch.from_numpy(demos.values[part])
+                values = torch.from_numpy(demos.values[part]).to(device)
                 targets = soft_targets(values, actions, temperature)
             total += float(_loss(log_probs, masks, actions, smooth, targets)) * part.size
     return total / max(rows.size, 1)

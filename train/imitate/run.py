@@ -31,6 +31,7 @@ from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import TorchPolicy
 from unolab.agents.progress import check_log
 from unolab.agents.progress import say as status_line
+from unolab.train.device import resolve_device
 from unolab.train.imitate.config import ImitateConfig, load_imitate_config
 from unolab.train.imitate.data import generate_demonstrations, teacher_factory
 from unolab.train.imitate.files import (
@@ -141,6 +142,7 @@ def imitate(
             status_line(f"[{config.name}] {message}", log)
 
     torch.set_num_threads(config.torch_threads)
+    resolve_device(config.device)  # cuda without a GPU: refused before minutes of recording
     rules = config.build_rules()
     folder = run_folder(config)
     folder.check_new(overwrite)  # before any work; checked again under the lock

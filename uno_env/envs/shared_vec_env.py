@@ -328,9 +328,7 @@ def _command(
         return None
     if what == "opponents":
         fn, args = message[1], message[2]
-        for opp in opponents:
-            fn(opp, *args)
-        return None
+        return [fn(opp, *args) for opp in opponents]
     raise ValueError(f"unknown command {what!r}")
 
 
@@ -566,8 +564,14 @@ class ShardedUnoVecEnv(VecEnv):
                     )
             self._owed.discard(index)
 
-    def _run(self, command: int, doing: str, message: tuple[Any, ...] | None = None) -> None:
-        """Give every worker ``command`` and wait for all; raise the first worker's error."""
+    def _run(
+        self, command: int, doing: str, message: tuple[Any, ...] | None = None
+    ) -> list[object]:
+        """Give every worker ``command`` and wait for all; raise the first worker's error.
+
+        Returns:
+            The workers' answers to a ``_CALL``, in worker order (none for a step).
+        """
         if self._workers.closed:
             raise ValueError("the env is closed: build a new ShardedUnoVecEnv")
         if self._owed:  # a wait cut short by Ctrl-C: collect what those workers answered
@@ -587,16 +591,18 @@ class ShardedUnoVecEnv(VecEnv):
             self._workers.go[index].release()
         self._wait(range(self.num_workers), doing)
         first: BaseException | None = None
+        answers = []
         for index in range(self.num_workers):
             if command == _CALL or views["status"][index] == _FAILED:
                 try:
-                    self._receive(index, doing)
+                    answers.append(self._receive(index, doing))
                 except WorkerError:
                     raise
                 except Exception as err:
                     first = first or err
         if first is not None:
             raise first
+        return answers
 
     def _guarded(self, command: int, doing: str, message: tuple[Any, ...] | None = None) -> None:
         """:meth:`_run` a command that changes the games: a worker's error stops the env
@@ -681,16 +687,20 @@ class ShardedUnoVecEnv(VecEnv):
         """The learners' legal actions, (num_envs, 80) bool (a copy)."""
         return self._views["masks"].copy()
 
-    def update_opponents(self, fn: Callable[..., None], *args: Any) -> None:
+    def update_opponents(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """Call ``fn(opponents, *args)`` in every worker, once per shard's opponents.
 
         ``fn`` must be a module-level function and ``args`` picklable; it changes the
-        opponents in place (a league's snapshot slot refilled).
+        opponents in place (a league's snapshot slot refilled) or reads them.
+
+        Returns:
+            What ``fn`` returned for each shard, in shard order (it must pickle).
 
         Raises:
             Whatever ``fn`` raised in a worker (rebuilt), or WorkerError.
         """
-        self._run(_CALL, "changing the opponents", ("opponents", fn, args))
+        answers = self._run(_CALL, "changing the opponents", ("opponents", fn, args))
+        return [each for answer in answers for each in answer]  # type: ignore[attr-defined]
 
     def seed(self, seed: int | np.integer | None = None) -> Sequence[int | None]:
         """Restart every shard's key schedule from ``seed`` at the next ``reset()``.
