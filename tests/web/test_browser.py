@@ -1030,5 +1030,17 @@ def _play_with_a_friend(app: Any, address: str, ann: Any, bob: Any, shots: Path)
     # The network: every answer a window got held its own cards and nobody else's.
     assert _check_answers(_answers(ann), 0) >= 3
     assert _check_answers(_answers(bob), 1) >= 3
+    # The turn timer's bar shrinks smoothly, and in steps under reduced motion.
+    transition = "return getComputedStyle(document.getElementById('turn-bar')).transitionDuration"
+    assert ann.execute_script(transition) == "0.25s"
+    ann.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]},
+    )
+    assert ann.execute_script(transition) == "0s"
     ann.save_screenshot(str(shots / "table_with_friends_host.png"))
     bob.save_screenshot(str(shots / "table_with_friends_guest.png"))
+    # On a phone the link, the people and the timer fit the width.
+    _sized(bob, PHONE)
+    _no_sideways_scroll(bob)
+    bob.save_screenshot(str(shots / "table_with_friends_phone.png"))

@@ -90,13 +90,15 @@ class Server:
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
         data = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["X-Seat-Token"] = token
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}",
-            data=data,
-            method=method,
-            headers={"Content-Type": "application/json"},
+            f"http://127.0.0.1:{self.port}{path}", data=data, method=method, headers=headers
         )
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
@@ -104,9 +106,11 @@ class Server:
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read())
 
-    def ok(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    def ok(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> dict[str, Any]:
         for _ in range(600):
-            status, data = self.call(method, path, body)
+            status, data = self.call(method, path, body, token)
             if status != 503 or "compil" not in data.get("detail", ""):
                 assert status in (200, 201), (status, data)
                 return data
@@ -392,3 +396,67 @@ def test_a_long_record_replays_in_bounded_pages(tmp_path: Path) -> None:
         too_many = client.get(f"/api/replays/{'L' * 22}?limit={PAGE_FRAMES + 1}")
         assert too_many.status_code == 422
     print(f"\n{total} frames from {len(text)} bytes: pages of at most {largest} bytes")
+
+
+def _table_turn(server: Server, table_id: str, tokens: dict[int, str], rng: random.Random) -> int:
+    """One move of whichever person must act (or the next hand); returns the new ``seq``."""
+    path = f"/api/tables/{table_id}"
+    view = server.ok("GET", path, token=tokens[0])
+    if view["hand_over"]:
+        view = server.ok("POST", path + "/next-hand", {"seq": view["seq"]}, tokens[0])
+        return int(view["seq"])
+    seat = view["table"]["current"]
+    mine = server.ok("GET", path, token=tokens[seat])
+    move = rng.choice(mine["moves"])["action"]
+    view = server.ok("POST", path + "/moves", {"action": move, "seq": mine["seq"]}, tokens[seat])
+    return int(view["seq"])
+
+
+def test_a_killed_server_restarts_with_every_seat_of_a_table(
+    tmp_path: Path, serving: list[Server]
+) -> None:
+    server = Server(tmp_path).start()
+    serving.append(server)
+    rng = random.Random(8)
+    host = server.ok(
+        "POST",
+        "/api/tables",
+        {
+            "num_players": 3,
+            "opponents": ["person", "mixbot"],
+            "name": "Ann",
+            "stand_in": "random",
+            "away_seconds": 600,
+            "turn_seconds": 300,
+            "seed": 4,
+        },
+    )
+    table_id = host["id"]
+    path = f"/api/tables/{table_id}"
+    friend = server.ok("POST", path + "/join", {"name": "Bob"})
+    tokens = {0: host["token"], 1: friend["token"]}
+    server.ok("POST", path + "/start", token=tokens[0])
+    for _ in range(6):
+        _table_turn(server, table_id, tokens, rng)
+    before = {seat: server.ok("GET", path, token=token) for seat, token in tokens.items()}
+    watcher = server.ok("GET", path)
+
+    server = _restart(server, serving)
+    for seat, token in tokens.items():
+        after = server.ok("GET", path, token=token)
+        for key in ("seq", "table", "log", "moves", "your_turn"):
+            assert after[key] == before[seat][key], key
+        assert after["shared"]["seat"] == seat
+        assert [p["name"] for p in after["shared"]["people"]] == ["Ann", "Bob"]
+        assert after["shared"]["stand_in"] == "random"
+        assert (after["shared"]["away_seconds"], after["shared"]["turn_seconds"]) == (600, 300)
+    again = server.ok("GET", path)
+    assert again["table"] == watcher["table"] and again["log"] == watcher["log"]
+    status, refused = server.call("POST", path + "/join", {"name": "Cy"})
+    assert status == 409 and "full" in refused["detail"]
+    status, refused = server.call("GET", path, token="a-guess")
+    assert status == 403 and "token" in refused["detail"]
+    seq = before[0]["seq"]
+    for _ in range(4):
+        seq = _table_turn(server, table_id, tokens, rng)
+    assert seq > before[0]["seq"]

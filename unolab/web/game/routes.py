@@ -491,6 +491,7 @@ def game_router(
                 seat = free[0]
             new_token = shared.take(seat, _player_name(body.name, seat, shared))
             games.commit_seats(game, seat)
+            game.retell()  # the sentences so far name the new player, as after a restart
             _tick(game)
             return {"token": new_token, **_table_view(game, seat, 0, 0)}
 

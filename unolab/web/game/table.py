@@ -199,16 +199,7 @@ class WebGame:
             touched=stored.touched,
             shared=None if stored.shared is None else SharedTable.restore(stored.shared),
         )
-        game.last_cards = [None] * rules.num_players
-        for number, actions in enumerate(stored.hands):
-            if number > 0:
-                game.game.next_hand()
-                game.hands.append([])
-                game.last_cards = [None] * rules.num_players
-            game.deal_lines()
-            for name in actions:
-                game._step(game.game.current_seat, C.parse_action(name))
-        game.pending.clear()
+        game._replay(stored.hands)
         # A hand finished before the restart is saved again (the save may have failed).
         game.unsaved = len(stored.hands) > 1 or game.game.over
         try:
@@ -219,6 +210,32 @@ class WebGame:
         if not game.game.over and game.game.current_seat in game.models:
             game.thinking = game.game.current_seat
         return game
+
+    def _replay(self, hands: Sequence[Sequence[str]]) -> None:
+        """Play ``hands`` (the actions of each hand) on the freshly dealt game, with their
+        sentences and steps."""
+        for number, actions in enumerate(hands):
+            if number > 0:
+                self.game.next_hand()
+                self.hands.append([])
+            self.last_cards = [None] * self.rules.num_players
+            self.deal_lines()
+            for name in actions:
+                self._step(self.game.current_seat, C.parse_action(name))
+        self.pending.clear()
+
+    def retell(self) -> None:
+        """Tell the match again from its deal with the names the seats have now (a player
+        took a seat of a table for several people): the log reads as it will after a
+        restart, which rebuilds it the same way. Nothing of the game changes."""
+        hands = [list(actions) for actions in self.hands]
+        unsaved, turn_since = self.unsaved, self.shared.turn_since if self.shared else 0.0
+        self.game = UnoGame(self.rules, seed=self.seed)
+        self.hands, self.seq, self.logs, self.events = [[]], 0, {}, []
+        self._replay(hands)
+        self.unsaved = unsaved
+        if self.shared is not None:
+            self.shared.turn_since = turn_since
 
     def stored(self) -> StoredGame:
         """The game as the file of live games first holds it (before any action)."""

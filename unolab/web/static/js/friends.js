@@ -162,9 +162,9 @@ function drawFriends() {
   const watcher = shared.seat === null;
   $("#join-form").classList.toggle("hidden", !watcher || !open.length || game.match_over);
   $("#watching").classList.toggle("hidden", !watcher);
-  $("#watching").textContent = open.length && !game.match_over
-    ? "You are watching: you see the table, never anyone's cards. Take a seat to play."
-    : "You are watching: you see the table, never anyone's cards.";
+  $("#watching").textContent = game.match_over ? "You are watching: the game is over."
+    : open.length ? "You are watching: you see the table, never anyone's cards. Take a seat to play."
+      : "Every seat is taken: you are watching the table, never anyone's cards.";
   $("#start-table").classList.toggle("hidden", !shared.host || shared.started);
   $("#new-game").textContent = watcher ? "Stop watching" : "Leave the table";
   // Each seat at the table says who is away (and which bot plays it meanwhile).
