@@ -39,6 +39,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 from uno_env.text.view import seat_view  # noqa: E402
 from unolab.warmup import WARMUP_SECONDS, WarmupStatus  # noqa: E402
 from unolab.web.app import create_app  # noqa: E402
+from unolab.web.game import seats as seating  # noqa: E402
 from unolab.web.warming import start_warmup  # noqa: E402
 
 WHY = "the browser test needs Chromium and its driver (make browser installs them)"
@@ -933,13 +934,17 @@ def _check_answers(answers: list[dict[str, Any]], seat: int) -> int:
 
 
 def test_two_friends_at_one_table_see_each_others_moves_never_cards(
-    tmp_path: Path, browser: Any, friend_browser: Any, shots: Path
+    tmp_path: Path, browser: Any, friend_browser: Any, shots: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = create_app(make_config(tmp_path))
     served = _serve_app(app)
     address = next(served)
+    # The tables' clock, which the test moves on to make a player count as away.
+    ahead = [0.0]
+    monkeypatch.setattr(seating, "now", lambda: time.time() + ahead[0])
     try:
         _play_with_a_friend(app, address, browser, friend_browser, shots)
+        _leave_and_come_back(browser, friend_browser, ahead)
     finally:
         for driver in (browser, friend_browser):  # no poll left to fail as the server stops
             driver.get("about:blank")
@@ -1044,3 +1049,18 @@ def _play_with_a_friend(app: Any, address: str, ann: Any, bob: Any, shots: Path)
     _sized(bob, PHONE)
     _no_sideways_scroll(bob)
     bob.save_screenshot(str(shots / "table_with_friends_phone.png"))
+
+
+def _leave_and_come_back(ann: Any, bob: Any, ahead: list[float]) -> None:
+    """Bob closes the page: after the away time his seat says a bot plays it, in Ann's
+    window; he opens the link again and is back in his seat."""
+    link = ann.find_element(By.ID, "share-link").get_attribute("value")
+    bob.get("about:blank")
+    ahead[0] += 121  # the host's away time is 120 seconds (the default)
+    WebDriverWait(ann, 30).until(lambda d: "Bob \u00b7 away" in _text(d, "#people"))
+    assert "mixbot plays" in _text(ann, "#people")
+    assert "away: mixbot plays" in _text(ann, "#seats [data-seat='1']")
+    bob.get(link)
+    WebDriverWait(bob, 30).until(lambda d: "you \u00b7 here" in _text(d, "#people"))
+    assert not _visible(bob, "#join-form")
+    WebDriverWait(ann, 30).until(lambda d: "Bob \u00b7 here" in _text(d, "#people"))

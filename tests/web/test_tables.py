@@ -427,3 +427,33 @@ def test_a_file_of_the_older_schema_is_upgraded_and_its_games_play_on(
     with TestClient(create_app(config)) as second:
         again = second.get(f"/api/games/{view['id']}").json()
         assert again["seq"] == view["seq"] and again["table"] == view["table"]
+
+
+def test_a_finished_game_takes_no_one_and_no_move(client: TestClient) -> None:
+    host = _open(
+        client,
+        num_players=3,
+        opponents=["person", "person"],
+        switches={"target_score": 1},
+        turn_seconds=600,
+    )
+    table_id = host["id"]
+    friend = _join(client, table_id, "Bob")
+    tokens = {0: host["token"], 1: friend["token"]}
+    _post(client, f"/api/tables/{table_id}/start", tokens[0])
+    # Seat 2 stays open: the stand-in plays it.
+    view = _play(client, table_id, tokens, random.Random(1), 2000)
+    assert view["match_over"], "the match did not end"
+    path = f"/api/tables/{table_id}"
+    assert "over" in _refused(client, "POST", path + "/join", 409, json={"name": "Cy"})
+    assert "over" in _refused(
+        client,
+        "POST",
+        path + "/moves",
+        409,
+        json={"action": "draw", "seq": view["seq"]},
+        headers=_as(tokens[0]),
+    )
+    assert "over" in _refused(
+        client, "POST", path + "/next-hand", 409, json={"seq": view["seq"]}, headers=_as(tokens[1])
+    )

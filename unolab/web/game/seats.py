@@ -193,7 +193,7 @@ class SharedTable:
         """Seconds left of the turn in play (``None``: turns are not timed)."""
         if not self.timed or not self.started:
             return None
-        return max(0.0, self.turn_since + self.turn_seconds - now())
+        return round(max(0.0, self.turn_since + self.turn_seconds - now()), 1)
 
     def turn_began(self) -> None:
         """A new turn began (a step was taken, a hand dealt, the game started)."""

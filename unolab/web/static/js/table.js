@@ -3,7 +3,7 @@
 // several people is drawn the same way from its seat's side (friends.js adds the seats,
 // the link, the turn timer and the polling).
 
-import { $, api, el, on, options, pageKey, safely, setStepping, show, showError, sleep, stepping } from "./common.js";
+import { $, api, el, lastStatus, on, options, pageKey, safely, setStepping, show, showError, sleep, stepping } from "./common.js";
 import { COLOUR_WORDS, CSS_COLOURS, MAX_BACKS, card, cardTitle, seatBox, swatch, words } from "./cards.js";
 import { deal, fan, fly, rect } from "./motion.js";
 
@@ -60,6 +60,7 @@ $("#speed").addEventListener("change", () => localStorage.setItem("uno-speed", $
 export function attach(view, fresh, first) {
   game = first || view;
   me = view.shared ? view.shared.seat : 0;
+  if (!view.shared) seatToken = null;
   const hash = view.shared ? `#table=${view.id}` : `#game=${view.id}`;
   if (location.hash !== hash) history.replaceState(null, "", hash);
   if (fresh) { $("#log").replaceChildren(); shownHand = []; shownCounts = []; logCount = 0; }
@@ -354,8 +355,10 @@ on("#pile", "click", () => {
 on("#next-hand", "click", async () => {
   if (stepping) return;
   const view = await api("POST", `${base()}/next-hand`, { seq: game.seq }, seatHeaders());
-  if (view) await advance(view);
-  else await reload();
+  if (view) return advance(view);
+  // At a table for several people another player may have dealt it first: take it up.
+  if (game.shared && lastStatus === 409) showError("");
+  return reload();
 });
 function confirmAbandon() {
   const dialog = $("#confirm");
