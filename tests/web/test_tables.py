@@ -457,3 +457,15 @@ def test_a_finished_game_takes_no_one_and_no_move(client: TestClient) -> None:
     assert "over" in _refused(
         client, "POST", path + "/next-hand", 409, json={"seq": view["seq"]}, headers=_as(tokens[1])
     )
+
+
+def test_a_friend_may_start_a_table_whose_host_is_away(client: TestClient, clock: Clock) -> None:
+    host = _open(client, away_seconds=60)
+    table_id = host["id"]
+    friend = _join(client, table_id, "Bob")
+    path = f"/api/tables/{table_id}/start"
+    assert "host" in _refused(client, "POST", path, 403, headers=_as(friend["token"]))
+    clock.at += 61
+    started = _post(client, path, friend["token"])
+    assert started["shared"]["started"]
+    assert started["shared"]["people"][0]["state"] == "away"

@@ -497,14 +497,18 @@ def game_router(
 
     @router.post("/api/tables/{game_id}/start", dependencies=[NEEDS_ENGINE])
     def start_table(game_id: str, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
-        """The host starts the game: the agents play until a person must act."""
+        """The host starts the game (anyone seated, once the host is away): the agents play
+        until a person must act."""
         game = _table(game_id)
         with game.lock:
             shared = game.shared
             assert shared is not None
             seat = _seat(game, token, required=True)
-            if seat != HOST_SEAT:
-                raise Forbidden("only the host (seat 0) starts the game")
+            if seat != HOST_SEAT and shared.here(HOST_SEAT):
+                raise Forbidden(
+                    "only the host (seat 0) starts the game (anyone seated may once the host "
+                    "is away)"
+                )
             if shared.started:
                 raise Conflict("the game has started already")
             start, seq = len(game.log_of(seat)), game.seq

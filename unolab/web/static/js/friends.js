@@ -165,7 +165,9 @@ function drawFriends() {
   $("#watching").textContent = game.match_over ? "You are watching: the game is over."
     : open.length ? "You are watching: you see the table, never anyone's cards. Take a seat to play."
       : "Every seat is taken: you are watching the table, never anyone's cards.";
-  $("#start-table").classList.toggle("hidden", !shared.host || shared.started);
+  // The host starts the game; anyone seated may once the host is away.
+  const hostAway = shared.people.some((p) => p.seat === 0 && p.state !== "here");
+  $("#start-table").classList.toggle("hidden", watcher || shared.started || !(shared.host || hostAway));
   $("#new-game").textContent = watcher ? "Stop watching" : "Leave the table";
   // Each seat at the table says who is away (and which bot plays it meanwhile).
   for (const p of shared.people) {
@@ -178,7 +180,8 @@ function drawFriends() {
   if (!shared.started) {
     line.textContent = shared.host
       ? `Share the link, then start the game when your friends are seated (${open.length} open seat${open.length === 1 ? "" : "s"}; a bot plays any seat still open).`
-      : "Waiting for the host to start the game\u2026";
+      : hostAway ? "The host is away: any of you may start the game."
+        : "Waiting for the host to start the game\u2026";
   } else if (!game.your_turn && !game.hand_over && game.table.current !== null) {
     const seat = game.table.seats[game.table.current];
     if (seat) line.textContent = `${seat.name} ${seat.name === "you" ? "are" : "is"} playing\u2026`;
