@@ -152,3 +152,11 @@ def test_the_clone_is_fitted_on_the_device_and_returned_on_the_cpu(tmp_path: Pat
     net, history = fit.fit_clone(config, demos, np.arange(48), np.arange(48, 64), progress=False)
     assert len(history) == config.epochs
     assert all(p.device.type == "cpu" for p in net.parameters())
+
+
+def test_the_gpu_config_is_sized_for_a_device() -> None:
+    gpu = load_config(ROOT / "configs" / "ppo" / "gpu_2p.yaml")
+    tiny = load_config(PPO_TINY)
+    assert gpu.device == "cuda" and gpu.num_workers > 1
+    assert gpu.num_envs >= 16 * tiny.num_envs and gpu.ppo.batch_size >= 8 * 4096
+    assert gpu.ppo.batch_size <= gpu.ppo.n_steps * gpu.num_envs
