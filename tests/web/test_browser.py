@@ -1043,12 +1043,12 @@ def _play_with_a_friend(app: Any, address: str, ann: Any, bob: Any, shots: Path)
         {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]},
     )
     assert ann.execute_script(transition) == "0s"
-    ann.save_screenshot(str(shots / "table_with_friends_host.png"))
-    bob.save_screenshot(str(shots / "table_with_friends_guest.png"))
+    ann.save_screenshot(str(shots / "friends_desktop.png"))
+    bob.save_screenshot(str(shots / "friends_guest_desktop.png"))
     # On a phone the link, the people and the timer fit the width.
     _sized(bob, PHONE)
     _no_sideways_scroll(bob)
-    bob.save_screenshot(str(shots / "table_with_friends_phone.png"))
+    bob.save_screenshot(str(shots / "friends_phone.png"))
 
 
 def _leave_and_come_back(ann: Any, bob: Any, ahead: list[float]) -> None:
