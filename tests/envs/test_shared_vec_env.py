@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import numpy as np
@@ -75,6 +76,36 @@ class IllegalBot:
 
     def reset(self, games: np.ndarray | None = None) -> None:
         """Stateless."""
+
+
+class SlowBot:
+    """An opponent that thinks for a while, then plays its first legal action."""
+
+    name = "slow"
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        time.sleep(0.3)
+        return masks.argmax(axis=1)
+
+    def reset(self, games: np.ndarray | None = None) -> None:
+        """Stateless."""
+
+
+def test_ctrl_c_during_a_step_asks_for_a_reset_and_the_env_goes_on_after_it() -> None:
+    env = ShardedUnoVecEnv(4, seed=1, num_workers=2, opponents=SlowBot(), learner_seat=0)
+    try:
+        env.reset()
+        timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            env.step(env.action_masks().argmax(axis=1))
+        timer.join()
+        with pytest.raises(ResetNeededError, match="interrupted in the middle of a step"):
+            env.step(env.action_masks().argmax(axis=1))
+        assert env.reset().shape[0] == 4  # the workers' unread answers are collected first
+        env.step(env.action_masks().argmax(axis=1))
+    finally:
+        env.close()
 
 
 def test_shards_cut_evenly_and_seeds_keep_the_first_shard() -> None:
