@@ -55,13 +55,15 @@ from uno_env.core.kernel import (
     scratch,
 )
 from uno_env.jit import Kernel, jit
-from uno_env.policy import Seed
+from uno_env.policy import ActArray, MaskArray, Seed
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.registry import agent_seed
 from unolab.agents.rollout import fast_action
 from unolab.agents.search_base import (
+    SeatArray,
     StateSearchAgent,
+    ValueArray,
     check_count,
     check_flag,
     check_number,
@@ -167,13 +169,8 @@ class IsmctsAgent(StateSearchAgent):
         (``unolab.train.imitate``, ``value_targets``)."""
 
     def _decide(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.NDArray[np.int64],
-        masks: npt.NDArray[np.bool_],
-        values: npt.NDArray[np.float32],
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: SeatArray, masks: MaskArray, values: ValueArray
+    ) -> ActArray:
         """One tree search per game that has more than one candidate."""
         actions = np.empty(state.batch_size, dtype=np.int64)
         for g in range(state.batch_size):

@@ -46,14 +46,24 @@ from uno_env import core
 from uno_env.core import UnoState
 from uno_env.files import shown
 from uno_env.observation import encode
-from uno_env.policy import ActionProbabilities, Policy, PolicyFactory, Seed, check_agent_rules
+from uno_env.policy import (
+    ActArray,
+    ActionProbabilities,
+    MaskArray,
+    Policy,
+    PolicyFactory,
+    Seed,
+    check_agent_rules,
+)
 from uno_env.rules import Rules
 from unolab.agents.inference import check_lack_facts, sample_deals
 from unolab.agents.registry import agent_seed, shipped_agent_names
 from unolab.agents.resolve import UnknownAgentError, agent_forms, policy_factory
 from unolab.agents.rollout import FAST_ROLLOUT, play_out
 from unolab.agents.search_base import (
+    SeatArray,
     StateSearchAgent,
+    ValueArray,
     check_count,
     check_flag,
     check_number,
@@ -185,13 +195,8 @@ class PimcAgent(StateSearchAgent):
     # ------------------------------------------------------------------------------------
 
     def _decide(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.NDArray[np.int64],
-        masks: npt.NDArray[np.bool_],
-        values: npt.NDArray[np.float32],
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: SeatArray, masks: MaskArray, values: ValueArray
+    ) -> ActArray:
         """Flat Monte Carlo over the candidates of every game, in one batch.
 
         Raises:

@@ -20,10 +20,24 @@ from uno_env import core
 from uno_env.core import UnoState
 from uno_env.files import shown
 from uno_env.jit import jit
-from uno_env.policy import StateOnlyPolicy
+from uno_env.policy import ActArray, MaskArray, StateOnlyPolicy
 from uno_env.rules import Rules
 
-__all__ = ["StateSearchAgent", "check_count", "check_flag", "check_number", "root_candidates"]
+__all__ = [
+    "SeatArray",
+    "StateSearchAgent",
+    "ValueArray",
+    "check_count",
+    "check_flag",
+    "check_number",
+    "root_candidates",
+]
+
+SeatArray = npt.NDArray[np.int64]
+"""The acting seat of each game, (B,) int64."""
+
+ValueArray = npt.NDArray[np.float32]
+"""A search's estimate of each action of each game, (B, 80) float32; NaN where not searched."""
 
 
 def _described(value: object) -> str:
@@ -127,12 +141,8 @@ class StateSearchAgent(StateOnlyPolicy, ABC):
         del games
 
     def act_from_state(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: npt.ArrayLike, masks: MaskArray | None = None
+    ) -> ActArray:
         """Choose one action per game by searching from the seat's information set.
 
         Args:
@@ -161,13 +171,8 @@ class StateSearchAgent(StateOnlyPolicy, ABC):
 
     @abstractmethod
     def _decide(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.NDArray[np.int64],
-        masks: npt.NDArray[np.bool_],
-        values: npt.NDArray[np.float32],
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: SeatArray, masks: MaskArray, values: ValueArray
+    ) -> ActArray:
         """The search itself, on a checked call: one action per game, each searched action's
         estimate written into ``values`` (B, NUM_ACTIONS; NaN elsewhere)."""
 

@@ -27,6 +27,8 @@ import numpy.typing as npt
 
 from uno_env import core
 from uno_env.console import run_main
+from uno_env.core import UnoState
+from uno_env.policy import ActArray, MaskArray
 from uno_env.rules import Rules, load_rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.agents.arena import evaluate_vs
@@ -46,7 +48,7 @@ from unolab.benchmarks.options import (
 __all__ = ["build_parser", "decision_states", "main", "search_speed", "strength_table"]
 
 
-def decision_states(rules: Rules, count: int, seed: int) -> core.UnoState:
+def decision_states(rules: Rules, count: int, seed: int) -> UnoState:
     """``count`` live games after a random number of random-legal moves (0-40)."""
     rng = np.random.default_rng(seed)
     state = core.init(rules, count, seed=seed)
@@ -119,12 +121,8 @@ class _Timed:
         self.agent.reset(games)
 
     def act_from_state(
-        self,
-        rules: Rules,
-        state: core.UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: npt.ArrayLike, masks: MaskArray | None = None
+    ) -> ActArray:
         """Search, timing single searched decisions."""
         before = self.agent.decisions
         start = time.perf_counter()

@@ -47,8 +47,8 @@ from uno_env.console import (
 from uno_env.locks import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents.progress import PipeConsole
+from unolab.tournament.backends import WorkerLostError
 from unolab.tournament.config import TournamentConfig, load_config, refuse_pickle_switch
-from unolab.tournament.pool import WorkerLostError
 from unolab.tournament.run_folder import TournamentFolder
 from unolab.tournament.runner import run_tournament
 

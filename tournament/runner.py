@@ -50,12 +50,12 @@ number of workers. A chunk is written with one durable append when it is complet
 append (a full disk) is taken back whole and ends the run with one line naming the file.
 
 Parallelism. With ``workers > 1`` chunks are played in a process pool
-(:mod:`unolab.tournament.pool`: ``fork`` where the platform has it, else ``spawn``); at most
+(:mod:`unolab.tournament.backends`: ``fork`` where the platform has it, else ``spawn``); at most
 two chunks per worker are in flight, so a run stopped by the SPRT wastes little. Workers
 exit by themselves if the main process dies (``kill -9``), so a killed run leaves no orphans
 behind. A worker that dies (``kill -9``, out of memory) loses the chunks in flight: they are
-played again on a fresh pool (at most :data:`~unolab.tournament.pool.MAX_RESTARTS` times
-each, then :class:`~unolab.tournament.pool.WorkerLostError`, one line naming the chunk;
+played again on a fresh pool (at most :data:`~unolab.tournament.backends.MAX_RESTARTS` times
+each, then :class:`~unolab.tournament.backends.WorkerLostError`, one line naming the chunk;
 rerunning resumes). Finished chunks are written in plan order whatever order they finish
 in, so ``games.jsonl`` is the same bytes with any number of workers, after a worker's
 death, and after a ``kill -9`` of the whole run and its resume.
@@ -77,12 +77,11 @@ from rich.markup import escape
 from uno_env.config_values import ConfigError
 from unolab.agents.progress import Bar, PipeConsole, progress_bar
 from unolab.tournament.analysis import GameTable, deal_set_scores
+from unolab.tournament.backends import ray_cluster, run_chunks_on_ray, shipped_entrants, worker_pool
 from unolab.tournament.chunks import ChunkResult, play_chunk, schedule_for
 from unolab.tournament.config import TournamentConfig
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import PolicyFactory, entrants_for
-from unolab.tournament.pool import worker_pool
-from unolab.tournament.ray_runner import ray_cluster, run_chunks_on_ray, shipped_entrants
 from unolab.tournament.report import write_reports
 from unolab.tournament.results import ResultStore, Unit
 from unolab.tournament.resume import check_records, partial_chunks
@@ -161,7 +160,7 @@ def run_tournament(
 ) -> dict[str, Any]:
     """Play (or resume) a tournament and write its results.
 
-    With ``config.backend == "ray"`` the chunks are Ray tasks (:mod:`unolab.tournament.ray_runner`)
+    With ``config.backend == "ray"`` the chunks are Ray tasks (:mod:`unolab.tournament.backends`)
     on the cluster of ``config.address``; the games and the summary are the same.
 
     Args:
@@ -187,7 +186,7 @@ def run_tournament(
         RayBackendError: (a ValueError) Ray is missing or its cluster cannot be reached.
         BrokenPipeError: the reader of the output went away (``| head``).
         WorkerLostError: a chunk was lost with a dying worker process more than
-            :data:`~unolab.tournament.pool.MAX_RESTARTS` times; the chunks written before
+            :data:`~unolab.tournament.backends.MAX_RESTARTS` times; the chunks written before
             it are kept, and rerunning the same command resumes.
     """
     folder = TournamentFolder(config)

@@ -123,17 +123,20 @@ def _is_id(value: object, count: int) -> bool:
     )
 
 
+def _name_of(value: int, names: tuple[str, ...], what: str) -> str:
+    """The notation ``names[value]``; a ``ValueError`` naming ``what`` for any other value."""
+    if not _is_id(value, len(names)):
+        raise ValueError(f"{what} must be an integer in 0..{len(names) - 1}, got {shown(value)}")
+    return names[int(value)]
+
+
 def card_name(face: int) -> str:
     """Return the notation of a card face, e.g. ``G7``, ``RS``, ``W+4``.
 
     Raises:
         ValueError: naming ``face`` as given, if it is no integer in ``0..53``.
     """
-    if not _is_id(face, NUM_FACES):
-        raise ValueError(
-            f"card face id must be an integer in 0..{NUM_FACES - 1}, got {shown(face)}"
-        )
-    return FACE_NAMES[int(face)]
+    return _name_of(face, FACE_NAMES, "card face id")
 
 
 def parse_card(name: str) -> int:
@@ -171,11 +174,7 @@ def action_name(action: int) -> str:
     Raises:
         ValueError: naming ``action`` as given, if it is no integer in ``0..79``.
     """
-    if not _is_id(action, NUM_ACTIONS):
-        raise ValueError(
-            f"action id must be an integer in 0..{NUM_ACTIONS - 1}, got {shown(action)}"
-        )
-    return ACTION_NAMES[int(action)]
+    return _name_of(action, ACTION_NAMES, "action id")
 
 
 def parse_action(name: str) -> int:

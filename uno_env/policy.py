@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from uno_env.rules import Rules
 
 __all__ = [
+    "ActArray",
     "ActionProbabilities",
+    "MaskArray",
+    "ObsArray",
     "ObservationUse",
     "Policy",
     "PolicyFactory",
@@ -58,6 +61,15 @@ __all__ = [
 
 Seed = int | np.random.Generator | None
 """What seeds a policy: an int, a NumPy generator, or ``None`` for fresh entropy."""
+
+ObsArray = npt.NDArray[np.float32]
+"""A batch of observations, (B, OBS_DIM) float32."""
+
+MaskArray = npt.NDArray[np.bool_]
+"""A batch of legal-action masks, (B, 80) bool."""
+
+ActArray = npt.NDArray[np.int64]
+"""One action id per row, (B,) int64."""
 
 
 @runtime_checkable
@@ -81,9 +93,7 @@ class Policy(Protocol):
 
     name: str
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
+    def act(self, observations: ObsArray, masks: MaskArray) -> ActArray:
         """Choose one legal action per row."""
         ...
 
@@ -104,12 +114,8 @@ class StateSearcher(Protocol):
     needs_state: bool
 
     def act_from_state(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: npt.ArrayLike, masks: MaskArray | None = None
+    ) -> ActArray:
         """Choose one action per game for the acting ``seats``, (B,)."""
         ...
 
@@ -244,9 +250,7 @@ class StateOnlyPolicy:
     uses_observations = False
     """The state is all it reads: batched players need not encode observations for it."""
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
+    def act(self, observations: ObsArray, masks: MaskArray) -> ActArray:
         """Not available: the policy needs the state (see ``act_from_state``).
 
         Raises:
@@ -298,9 +302,7 @@ class RandomAnyBot:
     def __init__(self, seed: Seed = None) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
+    def act(self, observations: ObsArray, masks: MaskArray) -> ActArray:
         """Choose uniformly among the legal actions of each row.
 
         Raises:
@@ -329,9 +331,7 @@ class RandomActionBot(RandomAnyBot):
 
     name = "random_action"
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
+    def act(self, observations: ObsArray, masks: MaskArray) -> ActArray:
         """Choose uniformly among the plays, drawing or keeping only when nothing plays.
 
         Raises:
@@ -377,9 +377,7 @@ class RandomBot(RandomAnyBot):
 
     name = "random"
 
-    def act(
-        self, observations: npt.NDArray[np.float32], masks: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.int64]:
+    def act(self, observations: ObsArray, masks: MaskArray) -> ActArray:
         """Choose a card uniformly (a wild once), then a colour, per row; see the class.
 
         Raises:

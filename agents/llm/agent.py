@@ -14,11 +14,10 @@ system message), reads the answer (:func:`uno_env.text.answers.parse_answer`) an
   the system message and the whole table once, then only what changed since the seat's
   last decision (:func:`~uno_env.text.view.changes_between`). Two games of one deal (the
   same key, as a tournament's duplicate deals are) where the agent holds the same seat
-  cannot be told apart by the agent: once it sees two (both in one call, or a decision
-  that does not follow the conversation's last), those games get the ``"full"`` view.
-  Where the agent's first decisions in them fall in different calls it cannot see it, and
-  their prompts may tell what happened in the other game: the ``"full"`` view is the safe
-  one when one agent plays a deal twice at once.
+  cannot be told apart by the agent: once it sees two (in one call, or a decision off the
+  conversation's last), those games get the ``"full"`` view; before that their prompts may
+  tell what happened in the other game, so ``"full"`` is the safe view when one agent plays
+  a deal twice at once.
 * **Concurrency.** The play loop hands the agent the rows of many tables at once; their
   requests go out ``concurrency`` at a time from a thread pool the agent owns. The actions
   come back in row order and depend only on the answers.
@@ -51,7 +50,14 @@ import numpy.typing as npt
 
 from uno_env.config_values import check_int
 from uno_env.files import shown
-from uno_env.policy import PolicyFactory, Seed, StateOnlyPolicy, check_reset_games
+from uno_env.policy import (
+    ActArray,
+    MaskArray,
+    PolicyFactory,
+    Seed,
+    StateOnlyPolicy,
+    check_reset_games,
+)
 from uno_env.rules import Rules
 from uno_env.text.answers import fallback_action, parse_answer, retry_message
 from uno_env.text.prompt import PromptOptions, decision_prompt, system_prompt
@@ -193,12 +199,8 @@ class LLMAgent(StateOnlyPolicy):
         self._broken = None
 
     def act_from_state(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: npt.ArrayLike, masks: MaskArray | None = None
+    ) -> ActArray:
         """One action per game for the acting ``seats``, asked of the model.
 
         A row whose seat has no decision (a finished game) gets action 0, unasked.

@@ -48,7 +48,7 @@ from unolab import cli
 from unolab.benchmarks import core as bench_core
 from unolab.benchmarks import inference as bench_inference
 from unolab.benchmarks import search as bench_search
-from unolab.cli_exploit import check_out_path
+from unolab.cli_tools import check_out_path
 from unolab.play import MAX_INPUT_LINE, InputLineError, read_input_line
 from unolab.tournament.results import GameRecord
 from unolab.tournament.resume import ranks_problem

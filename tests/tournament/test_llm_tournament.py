@@ -31,11 +31,11 @@ from support.optional import require
 
 from uno_env.config_values import ConfigError
 from unolab.benchmarks.chat_server import ChatServer, Script, chat_server, silent_port
+from unolab.tournament.backends import shipped_entrants
 from unolab.tournament.cli import default_name
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config
 from unolab.tournament.participants import entrants_for
-from unolab.tournament.ray_runner import shipped_entrants
 from unolab.tournament.runner import run_tournament
 from unolab.tournament.telemetry import TELEMETRY_FILE, decisions_file
 

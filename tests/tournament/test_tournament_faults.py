@@ -34,11 +34,11 @@ from support import ROOT
 from uno_env.rules import Rules
 from unolab.tournament import runner
 from unolab.tournament.analysis import GameTable
+from unolab.tournament.backends import MAX_RESTARTS
 from unolab.tournament.chunks import ChunkOrder, ChunkResult, play_chunk
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import Entrant
-from unolab.tournament.pool import MAX_RESTARTS
 from unolab.tournament.results import Unit
 
 NAME = "faults"

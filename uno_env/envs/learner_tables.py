@@ -40,7 +40,7 @@ from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
-from uno_env.envs.opponents import MaskArray, ObsArray, OpponentsSpec, as_policy
+from uno_env.envs.opponents import OpponentsSpec, as_policy
 from uno_env.envs.table_inputs import (
     ResetNeededError,
     check_learner_seat,
@@ -50,7 +50,7 @@ from uno_env.envs.table_inputs import (
 )
 from uno_env.observation import encode
 from uno_env.play import choose_actions
-from uno_env.policy import Policy, PolicyFactory, Resettable
+from uno_env.policy import MaskArray, ObsArray, Policy, PolicyFactory, Resettable
 from uno_env.rules import Rules
 
 __all__ = ["MAX_SILENT_REDEALS", "LearnerStep", "LearnerTables", "TablesStoppedError"]

@@ -25,7 +25,15 @@ import numpy.typing as npt
 
 from uno_env.config_values import check_float
 from uno_env.files import shown
-from uno_env.policy import Policy, PolicyFactory, Resettable, policy_name
+from uno_env.policy import (
+    ActArray,
+    MaskArray,
+    ObsArray,
+    Policy,
+    PolicyFactory,
+    Resettable,
+    policy_name,
+)
 
 __all__ = ["MAX_WEIGHT", "OpponentPool", "OpponentsSpec", "PolicyFn", "as_policy"]
 
@@ -33,9 +41,6 @@ MAX_WEIGHT = 1e9
 """The largest weight of a policy in an :class:`OpponentPool` (they are relative: their sum
 stays finite)."""
 
-ObsArray = npt.NDArray[np.float32]
-MaskArray = npt.NDArray[np.bool_]
-ActArray = npt.NDArray[np.int64]
 PolicyFn = Callable[[ObsArray, MaskArray], npt.ArrayLike]
 """A batched policy as a callable: ``(observations (B, D), masks (B, A)) -> actions (B,)``."""
 

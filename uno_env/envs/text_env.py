@@ -73,6 +73,8 @@ from uno_env.files import shown
 from uno_env.narrate import Table, describe_deal, describe_step
 from uno_env.observation import encode
 from uno_env.policy import (
+    ActArray,
+    MaskArray,
     Policy,
     PolicyFactory,
     RandomBot,
@@ -152,12 +154,8 @@ class _Watched:
         return np.asarray(self.policy.act(observations, masks))
 
     def act_from_state(
-        self,
-        rules: Rules,
-        state: UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: npt.ArrayLike, masks: MaskArray | None = None
+    ) -> ActArray:
         """Decide as the wrapped policy, and record each row's state and action."""
         seat_arr = np.asarray(seats, dtype=np.int64)
         legal = core.legal_action_mask(rules, state) if masks is None else masks

@@ -31,6 +31,8 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
+from uno_env.core import UnoState
+from uno_env.policy import ActArray, MaskArray
 from uno_env.rules import Rules
 from unolab.web.untrusted import is_regular, one_line, read_bytes
 
@@ -208,12 +210,8 @@ class RecordedPlayer:
         """Nothing to forget: the records say every move."""
 
     def act_from_state(
-        self,
-        rules: Rules,
-        state: core.UnoState,
-        seats: npt.ArrayLike,
-        masks: npt.NDArray[np.bool_] | None = None,
-    ) -> npt.NDArray[np.int64]:
+        self, rules: Rules, state: UnoState, seats: npt.ArrayLike, masks: MaskArray | None = None
+    ) -> ActArray:
         """The recorded move of each row; the records used are appended to ``consumed``.
 
         Raises:
@@ -248,7 +246,7 @@ class RecordedPlayer:
         return actions
 
 
-def place_of(state: core.UnoState, row: int, seat: int) -> Identity:
+def place_of(state: UnoState, row: int, seat: int) -> Identity:
     """The place of the decision of ``seat`` in row ``row`` of ``state``."""
     return int(state.key[row]), seat, int(state.hand_no[row]), int(state.turn[row])
 
