@@ -25,7 +25,7 @@ from unolab.tournament.config import load_config
 from unolab.tournament.runner import run_tournament
 from unolab.web.app import create_app
 from unolab.web.lab.files import MAX_ID_CHARS
-from unolab.web.lab.tournaments import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES
+from unolab.web.lab.runs import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -361,7 +361,7 @@ def _long_record(moves: int) -> dict[str, Any]:
 
 
 def test_a_long_record_replays_in_bounded_pages(tmp_path: Path) -> None:
-    from unolab.web.replay.frames import PAGE_BYTES, PAGE_FRAMES
+    from unolab.web.replay.records import PAGE_BYTES, PAGE_FRAMES
 
     record = _long_record(6000)
     text = json.dumps(record)

@@ -29,13 +29,12 @@ from starlette.types import Scope
 
 from unolab.warmup import WarmupStatus
 from unolab.web.catalogue import Catalogue
-from unolab.web.errors import ApiError
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.games import Games
 from unolab.web.game.live import LIVE_FILE, LiveStore, StoredGame
 from unolab.web.game.routes import game_router
 from unolab.web.game.table import WebGame
-from unolab.web.guard import Guard
+from unolab.web.guard import ApiError, Guard
 from unolab.web.lab.routes import lab_router
 from unolab.web.replay.routes import replay_router
 from unolab.web.replay.tournament import RunFinder

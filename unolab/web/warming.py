@@ -24,7 +24,7 @@ from collections.abc import Callable
 from fastapi import Depends, Request
 
 from unolab.warmup import WARMUP_SECONDS, WarmupStatus, is_warm, warm_up, warmup_parts
-from unolab.web.errors import NotReady
+from unolab.web.guard import NotReady
 
 __all__ = [
     "NEEDS_ENGINE",

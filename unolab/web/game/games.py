@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from unolab.web.errors import Busy, Conflict, Gone, NotFound, NotStored
 from unolab.web.game.live import DROPPED, EXPIRED, LIVE, LiveStore, StoredGame
 from unolab.web.game.table import WebGame
+from unolab.web.guard import Busy, Conflict, Gone, NotFound, NotStored
 from unolab.web.settings import ServeConfig
 
 LOG = logging.getLogger(__name__)

@@ -27,11 +27,11 @@ from uno_env.cards import MAX_PLAYERS
 from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
 from unolab.play import random_seed
 from unolab.web.catalogue import Catalogue, UnknownAgentError
-from unolab.web.errors import Conflict, Forbidden, Invalid, NotFound
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.games import Games
 from unolab.web.game.seats import AWAY_SECONDS, HOST_SEAT, TURN_SECONDS, SeatState, SharedTable
 from unolab.web.game.table import SPECTATOR, Listener, WebGame
+from unolab.web.guard import Conflict, Forbidden, Invalid, NotFound
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.warming import NEEDS_ENGINE, require_searches

@@ -53,11 +53,11 @@ from uno_env.play import PolicyError, choose_actions
 from uno_env.rules import Rules
 from unolab.records import RECORD_FORMAT
 from unolab.web.catalogue import Catalogue
-from unolab.web.errors import Conflict, Invalid
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.live import LIVE, StoredGame
 from unolab.web.game.picture import legal_moves, table_picture
 from unolab.web.game.seats import SharedTable
+from unolab.web.guard import Conflict, Invalid
 
 if TYPE_CHECKING:
     from unolab.agents.llm.agent import LLMAgent

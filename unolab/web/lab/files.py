@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from uno_env.rules import PRESETS, Rules
-from unolab.web.errors import Invalid
-from unolab.web.untrusted import inside, is_regular, parse_json, read_bytes
+from unolab.web.guard import Invalid, inside, is_regular, parse_json, read_bytes
 
 __all__ = [
     "MAX_COUNT",

@@ -2,8 +2,8 @@
 curves, and the shipped agents, all read only.
 
 Nothing here writes, trains or plays: a tournament is shown from its ``summary.json`` and
-plots (:mod:`unolab.web.lab.tournaments`), a training run from its checkpoints' metadata and
-``evaluations.jsonl`` (:mod:`unolab.web.lab.training`), an agent from its model card
+plots (:mod:`unolab.web.lab.runs`), a training run from its checkpoints' metadata and
+``evaluations.jsonl`` (:mod:`unolab.web.lab.runs`), an agent from its model card
 (:mod:`unolab.agents.model_card`). A run id is the run folder's path relative to the runs
 folder, ``/``-separated; an id is looked up among the runs the bounded walk of
 :func:`unolab.web.lab.files.find_runs` finds, so no id reaches the file system.
@@ -28,11 +28,16 @@ from fastapi.responses import JSONResponse, Response
 
 from unolab.agents.model_card import model_card
 from unolab.agents.registry import SHIPPED_DIR
-from unolab.web.errors import NotFound
+from unolab.web.guard import NotFound, one_line
 from unolab.web.lab.files import MAX_ID_CHARS, RunFiles, find_runs, integer, rate, rules_name
-from unolab.web.lab.tournaments import tournament_detail, tournament_entry, tournament_plot
-from unolab.web.lab.training import curve_png, training_detail, training_entry
-from unolab.web.untrusted import one_line
+from unolab.web.lab.runs import (
+    curve_png,
+    tournament_detail,
+    tournament_entry,
+    tournament_plot,
+    training_detail,
+    training_entry,
+)
 
 __all__ = ["LabRuns", "lab_router", "shipped_agents"]
 

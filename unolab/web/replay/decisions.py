@@ -34,7 +34,7 @@ from uno_env import core
 from uno_env.core import UnoState
 from uno_env.policy import ActArray, MaskArray
 from uno_env.rules import Rules
-from unolab.web.untrusted import is_regular, one_line, read_bytes
+from unolab.web.guard import is_regular, one_line, read_bytes
 
 __all__ = [
     "MAX_DECISIONS_BYTES",

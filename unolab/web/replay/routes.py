@@ -10,8 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from unolab.web.catalogue import Catalogue
 from unolab.web.lab.files import MAX_ID_CHARS
-from unolab.web.replay.frames import PAGE_FRAMES
-from unolab.web.replay.records import replay_saved, replay_upload
+from unolab.web.replay.records import PAGE_FRAMES, replay_saved, replay_upload
 from unolab.web.replay.tournament import RunFinder
 from unolab.web.store import GameStore
 from unolab.web.warming import NEEDS_ENGINE, NEEDS_SEARCHES

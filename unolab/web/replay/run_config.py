@@ -24,8 +24,7 @@ from unolab.agents import AGENT_NAMES
 from unolab.agents.llm.spec import spec_suffix
 from unolab.agents.python_bots import canonical_class_spec, class_spec_name, is_class_spec
 from unolab.tournament.config import TournamentConfig, load_config, normalise
-from unolab.web.errors import Invalid
-from unolab.web.untrusted import inside, is_regular, one_line, read_bytes, read_json
+from unolab.web.guard import Invalid, inside, is_regular, one_line, read_bytes, read_json
 
 __all__ = ["SafeRunConfig"]
 

@@ -33,7 +33,7 @@ from unolab.tournament.design import deal_keys
 from unolab.tournament.participants import entrants_for
 from unolab.tournament.results import GameRecord, Unit
 from unolab.tournament.telemetry import decisions_file
-from unolab.web.errors import Invalid, NotFound
+from unolab.web.guard import Invalid, NotFound, one_line, read_bytes
 from unolab.web.lab.files import find_runs
 from unolab.web.replay.decisions import (
     DecisionBook,
@@ -42,7 +42,7 @@ from unolab.web.replay.decisions import (
     place_of,
     record_place,
 )
-from unolab.web.replay.frames import (
+from unolab.web.replay.records import (
     PAGE_FRAMES,
     Advisor,
     build_frames,
@@ -51,7 +51,6 @@ from unolab.web.replay.frames import (
     frame_page,
 )
 from unolab.web.replay.run_config import SafeRunConfig
-from unolab.web.untrusted import one_line, read_bytes
 
 __all__ = ["MAX_LOG_BYTES", "RunFinder"]
 
@@ -134,7 +133,7 @@ class RunFinder:
         self, run_id: str, index: int, offset: int = 0, limit: int = PAGE_FRAMES
     ) -> dict[str, Any]:
         """Game ``index`` (0-based, log order) of a run, replayed with every move: a page of
-        its frames from ``offset`` (:func:`unolab.web.replay.frames.build_frames`).
+        its frames from ``offset`` (:func:`unolab.web.replay.records.build_frames`).
 
         Raises:
             NotFound: for an unknown run, a game number out of range or an ``offset`` past
