@@ -120,7 +120,7 @@ def create_app(
     def restore(stored: StoredGame) -> WebGame:
         return WebGame.restore(stored, catalogue, store.decisions_path(stored.id))
 
-    games = Games(config, live, restore)
+    games = Games(config, live, restore, store)
     runs = RunFinder(config.runs_dir, config.agents_dir, trusted_code=config.trusted_code)
     # The API is described at /openapi.json only: the /docs and /redoc pages load their
     # scripts from a CDN, which the page's content security policy (self only) forbids.

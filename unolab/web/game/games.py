@@ -1,11 +1,13 @@
 """The live web games, by id (:class:`Games`): the caps, the idle timeout, and the file of
 live games behind them (:mod:`unolab.web.game.live`): a game not in memory (after a
 restart) is rebuilt from it, and every accepted action is committed to it before the
-request that made it is answered.
+request that made it is answered. Finished hands are saved as records
+(:mod:`unolab.web.store`).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import sqlite3
 import threading
@@ -14,9 +16,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from unolab.web.game.live import DROPPED, EXPIRED, LIVE, LiveStore, StoredGame
+from unolab.web.game.seats import SharedTable
 from unolab.web.game.table import WebGame
-from unolab.web.guard import Busy, Conflict, Gone, NotFound, NotStored
+from unolab.web.guard import Busy, Conflict, Forbidden, Gone, NotFound, NotStored
 from unolab.web.settings import ServeConfig
+from unolab.web.store import GameStore
 
 LOG = logging.getLogger(__name__)
 
@@ -45,11 +49,15 @@ class Games:
         config: The server's options (the caps, ``idle_minutes``).
         live: The file of live games.
         restore: Rebuilds a game of the file that is not in memory.
+        store: Where finished hands are saved.
     """
 
-    def __init__(self, config: ServeConfig, live: LiveStore, restore: Restorer) -> None:
+    def __init__(
+        self, config: ServeConfig, live: LiveStore, restore: Restorer, store: GameStore
+    ) -> None:
         self.config = config
         self.live = live
+        self.store = store
         self._restore = restore
         self._games: dict[str, WebGame] = {}
         self._lock = threading.Lock()
@@ -161,6 +169,36 @@ class Games:
         game.touched = now
         return game
 
+    def solo(self, game_id: str) -> WebGame:
+        """A live game for one person (:meth:`get`).
+
+        Raises:
+            Forbidden: for a table for several people: it is only seen through its seats'
+                tokens (``/api/tables``).
+        """
+        game = self.get(game_id)
+        if game.shared is not None:
+            raise Forbidden(
+                f"game {game_id} is a table for several people: open it with its link "
+                f"(/#table={game_id})"
+            )
+        return game
+
+    def table(self, game_id: str) -> tuple[WebGame, SharedTable]:
+        """A live table for several people (:meth:`get`): the game and its seats (the
+        game's ``shared``).
+
+        Raises:
+            NotFound: for a game for one person.
+        """
+        game = self.get(game_id)
+        if game.shared is None:
+            raise NotFound(
+                f"no table for several people {game_id!r} on this server (a game for one "
+                f"person opens as /#game={game_id})"
+            )
+        return game, game.shared
+
     def _load(self, game_id: str) -> WebGame:
         """Rebuild a game of the file (outside the lock: replaying takes a while)."""
         stored = self.live.load(game_id)
@@ -187,7 +225,8 @@ class Games:
         return held
 
     def commit(self, game: WebGame) -> None:
-        """Commit the actions a request took (the game's lock held), before it is answered.
+        """Commit the actions a request took (the game's lock held), before it is answered,
+        and :meth:`save` a hand it finished.
 
         Raises:
             NotStored: the file could not be written; the game is dropped from memory and
@@ -208,6 +247,27 @@ class Games:
         if not kept:
             self._forget(game)
             raise Gone(f"game {game.id} was taken out of play while this request ran")
+        self.save(game)
+
+    def save(self, game: WebGame) -> None:
+        """Write the game's record if a finished hand is not on disk yet (the game's lock
+        held). A failed write changes no game: the hand stays in memory, the view carries
+        ``save_error``, and the next request about the game tries again. A finished match
+        closes its models' agents (their connections and record files)."""
+        if game.match_over:
+            game.close_models()
+        if not game.unsaved:
+            return
+        try:
+            self.store.save(game.id, game.record())
+        except OSError as err:
+            game.save_error = (
+                f"the finished hand could not be saved to the games folder ({_reason(err)}); "
+                "it is kept in memory and saved with your next request: free some space or "
+                "check the folder"
+            )
+            return
+        game.unsaved, game.save_error = False, None
 
     def commit_seats(self, game: WebGame, seat: int | None = None) -> None:
         """Commit a change of a table for several people (the game's lock held): ``seat``
@@ -244,3 +304,10 @@ class Games:
 
     def __len__(self) -> int:
         return len(self.live.held())
+
+
+def _reason(err: OSError) -> str:
+    """Why a write failed, in words and without the path."""
+    if err.errno == errno.ENOSPC:
+        return "the disk is full"
+    return (err.strerror or type(err).__name__).lower()

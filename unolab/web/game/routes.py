@@ -8,7 +8,6 @@ watching it, taking a seat, starting it, a seat's moves and the next hand
 from __future__ import annotations
 
 import asyncio
-import errno
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
@@ -29,9 +28,10 @@ from unolab.play import random_seed
 from unolab.web.catalogue import Catalogue, UnknownAgentError
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.games import Games
+from unolab.web.game.picture import game_view, table_view
 from unolab.web.game.seats import AWAY_SECONDS, HOST_SEAT, TURN_SECONDS, SeatState, SharedTable
-from unolab.web.game.table import SPECTATOR, Listener, WebGame
-from unolab.web.guard import Conflict, Forbidden, Invalid, NotFound
+from unolab.web.game.table import HUMAN_SEAT, WebGame
+from unolab.web.guard import Conflict, Invalid
 from unolab.web.settings import ServeConfig
 from unolab.web.store import GameStore, new_game_id
 from unolab.web.warming import NEEDS_ENGINE, require_searches
@@ -143,23 +143,6 @@ class NextHand(BaseModel):
     seq: StrictInt = Field(..., ge=0)
 
 
-def _player_name(name: str, seat: int, shared: SharedTable) -> str:
-    """The name a player gave, tidied (``player_<seat>`` for none).
-
-    Raises:
-        Invalid: for ``you`` or a name another player at the table has.
-    """
-    tidy = " ".join("".join(ch for ch in name if ch.isprintable()).split())
-    if not tidy:
-        return f"player_{seat}"
-    if tidy.lower() == "you":
-        raise Invalid("name: 'you' is how the table speaks to each player; choose another name")
-    for other in shared.seats.values():
-        if other.seat != seat and other.name is not None and other.name.lower() == tidy.lower():
-            raise Invalid(f"name: {tidy!r} sits at this table already; choose another name")
-    return tidy
-
-
 def _rules_for(settings: NewGame) -> Rules:
     """The rules of a new game: the preset, the table size, the switches."""
     fixed = sorted(set(settings.switches) & set(_FIXED))
@@ -252,8 +235,7 @@ def game_router(
             game.deal_lines()
             game.play_agents(catalogue, batcher)
             games.commit(game)
-            _saved(game)
-            return game.view(events_after=0)
+            return game_view(game, HUMAN_SEAT, events_after=0)
 
     def _check_count(settings: NewGame, rules: Rules) -> None:
         if len(settings.opponents) != rules.num_players - 1:
@@ -281,26 +263,6 @@ def game_router(
         except ValueError as err:
             raise Invalid(f"{key}: {err}") from None
 
-    def _saved(game: WebGame) -> None:
-        """Write the game's record if a finished hand is not on disk yet (the game's lock
-        held). A failed write changes no game: the hand stays in memory, the view carries
-        ``save_error``, and the next request about the game tries again. A finished match
-        closes its models' agents (their connections and record files)."""
-        if game.match_over:
-            game.close_models()
-        if not game.unsaved:
-            return
-        try:
-            store.save(game.id, game.record())
-        except OSError as err:
-            game.save_error = (
-                f"the finished hand could not be saved to the games folder ({_reason(err)}); "
-                "it is kept in memory and saved with your next request: free some space or "
-                "check the folder"
-            )
-            return
-        game.unsaved, game.save_error = False, None
-
     @router.get("/api/games/{game_id}")
     def get_game(
         game_id: str,
@@ -312,10 +274,10 @@ def game_router(
         ``log`` holds the sentences from ``log_from`` on; ``events`` the steps taken after
         move ``events_after`` (none unless it is given).
         """
-        game = _solo(game_id)
+        game = games.solo(game_id)
         with game.lock:
-            _saved(game)
-            return game.view(min(log_from, len(game.log)), events_after)
+            games.save(game)
+            return game_view(game, HUMAN_SEAT, min(log_from, len(game.log)), events_after)
 
     @router.post("/api/games/{game_id}/moves", dependencies=[NEEDS_ENGINE])
     def move(game_id: str, body: Move) -> dict[str, Any]:
@@ -325,15 +287,14 @@ def game_router(
         ``log`` in the answer holds the sentences this move added, ``events`` its steps
         (yours and the agents', one by one).
         """
-        game = _solo(game_id)
+        game = games.solo(game_id)
         with game.lock:
             start, seq = len(game.log), game.seq
             game.agent_error = None
             game.human_move(body.action, body.seq)
             game.play_agents(catalogue, batcher)
             games.commit(game)
-            _saved(game)
-            return game.view(start, seq)
+            return game_view(game, HUMAN_SEAT, start, seq)
 
     @router.post("/api/games/{game_id}/agent-move", dependencies=[NEEDS_ENGINE])
     async def agent_move(game_id: str, body: AgentMove) -> dict[str, Any]:
@@ -344,7 +305,7 @@ def game_router(
         waits for its answer. An endpoint that fails is answered with the seat's fallback
         move and ``agent_error`` (one line).
         """
-        game = _solo(game_id)
+        game = games.solo(game_id)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(models, _agent_move, game, body.seq)
 
@@ -360,32 +321,19 @@ def game_router(
             game.agent_error = None
             game.play_agents(catalogue, batcher, model_moves=1)
             games.commit(game)
-            _saved(game)
-            return game.view(start, seq)
+            return game_view(game, HUMAN_SEAT, start, seq)
 
     @router.post("/api/games/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
     def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
         """Deal the next hand of the match (after a hand ended short of the target score)."""
-        game = _solo(game_id)
+        game = games.solo(game_id)
         with game.lock:
             start, seq = len(game.log), game.seq
             game.agent_error = None
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
             games.commit(game)
-            _saved(game)
-            return game.view(start, seq)
-
-    def _solo(game_id: str) -> WebGame:
-        """A game for one person: a table for several people is only seen through its
-        seats' tokens (``/api/tables``)."""
-        game = games.get(game_id)
-        if game.shared is not None:
-            raise Forbidden(
-                f"game {game_id} is a table for several people: open it with its link "
-                f"(/#table={game_id})"
-            )
-        return game
+            return game_view(game, HUMAN_SEAT, start, seq)
 
     # ---- tables for several people ---------------------------------------------------
 
@@ -421,7 +369,7 @@ def game_router(
             turn_seconds=settings.turn_seconds,
             seats={seat: SeatState(seat) for seat in people},
         )
-        token = shared.take(HOST_SEAT, _player_name(settings.name, HOST_SEAT, shared))
+        token = shared.take(HOST_SEAT, shared.player_name(settings.name, HOST_SEAT))
         seed = int(settings.seed) if settings.seed is not None else random_seed()
         setup = {**settings.model_dump(exclude={"name"}), "seed": str(seed)}
         agents = [None if agent == PERSON else agent for agent in settings.opponents]
@@ -430,7 +378,7 @@ def game_router(
         games.add(game)
         with game.lock:
             game.deal_lines()
-            return {"token": token, **_table_view(game, HOST_SEAT, 0, 0)}
+            return {"token": token, **table_view(game, HOST_SEAT, 0, 0, catalogue)}
 
     @router.get("/api/tables/{game_id}", dependencies=[NEEDS_ENGINE])
     def get_table(
@@ -447,93 +395,60 @@ def game_router(
         Each answer also moves the table on: a turn that ran out plays its seat's default
         move, and the seats of away players are played by the host's stand-in.
         """
-        game = _table(game_id)
+        game, shared = games.table(game_id)
         with game.lock:
-            seat = _seat(game, token, required=False)
-            _tick(game)
-            shared = game.shared
-            assert shared is not None
+            seat = shared.seat_for(token, required=False)
+            _tick(game, shared)
             now = shared.version(game.seq, len(game.hands))
             if version == now:
                 return {"version": now, "changed": False, "turn_left": shared.turn_left()}
             log = game.log_of(seat)
-            return _table_view(game, seat, min(log_from, len(log)), events_after)
+            return table_view(game, seat, min(log_from, len(log)), events_after, catalogue)
 
     @router.post("/api/tables/{game_id}/join", dependencies=[NEEDS_ENGINE])
     def join_table(game_id: str, body: Join, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
         """Take the first open seat for people (or ``seat``); the answer carries the seat's
         token, which no one else ever sees."""
-        game = _table(game_id)
+        game, shared = games.table(game_id)
         with game.lock:
-            shared = game.shared
-            assert shared is not None
             if token:
                 mine = shared.seat_of(token)
                 if mine is not None:
                     raise Conflict(f"you sit at this table already (seat {mine})")
             if game.match_over:
                 raise Conflict("this game is over: nobody can join it now; start a new table")
-            if body.seat is not None:
-                if body.seat not in shared.seats:
-                    raise Invalid(
-                        f"seat: seat {body.seat} is not a seat for people at this table "
-                        f"(those are {', '.join(map(str, shared.people))})"
-                    )
-                if shared.seats[body.seat].taken:
-                    raise Conflict(f"seat {body.seat} is taken; choose another or watch")
-                seat = body.seat
-            else:
-                free = shared.open_seats()
-                if not free:
-                    raise Conflict(
-                        "the table is full: every seat for people is taken; you can watch"
-                    )
-                seat = free[0]
-            new_token = shared.take(seat, _player_name(body.name, seat, shared))
+            seat = shared.free_seat(body.seat)
+            new_token = shared.take(seat, shared.player_name(body.name, seat))
             games.commit_seats(game, seat)
             game.retell()  # the sentences so far name the new player, as after a restart
-            _tick(game)
-            return {"token": new_token, **_table_view(game, seat, 0, 0)}
+            _tick(game, shared)
+            return {"token": new_token, **table_view(game, seat, 0, 0, catalogue)}
 
     @router.post("/api/tables/{game_id}/start", dependencies=[NEEDS_ENGINE])
     def start_table(game_id: str, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
         """The host starts the game (anyone seated, once the host is away): the agents play
         until a person must act."""
-        game = _table(game_id)
+        game, shared = games.table(game_id)
         with game.lock:
-            shared = game.shared
-            assert shared is not None
-            seat = _seat(game, token, required=True)
-            if seat != HOST_SEAT and shared.here(HOST_SEAT):
-                raise Forbidden(
-                    "only the host (seat 0) starts the game (anyone seated may once the host "
-                    "is away)"
-                )
-            if shared.started:
-                raise Conflict("the game has started already")
+            seat = shared.seat_for(token, required=True)
             start, seq = len(game.log_of(seat)), game.seq
-            shared.started = True
-            shared.changes += 1
-            shared.turn_began()
+            shared.start(seat)
             games.commit_seats(game)
             game.play_agents(catalogue, batcher)
             games.commit(game)
-            _saved(game)
-            return _table_view(game, seat, start, seq)
+            return table_view(game, seat, start, seq, catalogue)
 
     @router.post("/api/tables/{game_id}/moves", dependencies=[NEEDS_ENGINE])
     def table_move(game_id: str, body: Move, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
         """Your seat's move; the agents (and the stand-in of away players) then play until
         a person must act or the hand is over."""
-        game = _table(game_id)
+        game, shared = games.table(game_id)
         with game.lock:
-            shared = game.shared
-            assert shared is not None
-            seat = _seat(game, token, required=True)
+            seat = shared.seat_for(token, required=True)
             if not shared.started:
                 raise Conflict("the host has not started the game yet")
             start, seq = len(game.log_of(seat)), game.seq
-            _tick(game)
+            _tick(game, shared)
             if shared.ran_out.get(seat) == body.seq < game.seq:
                 raise Conflict(
                     "your time ran out: your seat played its default move; look at the table again"
@@ -541,112 +456,33 @@ def game_router(
             game.human_move(body.action, body.seq, seat)
             game.play_agents(catalogue, batcher)
             games.commit(game)
-            _saved(game)
-            return _table_view(game, seat, start, seq)
+            return table_view(game, seat, start, seq, catalogue)
 
     @router.post("/api/tables/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
     def table_next_hand(
         game_id: str, body: NextHand, token: str | None = SEAT_TOKEN
     ) -> dict[str, Any]:
         """Deal the next hand (any seated player may; the first request wins)."""
-        game = _table(game_id)
+        game, shared = games.table(game_id)
         with game.lock:
-            seat = _seat(game, token, required=True)
+            seat = shared.seat_for(token, required=True)
             start, seq = len(game.log_of(seat)), game.seq
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
             games.commit(game)
-            _saved(game)
-            return _table_view(game, seat, start, seq)
+            return table_view(game, seat, start, seq, catalogue)
 
-    def _table(game_id: str) -> WebGame:
-        """A table for several people."""
-        game = games.get(game_id)
-        if game.shared is None:
-            raise NotFound(
-                f"no table for several people {game_id!r} on this server (a game for one "
-                f"person opens as /#game={game_id})"
-            )
-        return game
-
-    def _seat(game: WebGame, token: str | None, required: bool) -> Listener:
-        """The seat of ``token`` (its player is here now), or :data:`SPECTATOR` without
-        one (where ``required`` is false).
-
-        Raises:
-            Forbidden: for a token of no seat of the table, or none where it is required.
-        """
-        shared = game.shared
-        assert shared is not None
-        if not token:
-            if required:
-                raise Forbidden(
-                    "this needs your seat's token: take a seat with the table's link first"
-                )
-            return SPECTATOR
-        seat = shared.seat_of(token)
-        if seat is None:
-            raise Forbidden(
-                "this seat token is not one of this table's: open the table's link again to "
-                "watch or take a seat"
-            )
-        shared.seen(seat)
-        return seat
-
-    def _tick(game: WebGame) -> int | None:
+    def _tick(game: WebGame, shared: SharedTable) -> None:
         """Move the table on (the game's lock held): a person's turn that ran out plays
         the seat's default move, then the agents and the stand-ins play until a person
-        who is here must act. Returns the seat whose turn ran out, if one did."""
-        shared = game.shared
-        assert shared is not None
+        who is here must act."""
         if not shared.started or game.game.over:
-            return None
-        timed_out = None
-        seat = game.game.current_seat
-        left = shared.turn_left()
-        if left is not None and left <= 0 and seat in shared.controlled():
-            shared.ran_out[seat] = game.seq
-            game.timeout_move(seat)
-            timed_out = seat
+            return
+        if shared.time_out(game.game.current_seat, game.seq):
+            game.timeout_move(game.game.current_seat)
         game.play_agents(catalogue, batcher)
         if game.pending:
             games.commit(game)
-            _saved(game)
-        return timed_out
-
-    def _table_view(
-        game: WebGame, seat: Listener, log_from: int, events_after: int | None
-    ) -> dict[str, Any]:
-        """The table as ``seat`` sees it, with who sits where and the turn timer."""
-        shared = game.shared
-        assert shared is not None
-        current = None if game.game.over else game.game.current_seat
-        people = []
-        for person in shared.people:
-            state = shared.seats[person]
-            here = shared.here(person)
-            people.append(
-                {
-                    "seat": person,
-                    "name": state.name,
-                    "state": "open" if not state.taken else "here" if here else "away",
-                }
-            )
-        left = shared.turn_left()
-        return {
-            **game.view(log_from, events_after, seat),
-            "version": shared.version(game.seq, len(game.hands)),
-            "shared": {
-                "seat": None if seat == SPECTATOR else seat,
-                "host": seat == HOST_SEAT,
-                "started": shared.started,
-                "people": people,
-                "stand_in": catalogue.entry(shared.stand_in).label,
-                "away_seconds": shared.away_seconds,
-                "turn_seconds": shared.turn_seconds,
-                "turn_left": None if left is None or current not in shared.seats else left,
-            },
-        }
 
     return router
 
@@ -654,10 +490,3 @@ def game_router(
 def _client(request: Request) -> str:
     """The address a request came from (the key of the per-client cap)."""
     return request.client.host if request.client is not None else ""
-
-
-def _reason(err: OSError) -> str:
-    """Why a write failed, in words and without the path."""
-    if err.errno == errno.ENOSPC:
-        return "the disk is full"
-    return (err.strerror or type(err).__name__).lower()

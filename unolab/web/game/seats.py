@@ -25,15 +25,21 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
+from uno_env.core import UnoState
+from uno_env.rules import Rules
 from unolab.web.game.live import StoredSeat, StoredTable
+from unolab.web.guard import Conflict, Forbidden, Invalid
 
 __all__ = [
     "AWAY_SECONDS",
     "HOST_SEAT",
+    "SPECTATOR",
     "TURN_SECONDS",
     "SeatState",
     "SharedTable",
+    "default_action",
     "hash_token",
     "new_token",
     "now",
@@ -41,6 +47,9 @@ __all__ = [
 
 HOST_SEAT = 0
 """The host's seat."""
+
+SPECTATOR = -1
+"""The listener of the spectators of a table for several people: nobody's cards are named."""
 
 AWAY_SECONDS = (120, 30, 3600)
 """A player counts as away after this many seconds without a request: the default, the
@@ -64,6 +73,17 @@ def new_token() -> str:
 def hash_token(token: str) -> str:
     """What the server keeps of a token: its SHA-256, in hex."""
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def default_action(rules: Rules, state: UnoState, seat: int) -> int:
+    """The safe default move of ``seat``, whose turn ran out: ``draw`` when the rules allow
+    it, else ``keep``, else the first legal move (the fallback move of a language model,
+    :func:`uno_env.text.answers.fallback_action`)."""
+    from uno_env.text.answers import fallback_action
+    from uno_env.text.prompt import PromptOptions, decision_prompt
+    from uno_env.text.view import seat_view
+
+    return fallback_action(decision_prompt(seat_view(rules, state, seat), PromptOptions()))
 
 
 @dataclass
@@ -156,6 +176,83 @@ class SharedTable:
                 return seat
         return None
 
+    def player_name(self, name: str, seat: int) -> str:
+        """The name a player gave for ``seat``, tidied (``player_<seat>`` for none).
+
+        Raises:
+            Invalid: for ``you`` or a name another player at the table has.
+        """
+        tidy = " ".join("".join(ch for ch in name if ch.isprintable()).split())
+        if not tidy:
+            return f"player_{seat}"
+        if tidy.lower() == "you":
+            raise Invalid("name: 'you' is how the table speaks to each player; choose another name")
+        for other in self.seats.values():
+            if other.seat != seat and other.name is not None and other.name.lower() == tidy.lower():
+                raise Invalid(f"name: {tidy!r} sits at this table already; choose another name")
+        return tidy
+
+    def seat_for(self, token: str | None, required: bool) -> int:
+        """The seat of ``token`` (its player is here now), or :data:`SPECTATOR` without
+        one (where ``required`` is false).
+
+        Raises:
+            Forbidden: for a token of no seat of the table, or none where it is required.
+        """
+        if not token:
+            if required:
+                raise Forbidden(
+                    "this needs your seat's token: take a seat with the table's link first"
+                )
+            return SPECTATOR
+        seat = self.seat_of(token)
+        if seat is None:
+            raise Forbidden(
+                "this seat token is not one of this table's: open the table's link again to "
+                "watch or take a seat"
+            )
+        self.seen(seat)
+        return seat
+
+    def free_seat(self, wanted: int | None) -> int:
+        """The seat a joining player gets: ``wanted``, or the first open one.
+
+        Raises:
+            Invalid: for a ``wanted`` seat that is not a seat for people.
+            Conflict: for a ``wanted`` seat that is taken, or a full table.
+        """
+        if wanted is not None:
+            if wanted not in self.seats:
+                raise Invalid(
+                    f"seat: seat {wanted} is not a seat for people at this table "
+                    f"(those are {', '.join(map(str, self.people))})"
+                )
+            if self.seats[wanted].taken:
+                raise Conflict(f"seat {wanted} is taken; choose another or watch")
+            return wanted
+        free = self.open_seats()
+        if not free:
+            raise Conflict("the table is full: every seat for people is taken; you can watch")
+        return free[0]
+
+    def start(self, seat: int) -> None:
+        """The player in ``seat`` starts the game: the host, or anyone seated once the host
+        is away.
+
+        Raises:
+            Forbidden: for another seat while the host is here.
+            Conflict: for a game that has started already.
+        """
+        if seat != HOST_SEAT and self.here(HOST_SEAT):
+            raise Forbidden(
+                "only the host (seat 0) starts the game (anyone seated may once the host is away)"
+            )
+        if self.started:
+            raise Conflict("the game has started already")
+        self.started = True
+        self.changes += 1
+        self.turn_began()
+
     def take(self, seat: int, name: str) -> str:
         """Give ``seat`` to a player: returns the seat's new token (kept nowhere)."""
         token = new_token()
@@ -195,9 +292,49 @@ class SharedTable:
             return None
         return round(max(0.0, self.turn_since + self.turn_seconds - now()), 1)
 
+    def time_out(self, seat: int, seq: int) -> bool:
+        """Whether the turn of ``seat``, whose turn it is at move ``seq``, ran out: a seat
+        whose player is here and took longer than ``turn_seconds`` (kept in ``ran_out``)."""
+        left = self.turn_left()
+        if left is None or left > 0 or seat not in self.controlled():
+            return False
+        self.ran_out[seat] = seq
+        return True
+
     def turn_began(self) -> None:
         """A new turn began (a step was taken, a hand dealt, the game started)."""
         self.turn_since = now()
+
+    def view(self, seat: int, current: int | None, stand_in: str) -> dict[str, Any]:
+        """Who sits where and the turn timer, as ``seat`` sees them.
+
+        Args:
+            seat: A seat for people, or :data:`SPECTATOR`.
+            current: The seat whose turn it is (``None``: the hand is over).
+            stand_in: The label of the stand-in agent.
+        """
+        people = []
+        for person in self.people:
+            state = self.seats[person]
+            here = self.here(person)
+            people.append(
+                {
+                    "seat": person,
+                    "name": state.name,
+                    "state": "open" if not state.taken else "here" if here else "away",
+                }
+            )
+        left = self.turn_left()
+        return {
+            "seat": None if seat == SPECTATOR else seat,
+            "host": seat == HOST_SEAT,
+            "started": self.started,
+            "people": people,
+            "stand_in": stand_in,
+            "away_seconds": self.away_seconds,
+            "turn_seconds": self.turn_seconds,
+            "turn_left": None if left is None or current not in self.seats else left,
+        }
 
     def version(self, seq: int, hands: int) -> str:
         """What the page compares to learn whether anything changed: the moves, the hands,

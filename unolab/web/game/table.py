@@ -46,7 +46,6 @@ from uno_env.narrate import (
     Table,
     describe_deal,
     describe_hand_end,
-    describe_situation,
     describe_step,
 )
 from uno_env.play import PolicyError, choose_actions
@@ -55,8 +54,8 @@ from unolab.records import RECORD_FORMAT
 from unolab.web.catalogue import Catalogue
 from unolab.web.game.batching import AgentBatcher
 from unolab.web.game.live import LIVE, StoredGame
-from unolab.web.game.picture import legal_moves, table_picture
-from unolab.web.game.seats import SharedTable
+from unolab.web.game.picture import step_picture
+from unolab.web.game.seats import SPECTATOR, SharedTable, default_action
 from unolab.web.guard import Conflict, Invalid
 
 if TYPE_CHECKING:
@@ -64,20 +63,17 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
-__all__ = ["HUMAN_SEAT", "KEPT_EVENTS", "SPECTATOR", "Listener", "WebGame"]
+__all__ = ["HUMAN_SEAT", "KEPT_EVENTS", "Listener", "WebGame"]
 
 HUMAN_SEAT = 0
 
-SPECTATOR = -1
-"""The listener of the spectators of a table for several people: nobody's cards are named."""
-
 Listener = int
-"""A seat, or :data:`SPECTATOR`: whom a sentence is told to."""
+"""A seat, or :data:`unolab.web.game.seats.SPECTATOR`: whom a sentence is told to."""
 
 KEPT_EVENTS = 200
-"""Steps kept for :meth:`WebGame.view`'s ``events``: one request adds at most one step per
-seat and a few jump-ins, so the page always finds every step since its last answer, and a
-long match does not grow without bound in memory."""
+"""Steps kept for the ``events`` of :func:`unolab.web.game.picture.game_view`: one
+request adds at most one step per seat and a few jump-ins, so the page always finds every
+step since its last answer, and a long match does not grow without bound in memory."""
 
 
 @dataclass
@@ -98,7 +94,8 @@ class WebGame:
         unsaved: A finished hand is not on disk yet (its save failed; it is tried again).
         save_error: Why the last save failed (``None`` once saved).
         events: The latest steps (at most :data:`KEPT_EVENTS`), each with what the page
-            needs to show it on its own (see :meth:`_event`).
+            needs to show it on its own
+            (:func:`unolab.web.game.picture.step_picture`).
         last_cards: The card each seat played last in the current hand (``None``: none yet).
         models: Seat -> the game's own agent of a language model in that seat (closed,
             and dropped, once the match is over).
@@ -257,9 +254,7 @@ class WebGame:
     def names(self) -> list[str]:
         """Seat names: ``you``, ``player_1 (mixbot)``, ... (at a table for several people,
         each player's name in place of ``you``: :meth:`seat_names`)."""
-        if self.shared is not None:
-            return self.seat_names(SPECTATOR)
-        return ["you"] + [f"player_{s} ({self.labels[s]})" for s in range(1, len(self.labels))]
+        return self.seat_names(HUMAN_SEAT if self.shared is None else SPECTATOR)
 
     def seat_names(self, listener: Listener) -> list[str]:
         """Seat names as ``listener`` hears them: its own seat is ``you``, a player by the
@@ -426,7 +421,7 @@ class WebGame:
         face = int(C.ACTION_FACE[action])
         if face >= 0:
             self.last_cards[seat] = C.FACE_NAMES[face]
-        self.events.append(self._event(seat, action, told))
+        self.events.append(step_picture(self.game.state, self.seq, seat, action, told))
         del self.events[:-KEPT_EVENTS]
         if self.shared is not None:
             self.shared.turn_began()
@@ -436,39 +431,9 @@ class WebGame:
             self.unsaved = True
 
     def timeout_move(self, seat: int) -> None:
-        """Play the safe default move of ``seat``, whose turn ran out: ``draw`` when the
-        rules allow it, else ``keep``, else the first legal move (the fallback move of a
-        language model, :func:`uno_env.text.answers.fallback_action`)."""
-        from uno_env.text.answers import fallback_action
-        from uno_env.text.prompt import PromptOptions, decision_prompt
-        from uno_env.text.view import seat_view
-
-        state = self.game.state
-        action = fallback_action(
-            decision_prompt(seat_view(self.rules, state, seat), PromptOptions())
-        )
-        self._step(seat, action)
-
-    def _event(self, seat: int, action: int, told: dict[Listener, list[str]]) -> dict[str, Any]:
-        """One step as the page replays it between two answers: who acted, the card put
-        down (if any), the sentences, and the public table just after it (the top card,
-        the colour, the direction and every seat's card count), so that the page can show
-        the bots' moves one at a time without asking the server again."""
-        state = self.game.state
-        face = int(C.ACTION_FACE[action])
-        colour = int(state.colour[0])
-        return {
-            "seq": self.seq,
-            "hand": int(state.hand_no[0]) + 1,
-            "seat": seat,
-            "action": C.action_name(action),
-            "card": C.FACE_NAMES[face] if face >= 0 else None,
-            "lines": told,
-            "top": C.FACE_NAMES[int(state.top[0])],
-            "colour": C.COLOURS[colour] if 0 <= colour < C.NUM_COLOURS else None,
-            "direction": int(state.direction[0]),
-            "counts": [int(n) for n in state.hand_size[0]],
-        }
+        """Play the safe default move of ``seat``, whose turn ran out
+        (:func:`unolab.web.game.seats.default_action`)."""
+        self._step(seat, default_action(self.rules, self.game.state, seat))
 
     def human_move(self, action_name: str, seq: int, seat: int = HUMAN_SEAT) -> None:
         """Check and take the move of the human in ``seat``.
@@ -531,80 +496,4 @@ class WebGame:
             "agents": list(self.agents),
             "match_over": self.match_over,
             "saved": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-
-    def match_winners(self) -> list[int]:
-        """The seats that won the match (the best total: the highest, or the lowest under
-        ``penalty_points``; ties share it), or ``[]`` while the match goes on."""
-        if not self.match_over:
-            return []
-        scores = self.game.match_scores
-        best = min(scores) if self.rules.scoring == "penalty_points" else max(scores)
-        return [seat for seat, score in enumerate(scores) if score == best]
-
-    def view(
-        self, log_from: int = 0, events_after: int | None = None, seat: Listener = HUMAN_SEAT
-    ) -> dict[str, Any]:
-        """The game as the human in ``seat`` sees it (their own cards only, until a hand
-        ends; :data:`SPECTATOR`: nobody's).
-
-        Args:
-            log_from: ``log`` holds the sentences from this one on.
-            events_after: ``events`` holds the steps taken after this ``seq`` (the latest
-                :data:`KEPT_EVENTS` at most); ``None``: no steps.
-            seat: Whose view (a seat for people, or :data:`SPECTATOR`).
-        """
-        game, state = self.game, self.game.state
-        over = game.over
-        mine = set() if seat == SPECTATOR else {seat}
-        shown = set(range(self.rules.num_players)) if over else mine
-        your_turn = not over and game.current_seat == seat
-        if self.shared is not None and not self.shared.started:
-            your_turn = False  # nobody moves before the host starts the game
-        narrator = self.narrator_for(seat)
-        reveal = None
-        if over:
-            reveal = {
-                "winner": game.winner,
-                "hand_points": game.hand_scores,
-                "held_points": [
-                    int(np.dot(state.hands[0, seat], C.FACE_POINTS[: C.NUM_FACES]))
-                    for seat in range(self.rules.num_players)
-                ],
-                "scores": game.match_scores,
-                "target_score": self.rules.target_score,
-                "scoring": self.rules.scoring,
-                "match_winners": self.match_winners(),
-            }
-        events = (
-            []
-            if events_after is None
-            else [
-                {**e, "lines": e["lines"].get(seat, [])}
-                for e in self.events
-                if e["seq"] > events_after
-            ]
-        )
-        log = self.log_of(seat)
-        return {
-            "id": self.id,
-            # A string: a seed may exceed what a JavaScript number holds exactly.
-            "seed": str(self.seed),
-            "seq": self.seq,
-            "setup": self.setup,
-            "table": table_picture(self.rules, state, self.seat_names(seat), self.labels, shown),
-            "your_turn": your_turn,
-            "situation": describe_situation(self.rules, state, narrator) if your_turn else "",
-            "moves": legal_moves(self.rules, state, narrator, seat) if your_turn else [],
-            "hand_over": over,
-            "match_over": self.match_over,
-            "reveal": reveal,
-            "log_from": log_from,
-            "log": log[log_from:],
-            "events": events,
-            "last_cards": list(self.last_cards),
-            "save_error": self.save_error,
-            "thinking": self.thinking,
-            "models": {str(seat): model for seat, model in sorted(self.model_names.items())},
-            "agent_error": self.agent_error,
         }
