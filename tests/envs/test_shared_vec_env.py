@@ -157,6 +157,16 @@ def test_shared_observations_stay_valid_for_one_more_step_and_seed_restarts() ->
         assert np.array_equal(env.reset(), kept)  # the same seed deals the same hands
         masks = env.env_method("action_masks")
         assert len(masks) == 8 and np.array_equal(np.stack(masks), env.action_masks())
+        order = [7, *range(7)]  # all the rows, in another order
+        assert np.array_equal(
+            np.stack(env.env_method("action_masks", indices=order)), env.action_masks()[order]
+        )
+        with pytest.raises(TypeError, match=r"action_masks takes no arguments, got \(1,\)"):
+            env.env_method("action_masks", 1)
+        with pytest.raises(ValueError, match="method_name: the env has no attribute 'nope'"):
+            env.env_method("nope")
+        with pytest.raises(TypeError, match="wrapper_class: expected a wrapper class"):
+            env.env_is_wrapped("Monitor")  # type: ignore[arg-type]
         assert env.get_attr("num_workers", [0, 1]) == [2, 2]
         assert env.env_is_wrapped(object, 3) == [False]  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="cannot be set"):

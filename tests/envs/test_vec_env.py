@@ -9,7 +9,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from uno_env import core
 from uno_env.core import IllegalActionError
-from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.envs.vec_env import MaskedVecEnv, UnoVecEnv
 from uno_env.observation import OBS_DIM
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
@@ -33,6 +33,8 @@ def test_shapes_and_masks() -> None:
     assert masks.shape == (8, 80) and masks.dtype == bool and masks.any(axis=1).all()
     np.testing.assert_array_equal(masks, np.stack(vec.env_method("action_masks")))
     np.testing.assert_array_equal(vec.env_method("action_masks", indices=[2, 5]), masks[[2, 5]])
+    assert isinstance(vec, MaskedVecEnv)
+    np.testing.assert_array_equal(vec.mask_rows([5, 2]), masks[[5, 2]])
     assert vec.get_attr("rules", indices=[0, 1]) == [vec.rules, vec.rules]
     assert vec.has_attr("action_masks")
     assert vec.env_is_wrapped(VecMonitor) == [False] * 8

@@ -19,7 +19,8 @@ legal-action masks, the rewards, the ends of hands and the final observations of
 hands live in one :class:`multiprocessing.shared_memory.SharedMemory` block seen through
 NumPy views. A step writes the actions, releases one semaphore per worker and waits on one
 per worker: no pipe carries a step. Each worker also has a pipe for the rare commands (a
-reset with new seeds, a change of the opponents, an error's report).
+reset with new seeds, a change of the opponents, an error's report). What runs in a worker,
+and the parent's handle on the workers, is :mod:`uno_env.envs.shard_workers`.
 
 **Opponents** must be built inside the workers: give them as something that pickles (a
 :class:`~uno_env.policy.PolicyFactory` of a bot, ``None`` for the random bot, a pool of
@@ -37,15 +38,11 @@ and frees the block. Everything works under the ``spawn`` start method (the defa
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import multiprocessing
-import multiprocessing.connection
-import signal
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
 from pathlib import Path
 from typing import Any, Literal
@@ -53,15 +50,24 @@ from typing import Any, Literal
 import gymnasium
 import numpy as np
 import numpy.typing as npt
-from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from uno_env.core import IllegalActionError
 from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.rewards import RewardFn
 from uno_env.envs.seeding import checked_seed
+from uno_env.envs.shard_workers import (
+    CALL,
+    FAILED,
+    OK,
+    STEP,
+    SharedLayout,
+    Workers,
+    WorkerSpec,
+)
 from uno_env.envs.spaces import action_ids, action_space, observation_space
 from uno_env.envs.table_inputs import ResetNeededError, check_num_games
+from uno_env.envs.vec_env import MaskedVecEnv
 from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
@@ -83,12 +89,6 @@ DEFAULT_TIMEOUT = 600.0
 
 _POLL = 0.2
 """Seconds between two looks at the workers' health while waiting for them."""
-
-_NUM_ACTIONS = int(action_space().n)
-
-# Commands a worker reads from the shared block when its semaphore is released.
-_STEP, _CALL, _EXIT = 1, 2, 3
-_OK, _FAILED = 0, 1
 
 
 class WorkerError(RuntimeError):
@@ -140,72 +140,6 @@ def shard_seed(seed: int, first_table: int) -> int:
     return int(word) >> 1
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Where each array lies in the shared block (byte offsets), for ``n`` tables of
-    observations of size ``dim`` and ``workers`` workers."""
-
-    n: int
-    dim: int
-    workers: int
-    offsets: dict[str, int] = field(default_factory=dict)
-    size: int = 0
-
-    @staticmethod
-    def build(n: int, dim: int, workers: int) -> _Layout:
-        offsets: dict[str, int] = {}
-        size = 0
-        for name, shape, dtype in _fields(n, dim, workers):
-            offsets[name] = size
-            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-            size += (nbytes + 63) // 64 * 64  # each array on its own cache lines
-        return _Layout(n, dim, workers, offsets, max(size, 64))
-
-    def views(self, buf: memoryview | None) -> dict[str, npt.NDArray[Any]]:
-        if buf is None:
-            raise ValueError("the shared block is closed")
-        return {
-            name: np.ndarray(shape, dtype=dtype, buffer=buf, offset=self.offsets[name])
-            for name, shape, dtype in _fields(self.n, self.dim, self.workers)
-        }
-
-
-def _fields(n: int, dim: int, workers: int) -> list[tuple[str, tuple[int, ...], Any]]:
-    return [
-        ("obs", (2, n, dim), np.float32),
-        ("terminal", (n, dim), np.float32),
-        ("masks", (n, _NUM_ACTIONS), np.bool_),
-        ("actions", (n,), np.int64),
-        ("rewards", (n,), np.float32),
-        ("dones", (n,), np.bool_),
-        ("truncated", (n,), np.bool_),
-        ("finished", (n,), np.bool_),
-        ("command", (workers,), np.int32),
-        ("status", (workers,), np.int32),
-        ("buffer", (1,), np.int32),
-    ]
-
-
-@dataclass(frozen=True)
-class _WorkerSpec:
-    """What a worker needs to build its shards (all picklable)."""
-
-    index: int
-    first_shard: int
-    shm_name: str
-    layout: _Layout
-    shards: tuple[tuple[int, int], ...]
-    seeds: tuple[int, ...]
-    rules: Rules
-    opponents: object
-    learner_seat: int | Literal["random"]
-    reward: str | RewardFn
-
-
-def _error_payload(err: BaseException) -> tuple[type[BaseException], str]:
-    return type(err), str(err)
-
-
 def _rebuilt(payload: tuple[type[BaseException], str], where: str) -> BaseException:
     """The worker's error as the parent raises it: its own type when that takes a message."""
     kind, message = payload
@@ -218,169 +152,7 @@ def _rebuilt(payload: tuple[type[BaseException], str], where: str) -> BaseExcept
     return WorkerError(f"{where}: {kind.__name__}: {message}")
 
 
-def _worker_main(spec: _WorkerSpec, go: Any, done: Any, conn: Any) -> None:
-    """A worker: build the shards, then serve steps and commands until told to exit."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    try:
-        shm = SharedMemory(name=spec.shm_name)
-    except BaseException as err:
-        conn.send(("error", _error_payload(err)))
-        return
-    try:
-        _serve(spec, shm, go, done, conn)
-    finally:
-        shm.close()
-
-
-def _build_shards(spec: _WorkerSpec) -> tuple[list[Any], list[object]]:
-    from uno_env.envs.vec_env import UnoVecEnv
-
-    envs, opponents = [], []
-    for (start, end), seed in zip(spec.shards, spec.seeds, strict=True):
-        # Each shard its own opponents: their random draws must not depend on which shards
-        # share a worker.
-        recipe = spec.opponents
-        opp = recipe() if isinstance(recipe, OpponentsRecipe) else copy.deepcopy(recipe)
-        opponents.append(opp)
-        envs.append(
-            UnoVecEnv(
-                end - start,
-                spec.rules,
-                opponents=opp,
-                seed=seed,
-                learner_seat=spec.learner_seat,
-                reward=spec.reward,
-            )
-        )
-    return envs, opponents
-
-
-def _serve(spec: _WorkerSpec, shm: SharedMemory, go: Any, done: Any, conn: Any) -> None:
-    try:
-        envs, opponents = _build_shards(spec)
-    except BaseException as err:
-        conn.send(("error", _error_payload(err)))
-        return
-    conn.send(("ready", None))
-    views = spec.layout.views(shm.buf)
-    parent = multiprocessing.parent_process()
-    me = spec.index
-    try:
-        while True:
-            if not go.acquire(timeout=1.0):
-                if parent is not None and not parent.is_alive():
-                    return
-                continue
-            command = int(views["command"][me])
-            if command == _EXIT:
-                return
-            try:
-                if command == _STEP:
-                    _step_shards(spec, envs, views)
-                else:
-                    reply = _command(spec, envs, opponents, views, conn.recv())
-                    conn.send(("ok", reply))
-                views["status"][me] = _OK
-            except Exception as err:
-                views["status"][me] = _FAILED
-                conn.send(("error", _error_payload(err)))
-            done.release()
-    finally:
-        del views  # the block's buffer must have no view left when it is closed
-
-
-def _write(
-    views: dict[str, npt.NDArray[Any]], start: int, end: int, obs: npt.NDArray[np.float32]
-) -> None:
-    views["obs"][int(views["buffer"][0]), start:end] = obs
-
-
-def _step_shards(spec: _WorkerSpec, envs: list[Any], views: dict[str, npt.NDArray[Any]]) -> None:
-    for env, (start, end) in zip(envs, spec.shards, strict=True):
-        obs, rewards, dones, infos = env.step(views["actions"][start:end])
-        _write(views, start, end, obs)
-        views["rewards"][start:end] = rewards
-        views["dones"][start:end] = dones
-        views["finished"][start:end] = False
-        views["masks"][start:end] = env.action_masks()
-        for row in np.flatnonzero(dones).tolist():
-            info = infos[row]
-            views["finished"][start + row] = True
-            views["terminal"][start + row] = info["terminal_observation"]
-            views["truncated"][start + row] = bool(info["TimeLimit.truncated"])
-
-
-def _command(
-    spec: _WorkerSpec,
-    envs: list[Any],
-    opponents: list[object],
-    views: dict[str, npt.NDArray[Any]],
-    message: tuple[Any, ...],
-) -> object:
-    what = message[0]
-    if what == "reset":
-        seeds = message[1]
-        for i, (env, (start, end)) in enumerate(zip(envs, spec.shards, strict=True)):
-            if seeds is not None:
-                env.seed(seeds[spec.first_shard + i])
-            _write(views, start, end, env.reset())
-            views["masks"][start:end] = env.action_masks()
-        return None
-    if what == "opponents":
-        fn, args = message[1], message[2]
-        return [fn(opp, *args) for opp in opponents]
-    raise ValueError(f"unknown command {what!r}")
-
-
-class _Workers:
-    """The processes, their signals and pipes, and the shared block: what ``close`` frees.
-
-    Kept apart from the env so that :func:`weakref.finalize` can free them at exit without
-    holding the env alive.
-    """
-
-    def __init__(self, shm: SharedMemory) -> None:
-        self.shm = shm
-        self.processes: list[Any] = []
-        self.go: list[Any] = []
-        self.done: list[Any] = []
-        self.conns: list[Any] = []
-        self.views: dict[str, npt.NDArray[Any]] | None = None
-        self.closed = False
-
-    def shutdown(self) -> None:
-        """Tell each worker to exit, wait briefly, then end the ones still running; free
-        the block. Safe to call twice."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.views is not None:
-            self.views["command"][:] = _EXIT
-            for go in self.go:
-                go.release()
-        deadline = time.monotonic() + 5.0
-        for process in self.processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-        for process in self.processes:
-            if process.is_alive():
-                process.terminate()
-                process.join(2.0)
-            if process.is_alive():
-                process.kill()
-                process.join(2.0)
-        for conn in self.conns:
-            conn.close()
-        self.views = None
-        with contextlib.suppress(BufferError):  # observations still held as views
-            self.shm.close()  # (then the memory goes with the last of them)
-        with contextlib.suppress(FileNotFoundError):
-            self.shm.unlink()
-
-
-_RENDER_MODES = ("ansi", "human", "rgb_array")
-
-
-class ShardedUnoVecEnv(VecEnv):
+class ShardedUnoVecEnv(MaskedVecEnv):
     """``num_envs`` UNO games stepped by ``num_workers`` processes, one learner seat in each.
 
     Takes the arguments of :class:`~uno_env.envs.vec_env.UnoVecEnv` (opponents in a form
@@ -443,13 +215,12 @@ class ShardedUnoVecEnv(VecEnv):
         self.render_mode = None
         obs_space = observation_space(self.rules)
         self._dim = int(obs_space.shape[0])
-        self._seed = self._fresh(checked_seed(seed))
-        self._pending_seed: int | None = None
+        self._seed = self.seed_or_entropy(checked_seed(seed))
         self.shards = shard_bounds(n, shards)
         groups = shard_bounds(shards, workers)
         self.worker_tables = [(self.shards[a][0], self.shards[b - 1][1]) for a, b in groups]
-        layout = _Layout.build(n, self._dim, workers)
-        self._workers = _Workers(SharedMemory(create=True, size=layout.size))
+        layout = SharedLayout.build(n, self._dim, workers)
+        self._workers = Workers(SharedMemory(create=True, size=layout.size))
         self._finalizer = weakref.finalize(self, self._workers.shutdown)
         self._views = layout.views(self._workers.shm.buf)
         self._workers.views = self._views
@@ -464,55 +235,38 @@ class ShardedUnoVecEnv(VecEnv):
             self.close()
             raise
 
-    @staticmethod
-    def _fresh(seed: int | None) -> int:
-        return int(np.random.default_rng().integers(2**63)) if seed is None else seed
-
     def _shard_seeds(self, seed: int) -> tuple[int, ...]:
         return tuple(shard_seed(seed, start) for start, _ in self.shards)
 
     def _start(
         self,
-        layout: _Layout,
+        layout: SharedLayout,
         groups: list[tuple[int, int]],
         opponents: object,
         learner_seat: int | np.integer | Literal["random"],
         reward: str | RewardFn,
         start_method: str,
     ) -> None:
-        ctx: Any = multiprocessing.get_context(start_method)
+        ctx = multiprocessing.get_context(start_method)
         seeds = self._shard_seeds(self._seed)
         seat: int | Literal["random"] = (
             int(learner_seat) if isinstance(learner_seat, (int, np.integer)) else learner_seat
         )
-        res = self._workers
         for index, (a, b) in enumerate(groups):
-            parent_end, child_end = ctx.Pipe()
-            spec = _WorkerSpec(
+            spec = WorkerSpec(
                 index=index,
                 first_shard=a,
-                shm_name=res.shm.name,
+                shm_name=self._workers.shm.name,
                 layout=layout,
                 shards=tuple(self.shards[a:b]),
                 seeds=seeds[a:b],
                 rules=self.rules,
                 opponents=opponents,
+                build_opponents=isinstance(opponents, OpponentsRecipe),
                 learner_seat=seat,
                 reward=reward,
             )
-            go, done = ctx.Semaphore(0), ctx.Semaphore(0)
-            process = ctx.Process(
-                target=_worker_main,
-                args=(spec, go, done, child_end),
-                name=f"uno-shards-{index}",
-                daemon=True,
-            )
-            res.go.append(go)
-            res.done.append(done)
-            res.conns.append(parent_end)
-            process.start()
-            child_end.close()
-            res.processes.append(process)
+            self._workers.start(ctx, spec)
         for index in range(self.num_workers):
             self._receive(index, "starting")
 
@@ -570,7 +324,7 @@ class ShardedUnoVecEnv(VecEnv):
         """Give every worker ``command`` and wait for all; raise the first worker's error.
 
         Returns:
-            The workers' answers to a ``_CALL``, in worker order (none for a step).
+            The workers' answers to a ``CALL``, in worker order (none for a step).
         """
         if self._workers.closed:
             raise ValueError("the env is closed: build a new ShardedUnoVecEnv")
@@ -578,11 +332,11 @@ class ShardedUnoVecEnv(VecEnv):
             owed = sorted(self._owed)
             self._wait(owed, "the interrupted call")
             for index in owed:
-                if self._views["status"][index] == _FAILED:
+                if self._views["status"][index] == FAILED:
                     self._workers.conns[index].recv()
         views = self._views
         views["command"][:] = command
-        views["status"][:] = _OK
+        views["status"][:] = OK
         views["buffer"][0] = self._buffer
         for index in range(self.num_workers):
             if message is not None:
@@ -593,7 +347,7 @@ class ShardedUnoVecEnv(VecEnv):
         first: BaseException | None = None
         answers = []
         for index in range(self.num_workers):
-            if command == _CALL or views["status"][index] == _FAILED:
+            if command == CALL or views["status"][index] == FAILED:
                 try:
                     answers.append(self._receive(index, doing))
                 except WorkerError:
@@ -627,7 +381,7 @@ class ShardedUnoVecEnv(VecEnv):
         if self._pending_seed is not None:
             seeds = self._shard_seeds(self._pending_seed)
         self._stopped = "interrupted in the middle of a reset"
-        self._guarded(_CALL, "resetting", ("reset", seeds))
+        self._guarded(CALL, "resetting", ("reset", seeds))
         self._pending_seed = None
         self._stopped = None
         self._reset_seeds()
@@ -673,7 +427,7 @@ class ShardedUnoVecEnv(VecEnv):
             )
         views["actions"][:] = actions
         self._stopped = "interrupted in the middle of a step"
-        self._guarded(_STEP, "stepping")
+        self._guarded(STEP, "stepping")
         self._stopped = None
         obs = self._observations()
         dones = views["dones"].copy()
@@ -683,9 +437,9 @@ class ShardedUnoVecEnv(VecEnv):
             infos[game]["TimeLimit.truncated"] = bool(views["truncated"][game])
         return obs, views["rewards"].copy(), dones, infos
 
-    def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The learners' legal actions, (num_envs, 80) bool (a copy)."""
-        return self._views["masks"].copy()
+    def mask_rows(self, indices: list[int]) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions in the games ``indices``, (len(indices), 80) bool."""
+        return self._views["masks"][indices]
 
     def update_opponents(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """Call ``fn(opponents, *args)`` in every worker, once per shard's opponents.
@@ -699,21 +453,8 @@ class ShardedUnoVecEnv(VecEnv):
         Raises:
             Whatever ``fn`` raised in a worker (rebuilt), or WorkerError.
         """
-        answers = self._run(_CALL, "changing the opponents", ("opponents", fn, args))
+        answers = self._run(CALL, "changing the opponents", ("opponents", fn, args))
         return [each for answer in answers for each in answer]  # type: ignore[attr-defined]
-
-    def seed(self, seed: int | np.integer | None = None) -> Sequence[int | None]:
-        """Restart every shard's key schedule from ``seed`` at the next ``reset()``.
-
-        Returns:
-            The seed, once per game.
-
-        Raises:
-            ValueError: for a seed that is not an integer in ``0 <= seed < 2**63``.
-        """
-        checked = self._fresh(checked_seed(seed))
-        self._pending_seed = checked
-        return [checked] * self.num_envs
 
     def close(self) -> None:
         """Stop the workers and free the shared block (also done at exit)."""
@@ -727,45 +468,11 @@ class ShardedUnoVecEnv(VecEnv):
 
     def render(self, mode: str | None = None) -> np.ndarray | None:
         """Nothing: the games live in the workers (render a ``UnoVecEnv`` instead)."""
-        if mode is not None and mode not in _RENDER_MODES:
-            raise ValueError(
-                f"mode: expected one of {list(_RENDER_MODES)} or None, got {shown(mode)}"
-            )
+        self.check_render_mode(mode)
         gymnasium.logger.warn("ShardedUnoVecEnv does not render: its games live in the workers")
         return None
 
     # ------------------------------------------------------------------ attribute access
-
-    def _indices(self, indices: VecEnvIndices) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        given = [indices] if isinstance(indices, (int, np.integer)) else indices
-        if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Iterable):
-            raise TypeError(
-                f"indices must be None, an env index or a list of them, got {shown(indices)}"
-            )
-        out = []
-        for index in given:
-            if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
-                raise TypeError(f"indices must be env indices, got {shown(indices)}")
-            if not -self.num_envs <= index < self.num_envs:
-                raise ValueError(
-                    f"indices: env {shown(index)} does not exist; this VecEnv has "
-                    f"{self.num_envs} envs (0..{self.num_envs - 1})"
-                )
-            out.append(int(index) % self.num_envs)
-        return out
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """An attribute of the env (shared by all games), once per requested game.
-
-        Raises:
-            ValueError: for an attribute the env does not have.
-        """
-        if not isinstance(attr_name, str) or not hasattr(self, attr_name):
-            raise ValueError(f"attr_name: the env has no attribute {shown(attr_name)}")
-        value = getattr(self, attr_name)
-        return [value for _ in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Refused: the games live in the workers and are fixed when the env is built.
@@ -777,38 +484,6 @@ class ShardedUnoVecEnv(VecEnv):
             f"attr_name: {shown(attr_name)} cannot be set: a ShardedUnoVecEnv's games live in "
             "its workers; build a new env instead"
         )
-
-    def env_method(
-        self,
-        method_name: str,
-        *method_args: Any,
-        indices: VecEnvIndices = None,
-        **method_kwargs: Any,
-    ) -> list[Any]:
-        """Call a method of the env; ``action_masks`` gives each requested game's row.
-
-        Raises:
-            ValueError: for a method the env does not have, or a bad index.
-        """
-        method = getattr(self, method_name, None) if isinstance(method_name, str) else None
-        if not callable(method):
-            raise ValueError(f"method_name: {shown(method_name)} is not a method of the env")
-        idx = self._indices(indices)
-        if method_name == "action_masks":
-            if method_args or method_kwargs:
-                raise TypeError("env_method: action_masks takes no arguments")
-            masks = self._views["masks"]
-            return list(masks[idx] if len(idx) != self.num_envs else masks.copy())
-        result = method(*method_args, **method_kwargs)
-        return [result for _ in idx]
-
-    def env_is_wrapped(
-        self,
-        wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]],
-        indices: VecEnvIndices = None,
-    ) -> list[bool]:
-        """No game is wrapped."""
-        return [False for _ in self._indices(indices)]
 
 
 def _count(key: str, value: object, low: int, high: int) -> int:

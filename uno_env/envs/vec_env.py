@@ -10,11 +10,14 @@ by ``max_turns`` from one that was won. Slot i plays the same hands as a
 :class:`~uno_env.envs.gym_env.UnoGymEnv` would with the same seed, key and learner seat.
 
 ``action_masks()`` returns the (num_envs, 80) legal-action masks for sb3-contrib's
-``MaskablePPO``; the env works under ``VecMonitor``.
+``MaskablePPO``; the env works under ``VecMonitor``. The checked Stable-Baselines3 plumbing
+(indices, attributes, ``env_method``, seeds) is :class:`MaskedVecEnv`'s, which
+:class:`~uno_env.envs.shared_vec_env.ShardedUnoVecEnv` shares.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -34,18 +37,168 @@ from uno_env.envs.spaces import action_ids
 from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
-__all__ = ["FIXED_ATTRIBUTES", "UnoVecEnv"]
+__all__ = ["FIXED_ATTRIBUTES", "RENDER_MODES", "MaskedVecEnv", "UnoVecEnv"]
 
 FIXED_ATTRIBUTES = frozenset({"num_envs", "observation_space", "action_space", "rules", "tables"})
 """What :meth:`UnoVecEnv.set_attr` does not set: the games are built from them (their
 number, spaces and rules) and checked against them once, when the env is built."""
 
 
-_RENDER_MODES = ("ansi", "human", "rgb_array")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 """The modes Stable-Baselines3 asks ``render`` for; only ``"ansi"`` draws anything."""
 
 
-class UnoVecEnv(VecEnv):
+class MaskedVecEnv(VecEnv):
+    """A ``VecEnv`` whose games are one object with legal-action masks: the checked plumbing
+    Stable-Baselines3 calls (indices, attributes, methods, wrappers, seeds).
+
+    The games share the env, so an attribute or a method's result is the same for every
+    requested game, except ``env_method("action_masks")``, which gives each requested game's
+    row of the masks (as sb3-contrib's ``MaskablePPO`` asks) through :meth:`mask_rows`.
+    ``seed(s)`` checks the seed and keeps it in ``_pending_seed`` for the subclass's next
+    ``reset()``. A subclass implements :meth:`mask_rows`, ``action_masks``, ``set_attr``
+    and the core API (``reset``, ``step_async``, ``step_wait``, ``close``, ``render``).
+    """
+
+    _pending_seed: int | None = None
+
+    @abstractmethod
+    def mask_rows(self, indices: list[int]) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions in the games ``indices`` (checked env indices), one
+        (80,) bool row each, in a new array."""
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions, (num_envs, 80) bool (a copy)."""
+        return self.mask_rows(list(range(self.num_envs)))
+
+    @staticmethod
+    def check_render_mode(mode: object) -> None:
+        """Refuse a ``render`` mode that is none of :data:`RENDER_MODES` (``None`` passes).
+
+        Raises:
+            ValueError: for such a mode, named as given.
+        """
+        if mode is not None and mode not in RENDER_MODES:
+            raise ValueError(
+                f"mode: expected one of {list(RENDER_MODES)} or None, got {shown(mode)}"
+            )
+
+    @staticmethod
+    def seed_or_entropy(seed: int | None) -> int:
+        """``seed``, or a fresh one from the system's entropy for ``None``."""
+        return int(np.random.default_rng().integers(2**63)) if seed is None else seed
+
+    def seed(self, seed: int | np.integer | None = None) -> Sequence[int | None]:
+        """Restart the key schedule from ``seed`` (``None``: fresh entropy) at the next
+        ``reset()``.
+
+        Returns:
+            The seed, once per game.
+
+        Raises:
+            ValueError: for a seed that is not an integer in ``0 <= seed < 2**63`` (nothing
+                changes).
+        """
+        checked = self.seed_or_entropy(checked_seed(seed))
+        self._pending_seed = checked
+        return [checked] * self.num_envs
+
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        """The games ``indices`` names (None: all), each checked to be one of them.
+
+        Raises:
+            ValueError: for an index outside ``0..num_envs - 1`` (negative ones count from
+                the end, as in a list) or that is not an integer, naming it.
+        """
+        given = list(self._get_indices(indices))
+        out: list[int] = []
+        for index in given:
+            if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+                raise TypeError(
+                    f"indices must be env indices (integers in 0..{self.num_envs - 1}), got "
+                    f"{shown(indices)}"
+                )
+            if not -self.num_envs <= index < self.num_envs:
+                raise ValueError(
+                    f"indices: env {shown(index)} does not exist; this VecEnv has "
+                    f"{self.num_envs} envs (0..{self.num_envs - 1})"
+                )
+            out.append(int(index) % self.num_envs)
+        return out
+
+    def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, (int, np.integer)):
+            return [indices]
+        if isinstance(indices, (str, bytes, Mapping)) or not isinstance(indices, Iterable):
+            raise TypeError(
+                f"indices must be None, an env index or a list of them, got {shown(indices)}"
+            )
+        return indices
+
+    def _attribute(self, what: str, name: object) -> str:
+        """``name`` if the env has an attribute of that name, else a ValueError naming it."""
+        if not isinstance(name, str) or not hasattr(self, name):
+            raise ValueError(f"{what}: the env has no attribute {shown(name)}")
+        return name
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """The env's attribute, once per requested game (the games share the env).
+
+        Raises:
+            ValueError: for an attribute the env does not have, or a bad index, named.
+        """
+        value = getattr(self, self._attribute("attr_name", attr_name))
+        return [value for _ in self._indices(indices)]
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call a method of the env; ``action_masks`` gives each requested game's row.
+
+        Other methods are called once and their result repeated for each requested game.
+
+        Raises:
+            ValueError: for a method the env does not have, or a bad index, named.
+            TypeError: for arguments given to ``action_masks``, which takes none.
+        """
+        method = getattr(self, self._attribute("method_name", method_name))
+        if not callable(method):
+            raise ValueError(f"method_name: {shown(method_name)} is not a method of the env")
+        idx = self._indices(indices)
+        if method_name == "action_masks" and (method_args or method_kwargs):
+            given = shown((*method_args, *(f"{k}={v!r}" for k, v in method_kwargs.items())))
+            raise TypeError(f"env_method: action_masks takes no arguments, got {given}")
+        if method_name == "action_masks":
+            return list(self.mask_rows(idx))
+        result = method(*method_args, **method_kwargs)
+        return [result for _ in idx]
+
+    def env_is_wrapped(
+        self,
+        wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]],
+        indices: VecEnvIndices = None,
+    ) -> list[bool]:
+        """No game is wrapped.
+
+        Raises:
+            TypeError: for a ``wrapper_class`` that is no class.
+            ValueError: for a bad index, named.
+        """
+        if not isinstance(wrapper_class, type):
+            raise TypeError(
+                f"wrapper_class: expected a wrapper class such as gymnasium.Wrapper, got "
+                f"{shown(wrapper_class)}"
+            )
+        return [False for _ in self._indices(indices)]
+
+
+class UnoVecEnv(MaskedVecEnv):
     """``num_envs`` UNO games stepped together, one learner seat in each.
 
     Args:
@@ -90,7 +243,6 @@ class UnoVecEnv(VecEnv):
             seed=seed,
         )
         self._actions: npt.NDArray[np.int64] | None = None
-        self._pending_seed: int | None = None
         super().__init__(self.tables.num_games, observation_space(self.rules), action_space())
 
     # ------------------------------------------------------------------ core API
@@ -136,25 +288,9 @@ class UnoVecEnv(VecEnv):
             infos[game]["TimeLimit.truncated"] = bool(out.truncated[game])
         return out.observations, out.rewards, dones, infos
 
-    def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The learners' legal actions, (num_envs, 80) bool."""
-        return self.tables.action_masks().copy()
-
-    def seed(self, seed: int | np.integer | None = None) -> Sequence[int | None]:
-        """Restart the key schedule from ``seed`` at the next ``reset()``.
-
-        Returns:
-            The seed, once per game (the games share one key schedule).
-
-        Raises:
-            ValueError: for a seed that is not an integer in ``0 <= seed < 2**63`` (nothing
-                changes).
-        """
-        checked = checked_seed(seed)
-        if checked is None:
-            checked = int(np.random.default_rng().integers(2**32))
-        self._pending_seed = checked
-        return [checked] * self.num_envs
+    def mask_rows(self, indices: list[int]) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions in the games ``indices``, (len(indices), 80) bool."""
+        return self.tables.action_masks()[indices]
 
     def close(self) -> None:
         """Nothing to release."""
@@ -165,10 +301,7 @@ class UnoVecEnv(VecEnv):
         Raises:
             ValueError: for a ``mode`` that is no render mode, named as given.
         """
-        if mode is not None and mode not in _RENDER_MODES:
-            raise ValueError(
-                f"mode: expected one of {list(_RENDER_MODES)} or None, got {shown(mode)}"
-            )
+        self.check_render_mode(mode)
         if (mode or self.render_mode) != "ansi":
             gymnasium.logger.warn("UnoVecEnv renders text only: use render_mode='ansi'")
             return None
@@ -177,44 +310,6 @@ class UnoVecEnv(VecEnv):
         return None
 
     # ------------------------------------------------------------------ attribute access
-
-    def _indices(self, indices: VecEnvIndices) -> list[int]:
-        """The games ``indices`` names (None: all), each checked to be one of them.
-
-        Raises:
-            ValueError: for an index outside ``0..num_envs - 1`` (negative ones count from
-                the end, as in a list) or that is not an integer, naming it.
-        """
-        given = list(self._get_indices(indices))
-        out: list[int] = []
-        for index in given:
-            if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
-                raise TypeError(
-                    f"indices must be env indices (integers in 0..{self.num_envs - 1}), got "
-                    f"{shown(indices)}"
-                )
-            if not -self.num_envs <= index < self.num_envs:
-                raise ValueError(
-                    f"indices: env {shown(index)} does not exist; this VecEnv has "
-                    f"{self.num_envs} envs (0..{self.num_envs - 1})"
-                )
-            out.append(int(index) % self.num_envs)
-        return out
-
-    def _attribute(self, what: str, name: object) -> str:
-        """``name`` if the env has an attribute of that name, else a ValueError naming it."""
-        if not isinstance(name, str) or not hasattr(self, name):
-            raise ValueError(f"{what}: the env has no attribute {shown(name)}")
-        return name
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """The env's attribute, once per requested game (the games share the env).
-
-        Raises:
-            ValueError: for an attribute the env does not have, or a bad index, named.
-        """
-        value = getattr(self, self._attribute("attr_name", attr_name))
-        return [value for _ in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute of the env (shared by all games).
@@ -240,60 +335,3 @@ class UnoVecEnv(VecEnv):
             )
         self._indices(indices)
         setattr(self, attr_name, value)
-
-    def env_method(
-        self,
-        method_name: str,
-        *method_args: Any,
-        indices: VecEnvIndices = None,
-        **method_kwargs: Any,
-    ) -> list[Any]:
-        """Call a method of the env; ``action_masks`` gives each requested game's row.
-
-        Other methods are called once and their result repeated for each requested game.
-
-        Raises:
-            ValueError: for a method the env does not have, or a bad index, named.
-            TypeError: for arguments given to ``action_masks``, which takes none.
-        """
-        method = getattr(self, self._attribute("method_name", method_name))
-        if not callable(method):
-            raise ValueError(f"method_name: {shown(method_name)} is not a method of the env")
-        idx = self._indices(indices)
-        if method_name == "action_masks" and (method_args or method_kwargs):
-            given = shown((*method_args, *(f"{k}={v!r}" for k, v in method_kwargs.items())))
-            raise TypeError(f"env_method: action_masks takes no arguments, got {given}")
-        if method_name == "action_masks":
-            masks = self.tables.action_masks()
-            return list(masks[idx])
-        result = method(*method_args, **method_kwargs)
-        return [result for _ in idx]
-
-    def env_is_wrapped(
-        self,
-        wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]],
-        indices: VecEnvIndices = None,
-    ) -> list[bool]:
-        """No game is wrapped.
-
-        Raises:
-            TypeError: for a ``wrapper_class`` that is no class.
-            ValueError: for a bad index, named.
-        """
-        if not isinstance(wrapper_class, type):
-            raise TypeError(
-                f"wrapper_class: expected a wrapper class such as gymnasium.Wrapper, got "
-                f"{shown(wrapper_class)}"
-            )
-        return [False for _ in self._indices(indices)]
-
-    def _get_indices(self, indices: VecEnvIndices) -> Iterable[int]:
-        if indices is None:
-            return range(self.num_envs)
-        if isinstance(indices, (int, np.integer)):
-            return [indices]
-        if isinstance(indices, (str, bytes, Mapping)) or not isinstance(indices, Iterable):
-            raise TypeError(
-                f"indices must be None, an env index or a list of them, got {shown(indices)}"
-            )
-        return indices
