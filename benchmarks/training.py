@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None, prog: str = _PROG) -> dict[str, Any]
         parser.error(f"argument --workers: {too_many[0]} workers for {args.envs} games (--envs)")
     import torch
 
-    from unolab.train.device import resolve_device
+    from unolab.train.config_limits import resolve_device
 
     torch.set_num_threads(args.torch_threads)
     try:

@@ -44,7 +44,7 @@ from uno_env.console import (
     run_main,
     silence_stdout,
 )
-from uno_env.locks import FolderInUseError
+from uno_env.files import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents.progress import PipeConsole
 from unolab.tournament.backends import WorkerLostError

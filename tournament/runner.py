@@ -14,7 +14,7 @@ its address, an unknown model, a refused key: every later request would fail ali
 run with one line naming the participant, before that chunk's games are written, instead of
 a forfeit per game.
 
-One run at a time. The run holds the folder's lock (:class:`uno_env.locks.FolderLock`, the
+One run at a time. The run holds the folder's lock (:class:`uno_env.files.FolderLock`, the
 file ``.lock``) from its start to its end; a second run started on the same folder is
 refused, naming the pid of the first. The operating system drops the lock when the process
 ends, however it ends, so a killed run never blocks its resume; a run that ends removes the

@@ -34,6 +34,7 @@ from unolab.train.config_limits import (
     MAX_TORCH_THREADS,
     RunConfig,
     check_bounds,
+    check_device_name,
     check_overrides,
     int_field,
     load_with_overrides,
@@ -41,7 +42,6 @@ from unolab.train.config_limits import (
     seed_field,
 )
 from unolab.train.config_sections import DQNParams, EvalConfig, OpponentMix, PPOParams
-from unolab.train.device import check_device_name
 from unolab.train.imitate.config import CLONE_NAME, ImitateConfig, ImitateStage
 
 __all__ = [

@@ -8,6 +8,14 @@ bounds are declared once, with the key (:func:`int_field`, :func:`float_field`,
 reads a config's YAML with its ``--set`` items, naming an item that brought an error as it
 was given. A training run and an imitation run each write into ``<runs_dir>/<name>/``:
 :class:`RunConfig` is what their configs share (the folder, the rules, the YAML).
+
+**The device**: a config's ``device`` key (``auto``, ``cpu`` or ``cuda``) says where the networks train.
+
+``auto`` is ``cuda`` when torch sees a GPU, else ``cpu``. The key is checked when a config
+is loaded (a GPU config loads on any machine) and resolved when a run starts
+(:func:`resolve_device`): ``cuda`` without a GPU is refused then, in one line. What a run
+writes for others to load (exported agents, league snapshots, clones) is CPU tensors
+whatever the device.
 """
 
 from __future__ import annotations
@@ -28,9 +36,8 @@ from uno_env.console import portable_path
 from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
-T = TypeVar("T")
-
 __all__ = [
+    "DEVICES",
     "MAX_BATCH_SIZE",
     "MAX_BUFFER_SIZE",
     "MAX_EPOCHS",
@@ -49,15 +56,21 @@ __all__ = [
     "RunConfig",
     "check_bounds",
     "check_config_source",
+    "check_device_name",
     "check_net_arch",
     "check_overrides",
     "float_field",
     "int_field",
     "load_with_overrides",
     "make_paths_portable",
+    "resolve_device",
     "seed_field",
     "switch_field",
 ]
+
+
+T = TypeVar("T")
+
 
 MAX_STEPS = 10**12
 """Most steps for any step count (``total_steps``, ``every``, ``snapshot_every``, ...): a
@@ -356,3 +369,39 @@ class RunConfig:
     def to_yaml(self) -> str:
         """The config as YAML."""
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+DEVICES = ("auto", "cpu", "cuda")
+"""The values of a config's ``device`` key."""
+
+
+def check_device_name(key: str, device: object) -> str:
+    """A ``device`` key's value, one of :data:`DEVICES`.
+
+    Raises:
+        ConfigError: naming ``key`` and the value as given.
+    """
+    if not isinstance(device, str) or device not in DEVICES:
+        raise ConfigError(f"{key}: {shown(device)} is not allowed; choose one of {list(DEVICES)}")
+    return device
+
+
+def resolve_device(device: str, key: str = "device") -> str:
+    """The torch device a ``device`` key names here: ``"cpu"`` or ``"cuda"``.
+
+    Raises:
+        ConfigError: for ``cuda`` on a machine where torch sees no GPU (one line naming
+            ``key`` and what to set instead), or a value not in :data:`DEVICES`.
+    """
+    import torch  # only when a run starts: a config loads without torch
+
+    check_device_name(key, device)
+    has_gpu = torch.cuda.is_available()
+    if device == "auto":
+        return "cuda" if has_gpu else "cpu"
+    if device == "cuda" and not has_gpu:
+        raise ConfigError(
+            f"{key}: cuda asks for a GPU, but torch sees none here (torch.cuda.is_available() "
+            f"is False; torch {torch.__version__}); set {key}: cpu or {key}: auto"
+        )
+    return device

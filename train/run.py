@@ -51,16 +51,15 @@ from uno_env.config_values import check_switch
 from uno_env.console import one_line
 from uno_env.envs.shared_vec_env import ShardedUnoVecEnv
 from uno_env.envs.vec_env import UnoVecEnv
-from uno_env.files import UnreadableFileError, shown
+from uno_env.files import FolderInUseError, UnreadableFileError, shown
 from uno_env.folders import RunFolder
-from uno_env.locks import FolderInUseError
 from uno_env.rules import Rules
 from unolab.agents import progress
 from unolab.train import algorithms
 from unolab.train.checkpoint_files import read_json
 from unolab.train.checkpoint_state import initialise_from
 from unolab.train.config import TrainConfig, config_for
-from unolab.train.device import resolve_device
+from unolab.train.config_limits import resolve_device
 from unolab.train.imitate.run import imitate
 from unolab.train.resume import record_history, resume_model
 from unolab.train.run_callback import EvaluationHook, LabCallback, League, check_eval_bots

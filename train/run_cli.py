@@ -17,8 +17,7 @@ from pathlib import Path
 from uno_env.config_values import ConfigError
 from uno_env.configuration import add_config_options, load_yaml_mapping
 from uno_env.console import fail, one_line, path_argument
-from uno_env.files import why_missing
-from uno_env.locks import FolderLock
+from uno_env.files import FolderLock, why_missing
 from unolab.train.algorithms import get_algorithm
 from unolab.train.config import TrainConfig, load_config
 from unolab.train.resume import RUN_FOLDER_KEYS, Change, refuse_fixed

@@ -25,8 +25,7 @@ from torch import nn
 
 from uno_env.config_values import ConfigError, check_int
 from uno_env.observation import OBS_LAYOUT
-from unolab.train.config_limits import MAX_ROLLOUT
-from unolab.train.device import resolve_device
+from unolab.train.config_limits import MAX_ROLLOUT, resolve_device
 from unolab.train.masked_dqn import DuelingDQNPolicy, DuelingHead, MaskedDQN
 from unolab.train.masked_replay import MaskedReplayBuffer
 

@@ -8,7 +8,7 @@ recorded), ``--resume`` / ``--overwrite`` / ``--fresh``, the writer that leaves 
 whole (:func:`uno_env.files.save_atomically`: a temporary file, flushed, renamed), and
 the one-line error that names the folder and what to do.
 
-The lock is the operating system's (:mod:`uno_env.locks`), dropped when its process ends,
+The lock is the operating system's (:mod:`uno_env.files`), dropped when its process ends,
 however it ends, so a stale lock file never blocks a resume.
 """
 
@@ -26,12 +26,12 @@ from typing import Any
 
 from uno_env.config_values import ConfigError
 from uno_env.files import (
+    FolderLock,
     UnreadableFileError,
     UnwritableFileError,
     read_regular_text,
     save_atomically,
 )
-from uno_env.locks import FolderLock
 
 __all__ = [
     "MAX_RECORD_BYTES",

@@ -79,7 +79,7 @@ def _domain_errors() -> tuple[type[Exception], ...]:
     """What a user's input can cause below :func:`main` (:data:`uno_env.console.INPUT_ERRORS`,
     and ``FolderInUseError``, another run holding the folder, where that module was loaded:
     it is not imported here, so that ``uno-lab --help`` loads nothing of the engine)."""
-    locks = sys.modules.get("uno_env.locks")  # if it was never loaded, it raised nothing
+    locks = sys.modules.get("uno_env.files")  # if it was never loaded, it raised nothing
     return INPUT_ERRORS + ((locks.FolderInUseError,) if locks is not None else ())
 
 

@@ -46,7 +46,7 @@ import numpy.typing as npt
 import pytest
 from support import ROOT
 
-from uno_env.locks import FolderLock
+from uno_env.files import FolderLock
 from unolab.agents import make_agent
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config

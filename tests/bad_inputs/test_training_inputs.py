@@ -45,7 +45,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from support import ROOT
 from support.bad_inputs import args, nothing, run_entry, snapshot, train_args, write_file
 
-from uno_env.locks import FolderLock
+from uno_env.files import FolderLock
 from unolab.train import export, run_cli
 from unolab.train.imitate import run as imitate
 from unolab.train.run import train_algorithm

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from uno_env.locks import FolderInUseError, FolderLock
+from uno_env.files import FolderInUseError, FolderLock
 from unolab.cli import main as uno_lab
 from unolab.train.exploit.run import RESULT_FILE
 

@@ -12,6 +12,8 @@ import pytest
 
 from uno_env.configuration import load_yaml_mapping
 from uno_env.files import (
+    FolderInUseError,
+    FolderLock,
     UnwritableFileError,
     check_writable_target,
     read_regular_file,
@@ -20,7 +22,6 @@ from uno_env.files import (
     write_atomically,
 )
 from uno_env.folders import RunFolder
-from uno_env.locks import FolderInUseError, FolderLock
 from uno_env.rules import load_rules
 
 

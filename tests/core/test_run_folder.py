@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from uno_env.config_values import ConfigError
+from uno_env.files import FolderInUseError
 from uno_env.folders import RunExistsError, RunFolder
-from uno_env.locks import FolderInUseError
 
 HOLDER = """
 import sys

@@ -24,7 +24,7 @@ from strength import main as strength_main
 from support import ROOT
 from support.optional import require
 
-from uno_env.locks import FolderLock
+from uno_env.files import FolderLock
 from unolab.tournament.cli import main as tournament_main
 from unolab.train.sweep.run import main as sweep_main
 

@@ -34,7 +34,7 @@ from support import ROOT
 from support.agents import write_tiny_agent
 
 from uno_env.config_values import ConfigError
-from uno_env.locks import FolderInUseError, FolderLock
+from uno_env.files import FolderInUseError, FolderLock
 from unolab.tournament import results
 from unolab.tournament.cli import main as cli_main
 from unolab.tournament.config import load_config

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
+from uno_env.files import FolderInUseError, FolderLock
 from uno_env.folders import RunFolder
-from uno_env.locks import FolderInUseError, FolderLock
 from unolab.train import run_cli
 from unolab.train.imitate import run as imitate
 

@@ -18,10 +18,9 @@ from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.observation import OBS_DIM
 from unolab.agents.learned import load_policy
 from unolab.train import algorithms
-from unolab.train import device as devices
 from unolab.train.algorithms import policy_layers
 from unolab.train.config import load_config
-from unolab.train.config_limits import MAX_NUM_WORKERS
+from unolab.train.config_limits import MAX_NUM_WORKERS, resolve_device
 from unolab.train.imitate import fit
 from unolab.train.imitate import run as imitate
 from unolab.train.imitate.config import load_imitate_config
@@ -59,7 +58,7 @@ def test_defaults_are_one_process_and_auto() -> None:
 
 def test_cuda_without_a_gpu_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert devices.resolve_device("auto") == "cpu"
+    assert resolve_device("auto") == "cpu"
     config = load_config(PPO_TINY, ["device=cuda", f"runs_dir={tmp_path}"])  # loads anywhere
     with pytest.raises(
         ConfigError, match="device: cuda asks for a GPU, but torch sees none"
@@ -74,8 +73,8 @@ def test_cuda_without_a_gpu_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 def test_auto_picks_cuda_when_torch_sees_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert devices.resolve_device("auto") == "cuda"
-    assert devices.resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") == "cuda"
+    assert resolve_device("cpu") == "cpu"
 
 
 def slot_snapshots(pool: OpponentPool) -> list[str | None]:

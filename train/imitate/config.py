@@ -35,6 +35,7 @@ from unolab.train.config_limits import (
     MAX_WEIGHT,
     RunConfig,
     check_bounds,
+    check_device_name,
     check_net_arch,
     float_field,
     int_field,
@@ -43,7 +44,6 @@ from unolab.train.config_limits import (
     seed_field,
     switch_field,
 )
-from unolab.train.device import check_device_name
 
 __all__ = [
     "CLONE_NAME",
@@ -126,7 +126,7 @@ class ImitateConfig(RunConfig):
         seed: Seed of the games, the split, the initialisation and the minibatches.
         torch_threads: Torch intra-op threads.
         device: Where the clone is fitted: ``auto`` (the default: ``cuda`` when torch sees
-            a GPU), ``cpu`` or ``cuda`` (:mod:`unolab.train.device`). The clone is written
+            a GPU), ``cpu`` or ``cuda`` (:mod:`unolab.train.config_limits`). The clone is written
             as CPU tensors.
         runs_dir: Where runs are written.
         behaviour: ``None`` (the default): the teachers play every decision they record.

@@ -30,7 +30,7 @@ from uno_env.rules import Rules
 from unolab.agents.learned import MLPNet, save_policy
 from unolab.agents.policy_metadata import PolicyMetadata
 from unolab.agents.progress import progress_bar
-from unolab.train.device import resolve_device
+from unolab.train.config_limits import resolve_device
 from unolab.train.export import git_commit
 from unolab.train.imitate.config import ImitateConfig
 from unolab.train.imitate.data import DECISION_KINDS, Demonstrations, decision_kinds

@@ -22,16 +22,15 @@ import torch
 from uno_env.config_values import check_switch
 from uno_env.configuration import add_config_options
 from uno_env.console import fail
-from uno_env.files import shown
+from uno_env.files import FolderInUseError, shown
 from uno_env.folders import RunFolder
-from uno_env.locks import FolderInUseError
 from uno_env.observation import OBS_VERSION
 from uno_env.rules import Rules
 from unolab.agents.arena import EvalResult, evaluate_vs
 from unolab.agents.learned import TorchPolicy
 from unolab.agents.progress import check_log
 from unolab.agents.progress import say as status_line
-from unolab.train.device import resolve_device
+from unolab.train.config_limits import resolve_device
 from unolab.train.imitate.config import ImitateConfig, load_imitate_config
 from unolab.train.imitate.data import generate_demonstrations, teacher_factory
 from unolab.train.imitate.files import (

@@ -47,9 +47,8 @@ from typing import Any
 
 from uno_env.config_values import ConfigError
 from uno_env.console import path_argument
-from uno_env.files import save_atomically, write_atomically
+from uno_env.files import FolderInUseError, save_atomically, write_atomically
 from uno_env.folders import RunFolder
-from uno_env.locks import FolderInUseError
 from unolab.agents.arena import EvalResult
 from unolab.agents.ray_backend import RayBackendError, cluster_cpus, connect, require_ray
 from unolab.train.config import TrainConfig

@@ -34,6 +34,7 @@ Functions:
 """
 
 from uno_env.core.determinize import determinize
+from uno_env.core.effects import seat_ahead_of
 from uno_env.core.events import (
     EVENT_BLUFF_CAUGHT,
     EVENT_BLUFF_CLEARED,
@@ -52,7 +53,6 @@ from uno_env.core.scoring import (
     points_left,
     winner_rewards,
 )
-from uno_env.core.seats import seat_ahead_of
 from uno_env.core.setup import init, next_hand, reset_games
 from uno_env.core.state import (
     AFTER_DRAW,

@@ -26,9 +26,9 @@ so an edit to the core or to the caller's own helpers gives fresh machine code.
 
 from __future__ import annotations
 
+from uno_env.core.effects import seat_ahead
 from uno_env.core.mask import fill_mask
 from uno_env.core.params import RuleParams, Scratch, StateArrays, arrays_of, rule_params, scratch
-from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
     AFTER_DRAW,
     CHALLENGE_PHASE,

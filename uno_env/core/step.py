@@ -9,6 +9,7 @@ from uno_env import cards as C
 from uno_env.config_values import check_switch
 from uno_env.core import effects as E
 from uno_env.core.checks import is_int
+from uno_env.core.effects import seat_ahead
 from uno_env.core.events import clear_events
 from uno_env.core.history import (
     NO_CHOICE,
@@ -39,7 +40,6 @@ from uno_env.core.plan import (
     plan_draw,
 )
 from uno_env.core.scoring import finish_hand, winner_takes_points
-from uno_env.core.seats import seat_ahead
 from uno_env.core.state import (
     AFTER_DRAW,
     NO_FACE,
