@@ -234,19 +234,14 @@ class Games:
             Gone: the game was taken out of play while the request ran.
         """
         moves, game.pending = game.pending, []
-        try:
-            kept = self.live.commit(game.id, moves, len(game.hands), game.match_over, game.touched)
-        except sqlite3.Error as err:
-            LOG.error("game %s: its moves could not be committed: %s", game.id, err)
-            self._forget(game)
-            raise NotStored(
-                "the move could not be stored (the server's games folder cannot be written: "
-                f"{err}); the game stands where it stood before it: reload the game and try "
-                "again"
-            ) from None
-        if not kept:
-            self._forget(game)
-            raise Gone(f"game {game.id} was taken out of play while this request ran")
+        self._committed(
+            game,
+            lambda: self.live.commit(
+                game.id, moves, len(game.hands), game.match_over, game.touched
+            ),
+            ("moves", "move"),
+            "the game stands where it stood before it: reload the game and try again",
+        )
         self.save(game)
 
     def save(self, game: WebGame) -> None:
@@ -280,17 +275,31 @@ class Games:
         """
         shared = game.shared
         assert shared is not None
+        self._committed(
+            game,
+            lambda: (
+                self.live.start(game.id, shared.changes)
+                if seat is None
+                else self.live.seat(game.id, shared.stored_seat(seat), shared.changes)
+            ),
+            ("seats", "table"),
+            "reload the table and try again",
+        )
+
+    def _committed(
+        self, game: WebGame, write: Callable[[], bool], what: tuple[str, str], advice: str
+    ) -> None:
+        """Run ``write``, a commit of ``game`` to the live file (``what``: what it holds and
+        what the player did, for the messages); a failed or lost commit drops the game from
+        memory and raises ``NotStored`` or ``Gone``."""
         try:
-            if seat is None:
-                kept = self.live.start(game.id, shared.changes)
-            else:
-                kept = self.live.seat(game.id, shared.stored_seat(seat), shared.changes)
+            kept = write()
         except sqlite3.Error as err:
-            LOG.error("table %s: its seats could not be committed: %s", game.id, err)
+            LOG.error("game %s: its %s could not be committed: %s", game.id, what[0], err)
             self._forget(game)
             raise NotStored(
-                "the table could not be stored (the server's games folder cannot be written: "
-                f"{err}); reload the table and try again"
+                f"the {what[1]} could not be stored (the server's games folder cannot be "
+                f"written: {err}); {advice}"
             ) from None
         if not kept:
             self._forget(game)

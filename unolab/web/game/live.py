@@ -253,12 +253,7 @@ class LiveStore:
             Whether the table is still live in the file.
         """
         with self._lock, self._db:
-            updated = self._db.execute(
-                "UPDATE shared SET changes = ? WHERE game = ? AND EXISTS "
-                "(SELECT 1 FROM games WHERE id = ? AND status = 'live')",
-                (changes, game_id, game_id),
-            ).rowcount
-            if not updated:
+            if not self._note_changes(game_id, changes, started=False):
                 return False
             self._db.execute(
                 "UPDATE seats SET token_hash = ?, name = ? WHERE game = ? AND seat = ?",
@@ -273,12 +268,18 @@ class LiveStore:
             Whether the table is still live in the file.
         """
         with self._lock, self._db:
-            updated = self._db.execute(
-                "UPDATE shared SET started = 1, changes = ? WHERE game = ? AND EXISTS "
-                "(SELECT 1 FROM games WHERE id = ? AND status = 'live')",
-                (changes, game_id, game_id),
-            ).rowcount
-        return bool(updated)
+            return self._note_changes(game_id, changes, started=True)
+
+    def _note_changes(self, game_id: str, changes: int, *, started: bool) -> bool:
+        """Set a live table's count of changes (and mark it started), in the caller's
+        transaction; False when the game is no longer live in the file."""
+        statement = (
+            "UPDATE shared SET started = 1, changes = ? WHERE game = ? AND EXISTS "
+            if started
+            else "UPDATE shared SET changes = ? WHERE game = ? AND EXISTS "
+        )
+        live = "(SELECT 1 FROM games WHERE id = ? AND status = 'live')"
+        return bool(self._db.execute(statement + live, (changes, game_id, game_id)).rowcount)
 
     def commit(
         self,
