@@ -1,7 +1,7 @@
 """``uno-lab``: one command for the lab. Run ``uno-lab --help`` or ``uno-lab <command> --help``.
 
 Commands: ``train ALGORITHM|imitate``, ``tournament``, ``sweep``, ``exploit``, ``play``,
-``serve``, ``bench``, ``rules``, ``agents``, ``replay``.
+``serve``, ``data``, ``bench``, ``rules``, ``agents``, ``replay``.
 
 Every error a user can cause ends in one line on stderr, never a traceback: bad arguments are
 argparse's (exit 2), a domain error raised below :func:`main` (a ``ValueError`` such as
@@ -47,6 +47,7 @@ from unolab.cli_tools import (
     cmd_agents,
     cmd_bench,
     cmd_config,
+    cmd_data,
     cmd_serve,
     cmd_sweep,
     cmd_tournament,
@@ -90,14 +91,9 @@ def _add_handover(
     what: str,
     func: Callable[[argparse.Namespace, list[str]], int],
 ) -> None:
-    """A command that hands its words to the tool's own parser (``passthrough``), whose
-    ``--help`` lists the options."""
-    command = sub.add_parser(
-        name,
-        help=help_line,
-        description=f"{what}: uno-lab {name} --help lists the options.",
-        add_help=False,
-    )
+    """A command whose words go to the tool's own parser (``passthrough``; its ``--help``)."""
+    description = f"{what}: uno-lab {name} --help lists the options."
+    command = sub.add_parser(name, help=help_line, description=description, add_help=False)
     command.set_defaults(func=func, passthrough=True)
 
 
@@ -196,6 +192,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_handover(
         sub, "serve", "play and replay UNO in the browser", "Serve the browser table", cmd_serve
     )
+    _add_handover(sub, "data", "export human games as imitation data", "Human games", cmd_data)
 
     bench = sub.add_parser(
         "bench",

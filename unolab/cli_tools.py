@@ -52,6 +52,7 @@ BENCHMARKS = {
     "inference": "unolab.benchmarks.inference",
     "llm": "unolab.benchmarks.llm",
     "training": "unolab.benchmarks.training",
+    "web": "unolab.benchmarks.web",
 }
 """``uno-lab bench``'s benchmarks: the module of each."""
 
@@ -285,6 +286,13 @@ def cmd_serve(args: argparse.Namespace, rest: list[str]) -> int:
     from unolab.web import server
 
     return server.main(args.command_argv, prog="uno-lab serve")
+
+
+def cmd_data(args: argparse.Namespace, rest: list[str]) -> int:
+    """Run ``uno-lab data export`` (human games as imitation data): :mod:`unolab.human_games`."""
+    from unolab.human_games import main
+
+    return main(args.command_argv, prog="uno-lab data")
 
 
 def cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:

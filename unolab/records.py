@@ -35,6 +35,7 @@ __all__ = [
     "RecordNotSavedError",
     "check_record_path",
     "load_record",
+    "load_record_data",
     "save_record",
     "write_record",
 ]
@@ -148,6 +149,13 @@ def save_record(path: Path, data: Mapping[str, Any], say: SayFn) -> None:
 
 def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
     """Read and check a recorded game; every error is one :class:`RecordError` naming ``path``."""
+    rules, seed, names, hands, _ = load_record_data(path)
+    return rules, seed, names, hands
+
+
+def load_record_data(path: Path) -> tuple[Rules, int, list[str], list[list[str]], dict[str, Any]]:
+    """:func:`load_record`, and the record's JSON object itself (every key it checks is
+    checked: the web table's ``agents``, ``keep_as_data``, ``think_ms``, ...)."""
     hint = "record a game with: uno-lab play --record FILE"
     if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"no recorded game at {path} ({hint})")
@@ -247,7 +255,8 @@ def load_record(path: Path) -> tuple[Rules, int, list[str], list[list[str]]]:
                 f"{MAX_NAME_CHARS} printable characters, no control characters); fix 'names'"
             )
     _check_web_keys(data, path, n_players)
-    return rules, seed, names, hands
+    _check_data_keys(data, path, n_players, hands)
+    return rules, seed, names, hands, data
 
 
 def _check_web_keys(data: dict[str, Any], path: Path, n_players: int) -> None:
@@ -276,4 +285,54 @@ def _check_web_keys(data: dict[str, Any], path: Path, n_players: int) -> None:
         raise RecordError(
             f"{path}: 'saved' must be a time as text (2024-01-31T12:00:00+00:00), got "
             f"{shown(saved)}"
+        )
+
+
+def _check_data_keys(
+    data: dict[str, Any], path: Path, n_players: int, hands: list[list[str]]
+) -> None:
+    """Check the keys of a web game its player kept as data (each may be absent or null):
+    ``keep_as_data`` (the player's choice), ``think_ms`` (per hand, per action, the human's
+    thinking time in ms or null for a move the server played) and ``agent_names`` (each
+    seat's agent name, null for a human's seat).
+
+    Raises:
+        RecordError: naming the key and the value, for one of the wrong form.
+    """
+    keep = data.get("keep_as_data")
+    if keep is not None and not isinstance(keep, bool):
+        raise RecordError(f"{path}: 'keep_as_data' must be true or false, got {shown(keep)}")
+    think = data.get("think_ms")
+    if think is not None:
+        shape_ok = (
+            isinstance(think, list)
+            and len(think) == len(hands)
+            and all(
+                isinstance(t, list) and len(t) == len(h) for t, h in zip(think, hands, strict=True)
+            )
+        )
+        if not shape_ok:
+            raise RecordError(
+                f"{path}: 'think_ms' must hold, for each hand, one entry per action (a time "
+                f"in ms, or null), got {shown(think, 80)}"
+            )
+        for h, times in enumerate(think):
+            for i, ms in enumerate(times):
+                if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int) or ms < 0):
+                    raise RecordError(
+                        f"{path}: think_ms hand {h + 1} action {i + 1} must be a time in ms "
+                        f"(a whole number from 0) or null, got {shown(ms)}"
+                    )
+    labels = data.get("agent_names")
+    if labels is not None and (
+        not isinstance(labels, list)
+        or len(labels) != n_players
+        or not all(
+            a is None or (isinstance(a, str) and a.isprintable() and len(a) <= MAX_NAME_CHARS)
+            for a in labels
+        )
+    ):
+        raise RecordError(
+            f"{path}: 'agent_names' must be a list of {n_players} agent names (null for a "
+            f"human's seat), got {shown(labels)}"
         )

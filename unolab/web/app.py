@@ -176,7 +176,7 @@ def create_app(
     # One router per job (unolab/web/<job>/routes.py); their paths do not overlap.
     app.include_router(game_router(config, catalogue, batcher, games, store))
     app.include_router(replay_router(catalogue, store, runs))
-    app.include_router(lab_router(config.runs_dir))
+    app.include_router(lab_router(config.runs_dir, games_dir=config.games_dir))
     return Guard(app, config)
 
 

@@ -173,6 +173,13 @@ def build_parser(prog: str = "uno-lab serve") -> argparse.ArgumentParser:
         default=defaults.max_body_bytes,
         help=f"largest request body; larger get HTTP 413 ({defaults.max_body_bytes})",
     )
+    parser.add_argument(
+        "--collect-human-games",
+        action="store_true",
+        help="offer each player to keep their game against the agents as research data "
+        "(moves, thinking times, rules, agents' names; no names or addresses of people), "
+        "in --games-dir; each player chooses per game (off by default; docs/web.md)",
+    )
     return parser
 
 
@@ -200,6 +207,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "uno-lab serve") -> int:
         max_games_per_client=args.max_games_per_client,
         allowed_hosts=tuple(args.allowed_host),
         trusted_code=tuple(args.trust_code),
+        collect_human_games=args.collect_human_games,
     )
     problem = bind_problem(config.host, config.port)
     if problem is not None:

@@ -61,6 +61,9 @@ class ServeConfig:
         trusted_code: Python files (``my_bots.py``, kept by absolute path) and modules
             (``my_package.bots``; a package covers its modules) whose bot classes a
             tournament replay may run; the server runs no other code a run folder names.
+        collect_human_games: Offer each player to keep their game (against agents, alone
+            at the table) as research data (``false``, the default: no game is kept as data;
+            docs/web.md, "Human games as data").
     """
 
     host: str = "127.0.0.1"
@@ -75,6 +78,7 @@ class ServeConfig:
     max_games_per_client: int = 50
     allowed_hosts: tuple[str, ...] = ()
     trusted_code: tuple[str, ...] = ()
+    collect_human_games: bool = False
 
     def __post_init__(self) -> None:
         # Every message names a setting by its option of ``uno-lab serve`` (``--max-games``
@@ -107,6 +111,11 @@ class ServeConfig:
                 "holds exported agents (.safetensors with .json)"
             )
         _check_games_dir(Path(self.games_dir))
+        if not isinstance(self.collect_human_games, bool):
+            raise ValueError(
+                f"{option('collect_human_games')} {shown(self.collect_human_games)}: "
+                "give true or false"
+            )
         runs = Path(self.runs_dir)
         if (runs.exists() or runs.is_symlink()) and not runs.is_dir():
             raise ValueError(

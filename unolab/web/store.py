@@ -4,6 +4,11 @@ A record is written (atomically) whenever a hand of the game ends, so a restarte
 loses no finished hand; the same files replay in the terminal (``uno-lab replay FILE``).
 A file of the folder is read only if it is a regular file of bounded size: the folder may
 hold anything.
+
+Human games as data (``uno-lab serve --collect-human-games``): a player who agrees keeps the
+game as research data; its record then carries ``keep_as_data: true``, each human decision's
+thinking time (``think_ms``, aligned with ``hands``) and the agents' names (``agent_names``).
+:class:`ThinkTimes` measures the times; :func:`data_choice` reads the player's choice.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +29,19 @@ MAX_RECORD_BYTES = 16 * 2**20
 DECISIONS_SUFFIX = ".decisions.jsonl"
 """The suffix of a game's file of language-model decisions (``<id>.decisions.jsonl``)."""
 
-__all__ = ["DECISIONS_SUFFIX", "MAX_RECORD_BYTES", "GameStore", "new_game_id", "valid_game_id"]
+__all__ = [
+    "DECISIONS_SUFFIX",
+    "MAX_RECORD_BYTES",
+    "MAX_THINK_MS",
+    "GameStore",
+    "ThinkTimes",
+    "data_choice",
+    "new_game_id",
+    "valid_game_id",
+]
+
+MAX_THINK_MS = 24 * 3600 * 1000
+"""The longest thinking time recorded (a day, in ms); a longer pause is recorded as this."""
 
 _ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
@@ -118,6 +137,65 @@ class GameStore:
                 }
             )
         return found
+
+
+def data_choice(collecting: bool, keep: bool | None) -> bool | None:
+    """The player's choice of a new game as the record keeps it: ``None`` on a server that
+    keeps no games as data, else whether the player agreed (not ticking the box declines).
+
+    Raises:
+        ValueError: ``keep_as_data`` asked of a server that does not collect games.
+    """
+    if not collecting:
+        if keep:
+            raise ValueError(
+                "keep_as_data: this server keeps no games as data (its operator turns that on "
+                "with uno-lab serve --collect-human-games); leave it out"
+            )
+        return None
+    return keep is True
+
+
+@dataclass
+class ThinkTimes:
+    """How long the human took for each decision, measured on the server from the answer
+    that put the decision before them (the deal, or the previous move) to the move.
+
+    Attributes:
+        since: When the current decision was put before the player (``time.monotonic``).
+        ms: ``(hand, index of the action in the hand)`` -> the thinking time of a human
+            decision, in ms. A move the server played (an agent's, a timed-out seat's) or
+            one replayed after a restart of the server has none.
+    """
+
+    since: float = field(default_factory=time.monotonic)
+    ms: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def step(self, hands: list[list[str]], human: bool) -> None:
+        """Note the action just appended to ``hands``; time it if a human decided it."""
+        now = time.monotonic()
+        if human:
+            spent = min(MAX_THINK_MS, max(0, round((now - self.since) * 1000)))
+            self.ms[(len(hands) - 1, len(hands[-1]) - 1)] = spent
+        self.since = now
+
+    def restart(self) -> None:
+        """A new hand was dealt: the next decision is timed from now."""
+        self.since = time.monotonic()
+
+    def fields(
+        self, hands: list[list[str]], keep: bool | None, labels: list[str | None]
+    ) -> dict[str, Any]:
+        """The record's data fields for ``hands`` (its finished hands): none on a server
+        that keeps no games, ``keep_as_data`` alone for a declined game, else also
+        ``think_ms`` (per hand, per action: ms, ``null`` for the server's moves) and
+        ``agent_names`` (each seat's agent name, ``null`` for a human's seat)."""
+        if keep is None:
+            return {}
+        if not keep:
+            return {"keep_as_data": False}
+        think = [[self.ms.get((h, i)) for i in range(len(hand))] for h, hand in enumerate(hands)]
+        return {"keep_as_data": True, "think_ms": think, "agent_names": list(labels)}
 
 
 def _modified(path: Path) -> float:

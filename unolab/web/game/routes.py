@@ -33,7 +33,7 @@ from unolab.web.game.seats import AWAY_SECONDS, HOST_SEAT, TURN_SECONDS, SeatSta
 from unolab.web.game.table import HUMAN_SEAT, WebGame
 from unolab.web.guard import Conflict, Invalid
 from unolab.web.settings import ServeConfig
-from unolab.web.store import GameStore, new_game_id
+from unolab.web.store import GameStore, data_choice, new_game_id
 from unolab.web.warming import NEEDS_ENGINE, require_searches
 
 __all__ = [
@@ -82,6 +82,9 @@ class NewGame(BaseModel):
     )
     seed: StrictInt | Annotated[StrictStr, Field(max_length=32)] | None = Field(
         None, description="a number in 0 .. 2**63 - 1, or its decimal digits (as the view shows)"
+    )
+    keep_as_data: StrictBool | None = Field(
+        None, description="keep the game as research data (where the server collects games)"
     )
 
     @field_validator("seed")
@@ -203,6 +206,7 @@ def game_router(
             "switches": switch_list(),
             "agents": [entry.public() for entry in catalogue.entries.values()],
             "players": {"min": 2, "max": MAX_PLAYERS},
+            "collect_human_games": config.collect_human_games,
             "limits": {
                 "max_games": config.max_games,
                 "max_games_per_client": config.max_games_per_client,
@@ -218,7 +222,11 @@ def game_router(
         _check_agents(settings.opponents, rules, request, "opponents")
         seed = int(settings.seed) if settings.seed is not None else random_seed()
         # The seed as a string, as in the view: a JavaScript number cannot hold every seed.
-        setup = {**settings.model_dump(), "seed": str(seed)}
+        try:
+            keep = data_choice(config.collect_human_games, settings.keep_as_data)
+        except ValueError as err:
+            raise Invalid(str(err)) from None
+        setup = {**settings.model_dump(), "seed": str(seed), "keep_as_data": keep}
         game = WebGame.start(new_game_id(), rules, seed, settings.opponents, catalogue, setup)
         game.client = _client(request)
         try:
@@ -371,7 +379,7 @@ def game_router(
         )
         token = shared.take(HOST_SEAT, shared.player_name(settings.name, HOST_SEAT))
         seed = int(settings.seed) if settings.seed is not None else random_seed()
-        setup = {**settings.model_dump(exclude={"name"}), "seed": str(seed)}
+        setup = {**settings.model_dump(exclude={"name", "keep_as_data"}), "seed": str(seed)}
         agents = [None if agent == PERSON else agent for agent in settings.opponents]
         game = WebGame.start(new_game_id(), rules, seed, agents, catalogue, setup, shared)
         game.client = _client(request)

@@ -1,9 +1,9 @@
 """A live web game: one match of hands between the human (seat 0) and server-side agents
 (:class:`WebGame`; the games in play, by id, are :class:`unolab.web.game.games.Games`).
-Every live game is in the file of live games
-(:mod:`unolab.web.game.live`), every accepted action committed before its request is
-answered, and a game the server does not hold in memory (after a restart) is rebuilt from
-it; finished hands are saved as records too (:mod:`unolab.web.store`).
+Every live game is in the file of live games (:mod:`unolab.web.game.live`), every accepted
+action committed before its request is answered, and a game the server does not hold in
+memory (after a restart) is rebuilt from it; finished hands are saved as records too
+(:mod:`unolab.web.store`), with the data fields of a game the player keeps as data.
 
 Every request that changes a game holds the game's lock, checks everything first and only
 then steps: a refused move changes nothing. After the human's move the agents play on,
@@ -42,12 +42,7 @@ import numpy as np
 
 from uno_env import cards as C
 from uno_env.game import UnoGame
-from uno_env.narrate import (
-    Table,
-    describe_deal,
-    describe_hand_end,
-    describe_step,
-)
+from uno_env.narrate import Table, describe_deal, describe_hand_end, describe_step
 from uno_env.play import PolicyError, choose_actions
 from uno_env.rules import Rules
 from unolab.records import RECORD_FORMAT
@@ -57,6 +52,7 @@ from unolab.web.game.live import LIVE, StoredGame
 from unolab.web.game.picture import step_picture
 from unolab.web.game.seats import SPECTATOR, SharedTable, default_action
 from unolab.web.guard import Conflict, Invalid
+from unolab.web.store import ThinkTimes
 
 if TYPE_CHECKING:
     from unolab.agents.llm.agent import LLMAgent
@@ -108,6 +104,7 @@ class WebGame:
             committed to the file of live games.
         shared: The seats of a table for several people (``None``: one person, seat 0).
         logs: The sentences told to each listener of a table for several people.
+        times: The human's thinking times (recorded if ``setup["keep_as_data"]``).
     """
 
     id: str
@@ -132,6 +129,7 @@ class WebGame:
     pending: list[tuple[int, int, str]] = field(default_factory=list)
     shared: SharedTable | None = None
     logs: dict[Listener, list[str]] = field(default_factory=dict)
+    times: ThinkTimes = field(default_factory=ThinkTimes, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -318,6 +316,7 @@ class WebGame:
     def deal_lines(self) -> None:
         """Narrate the deal of the current hand."""
         self._tell(lambda table: describe_deal(self.rules, self.game.state, table))
+        self.times.restart()
 
     def seat_models(self, catalogue: Catalogue, decisions: Path | None) -> None:
         """Give each language model's seat its own agent, recording to ``decisions``.
@@ -408,11 +407,12 @@ class WebGame:
         finally:
             self.lock.release()
 
-    def _step(self, seat: int, action: int) -> None:
+    def _step(self, seat: int, action: int, human: bool = False) -> None:
         before = self.game.state
         self.game.step(action)
         self.seq += 1
         self.hands[-1].append(C.action_name(action))
+        self.times.step(self.hands, human)
         self.pending.append((self.seq, len(self.hands) - 1, self.hands[-1][-1]))
         after = self.game.state
         told = self._tell(
@@ -462,7 +462,7 @@ class WebGame:
             raise Invalid(
                 f"{action_name!r} is not legal now; legal: {', '.join(C.action_names(legal))}"
             )
-        self._step(seat, action)
+        self._step(seat, action, human=True)
 
     def next_hand(self, seq: int) -> None:
         """Deal the next hand of the match.
@@ -484,8 +484,8 @@ class WebGame:
             self.shared.turn_began()
 
     def record(self) -> dict[str, Any]:
-        """The record (``uno-lab play --record``'s format, plus the seats' agent ids) of
-        the finished hands (a hand in play is left out)."""
+        """The record (``uno-lab play --record``'s format, plus the seats' agent ids and
+        the data fields: :meth:`ThinkTimes.fields`) of the finished hands (not one in play)."""
         finished = self.hands if self.game.over else self.hands[:-1]
         return {
             "format": RECORD_FORMAT,
@@ -496,4 +496,5 @@ class WebGame:
             "agents": list(self.agents),
             "match_over": self.match_over,
             "saved": datetime.now(UTC).isoformat(timespec="seconds"),
+            **self.times.fields(finished, self.setup.get("keep_as_data"), self.labels),
         }

@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse, Response
 
 from unolab.agents.model_card import model_card
 from unolab.agents.registry import SHIPPED_DIR
+from unolab.human_games import human_results
 from unolab.web.guard import NotFound, one_line
 from unolab.web.lab.files import MAX_ID_CHARS, RunFiles, find_runs, integer, rate, rules_name
 from unolab.web.lab.runs import (
@@ -226,12 +227,16 @@ def _bare_strength(measured: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def lab_router(runs_dir: Path, shipped_dir: Path = SHIPPED_DIR) -> APIRouter:
+def lab_router(
+    runs_dir: Path, shipped_dir: Path = SHIPPED_DIR, games_dir: Path | None = None
+) -> APIRouter:
     """The routes of the Lab tab, for :func:`unolab.web.app.create_app`.
 
     Args:
         runs_dir: The runs folder of ``serve --runs-dir``.
         shipped_dir: The shipped agents (default: ``agents/pretrained``).
+        games_dir: The games folder of ``serve --games-dir``, whose games kept as data
+            give people's results against each agent (``None``: none).
     """
     lab = LabRuns(runs_dir)
     router = APIRouter()
@@ -279,5 +284,11 @@ def lab_router(runs_dir: Path, shipped_dir: Path = SHIPPED_DIR) -> APIRouter:
     def lab_agents() -> list[dict[str, Any]]:
         """The shipped agents: what each is, how it was made and how strong it measured."""
         return shipped_agents(shipped_dir)
+
+    @router.get("/api/lab/humans")
+    def lab_humans() -> list[dict[str, Any]]:
+        """People against each agent, from the games kept as data: per agent, finished
+        matches, the people's win rate and its Wilson 95% interval."""
+        return [] if games_dir is None else human_results(games_dir)
 
     return router
