@@ -442,9 +442,12 @@ def encode_one(
         o[_DECLARED] = s.declared[g]
         for action in range(C.NUM_ACTIONS):
             o[_LEGAL + action] = mask[action]
-    # Seats relative to the observer: slot k is seat (seat + k) % N.
+    # Seats relative to the observer: slot k is seat (seat + k) % N (a subtraction is
+    # cheaper than a division, and both are below 2N).
     for k in range(n_players):
-        other = (seat + k) % n_players
+        other = seat + k
+        if other >= n_players:
+            other -= n_players
         o[_HAND_SIZES + k] = s.hand_size[g, other]
         o[_SCORES + k] = s.scores[g, other] / target_score
         # The public history of the hand (uno_env.core.history).
@@ -466,8 +469,12 @@ def encode_one(
         unseen = _COPIES[face] - s.hands[g, seat, face] - o[_DISCARDS + face]
         o[_UNSEEN + _PLAYED_COLOUR[face]] += unseen
     o[_PILE] = (C.DECK_SIZE - s.draw_pos[g]) / C.DECK_SIZE
-    if s.uno_exposed[g] >= 0:
-        o[_EXPOSED + (s.uno_exposed[g] - seat) % n_players] = 1.0
+    exposed = int(s.uno_exposed[g])
+    if exposed >= 0:
+        slot = exposed - seat
+        if slot < 0:
+            slot += n_players
+        o[_EXPOSED + slot] = 1.0
     o[_PLAYERS + n_players - 1] = 1.0
 
 

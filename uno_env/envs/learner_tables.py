@@ -14,7 +14,7 @@ observations and rewards):
 
 * **Compiled** (:attr:`LearnerTables.compiled`): when every opponent policy has a compiled
   form (the random baselines, :data:`uno_env.bot_kernels.COMPILED_BOTS`) and no pool draws
-  them, one compiled call per step (:func:`uno_env.envs.table_kernel.advance`) applies the
+  them, one compiled call per step (:func:`uno_env.learner_kernel.advance`) applies the
   learners' actions, plays the opponents' rounds and encodes the observations and masks;
   Python runs only when a hand ends (to pay it and deal the next).
 * **General**: any other policy (a learned network, a search, a heuristic bot of
@@ -61,7 +61,7 @@ from uno_env.envs.table_inputs import (
     explicit_hands,
     opponent_lineup,
 )
-from uno_env.envs.table_kernel import WAITING, TableBuffers, advance
+from uno_env.learner_kernel import WAITING, TableBuffers, advance
 from uno_env.observation import OBS_DIM, encode
 from uno_env.play import choose_actions
 from uno_env.policy import Policy, PolicyFactory, Resettable
@@ -244,11 +244,12 @@ class LearnerTables:
         The generators' addresses are refreshed whenever a policy or its generator changed.
         """
         plan, policies = self._plan_of, self.policies
-        if len(plan) == len(policies) and all(
-            policy is known and getattr(policy, "rng", None) is rng
-            for policy, (known, rng) in zip(policies, plan, strict=True)
-        ):
-            return self._bots
+        if len(plan) == len(policies):  # checked on every step: a plain loop is cheapest
+            for policy, (known, rng) in zip(policies, plan, strict=True):
+                if policy is not known or getattr(policy, "rng", None) is not rng:
+                    break
+            else:
+                return self._bots
         current: list[tuple[object, object]] = [
             (policy, getattr(policy, "rng", None)) for policy in policies
         ]
@@ -409,8 +410,7 @@ class LearnerTables:
         if fast:
             assert isinstance(actions, np.ndarray)
             self._obs = self._masks = None
-            self._buffers.reported[:] = False
-            status = self._play_compiled(actions)
+            status = self._play_compiled(actions)  # it clears ``reported`` first
             if status < 0:
                 self._stopped = None  # refused before anything changed
                 self._refuse(state, actions)
@@ -449,7 +449,7 @@ class LearnerTables:
         raise AssertionError("the compiled loop refused learner actions that the core allows")
 
     def _play_compiled(self, actions: npt.NDArray[np.int64] | None) -> int:
-        """One call of the compiled loop (:func:`~uno_env.envs.table_kernel.advance`).
+        """One call of the compiled loop (:func:`~uno_env.learner_kernel.advance`).
 
         When every game waits for its learner, the observations and masks it encoded are
         the tables' current ones.

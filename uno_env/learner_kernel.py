@@ -96,7 +96,8 @@ def advance(
         bots: The compiled form of each policy (:mod:`uno_env.bot_kernels` codes).
         generators: Each policy's generator (:func:`uno_env.bot_kernels.generator_pointers`),
             (P, 2).
-        buffers: The work space; ``buffers.reported`` marks the ended hands handled.
+        buffers: The work space; ``buffers.reported`` marks the ended hands handled (all
+            cleared when ``actions`` are given: a new step begins).
         actions: The learners' actions, C-contiguous int64 (B,), or None.
         observations: (B, OBS_DIM) float32, filled with the learners' observations on
             :data:`WAITING`.
@@ -155,6 +156,7 @@ def _advance(
     if actions.shape[0] == n_games:
         # Check every learner action first: an illegal one changes nothing.
         for g in range(n_games):
+            reported[g] = False  # a new step: no hand of it has been reported
             if s.phase[g] != OVER:
                 act = actions[g]
                 fill_mask(r, s, g, work[g])
