@@ -197,7 +197,7 @@ def test_handed_out_observations_are_never_overwritten() -> None:
     handed: list[np.ndarray] = [vec.reset()]
     rng = np.random.default_rng(0)
     for _ in range(20):
-        handed.append(vec.step(uniform_legal_actions(vec.action_masks(), rng))[0])
+        handed.append(np.asarray(vec.step(uniform_legal_actions(vec.action_masks(), rng))[0]))
     kept = [obs.copy() for obs in handed]
     for _ in range(5):
         vec.step(uniform_legal_actions(vec.action_masks(), rng))
