@@ -8,7 +8,10 @@ Run ``python -m unolab.benchmarks.envs``. It measures, side by side on the same 
   (:func:`unolab.benchmarks.rlcard.rlcard_steps_per_second`);
 * **VecEnv learner-steps/s** of :class:`~uno_env.envs.vec_env.UnoVecEnv` at several sizes,
   with a uniformly random legal learner and the default ``random`` opponents (each step
-  includes the opponents' replies and the autoresets);
+  includes the opponents' replies and the autoresets), against RLCard's loop and against the
+  core's random legal play at the same batch size
+  (:func:`unolab.benchmarks.core.engine_steps_per_second`, every seat random, no
+  observations encoded), printed as ratios;
 * **MaskablePPO ``.learn()`` steps/s** on ``UnoVecEnv(n)`` and on a zero-cost dummy VecEnv
   with the same spaces and masks (the ceiling set by PPO itself), both under ``VecMonitor``,
   with the same settings (default: n_steps 128, batch 8192, 4 epochs, one torch thread).
@@ -38,6 +41,7 @@ from uno_env.envs.pettingzoo_env import env as make_aec_env
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
+from unolab.benchmarks.core import engine_steps_per_second
 from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range, parse_speed_args
 
 __all__ = [
@@ -200,6 +204,11 @@ def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.Arg
         default=[1, 64, 256],
         help=f"UnoVecEnv sizes, each 1-{MAX_BATCH:,}",
     )
+    parser.add_argument(
+        "--no-core",
+        action="store_true",
+        help="skip the core's random play at each VecEnv size (the VecEnv's peer)",
+    )
     parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO figures")
     parser.add_argument(
         "--ppo-envs", type=int_in_range(1, MAX_BATCH), default=256, help="envs of the PPO figures"
@@ -258,6 +267,10 @@ def main(
             samples.setdefault(f"UnoVecEnv n={n} learner-steps", []).append(
                 vec_steps_per_second(rules, n, per_figure, seed)
             )
+            if not args.no_core:
+                samples.setdefault(f"core B={n} random play", []).append(
+                    engine_steps_per_second(rules, n, per_figure, seed)
+                )
     if not args.no_ppo:
         template = UnoVecEnv(args.ppo_envs, rules, seed=args.seed)
         models = {
@@ -290,7 +303,12 @@ def main(
     if peer is not None:
         figures["aec_vs_rlcard"] = figures["aec_turns_per_s"] / peer
     for n in args.vec_sizes:
-        figures[f"vec_n{n}_steps_per_s"] = medians[f"UnoVecEnv n={n} learner-steps"]
+        vec = figures[f"vec_n{n}_steps_per_s"] = medians[f"UnoVecEnv n={n} learner-steps"]
+        if peer is not None:
+            figures[f"vec_n{n}_vs_rlcard"] = vec / peer
+        if not args.no_core:
+            core = figures[f"core_B{n}_steps_per_s"] = medians[f"core B={n} random play"]
+            figures[f"vec_n{n}_vs_core"] = vec / core
     if not args.no_ppo:
         dummy = medians["PPO on zero-cost VecEnv"]
         real = medians[f"PPO on UnoVecEnv n={args.ppo_envs}"]
@@ -308,6 +326,17 @@ def main(
         print(f"{label:<34}{median:>20,.0f}   [{reps}]")
     if peer is not None:
         print(f"AEC vs RLCard: {figures['aec_vs_rlcard']:.2f}x")
+    for n in args.vec_sizes:
+        against = [
+            f"{figures[key]:.2f}x {label}"
+            for key, label in (
+                (f"vec_n{n}_vs_rlcard", "RLCard"),
+                (f"vec_n{n}_vs_core", f"core B={n}"),
+            )
+            if key in figures
+        ]
+        if against:
+            print(f"UnoVecEnv n={n} vs " + ", vs ".join(against))
     if not args.no_ppo:
         print(f"PPO on UnoVecEnv vs zero-cost ceiling: {figures['ppo_uno_vs_dummy']:.2f}x")
     print(json.dumps({k: round(v, 3) for k, v in figures.items()}))

@@ -36,7 +36,7 @@ from uno_env.core import UnoState, legal_action_mask
 from uno_env.core.checks import check_rules, check_table, int_values
 from uno_env.core.params import StateArrays, arrays_of
 from uno_env.files import shown
-from uno_env.jit import Kernel, jit
+from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.rules import Rules
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "OBS_VERSION",
     "ObsField",
     "encode",
+    "encode_one",
     "field_bounds",
     "fields_table",
     "get_field",
@@ -398,59 +399,83 @@ def _encode(
 ) -> int:
     """Fill the zeroed rows of ``obs``: game g seen from ``seats[g]``.
 
-    State scalars are cast to int before any index arithmetic: compiled, int8 + int is
-    int64, but run as plain Python (NUMBA_DISABLE_JIT) it is int8 and would wrap.
-
     Returns the first game whose seat is out of range (its row left zero), else -1.
     """
     for g in range(obs.shape[0]):
         if not 0 <= seats[g] < n_players:
             return g
     for g in range(obs.shape[0]):
-        o = obs[g]
-        seat = seats[g]
-        acting = seat == s.current[g]
-        for face in range(C.NUM_FACES):
-            o[_HAND + face] = s.hands[g, seat, face]
-        o[_TOP + int(s.top[g])] = 1.0
-        o[_COLOUR + int(s.colour[g])] = 1.0
-        o[_DIRECTION] = s.direction[g]
-        o[_PHASE + int(s.phase[g])] = 1.0
-        if acting and s.drawn[g] >= 0:
-            o[_DRAWN + int(s.drawn[g])] = 1.0
-        if acting:
-            o[_PENDING] = s.pending[g]
-            o[_DECLARED] = s.declared[g]
-            for action in range(C.NUM_ACTIONS):
-                o[_LEGAL + action] = mask[g, action]
-        # Seats relative to the observer: slot k is seat (seat + k) % N.
-        for k in range(n_players):
-            other = (seat + k) % n_players
-            o[_HAND_SIZES + k] = s.hand_size[g, other]
-            o[_SCORES + k] = s.scores[g, other] / target_score
-            # The public history of the hand (uno_env.core.history).
-            for colour in range(C.NUM_COLOURS):
-                o[_LACKS + k * C.NUM_COLOURS + colour] = s.shown_lacks[g, other, colour]
-            last = int(s.last_played[g, other])
-            if last >= 0:
-                o[_LAST_COLOUR + k * NUM_PLAYED_COLOURS + _PLAYED_COLOUR[last]] = 1.0
-                o[_LAST_RANK + k * NUM_PLAYED_RANKS + _PLAYED_RANK[last]] = 1.0
-            named = int(s.last_named[g, other])
-            if named >= 0:
-                o[_LAST_NAMED + k * C.NUM_COLOURS + named] = 1.0
-            o[_CARDS_DRAWN + k] = min(int(s.seat_draws[g, other]), C.DECK_SIZE)
-        # The discard pile is public: count its faces.
-        for i in range(s.discard_len[g]):
-            o[_DISCARDS + int(s.discard[g, i])] += 1.0
-        # Unseen cards: the deck minus the observer's hand minus the discard pile.
-        for face in range(C.NUM_FACES):
-            unseen = _COPIES[face] - s.hands[g, seat, face] - o[_DISCARDS + face]
-            o[_UNSEEN + _PLAYED_COLOUR[face]] += unseen
-        o[_PILE] = (C.DECK_SIZE - s.draw_pos[g]) / C.DECK_SIZE
-        if s.uno_exposed[g] >= 0:
-            o[_EXPOSED + (s.uno_exposed[g] - seat) % n_players] = 1.0
-        o[_PLAYERS + n_players - 1] = 1.0
+        encode_one(s, n_players, target_score, g, seats[g], mask[g], obs[g])
     return -1
+
+
+@jit_inline
+def encode_one(
+    s: StateArrays,
+    n_players: int,
+    target_score: int,
+    g: int,
+    seat: int,
+    mask: np.ndarray,
+    o: np.ndarray,
+) -> None:
+    """Fill the zeroed row ``o`` with game ``g`` seen from ``seat`` (in ``0..n_players - 1``).
+
+    The one encoder of :func:`encode`, public for compiled callers that encode games where
+    they step them (the learner tables' compiled loop); ``mask`` is the game's (80,)
+    legal-action mask.
+
+    State scalars are cast to int before any index arithmetic: compiled, int8 + int is
+    int64, but run as plain Python (NUMBA_DISABLE_JIT) it is int8 and would wrap.
+    """
+    acting = seat == s.current[g]
+    for face in range(C.NUM_FACES):
+        o[_HAND + face] = s.hands[g, seat, face]
+    o[_TOP + int(s.top[g])] = 1.0
+    o[_COLOUR + int(s.colour[g])] = 1.0
+    o[_DIRECTION] = s.direction[g]
+    o[_PHASE + int(s.phase[g])] = 1.0
+    if acting and s.drawn[g] >= 0:
+        o[_DRAWN + int(s.drawn[g])] = 1.0
+    if acting:
+        o[_PENDING] = s.pending[g]
+        o[_DECLARED] = s.declared[g]
+        for action in range(C.NUM_ACTIONS):
+            o[_LEGAL + action] = mask[action]
+    # Seats relative to the observer: slot k is seat (seat + k) % N (a subtraction is
+    # cheaper than a division, and both are below 2N).
+    for k in range(n_players):
+        other = seat + k
+        if other >= n_players:
+            other -= n_players
+        o[_HAND_SIZES + k] = s.hand_size[g, other]
+        o[_SCORES + k] = s.scores[g, other] / target_score
+        # The public history of the hand (uno_env.core.history).
+        for colour in range(C.NUM_COLOURS):
+            o[_LACKS + k * C.NUM_COLOURS + colour] = s.shown_lacks[g, other, colour]
+        last = int(s.last_played[g, other])
+        if last >= 0:
+            o[_LAST_COLOUR + k * NUM_PLAYED_COLOURS + _PLAYED_COLOUR[last]] = 1.0
+            o[_LAST_RANK + k * NUM_PLAYED_RANKS + _PLAYED_RANK[last]] = 1.0
+        named = int(s.last_named[g, other])
+        if named >= 0:
+            o[_LAST_NAMED + k * C.NUM_COLOURS + named] = 1.0
+        o[_CARDS_DRAWN + k] = min(int(s.seat_draws[g, other]), C.DECK_SIZE)
+    # The discard pile is public: count its faces.
+    for i in range(s.discard_len[g]):
+        o[_DISCARDS + int(s.discard[g, i])] += 1.0
+    # Unseen cards: the deck minus the observer's hand minus the discard pile.
+    for face in range(C.NUM_FACES):
+        unseen = _COPIES[face] - s.hands[g, seat, face] - o[_DISCARDS + face]
+        o[_UNSEEN + _PLAYED_COLOUR[face]] += unseen
+    o[_PILE] = (C.DECK_SIZE - s.draw_pos[g]) / C.DECK_SIZE
+    exposed = int(s.uno_exposed[g])
+    if exposed >= 0:
+        slot = exposed - seat
+        if slot < 0:
+            slot += n_players
+        o[_EXPOSED + slot] = 1.0
+    o[_PLAYERS + n_players - 1] = 1.0
 
 
 _ENCODE = Kernel(_encode)

@@ -9,6 +9,17 @@ come from :func:`uno_env.observation.encode`, always from the learner's seat.
 
 The opponents come in the forms of :mod:`uno_env.envs.opponents`.
 
+Two ways to play the opponents' turns, with the same results (same seed: same games,
+observations and rewards):
+
+* **Compiled** (:attr:`LearnerTables.compiled`): when every opponent policy has a compiled
+  form (the random baselines, :data:`uno_env.bot_kernels.COMPILED_BOTS`) and no pool draws
+  them, one compiled call per step (:func:`uno_env.learner_kernel.advance`) applies the
+  learners' actions, plays the opponents' rounds and encodes the observations and masks;
+  Python runs only when a hand ends (to pay it and deal the next).
+* **General**: any other policy (a learned network, a search, a heuristic bot of
+  ``unolab.agents``) is played as below.
+
 A policy is called once per round with the sub-batch of games where one of its seats must
 act (through :func:`uno_env.play.choose_actions`, the batched play loop every caller
 shares); it sees each game from the acting seat, like any player. Policies therefore see
@@ -36,7 +47,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from uno_env import cards as C
 from uno_env import core
+from uno_env.bot_kernels import compiled_bot, generator_pointers
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
@@ -48,7 +61,8 @@ from uno_env.envs.table_inputs import (
     explicit_hands,
     opponent_lineup,
 )
-from uno_env.observation import encode
+from uno_env.learner_kernel import WAITING, TableBuffers, advance
+from uno_env.observation import OBS_DIM, encode
 from uno_env.play import choose_actions
 from uno_env.policy import MaskArray, ObsArray, Policy, PolicyFactory, Resettable
 from uno_env.rules import Rules
@@ -59,6 +73,8 @@ MAX_SILENT_REDEALS = 1000
 """Hands of one game in a row that may end before the learner's first decision."""
 
 _BOT_SEED_SALT = 0xB07
+_NO_GAMES = np.zeros(0, dtype=np.int64)
+_NO_OBSERVATIONS = np.zeros((0, 0), dtype=np.float32)
 
 
 def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoState:
@@ -155,6 +171,13 @@ class LearnerTables:
         self._obs: ObsArray | None = None
         self._slots = np.arange(self.num_games, dtype=np.int64)
         self._stopped: str | None = None
+        self._masks: MaskArray | None = None
+        self._buffers = TableBuffers(self.num_games)
+        # The compiled path's plan (bot codes and generators), checked at every call.
+        self._bots: npt.NDArray[np.int64] | None = None
+        self._generators = np.zeros((0, 2), dtype=np.int64)
+        self._plan_of: list[tuple[object, object]] = []
+        self._outputs: tuple[ObsArray, MaskArray] | None = None
         if seed is not None:
             self.seed(seed)
 
@@ -181,6 +204,11 @@ class LearnerTables:
         return ~self._live_state().live
 
     @property
+    def compiled(self) -> bool:
+        """Whether the opponents are played by the compiled loop (see the module docstring)."""
+        return self._compiled_plan() is not None
+
+    @property
     def seeded(self) -> bool:
         """Whether a seed (or fresh entropy) has fixed the key schedule."""
         return self._base is not None
@@ -201,7 +229,48 @@ class LearnerTables:
             raise ResetNeededError("the games have not been dealt yet: call reset() first")
         return self._state
 
-    def _advance_or_stop(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
+    def __getstate__(self) -> dict[str, object]:
+        """The tables for pickling and copying, less the compiled plan: it holds addresses
+        of this process's generators, so a copy works out its own at its first call."""
+        fields = self.__dict__.copy()
+        fields["_plan_of"] = []
+        fields["_bots"] = None
+        fields["_generators"] = np.zeros((0, 2), dtype=np.int64)
+        return fields
+
+    def _compiled_plan(self) -> npt.NDArray[np.int64] | None:
+        """The compiled form of each policy, or None when one has none (or a pool draws).
+
+        The generators' addresses are refreshed whenever a policy or its generator changed.
+        """
+        plan, policies = self._plan_of, self.policies
+        if len(plan) == len(policies):  # checked on every step: a plain loop is cheapest
+            for policy, (known, rng) in zip(policies, plan, strict=True):
+                if policy is not known or getattr(policy, "rng", None) is not rng:
+                    break
+            else:
+                return self._bots
+        current: list[tuple[object, object]] = [
+            (policy, getattr(policy, "rng", None)) for policy in policies
+        ]
+        codes = [compiled_bot(policy) for policy in policies]
+        self._bots = None
+        if self._pool is None and all(code is not None for code in codes):
+            self._bots = np.array(codes, dtype=np.int64)
+            self._generators = np.array(
+                [generator_pointers(rng) for _, rng in current],  # type: ignore[arg-type]
+                dtype=np.int64,
+            ).reshape(-1, 2)
+        self._plan_of = current
+        return self._bots
+
+    def _advance_or_stop(
+        self,
+        fresh: npt.NDArray[np.bool_],
+        result: LearnerStep | None,
+        compiled: bool,
+        status: int | None = None,
+    ) -> None:
         """:meth:`_advance`, then let the tables go on; anything that stops it half-way
         (an opponent's error, Ctrl-C) leaves them stopped until :meth:`reset`.
 
@@ -209,7 +278,7 @@ class LearnerTables:
         interruption that arrives before this method's ``try`` stops the tables too.
         """
         try:
-            self._advance(fresh, result)
+            self._advance(fresh, result, compiled, status)
         except Exception as err:
             # An opponent's error, or the reward function's at a hand's end.
             self._stopped = f"stopped after an error ({type(err).__name__}: {err})"
@@ -257,7 +326,9 @@ class LearnerTables:
         self._stopped = _MIDWAY  # until the opponents have played up to the learner
         self._assign_hands(games, key_arr, seat_arr)
         self._state = core.init(self.rules, keys=self._keys)
-        self._advance_or_stop(np.ones(self.num_games, dtype=bool), None)
+        self._advance_or_stop(
+            np.ones(self.num_games, dtype=bool), None, self._compiled_plan() is not None
+        )
         return self.observations()
 
     def _assign_hands(
@@ -295,7 +366,10 @@ class LearnerTables:
 
     def action_masks(self) -> MaskArray:
         """The learner's legal-action masks, (B, 80) bool, read-only (all False when over)."""
-        return core.legal_action_mask(self.rules, self._live_state())
+        state = self._live_state()
+        if self._masks is not None:
+            return self._masks
+        return core.legal_action_mask(self.rules, state)
 
     def observations(self) -> ObsArray:
         """The learner's observations of the current states, (B, OBS_DIM)."""
@@ -322,78 +396,166 @@ class LearnerTables:
         state = self._live_state()
         if not self.autoreset and not state.live.all():
             raise ResetNeededError("the hand is over: call reset() before stepping again")
-        self._stopped = _MIDWAY  # until the opponents have played up to the learner
-        try:
-            # The tables own their state (``state`` hands out copies): step it in place.
-            self._state = core.step(self.rules, state, actions, in_place=True)
-        except Exception as err:
-            self._stopped = None  # refused before anything changed
-            if isinstance(err, IllegalActionError):
-                raise IllegalActionError(f"learner action refused: {err}") from None
-            raise
         n = self.num_games
+        compiled = self._compiled_plan() is not None
+        fast = (
+            compiled
+            and type(actions) is np.ndarray
+            and actions.dtype == np.int64
+            and actions.shape == (n,)
+            and actions.flags.c_contiguous
+        )
+        self._stopped = _MIDWAY  # until the opponents have played up to the learner
+        status: int | None = None
+        if fast:
+            assert isinstance(actions, np.ndarray)
+            self._obs = self._masks = None
+            status = self._play_compiled(actions)  # it clears ``reported`` first
+            if status < 0:
+                self._stopped = None  # refused before anything changed
+                self._refuse(state, actions)
+        else:
+            try:
+                # The tables own their state (``state`` hands out copies): step it in place.
+                self._state = core.step(self.rules, state, actions, in_place=True)
+            except Exception as err:
+                self._stopped = None  # refused before anything changed
+                if isinstance(err, IllegalActionError):
+                    raise IllegalActionError(f"learner action refused: {err}") from None
+                raise
         result = LearnerStep(
-            observations=np.zeros((0, 0), dtype=np.float32),
+            observations=_NO_OBSERVATIONS,
             rewards=np.zeros(n, dtype=np.float32),
             terminated=np.zeros(n, dtype=bool),
             truncated=np.zeros(n, dtype=bool),
-            finished=np.zeros(0, dtype=np.int64),
-            terminal_observations=np.zeros((0, 0), dtype=np.float32),
+            finished=_NO_GAMES,
+            terminal_observations=_NO_OBSERVATIONS,
         )
-        self._advance_or_stop(np.zeros(n, dtype=bool), result)
+        if status == WAITING:
+            self._stopped = None  # the whole step was one compiled call: no hand ended
+        else:
+            self._advance_or_stop(np.zeros(n, dtype=bool), result, compiled, status)
         result.observations = self.observations()
         if not self.autoreset:
             result.terminal_observations = result.observations[result.finished]
         return result
 
-    def _advance(self, fresh: npt.NDArray[np.bool_], result: LearnerStep | None) -> None:
+    def _refuse(self, state: UnoState, actions: npt.NDArray[np.int64]) -> None:
+        """Raise the core's error for the learner actions the compiled check refused."""
+        try:
+            core.step(self.rules, state, actions)  # names the game and the legal actions
+        except IllegalActionError as err:
+            raise IllegalActionError(f"learner action refused: {err}") from None
+        raise AssertionError("the compiled loop refused learner actions that the core allows")
+
+    def _play_compiled(self, actions: npt.NDArray[np.int64] | None) -> int:
+        """One call of the compiled loop (:func:`~uno_env.learner_kernel.advance`).
+
+        When every game waits for its learner, the observations and masks it encoded are
+        the tables' current ones.
+        """
+        assert self._bots is not None
+        if self._outputs is None:
+            self._outputs = (
+                np.empty((self.num_games, OBS_DIM), dtype=np.float32),
+                np.empty((self.num_games, C.NUM_ACTIONS), dtype=np.bool_),
+            )
+        obs, masks = self._outputs
+        status = advance(
+            self.rules,
+            self._own_state(),
+            self._learner,
+            self._assign,
+            self._bots,
+            self._generators,
+            self._buffers,
+            actions,
+            obs,
+            masks,
+        )
+        if status == WAITING:
+            masks.flags.writeable = False
+            self._obs, self._masks, self._outputs = obs, masks, None
+        return status
+
+    def _advance(
+        self,
+        fresh: npt.NDArray[np.bool_],
+        result: LearnerStep | None,
+        compiled: bool,
+        status: int | None,
+    ) -> None:
         """Let opponents act until each game waits for the learner; handle ended hands.
+
+        The opponents play rounds until every game waits for its learner or is over; then
+        the hands that ended are paid and (with autoreset) dealt again, all at once, and the
+        new hands are played up to their learners in the same way.
 
         ``fresh`` marks the games dealt during this call: the learner has not acted in them,
         so a hand of theirs that ends is replaced silently instead of being reported.
+        ``compiled`` chooses the compiled loop (:meth:`_compiled_plan`); ``status`` is what
+        it returned when the caller already ran it with the learner's actions (None: the
+        rounds start here).
         """
-        self._obs = None
-        state = self._own_state()
-        n_players = self.rules.num_players
-        reported = np.zeros(self.num_games, dtype=bool)
-        redeals = np.zeros(self.num_games, dtype=np.int64)
+        reported = self._buffers.reported if compiled else np.zeros(self.num_games, dtype=bool)
+        if status is None:
+            self._obs = self._masks = None
+            reported[:] = False
+        redeals: npt.NDArray[np.int64] | None = None
         finished: list[npt.NDArray[np.int64]] = []
         terminal: list[ObsArray] = []
         while True:
-            over = state.phase == core.OVER
-            need = ~over & (state.current != self._learner)
-            ended = over & ~reported
-            if ended.any():
-                idx = np.flatnonzero(ended)
-                report = idx[~fresh[idx]]
-                if report.size and result is not None:
-                    self._harvest(state, report, result)
-                    finished.append(report)
-                    if self.autoreset:
-                        terminal.append(self._encode_rows(state, report))
-                reported[report] = True
-                again = idx if self.autoreset else idx[fresh[idx]]
-                if again.size:
-                    redeals[again] += 1
-                    if redeals.max() > MAX_SILENT_REDEALS:
-                        raise RuntimeError(
-                            f"{MAX_SILENT_REDEALS} hands in a row ended before the learner's "
-                            f"first decision (max_turns={self.rules.max_turns} is too small?)"
-                        )
-                    self._redeal(again)
-                    fresh[again] = True
-                    reported[again] = False
-                    state = self._own_state()
-                    over = state.phase == core.OVER
-                    need = ~over & (state.current != self._learner)
-            if not need.any():
+            if compiled:
+                if status is None:
+                    status = self._play_compiled(None)
+                if status == WAITING:
+                    break
+                status = None
+            elif not self._play_rounds(reported):
                 break
-            state = self._opponents_act(state, np.flatnonzero(need), n_players)
-            self._state = state
+            # A hand ended that is not reported yet.
+            state = self._own_state()
+            idx = np.flatnonzero((state.phase == core.OVER) & ~reported)
+            report = idx[~fresh[idx]]
+            if report.size and result is not None:
+                self._harvest(state, report, result)
+                finished.append(report)
+                if self.autoreset:
+                    terminal.append(
+                        self._buffers.terminal[report]
+                        if compiled
+                        else self._encode_rows(state, report)
+                    )
+            reported[report] = True
+            again = idx if self.autoreset else idx[fresh[idx]]
+            if again.size:
+                if redeals is None:
+                    redeals = np.zeros(self.num_games, dtype=np.int64)
+                redeals[again] += 1
+                if redeals.max() > MAX_SILENT_REDEALS:
+                    raise RuntimeError(
+                        f"{MAX_SILENT_REDEALS} hands in a row ended before the learner's "
+                        f"first decision (max_turns={self.rules.max_turns} is too small?)"
+                    )
+                self._redeal(again)
+                fresh[again] = True
+                reported[again] = False
         if result is not None and finished:
             result.finished = np.concatenate(finished)
             if self.autoreset:
                 result.terminal_observations = np.concatenate(terminal)
+
+    def _play_rounds(self, reported: npt.NDArray[np.bool_]) -> bool:
+        """The general path: opponents' rounds until every game waits for its learner or
+        is over; return whether a hand ended that is not ``reported`` yet."""
+        n_players = self.rules.num_players
+        while True:
+            state = self._own_state()
+            over = state.phase == core.OVER
+            need = ~over & (state.current != self._learner)
+            if not need.any():
+                return bool((over & ~reported).any())
+            self._state = self._opponents_act(state, np.flatnonzero(need), n_players)
 
     def _harvest(self, state: UnoState, games: npt.NDArray[np.int64], out: LearnerStep) -> None:
         table = self.reward_fn(self.rules, state)

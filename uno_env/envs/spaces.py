@@ -56,6 +56,8 @@ def action_space() -> spaces.Discrete:
 
 
 _IDS = f"an action id (an integer in 0..{C.NUM_ACTIONS - 1})"
+_FEW = 16
+"""Up to this many actions are range-checked one by one (faster than array operations)."""
 
 
 def _number_id(value: int | float, given: object, what: str) -> int:
@@ -126,8 +128,13 @@ def action_ids(actions: npt.ArrayLike, count: int, unit: str = "game") -> npt.ND
         )
     arr = arr.reshape(count)
     if arr.dtype.kind == "i" or (arr.dtype.kind == "u" and arr.dtype.itemsize < 8):
-        if ((arr >= 0) & (arr < C.NUM_ACTIONS)).all():
-            return arr.astype(np.int64, copy=False)  # the common case, checked at once
+        # The common case, checked at once (a few values are checked fastest one by one).
+        if (
+            all(0 <= value < C.NUM_ACTIONS for value in arr.tolist())
+            if count <= _FEW
+            else ((arr >= 0) & (arr < C.NUM_ACTIONS)).all()
+        ):
+            return arr.astype(np.int64, copy=False)
     elif arr.dtype.kind not in "uf" and arr.dtype != object:
         raise TypeError(f"actions must be {_IDS} each, got {shown(actions)} (dtype {arr.dtype})")
     # One by one, as given: NumPy reads [2**63, 0] as floats, which would misname the first.
