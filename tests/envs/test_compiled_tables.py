@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from uno_env.bot_kernels import compiled_bot, generator_pointers, next_uniform
 from uno_env.core import IllegalActionError
 from uno_env.envs.gym_env import UnoGymEnv
 from uno_env.envs.learner_tables import LearnerTables, TablesStoppedError
 from uno_env.envs.opponents import OpponentPool
 from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.learner_kernel import compiled_bot, generator_pointers, next_uniform
 from uno_env.policy import (
     PolicyFactory,
     RandomActionBot,

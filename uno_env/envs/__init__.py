@@ -9,10 +9,10 @@ Three adapters sit on the batched core (:mod:`uno_env.core`) and the one observa
   against opponent policies (``gymnasium.make("uno_env/Uno-v0")``);
 * :mod:`uno_env.envs.vec_env`: ``UnoVecEnv``, a natively batched Stable-Baselines3 ``VecEnv``.
 
-What all three share lives in small modules beside them: :mod:`~uno_env.envs.spaces` (the
-spaces, derived from :data:`uno_env.observation.OBS_FIELDS`), :mod:`~uno_env.envs.rewards`
-(the reward schemes), :mod:`~uno_env.envs.seeding` (the key schedule that turns a seed into
-the deals of successive hands), :mod:`~uno_env.envs.opponents` (the opponents) and
+What all three share lives in modules beside them: :mod:`~uno_env.envs.common` (the spaces,
+derived from :data:`uno_env.observation.OBS_FIELDS`, the reward schemes and the key schedule
+that turns a seed into the deals of successive hands), :mod:`~uno_env.envs.opponents` (the
+opponents) and
 :mod:`~uno_env.envs.learner_tables` (the tables they play at, with the checks of their
 arguments in :mod:`~uno_env.envs.table_inputs`). This module only re-exports.
 See ``docs/envs.md``.
@@ -24,19 +24,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from uno_env.envs.gym_env import UnoGymEnv
-    from uno_env.envs.pettingzoo_env import env, raw_env
-    from uno_env.envs.rewards import (
+    from uno_env.envs.common import (
         POINTS_PER_UNIT,
         REWARD_SCHEMES,
         RewardFn,
+        action_space,
+        base_key,
+        episode_words,
+        observation_space,
         place_rewards,
         points_rewards,
         resolve_reward,
         win_loss_rewards,
     )
-    from uno_env.envs.seeding import base_key, episode_words
-    from uno_env.envs.spaces import action_space, observation_space
+    from uno_env.envs.gym_env import UnoGymEnv
+    from uno_env.envs.pettingzoo_env import env, raw_env
     from uno_env.envs.vec_env import UnoVecEnv
     from uno_env.observation import field_bounds, observation_bounds
 
@@ -64,17 +66,17 @@ __all__ = [
 # stable-baselines3, and the rest the compiled engine, none of which the Gymnasium
 # registration (uno_env.envs.registration, run by ``import uno_env``) needs.
 _LAZY = {
-    "POINTS_PER_UNIT": "uno_env.envs.rewards",
-    "REWARD_SCHEMES": "uno_env.envs.rewards",
-    "RewardFn": "uno_env.envs.rewards",
-    "place_rewards": "uno_env.envs.rewards",
-    "points_rewards": "uno_env.envs.rewards",
-    "resolve_reward": "uno_env.envs.rewards",
-    "win_loss_rewards": "uno_env.envs.rewards",
-    "base_key": "uno_env.envs.seeding",
-    "episode_words": "uno_env.envs.seeding",
-    "action_space": "uno_env.envs.spaces",
-    "observation_space": "uno_env.envs.spaces",
+    "POINTS_PER_UNIT": "uno_env.envs.common",
+    "REWARD_SCHEMES": "uno_env.envs.common",
+    "RewardFn": "uno_env.envs.common",
+    "place_rewards": "uno_env.envs.common",
+    "points_rewards": "uno_env.envs.common",
+    "resolve_reward": "uno_env.envs.common",
+    "win_loss_rewards": "uno_env.envs.common",
+    "base_key": "uno_env.envs.common",
+    "episode_words": "uno_env.envs.common",
+    "action_space": "uno_env.envs.common",
+    "observation_space": "uno_env.envs.common",
     "field_bounds": "uno_env.observation",
     "observation_bounds": "uno_env.observation",
     "UnoGymEnv": "uno_env.envs.gym_env",

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from uno_env.config_values import check_switch
 from uno_env.envs import RewardFn, action_space, observation_space
+from uno_env.envs.common import action_id, checked_seed
 from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.registration import (
@@ -35,8 +36,6 @@ from uno_env.envs.registration import (
     check_illegal_action,
 )
 from uno_env.envs.render import RENDER_MODES, check_render_mode, render_in_mode, render_table
-from uno_env.envs.seeding import checked_seed
-from uno_env.envs.spaces import action_id
 from uno_env.envs.table_inputs import ResetNeededError, check_options, explicit_hands
 from uno_env.rules import Rules, load_rules
 

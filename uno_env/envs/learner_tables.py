@@ -13,7 +13,7 @@ Two ways to play the opponents' turns, with the same results (same seed: same ga
 observations and rewards):
 
 * **Compiled** (:attr:`LearnerTables.compiled`): when every opponent policy has a compiled
-  form (the random baselines, :data:`uno_env.bot_kernels.COMPILED_BOTS`) and no pool draws
+  form (the random baselines, :data:`uno_env.learner_kernel.COMPILED_BOTS`) and no pool draws
   them, one compiled call per step (:func:`uno_env.learner_kernel.advance`) applies the
   learners' actions, plays the opponents' rounds and encodes the observations and masks;
   Python runs only when a hand ends (to pay it and deal the next).
@@ -49,7 +49,6 @@ import numpy.typing as npt
 
 from uno_env import cards as C
 from uno_env import core
-from uno_env.bot_kernels import compiled_bot, generator_pointers
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
@@ -61,7 +60,7 @@ from uno_env.envs.table_inputs import (
     explicit_hands,
     opponent_lineup,
 )
-from uno_env.learner_kernel import WAITING, TableBuffers, advance
+from uno_env.learner_kernel import WAITING, TableBuffers, advance, compiled_bot, generator_pointers
 from uno_env.observation import OBS_DIM, encode
 from uno_env.play import choose_actions
 from uno_env.policy import MaskArray, ObsArray, Policy, PolicyFactory, Resettable

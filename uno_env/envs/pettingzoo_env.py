@@ -106,6 +106,7 @@ from uno_env.envs import (
     episode_words,
     resolve_reward,
 )
+from uno_env.envs.common import action_id, masked_observation_space
 from uno_env.envs.registration import (
     DEFAULT_ILLEGAL_ACTION,
     IllegalActionMode,
@@ -118,7 +119,6 @@ from uno_env.envs.render import (
     render_in_mode,
     render_table,
 )
-from uno_env.envs.spaces import action_id, masked_observation_space
 from uno_env.envs.table_inputs import ResetNeededError, check_max_iter, check_options
 from uno_env.files import shown
 from uno_env.observation import OBS_LAYOUT, encode

@@ -28,8 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from uno_env.envs.rewards import RewardFn
-from uno_env.envs.spaces import action_space
+from uno_env.envs.common import RewardFn, action_space
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules
 

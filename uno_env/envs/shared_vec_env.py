@@ -53,9 +53,8 @@ import numpy.typing as npt
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from uno_env.core import IllegalActionError
+from uno_env.envs.common import RewardFn, action_ids, action_space, checked_seed, observation_space
 from uno_env.envs.opponents import OpponentsSpec
-from uno_env.envs.rewards import RewardFn
-from uno_env.envs.seeding import checked_seed
 from uno_env.envs.shard_workers import (
     CALL,
     FAILED,
@@ -65,7 +64,6 @@ from uno_env.envs.shard_workers import (
     Workers,
     WorkerSpec,
 )
-from uno_env.envs.spaces import action_ids, action_space, observation_space
 from uno_env.envs.table_inputs import ResetNeededError, check_num_games
 from uno_env.envs.vec_env import MaskedVecEnv
 from uno_env.files import shown

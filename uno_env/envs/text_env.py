@@ -65,9 +65,9 @@ from uno_env import cards as C
 from uno_env import core
 from uno_env.core import UnoState
 from uno_env.envs import RewardFn
+from uno_env.envs.common import checked_seed
 from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentPool, OpponentsSpec, as_policy
-from uno_env.envs.seeding import checked_seed
 from uno_env.envs.table_inputs import ResetNeededError, check_options, explicit_hands
 from uno_env.files import shown
 from uno_env.narrate import Table, describe_deal, describe_step

@@ -29,11 +29,10 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from uno_env.envs import RewardFn, action_space, observation_space
+from uno_env.envs.common import action_ids, checked_seed
 from uno_env.envs.learner_tables import LearnerTables
 from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.render import render_table
-from uno_env.envs.seeding import checked_seed
-from uno_env.envs.spaces import action_ids
 from uno_env.files import shown
 from uno_env.rules import Rules, load_rules
 
