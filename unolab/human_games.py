@@ -41,6 +41,7 @@ from unolab.train.imitate.files import save_demonstrations
 
 __all__ = [
     "HUMAN_TEACHER",
+    "LAB_GAMES",
     "MAX_KEPT_GAMES",
     "KeptGame",
     "export_demonstrations",
@@ -53,7 +54,10 @@ HUMAN_TEACHER = "human"
 """The teacher name of people's decisions in an exported demonstrations file."""
 
 MAX_KEPT_GAMES = 100_000
-"""The most records read from one folder (the newest first are not chosen: by name)."""
+"""The most records :func:`export_demonstrations` reads from one folder (by file name)."""
+
+LAB_GAMES = 5_000
+"""The most records :func:`human_results` reads (by file name): the Lab answers in seconds."""
 
 
 @dataclass(frozen=True)
@@ -82,12 +86,13 @@ class KeptGame:
     match_over: bool
 
 
-def kept_games(folder: Path) -> list[KeptGame]:
-    """The games kept as data among the records (``*.json``) of ``folder``, by file name.
+def kept_games(folder: Path, limit: int = MAX_KEPT_GAMES, skip_bad: bool = False) -> list[KeptGame]:
+    """The games kept as data among the first ``limit`` records (``*.json``, by file name)
+    of ``folder``; with ``skip_bad``, a record that does not load is left out.
 
     Raises:
-        ValueError: for a folder that does not exist, or a record that does not load or
-            replay (a :class:`~unolab.records.RecordError` naming the file).
+        ValueError: for a folder that does not exist, or a record that does not load (a
+            :class:`~unolab.records.RecordError` naming the file).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -96,8 +101,13 @@ def kept_games(folder: Path) -> list[KeptGame]:
             "(its --games-dir, runs/web_games by default)"
         )
     found = []
-    for path in sorted(folder.glob("*.json"))[:MAX_KEPT_GAMES]:
-        rules, seed, _, hands, data = load_record_data(path)
+    for path in sorted(folder.glob("*.json"))[:limit]:
+        try:
+            rules, seed, _, hands, data = load_record_data(path)
+        except (ValueError, OSError):
+            if not skip_bad:
+                raise
+            continue
         if data.get("keep_as_data") is not True:
             continue
         n = rules.num_players
@@ -216,10 +226,9 @@ def human_results(folder: Path) -> list[dict[str, Any]]:
     interval ``low``/``high``, most games first. A game with several agents counts for
     each of them; a missing folder or an unreadable record counts nothing.
     """
-    try:
-        games = kept_games(folder)
-    except ValueError:
+    if not Path(folder).is_dir():
         return []
+    games = kept_games(folder, LAB_GAMES, skip_bad=True)
     tally: dict[str, list[int]] = {}
     for game in games:
         if not game.match_over:

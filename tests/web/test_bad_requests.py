@@ -430,6 +430,7 @@ ROUTES = [
     "/api/runs/replay?run=kinds/plain&game=0",
     "/api/lab/runs",
     "/api/lab/agents",
+    "/api/lab/humans",
     "/api/lab/tournaments/kinds/tour",
     "/api/lab/tournaments/kinds/tour/plots/ratings.png",
     "/api/lab/training/kinds/plain",

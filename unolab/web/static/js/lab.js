@@ -17,8 +17,21 @@ function when(stamp) {
 async function loadLab() {
   const runs = await api("GET", "/api/lab/runs");
   const agents = await api("GET", "/api/lab/agents");
+  const humans = await api("GET", "/api/lab/humans");
   if (runs) drawRuns(runs);
   if (agents) drawAgents(agents);
+  if (humans) drawHumans(humans);
+}
+// People against each agent: the finished matches kept as data (serve --collect-human-games).
+function drawHumans(rows) {
+  const box = $("#lab-humans");
+  if (!rows.length) {
+    box.replaceChildren(el("p", { class: "about" }, "No finished games kept as data yet (uno-lab serve --collect-human-games asks each player)."));
+    return;
+  }
+  const head = el("thead", {}, el("tr", {}, ...["agent", "games", "people's win rate", "95% interval"].map((h) => el("th", {}, h))));
+  box.replaceChildren(el("table", { class: "strength" }, head, el("tbody", {}, ...rows.map((r) => el("tr", { "data-agent": r.agent },
+    el("td", {}, r.agent), el("td", {}, num(r.games)), el("td", {}, pct(r.win_rate)), el("td", {}, `[${pct(r.low)}, ${pct(r.high)}]`))))));
 }
 function drawRuns(runs) {
   const tournaments = runs.tournaments || [], training = runs.training || [];

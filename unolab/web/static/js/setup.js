@@ -270,6 +270,7 @@ function renderOpponents() {
 function withFriends() { return $$("#opponent-list select").some((s) => s.value === PERSON); }
 function renderFriends() {
   $("#friends-setup").classList.toggle("hidden", !withFriends());
+  renderConsent();
   renderDeal();
 }
 // Say which trained agents are left out, and why, rather than drop them silently.
@@ -317,6 +318,11 @@ export async function setup() {
   renderSwitches();
   renderOpponents();
 }
+// Where the server keeps games as data (serve --collect-human-games), the form says so and
+// asks before each game: the box starts unticked, so a game is kept only when ticked.
+function renderConsent() {
+  $("#data-consent").classList.toggle("hidden", !(options && options.collect_human_games) || withFriends());
+}
 on("#setup-form", "submit", async (event) => {
   event.preventDefault();
   if (!canDeal()) {  // sent the moment it can be (watchWarmup)
@@ -347,6 +353,7 @@ async function deal() {
     return;
   }
   setSeatToken(null);
+  if (options.collect_human_games) body.keep_as_data = $("#keep-as-data").checked;
   const view = await api("POST", "/api/games", body);
   if (!view) return;
   $("#setup-note").classList.add("hidden");
