@@ -78,13 +78,18 @@ from uno_env.config_values import ConfigError
 from unolab.agents.progress import Bar, PipeConsole, progress_bar
 from unolab.tournament.analysis import GameTable, deal_set_scores
 from unolab.tournament.backends import ray_cluster, run_chunks_on_ray, shipped_entrants, worker_pool
-from unolab.tournament.chunks import ChunkResult, play_chunk, schedule_for
+from unolab.tournament.chunks import (
+    ChunkResult,
+    check_records,
+    partial_chunks,
+    play_chunk,
+    schedule_for,
+)
 from unolab.tournament.config import TournamentConfig
 from unolab.tournament.design import Schedule
 from unolab.tournament.participants import PolicyFactory, entrants_for
 from unolab.tournament.report import write_reports
 from unolab.tournament.results import ResultStore, Unit
-from unolab.tournament.resume import check_records, partial_chunks
 from unolab.tournament.run_folder import TournamentFolder
 from unolab.tournament.stats import SprtResult, sequential_sprt
 from unolab.tournament.summary import build_summary

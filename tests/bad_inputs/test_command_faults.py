@@ -50,8 +50,8 @@ from unolab.benchmarks import inference as bench_inference
 from unolab.benchmarks import search as bench_search
 from unolab.cli_tools import check_out_path
 from unolab.play import MAX_INPUT_LINE, InputLineError, read_input_line
+from unolab.tournament.chunks import ranks_problem
 from unolab.tournament.results import GameRecord
-from unolab.tournament.resume import ranks_problem
 
 L = "y" * 300
 """A name longer than any file system holds (255 bytes)."""

@@ -4,7 +4,7 @@
   so the row bookkeeping survives the batch shrinking as games end.
 * Finishing orders: winner 0 and tied losers; the full order under ``play_to_last``. Every
   order the engine gives passes the check a resumed log's lines go through
-  (:func:`unolab.tournament.resume.ranks_problem`), under each rule that shapes it, and
+  (:func:`unolab.tournament.chunks.ranks_problem`), under each rule that shapes it, and
   the orders no hand can end in are refused.
 * Forfeits: a policy that raises on some rows forfeits exactly those games (the other games
   are the same as with a healthy policy); illegal actions and wrong shapes forfeit; the
@@ -28,10 +28,10 @@ from uno_env.play import PolicyError, play_tables
 from uno_env.policy import Policy
 from uno_env.rules import Rules
 from unolab.agents import make_agent
+from unolab.tournament.chunks import ranks_problem
 from unolab.tournament.config import load_config
 from unolab.tournament.design import deal_keys
 from unolab.tournament.results import END_KINDS, GameRecord
-from unolab.tournament.resume import ranks_problem
 from unolab.tournament.runner import run_tournament
 
 
