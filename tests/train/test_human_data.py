@@ -117,3 +117,17 @@ def test_bad_inputs_are_one_line(
     assert code == 2
     assert err.count("\n") == 1 and "Traceback" not in err
     assert named.format(games=games, out_parent=out.parent) in err
+
+
+def test_the_data_command_is_listed_and_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--help"])
+    assert stop.value.code == 0 and "    data" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["data", "export", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: uno-lab data export" in out and "--games-dir" in out and "--out" in out
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["data", "export"])  # the options are required
+    assert stop.value.code == 2 and "--games-dir" in capsys.readouterr().err
