@@ -223,8 +223,8 @@ def export_demonstrations(
 def human_results(folder: Path) -> list[dict[str, Any]]:
     """People against each agent, from the finished matches kept as data in ``folder``:
     per agent (by name), ``games``, ``human_wins``, ``win_rate`` and its Wilson 95%
-    interval ``low``/``high``, most games first. A game with several agents counts for
-    each of them; a missing folder or an unreadable record counts nothing.
+    interval ``low``/``high``, most games first. A game with several agents counts once
+    for each of them; a missing folder or an unreadable record counts nothing.
     """
     if not Path(folder).is_dir():
         return []
@@ -239,12 +239,11 @@ def human_results(folder: Path) -> list[dict[str, Any]]:
             continue
         people = [seat for seat, agent in enumerate(game.agents) if agent is None]
         won = any(scores[seat] == max(scores) for seat in people)
-        for seat, agent in enumerate(game.agents):
-            if agent is not None:
-                name = game.agent_names[seat] or agent
-                counts = tally.setdefault(name, [0, 0])
-                counts[0] += 1
-                counts[1] += int(won)
+        against = {game.agent_names[s] or a for s, a in enumerate(game.agents) if a is not None}
+        for name in sorted(against):  # an agent in two seats counts once
+            counts = tally.setdefault(name, [0, 0])
+            counts[0] += 1
+            counts[1] += int(won)
     results = []
     for name, (n, wins) in tally.items():
         low, high = wilson_interval(wins, n)

@@ -123,15 +123,16 @@ def test_the_lab_shows_people_against_each_agent(tmp_path: Path) -> None:
     three = load_rules("official", num_players=3, target_score=60)
     made = [kept_record(rules, seed, ["mixbot"]) for seed in range(6)]
     made += [kept_record(three, seed, ["mixbot", "randombot"]) for seed in range(6, 9)]
+    made.append(kept_record(three, 9, ["mixbot", "mixbot"]))  # counts once for mixbot
     unfinished = kept_record(rules, 20, ["mixbot"], match=False)[0]
     unfinished["match_over"] = False
     declined = kept_record(rules, 21, ["mixbot"], keep=False)[0]
     write_kept_games(tmp_path / "games", [r for r, _ in made] + [unfinished, declined])
     mix_wins = sum(won for _, won in made)
-    random_wins = sum(won for _, won in made[6:])
-    assert 0 < mix_wins < 9  # the set holds wins and losses
+    random_wins = sum(won for _, won in made[6:9])
+    assert 0 < mix_wins < 10  # the set holds wins and losses
     expected = {
-        "mixbot": (9, mix_wins, *wilson_interval(mix_wins, 9)),
+        "mixbot": (10, mix_wins, *wilson_interval(mix_wins, 10)),
         "randombot": (3, random_wins, *wilson_interval(random_wins, 3)),
     }
     with TestClient(create_app(make_config(tmp_path))) as client:
