@@ -7,7 +7,9 @@ learner's decision (or over), pays the rewards of the hands that ended, and (wit
 ``autoreset``) deals the next hands. All rules come from :mod:`uno_env.core`; observations
 come from :func:`uno_env.observation.encode`, always from the learner's seat.
 
-The opponents come in the forms of :mod:`uno_env.envs.opponents`.
+The opponents come in the forms of :mod:`uno_env.envs.opponents`, which also plays their
+turns for the tables (:func:`~uno_env.envs.opponents.opponents_act` on the general path,
+:class:`~uno_env.envs.opponents.CompiledOpponents` on the compiled one).
 
 Two ways to play the opponents' turns, with the same results (same seed: same games,
 observations and rewards):
@@ -47,12 +49,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from uno_env import cards as C
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
-from uno_env.core.state import ARRAY_FIELDS
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
-from uno_env.envs.opponents import OpponentsSpec, as_policy
+from uno_env.envs.opponents import CompiledOpponents, OpponentsSpec, as_policy, opponents_act
 from uno_env.envs.table_inputs import (
     ResetNeededError,
     check_learner_seat,
@@ -60,9 +60,8 @@ from uno_env.envs.table_inputs import (
     explicit_hands,
     opponent_lineup,
 )
-from uno_env.learner_kernel import WAITING, TableBuffers, advance, compiled_bot, generator_pointers
-from uno_env.observation import OBS_DIM, encode
-from uno_env.play import choose_actions
+from uno_env.learner_kernel import WAITING
+from uno_env.observation import encode
 from uno_env.policy import MaskArray, ObsArray, Policy, PolicyFactory, Resettable
 from uno_env.rules import Rules
 
@@ -74,18 +73,6 @@ MAX_SILENT_REDEALS = 1000
 _BOT_SEED_SALT = 0xB07
 _NO_GAMES = np.zeros(0, dtype=np.int64)
 _NO_OBSERVATIONS = np.zeros((0, 0), dtype=np.float32)
-
-
-def _merge(state: UnoState, games: npt.NDArray[np.int64], sub: UnoState) -> UnoState:
-    """Write the sub-batch ``sub`` into rows ``games`` of ``state``, which the caller owns.
-
-    Returns a new state object over the same arrays, so that no mask cached on ``state``
-    survives the change.
-    """
-    for name in ARRAY_FIELDS:
-        getattr(state, name)[games] = getattr(sub, name)
-    state.clear_mask_cache()  # for anyone still holding the old object
-    return state.view()
 
 
 class TablesStoppedError(ResetNeededError):
@@ -171,12 +158,7 @@ class LearnerTables:
         self._slots = np.arange(self.num_games, dtype=np.int64)
         self._stopped: str | None = None
         self._masks: MaskArray | None = None
-        self._buffers = TableBuffers(self.num_games)
-        # The compiled path's plan (bot codes and generators), checked at every call.
-        self._bots: npt.NDArray[np.int64] | None = None
-        self._generators = np.zeros((0, 2), dtype=np.int64)
-        self._plan_of: list[tuple[object, object]] = []
-        self._outputs: tuple[ObsArray, MaskArray] | None = None
+        self._compiled = CompiledOpponents(self.num_games, pooled=self._pool is not None)
         if seed is not None:
             self.seed(seed)
 
@@ -205,7 +187,7 @@ class LearnerTables:
     @property
     def compiled(self) -> bool:
         """Whether the opponents are played by the compiled loop (see the module docstring)."""
-        return self._compiled_plan() is not None
+        return self._compiled.plays(self.policies)
 
     @property
     def seeded(self) -> bool:
@@ -227,41 +209,6 @@ class LearnerTables:
         if self._state is None:
             raise ResetNeededError("the games have not been dealt yet: call reset() first")
         return self._state
-
-    def __getstate__(self) -> dict[str, object]:
-        """The tables for pickling and copying, less the compiled plan: it holds addresses
-        of this process's generators, so a copy works out its own at its first call."""
-        fields = self.__dict__.copy()
-        fields["_plan_of"] = []
-        fields["_bots"] = None
-        fields["_generators"] = np.zeros((0, 2), dtype=np.int64)
-        return fields
-
-    def _compiled_plan(self) -> npt.NDArray[np.int64] | None:
-        """The compiled form of each policy, or None when one has none (or a pool draws).
-
-        The generators' addresses are refreshed whenever a policy or its generator changed.
-        """
-        plan, policies = self._plan_of, self.policies
-        if len(plan) == len(policies):  # checked on every step: a plain loop is cheapest
-            for policy, (known, rng) in zip(policies, plan, strict=True):
-                if policy is not known or getattr(policy, "rng", None) is not rng:
-                    break
-            else:
-                return self._bots
-        current: list[tuple[object, object]] = [
-            (policy, getattr(policy, "rng", None)) for policy in policies
-        ]
-        codes = [compiled_bot(policy) for policy in policies]
-        self._bots = None
-        if self._pool is None and all(code is not None for code in codes):
-            self._bots = np.array(codes, dtype=np.int64)
-            self._generators = np.array(
-                [generator_pointers(rng) for _, rng in current],  # type: ignore[arg-type]
-                dtype=np.int64,
-            ).reshape(-1, 2)
-        self._plan_of = current
-        return self._bots
 
     def _advance_or_stop(
         self,
@@ -326,7 +273,7 @@ class LearnerTables:
         self._assign_hands(games, key_arr, seat_arr)
         self._state = core.init(self.rules, keys=self._keys)
         self._advance_or_stop(
-            np.ones(self.num_games, dtype=bool), None, self._compiled_plan() is not None
+            np.ones(self.num_games, dtype=bool), None, self._compiled.plays(self.policies)
         )
         return self.observations()
 
@@ -396,7 +343,7 @@ class LearnerTables:
         if not self.autoreset and not state.live.all():
             raise ResetNeededError("the hand is over: call reset() before stepping again")
         n = self.num_games
-        compiled = self._compiled_plan() is not None
+        compiled = self._compiled.plays(self.policies)
         fast = (
             compiled
             and type(actions) is np.ndarray
@@ -448,33 +395,13 @@ class LearnerTables:
         raise AssertionError("the compiled loop refused learner actions that the core allows")
 
     def _play_compiled(self, actions: npt.NDArray[np.int64] | None) -> int:
-        """One call of the compiled loop (:func:`~uno_env.learner_kernel.advance`).
-
-        When every game waits for its learner, the observations and masks it encoded are
-        the tables' current ones.
-        """
-        assert self._bots is not None
-        if self._outputs is None:
-            self._outputs = (
-                np.empty((self.num_games, OBS_DIM), dtype=np.float32),
-                np.empty((self.num_games, C.NUM_ACTIONS), dtype=np.bool_),
-            )
-        obs, masks = self._outputs
-        status = advance(
-            self.rules,
-            self._own_state(),
-            self._learner,
-            self._assign,
-            self._bots,
-            self._generators,
-            self._buffers,
-            actions,
-            obs,
-            masks,
+        """One call of the compiled loop; when every game waits for its learner, the
+        observations and masks it encoded are the tables' current ones."""
+        status, outputs = self._compiled.advance(
+            self.rules, self._own_state(), self._learner, self._assign, actions
         )
-        if status == WAITING:
-            masks.flags.writeable = False
-            self._obs, self._masks, self._outputs = obs, masks, None
+        if outputs is not None:
+            self._obs, self._masks = outputs
         return status
 
     def _advance(
@@ -492,11 +419,13 @@ class LearnerTables:
 
         ``fresh`` marks the games dealt during this call: the learner has not acted in them,
         so a hand of theirs that ends is replaced silently instead of being reported.
-        ``compiled`` chooses the compiled loop (:meth:`_compiled_plan`); ``status`` is what
+        ``compiled`` chooses the compiled loop (:class:`CompiledOpponents`); ``status`` is what
         it returned when the caller already ran it with the learner's actions (None: the
         rounds start here).
         """
-        reported = self._buffers.reported if compiled else np.zeros(self.num_games, dtype=bool)
+        reported = (
+            self._compiled.buffers.reported if compiled else np.zeros(self.num_games, dtype=bool)
+        )
         if status is None:
             self._obs = self._masks = None
             reported[:] = False
@@ -521,7 +450,7 @@ class LearnerTables:
                 finished.append(report)
                 if self.autoreset:
                     terminal.append(
-                        self._buffers.terminal[report]
+                        self._compiled.buffers.terminal[report]
                         if compiled
                         else self._encode_rows(state, report)
                     )
@@ -547,14 +476,15 @@ class LearnerTables:
     def _play_rounds(self, reported: npt.NDArray[np.bool_]) -> bool:
         """The general path: opponents' rounds until every game waits for its learner or
         is over; return whether a hand ended that is not ``reported`` yet."""
-        n_players = self.rules.num_players
         while True:
             state = self._own_state()
             over = state.phase == core.OVER
             need = ~over & (state.current != self._learner)
             if not need.any():
                 return bool((over & ~reported).any())
-            self._state = self._opponents_act(state, np.flatnonzero(need), n_players)
+            self._state = opponents_act(
+                self.rules, state, np.flatnonzero(need), self.policies, self._learner, self._assign
+            )
 
     def _harvest(self, state: UnoState, games: npt.NDArray[np.int64], out: LearnerStep) -> None:
         table = self.reward_fn(self.rules, state)
@@ -566,23 +496,3 @@ class LearnerTables:
         if games.size == self.num_games:
             return encode(self.rules, state, self._learner)
         return encode(self.rules, state.select(games), self._learner[games])
-
-    def _opponents_act(
-        self, state: UnoState, games: npt.NDArray[np.int64], n_players: int
-    ) -> UnoState:
-        """One decision in each of ``games`` (all live, an opponent to act); return the state.
-
-        ``state`` is owned by the tables: its arrays are updated in place for a sub-batch.
-        """
-        whole = games.size == self.num_games
-        sub = state if whole else state.select(games)
-        if len(self.policies) == 1:
-            acting = np.zeros(games.size, dtype=np.int64)
-        else:
-            relative = (sub.current.astype(np.int64) - self._learner[games]) % n_players
-            acting = self._assign[games, relative]
-        actions, _ = choose_actions(self.rules, sub, self.policies, acting, game_ids=games)
-        new_sub = core.step(self.rules, sub, actions, in_place=True)  # sub is ours
-        if whole:
-            return new_sub
-        return _merge(state, games, new_sub)
