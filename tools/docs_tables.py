@@ -43,6 +43,7 @@ GUIDES_WITH_TABLES = (
     "search.md",
     "tournaments.md",
     "training.md",
+    "web.md",
 )
 """The guides (under docs/) whose marked tables are generated."""
 
