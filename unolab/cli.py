@@ -281,6 +281,7 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "fastapi": "web",
     "starlette": "web",
     "uvicorn": "web",
+    "httpx": "web",
     "ray": "ray",
     "rlcard": "bench",
     "jupyter": "notebooks",
