@@ -311,7 +311,7 @@ def crash_round(
                 load.url = server.url
                 load.up.set()
                 say(f"  kill -9 {number + 1}/{kills}: restarted in {restarts[-1]:.1f} s")
-        except RuntimeError as err:  # a restart failed: the clients stop
+        except (RuntimeError, OSError, subprocess.SubprocessError) as err:  # the clients stop
             load.errors.append(str(err))
             load.up.set()
         finally:
