@@ -53,7 +53,7 @@ import numpy.typing as npt
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from uno_env.core import IllegalActionError
-from uno_env.envs.common import RewardFn, action_ids, action_space, checked_seed, observation_space
+from uno_env.envs.common import RewardFn, action_space, checked_seed, observation_space
 from uno_env.envs.opponents import OpponentsSpec
 from uno_env.envs.shard_workers import (
     CALL,
@@ -222,7 +222,7 @@ class ShardedUnoVecEnv(MaskedVecEnv):
         self._finalizer = weakref.finalize(self, self._workers.shutdown)
         self._views = layout.views(self._workers.shm.buf)
         self._workers.views = self._views
-        self._actions: npt.NDArray[np.int64] | None = None
+        self._actions = None
         self._buffer = 0
         self._stopped: str | None = "not dealt yet"
         self._owed: set[int] = set()  # workers whose answer an interrupted wait left unread
@@ -384,16 +384,6 @@ class ShardedUnoVecEnv(MaskedVecEnv):
         self._stopped = None
         self._reset_seeds()
         return self._observations()
-
-    def step_async(self, actions: np.ndarray) -> None:
-        """Store the learners' actions, shape (num_envs,).
-
-        Raises:
-            ValueError: for actions of another size (nothing is stored).
-            uno_env.IllegalActionError: for a number that is no action id, naming the env.
-            TypeError: for actions that are not numbers.
-        """
-        self._actions = action_ids(actions, self.num_envs, unit="env")
 
     def step_wait(self) -> VecEnvStepReturn:
         """Play the stored actions in every worker; autoreset finished games.

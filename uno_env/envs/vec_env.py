@@ -55,11 +55,24 @@ class MaskedVecEnv(VecEnv):
     requested game, except ``env_method("action_masks")``, which gives each requested game's
     row of the masks (as sb3-contrib's ``MaskablePPO`` asks) through :meth:`mask_rows`.
     ``seed(s)`` checks the seed and keeps it in ``_pending_seed`` for the subclass's next
-    ``reset()``. A subclass implements :meth:`mask_rows`, ``action_masks``, ``set_attr``
-    and the core API (``reset``, ``step_async``, ``step_wait``, ``close``, ``render``).
+    ``reset()``; ``step_async`` checks the learners' actions and keeps them in ``_actions``.
+    A subclass implements :meth:`mask_rows`, ``set_attr`` and the rest of the core API
+    (``reset``, ``step_wait``, ``close``, ``render``).
     """
 
     _pending_seed: int | None = None
+    _actions: npt.NDArray[np.int64] | None = None
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the learners' actions, shape (num_envs,).
+
+        Raises:
+            ValueError: for actions of another size (nothing is stored).
+            uno_env.IllegalActionError: for a number that is no action id (out of range,
+                fractional), naming the env and the value as given.
+            TypeError: for actions that are not numbers.
+        """
+        self._actions = action_ids(actions, self.num_envs, unit="env")
 
     @abstractmethod
     def mask_rows(self, indices: list[int]) -> npt.NDArray[np.bool_]:
@@ -241,7 +254,7 @@ class UnoVecEnv(MaskedVecEnv):
             autoreset=True,
             seed=seed,
         )
-        self._actions: npt.NDArray[np.int64] | None = None
+        self._actions = None
         super().__init__(self.tables.num_games, observation_space(self.rules), action_space())
 
     # ------------------------------------------------------------------ core API
@@ -254,17 +267,6 @@ class UnoVecEnv(MaskedVecEnv):
         obs = self.tables.reset()
         self._reset_seeds()
         return obs
-
-    def step_async(self, actions: np.ndarray) -> None:
-        """Store the learners' actions, shape (num_envs,).
-
-        Raises:
-            ValueError: for actions of another size (nothing is stored).
-            uno_env.IllegalActionError: for a number that is no action id (out of range,
-                fractional), naming the env and the value as given.
-            TypeError: for actions that are not numbers.
-        """
-        self._actions = action_ids(actions, self.num_envs, unit="env")
 
     def step_wait(self) -> VecEnvStepReturn:
         """Play the stored actions and the opponents' replies; autoreset finished games.
