@@ -11,8 +11,8 @@ timing every answer. A server commits every accepted move to its SQLite file (WA
 
 The server has no switch that turns its file off. The cost of persistence is measured twice
 instead: the same load on the same server with its games folder on a memory file system
-(``/dev/shm``, where a sync costs nothing; SQLite still writes), and the commit of one move
-by the server's own store (:class:`unolab.web.game.live.LiveStore`) timed alone on the disk.
+(``/dev/shm``, where a sync costs nothing; SQLite still writes), and a synced SQLite commit
+of one move (the settings of the server's file) timed alone on the disk.
 The two load rounds are repeated ``--repeats`` times, interleaved (the load of a shared
 machine drifts), each on a fresh server; their answers are pooled.
 
@@ -32,6 +32,7 @@ import os
 import random
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -354,23 +355,23 @@ def crash_round(
 
 
 def commit_cost(folder: Path, commits: int = 200) -> dict[str, Any]:
-    """The commit of one move by the server's store, timed alone, in ``folder``."""
-    from unolab.web.game.live import LIVE_FILE, LiveStore, StoredGame
-
-    store = LiveStore(folder / LIVE_FILE)
+    """A synced SQLite commit of one move, timed alone in ``folder``: a file with the
+    settings of the server's live games (WAL, ``synchronous=FULL``), one small row per
+    transaction, as the server commits an accepted move."""
+    db = sqlite3.connect(folder / "commit_cost.sqlite3", isolation_level=None)
     try:
-        game = StoredGame(
-            id="bench", client="127.0.0.1", rules={}, seed=1, agents=[None, "mixbot"],
-            labels=[None, None], setup={}, hands=[[]], touched=time.time(), status="live",
-        )  # fmt: skip
-        store.insert(game)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("CREATE TABLE moves (game TEXT, seq INTEGER, seat INTEGER, action TEXT)")
         times = []
         for seq in range(1, commits + 1):
             began = time.perf_counter()
-            store.commit("bench", [(seq, 0, "draw")], 1, False, time.time())
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO moves VALUES (?, ?, ?, ?)", ("bench", seq, 0, "draw"))
+            db.execute("COMMIT")
             times.append(time.perf_counter() - began)
     finally:
-        store.close()
+        db.close()
     return {"commits": commits, "median_ms": _ms(times, 0.5), "p99_ms": _ms(times, 0.99)}
 
 
