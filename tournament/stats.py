@@ -21,7 +21,7 @@ sets (in at most :data:`MAX_BLOCKS` blocks of consecutive deal sets, for speed).
 is reproducible). The model is ``BradleyTerryFull``: every pair of seats is compared, and a
 tie counts as half a win for each side, which is exactly the convention of the pairwise
 matrix and of the batch fit above. openskill's ``PlackettLuce`` is not used: it mis-rates
-tied ranks (openskill.py issue #155), and ties are the norm here (the losers of a hand tie).
+tied ranks (a bug reported upstream to openskill.py), and ties are the norm here (the losers of a hand tie).
 ``ThurstoneMostellerFull`` handles ties too but with its own draw-margin model (``epsilon``),
 which would not match the half-point convention.
 
