@@ -31,6 +31,7 @@ require("uvicorn", "the browser test serves the table (pip install -e .[web])")
 
 import uvicorn  # noqa: E402
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -134,8 +135,14 @@ def _console_is_clean(driver: Any) -> None:
 
 
 def _idle(driver: Any) -> None:
+    """Wait until the page asks nothing of the server and no card is in flight: a card that
+    flies into the hand moves under the pointer, and a click aimed at where it was found a
+    moment before lands beside it (a person clicks a card that has landed)."""
     WebDriverWait(driver, 60).until(
-        lambda d: d.execute_script("return document.body.dataset.busy") == "0"
+        lambda d: d.execute_script(
+            "return document.body.dataset.busy === '0' && document.getAnimations().every("
+            "(a) => a.playState !== 'running' || a.effect.getComputedTiming().endTime === Infinity)"
+        )
     )
 
 
@@ -271,11 +278,33 @@ def _play_until(
         seen["turns"] += 1
         if not colour_choice and playable and _visible(driver, "#colour-picker"):
             continue  # a wild: the colour is chosen next
-        WebDriverWait(driver, 60).until(lambda d, seq=seq: _seq(d) != seq or _visible(d, "#result"))
+        try:
+            WebDriverWait(driver, 60).until(
+                lambda d, seq=seq: _seq(d) != seq or _visible(d, "#result")
+            )
+        except TimeoutException:
+            raise AssertionError(f"the move was not answered: {_page_state(driver)}") from None
         _idle(driver)
         assert seen["turns"] < limit, "the hand does not end"
         assert not _visible(driver, "#error-box"), _text(driver, "#error")
     return seen
+
+
+def _page_state(driver: Any) -> dict[str, Any]:
+    """What the page shows and holds, for the message of a failed wait."""
+    state = driver.execute_script(
+        """
+        const text = (css) => { const n = document.querySelector(css); return n ? n.textContent : null; };
+        return {seq: document.body.dataset.seq, busy: document.body.dataset.busy,
+          error: text('#error'), situation: text('#situation'), ticker: text('#ticker'),
+          moves: [...document.querySelectorAll('#moves button')].map((b) => [b.dataset.kind, b.disabled]),
+          hand: [...document.querySelectorAll('#hand .card')].map((c) => [c.dataset.card, c.className, c.disabled]),
+          pile: document.getElementById('pile').disabled,
+          picker: !document.getElementById('colour-picker').classList.contains('hidden')};
+        """
+    )
+    state["console"] = [e["message"] for e in driver.get_log("browser")][-10:]
+    return dict(state)
 
 
 def _hand_over(driver: Any) -> bool:
