@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABOUT",
+    "AT_ONCE_KINDS",
     "STRENGTH_FILE",
     "AgentEntry",
     "Catalogue",
@@ -64,6 +65,11 @@ ABOUT: dict[str, str] = {
     "ismcts": "information-set tree search, 4,096 iterations per move (about 30 ms a move)",
 }
 """A one-line description of each bot the page offers, shown next to its name."""
+
+AT_ONCE_KINDS = frozenset({"bot", "shipped", "folder"})
+"""The kinds of :class:`AgentEntry` that decide in well under a millisecond (bots and
+networks): a game among them is played in the server's event loop
+(:meth:`Catalogue.answers_at_once`)."""
 
 STRENGTH_FILE = Path(__file__).resolve().parent / "strength.json"
 """The measured strength of each bot in words (official rules, 2 players), generated from
@@ -280,6 +286,14 @@ class Catalogue:
             if entry.label == label:
                 return entry
         return None
+
+    def answers_at_once(self, agent_ids: Iterable[str | None]) -> bool:
+        """Whether every agent of ``agent_ids`` (``None``: a person's seat) decides in well
+        under a millisecond: a bot or a network, not a search or a language model."""
+        return all(
+            a is None or (a in self.entries and self.entries[a].kind in AT_ONCE_KINDS)
+            for a in agent_ids
+        )
 
     def policy(self, agent_id: str, rules: Rules) -> Policy:
         """The shared policy of an agent under ``rules``, built on first use.

@@ -121,8 +121,10 @@ def start_warmup(say: Callable[[str], None]) -> WarmupStatus:
     return status
 
 
-def engine_ready(request: Request) -> None:
+async def engine_ready(request: Request) -> None:
     """Refuse a request that runs the engine while the parts it needs compile (503).
+
+    A coroutine, so that checking it costs the request no trip to a worker thread.
 
     Once the warm-up has ended, requests pass even if it failed: the parts that compiled
     work, and a part that did not fails on its own request with one line.
@@ -156,7 +158,7 @@ def require_searches(status: WarmupStatus, who: str) -> None:
         )
 
 
-def searches_ready(request: Request) -> None:
+async def searches_ready(request: Request) -> None:
     """Refuse a request that may run any agent, a search included, until the warm-up has
     ended (503; see :func:`require_searches`)."""
     require_searches(

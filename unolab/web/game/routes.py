@@ -9,27 +9,29 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Header, Query, Request
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    field_validator,
-)
 
 from uno_env.cards import MAX_PLAYERS
-from uno_env.rules import DEFAULT_NUM_PLAYERS, PRESETS, Rules
+from uno_env.rules import PRESETS, Rules
 from unolab.play import random_seed
 from unolab.web.catalogue import Catalogue, UnknownAgentError
 from unolab.web.game.batching import AgentBatcher
-from unolab.web.game.games import Games
+from unolab.web.game.games import Games, run_locked
 from unolab.web.game.picture import game_view, table_view
-from unolab.web.game.seats import AWAY_SECONDS, HOST_SEAT, TURN_SECONDS, SeatState, SharedTable
+from unolab.web.game.requests import (
+    PERSON,
+    AgentMove,
+    Join,
+    Move,
+    NewGame,
+    NewTable,
+    NextHand,
+    rules_for,
+    switch_list,
+)
+from unolab.web.game.seats import HOST_SEAT, SeatState, SharedTable
 from unolab.web.game.table import HUMAN_SEAT, WebGame
 from unolab.web.guard import Conflict, Invalid
 from unolab.web.settings import ServeConfig
@@ -38,15 +40,7 @@ from unolab.web.warming import NEEDS_ENGINE, require_searches
 
 __all__ = [
     "MODEL_THREADS",
-    "PERSON",
-    "AgentMove",
-    "Join",
-    "Move",
-    "NewGame",
-    "NewTable",
-    "NextHand",
     "game_router",
-    "switch_list",
 ]
 
 MODEL_THREADS = 32
@@ -54,129 +48,12 @@ MODEL_THREADS = 32
 their turn. Their threads are their own: the requests of the other games never wait for a
 model."""
 
-PERSON = "person"
-"""The word of a seat for people among a new table's ``opponents``."""
-
 SEAT_TOKEN = Header(
     None,
     alias="X-Seat-Token",
     max_length=128,
     description="the seat's secret token (from taking the seat); none: a spectator",
 )
-
-_FIXED = ("num_players", "seat_draw_streams")
-"""Rule fields that are not house-rule switches (the table size is chosen apart)."""
-
-
-class NewGame(BaseModel):
-    """The settings of a new game."""
-
-    model_config = ConfigDict(extra="forbid")
-    preset: Literal["official", "street", "seven_zero", "rlcard"] = "official"
-    num_players: StrictInt = Field(DEFAULT_NUM_PLAYERS, ge=2, le=MAX_PLAYERS)
-    opponents: list[StrictStr] = Field(
-        default_factory=lambda: ["mixbot"], max_length=MAX_PLAYERS - 1
-    )
-    switches: dict[StrictStr, StrictBool | StrictInt | StrictStr | None] = Field(
-        default_factory=dict, max_length=64
-    )
-    seed: StrictInt | Annotated[StrictStr, Field(max_length=32)] | None = Field(
-        None, description="a number in 0 .. 2**63 - 1, or its decimal digits (as the view shows)"
-    )
-    keep_as_data: StrictBool | None = Field(
-        None, description="keep the game as research data (where the server collects games)"
-    )
-
-    @field_validator("seed")
-    @classmethod
-    def _seed_in_range(cls, seed: int | str | None) -> int | None:
-        """A seed given as digits is read as the number; its range is checked either way."""
-        if seed is None:
-            return None
-        if isinstance(seed, str) and not (seed.isascii() and seed.isdigit()):
-            raise ValueError("the seed must be a whole number in 0 .. 2**63 - 1")
-        number = int(seed)
-        if not 0 <= number < 2**63:
-            raise ValueError("the seed must be a whole number in 0 .. 2**63 - 1")
-        return number
-
-
-PlayerName = Annotated[StrictStr, Field(max_length=24, description="the name the others see")]
-
-
-class NewTable(NewGame):
-    """The settings of a table for several people: a new game whose ``opponents`` may be
-    ``"person"`` (a seat for a player who joins by the link), you in seat 0 as the host."""
-
-    name: PlayerName = ""
-    stand_in: StrictStr = Field(
-        "mixbot", max_length=128, description="the agent that plays an away player's seat"
-    )
-    away_seconds: StrictInt = Field(AWAY_SECONDS[0], ge=AWAY_SECONDS[1], le=AWAY_SECONDS[2])
-    turn_seconds: StrictInt = Field(TURN_SECONDS[0], ge=TURN_SECONDS[1], le=TURN_SECONDS[2])
-
-
-class Join(BaseModel):
-    """Take a seat at a table for several people (the first open one, or ``seat``)."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: PlayerName = ""
-    seat: StrictInt | None = Field(None, ge=0, lt=MAX_PLAYERS)
-
-
-class Move(BaseModel):
-    """The human's move: an action name and the move number it was chosen at."""
-
-    model_config = ConfigDict(extra="forbid")
-    action: StrictStr = Field(..., max_length=32, examples=["G7", "W:B", "draw", "uno"])
-    seq: StrictInt = Field(..., ge=0, description="the game's `seq` when the move was chosen")
-
-
-class AgentMove(BaseModel):
-    """Ask the language model whose decision is due (the view's ``thinking``) for it."""
-
-    model_config = ConfigDict(extra="forbid")
-    seq: StrictInt = Field(..., ge=0, description="the game's `seq` when the page asked")
-
-
-class NextHand(BaseModel):
-    """Deal the next hand of the match."""
-
-    model_config = ConfigDict(extra="forbid")
-    seq: StrictInt = Field(..., ge=0)
-
-
-def _rules_for(settings: NewGame) -> Rules:
-    """The rules of a new game: the preset, the table size, the switches."""
-    fixed = sorted(set(settings.switches) & set(_FIXED))
-    if fixed:
-        raise Invalid(f"switches: {fixed[0]!r} is not a house rule (choose num_players apart)")
-    try:
-        return PRESETS[settings.preset].replace(
-            num_players=settings.num_players, **settings.switches
-        )
-    except (ValueError, TypeError) as err:
-        raise Invalid(str(err)) from None
-
-
-def switch_list() -> list[dict[str, Any]]:
-    """Every house-rule switch with its default and, for choices, the values."""
-    from uno_env.rules import allowed_values, switch_descriptions
-
-    descriptions = switch_descriptions()
-    out = []
-    for name, spec in Rules.__dataclass_fields__.items():
-        if name in _FIXED:
-            continue
-        out.append(
-            {
-                "name": name,
-                "default": getattr(Rules(), name),
-                "allowed": allowed_values(spec),
-                "about": descriptions.get(name, ""),
-            }
-        )
-    return out
 
 
 def game_router(
@@ -217,7 +94,7 @@ def game_router(
     @router.post("/api/games", status_code=201, dependencies=[NEEDS_ENGINE])
     def new_game(settings: NewGame, request: Request) -> dict[str, Any]:
         """Deal a new match: you in seat 0, the chosen agents in seats 1.. (in order)."""
-        rules = _rules_for(settings)
+        rules = rules_for(settings)
         _check_count(settings, rules)
         _check_agents(settings.opponents, rules, request, "opponents")
         seed = int(settings.seed) if settings.seed is not None else random_seed()
@@ -272,7 +149,7 @@ def game_router(
             raise Invalid(f"{key}: {err}") from None
 
     @router.get("/api/games/{game_id}")
-    def get_game(
+    async def get_game(
         game_id: str,
         log_from: int = Query(0, ge=0),
         events_after: int | None = Query(None, ge=0),
@@ -283,12 +160,15 @@ def game_router(
         move ``events_after`` (none unless it is given).
         """
         game = games.solo(game_id)
-        with game.lock:
+
+        def answer() -> dict[str, Any]:
             games.save(game)
             return game_view(game, HUMAN_SEAT, min(log_from, len(game.log)), events_after)
 
+        return await run_locked(game, answer, _at_once(game))
+
     @router.post("/api/games/{game_id}/moves", dependencies=[NEEDS_ENGINE])
-    def move(game_id: str, body: Move) -> dict[str, Any]:
+    async def move(game_id: str, body: Move) -> dict[str, Any]:
         """Your move; the agents then play until it is your turn or the hand is over.
         The actions are committed to the file of live games before the answer.
 
@@ -296,13 +176,16 @@ def game_router(
         (yours and the agents', one by one).
         """
         game = games.solo(game_id)
-        with game.lock:
+
+        def answer() -> dict[str, Any]:
             start, seq = len(game.log), game.seq
             game.agent_error = None
             game.human_move(body.action, body.seq)
             game.play_agents(catalogue, batcher)
             games.commit(game)
             return game_view(game, HUMAN_SEAT, start, seq)
+
+        return await run_locked(game, answer, _at_once(game))
 
     @router.post("/api/games/{game_id}/agent-move", dependencies=[NEEDS_ENGINE])
     async def agent_move(game_id: str, body: AgentMove) -> dict[str, Any]:
@@ -332,16 +215,19 @@ def game_router(
             return game_view(game, HUMAN_SEAT, start, seq)
 
     @router.post("/api/games/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
-    def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
+    async def next_hand(game_id: str, body: NextHand) -> dict[str, Any]:
         """Deal the next hand of the match (after a hand ended short of the target score)."""
         game = games.solo(game_id)
-        with game.lock:
+
+        def answer() -> dict[str, Any]:
             start, seq = len(game.log), game.seq
             game.agent_error = None
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
             games.commit(game)
             return game_view(game, HUMAN_SEAT, start, seq)
+
+        return await run_locked(game, answer, _at_once(game))
 
     # ---- tables for several people ---------------------------------------------------
 
@@ -351,7 +237,7 @@ def game_router(
         seats an agent or ``"person"``. Nobody moves until the host starts the game. The
         answer carries the host's seat token: send it as ``X-Seat-Token`` with every
         request of the seat."""
-        rules = _rules_for(settings)
+        rules = rules_for(settings)
         _check_count(settings, rules)
         people = [HOST_SEAT] + [
             seat for seat, agent in enumerate(settings.opponents, 1) if agent == PERSON
@@ -389,7 +275,7 @@ def game_router(
             return {"token": token, **table_view(game, HOST_SEAT, 0, 0, catalogue)}
 
     @router.get("/api/tables/{game_id}", dependencies=[NEEDS_ENGINE])
-    def get_table(
+    async def get_table(
         game_id: str,
         version: str | None = Query(None, max_length=64),
         log_from: int = Query(0, ge=0),
@@ -404,7 +290,8 @@ def game_router(
         move, and the seats of away players are played by the host's stand-in.
         """
         game, shared = games.table(game_id)
-        with game.lock:
+
+        def answer() -> dict[str, Any]:
             seat = shared.seat_for(token, required=False)
             _tick(game, shared)
             now = shared.version(game.seq, len(game.hands))
@@ -412,6 +299,8 @@ def game_router(
                 return {"version": now, "changed": False, "turn_left": shared.turn_left()}
             log = game.log_of(seat)
             return table_view(game, seat, min(log_from, len(log)), events_after, catalogue)
+
+        return await run_locked(game, answer, _at_once(game))
 
     @router.post("/api/tables/{game_id}/join", dependencies=[NEEDS_ENGINE])
     def join_table(game_id: str, body: Join, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
@@ -447,11 +336,14 @@ def game_router(
             return table_view(game, seat, start, seq, catalogue)
 
     @router.post("/api/tables/{game_id}/moves", dependencies=[NEEDS_ENGINE])
-    def table_move(game_id: str, body: Move, token: str | None = SEAT_TOKEN) -> dict[str, Any]:
+    async def table_move(
+        game_id: str, body: Move, token: str | None = SEAT_TOKEN
+    ) -> dict[str, Any]:
         """Your seat's move; the agents (and the stand-in of away players) then play until
         a person must act or the hand is over."""
         game, shared = games.table(game_id)
-        with game.lock:
+
+        def answer() -> dict[str, Any]:
             seat = shared.seat_for(token, required=True)
             if not shared.started:
                 raise Conflict("the host has not started the game yet")
@@ -466,19 +358,30 @@ def game_router(
             games.commit(game)
             return table_view(game, seat, start, seq, catalogue)
 
+        return await run_locked(game, answer, _at_once(game))
+
     @router.post("/api/tables/{game_id}/next-hand", dependencies=[NEEDS_ENGINE])
-    def table_next_hand(
+    async def table_next_hand(
         game_id: str, body: NextHand, token: str | None = SEAT_TOKEN
     ) -> dict[str, Any]:
         """Deal the next hand (any seated player may; the first request wins)."""
         game, shared = games.table(game_id)
-        with game.lock:
+
+        def answer() -> dict[str, Any]:
             seat = shared.seat_for(token, required=True)
             start, seq = len(game.log_of(seat)), game.seq
             game.next_hand(body.seq)
             game.play_agents(catalogue, batcher)
             games.commit(game)
             return table_view(game, seat, start, seq, catalogue)
+
+        return await run_locked(game, answer, _at_once(game))
+
+    def _at_once(game: WebGame) -> bool:
+        """Whether every agent of ``game`` (the stand-in of away players included) decides
+        at once, so that its requests run in the event loop (:func:`run_locked`)."""
+        stand_in = game.shared.stand_in if game.shared is not None else None
+        return catalogue.answers_at_once([*game.agents, stand_in])
 
     def _tick(game: WebGame, shared: SharedTable) -> None:
         """Move the table on (the game's lock held): a person's turn that ran out plays
