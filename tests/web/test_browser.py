@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 import re
 import socket
 import threading
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_config
+from conftest import make_config, play_to_end
 from support.optional import require, require_program
 from support.warmup import PARTS, FakeWarmup
 
@@ -1093,3 +1094,43 @@ def _leave_and_come_back(ann: Any, bob: Any, ahead: list[float]) -> None:
     WebDriverWait(bob, 30).until(lambda d: "you \u00b7 here" in _text(d, "#people"))
     assert not _visible(bob, "#join-form")
     WebDriverWait(ann, 30).until(lambda d: "Bob \u00b7 here" in _text(d, "#people"))
+
+
+def test_a_game_is_kept_as_data_only_when_the_player_ticks_the_box(
+    tmp_path: Path, browser: Any, shots: Path
+) -> None:
+    import httpx
+
+    app = create_app(make_config(tmp_path, collect_human_games=True))
+    for url in _serve_app(app):
+        with httpx.Client(base_url=url, timeout=30) as http:
+            for seed, kept in (("11", True), ("12", False)):
+                _load(browser, url)
+                assert _visible(browser, "#data-consent")
+                assert "no names and no addresses" in _text(browser, "#data-consent")
+                keep = browser.find_element(By.ID, "keep-as-data")
+                assert not keep.is_selected()  # nothing is kept unless the player says so
+                target = browser.find_element(By.ID, "target-score")
+                target.clear()
+                target.send_keys("1")  # one hand is the whole match
+                if kept:
+                    keep.click()
+                    browser.save_screenshot(str(shots / "data_consent.png"))
+                _deal(browser, seed)
+                # The page sent the choice with the deal; the hand is played out by the API.
+                game_id = browser.execute_script("return document.body.dataset.game")
+                view = http.get(f"/api/games/{game_id}").json()
+                play_to_end(http, view, random.Random(int(seed)))  # type: ignore[arg-type]
+
+        browser.find_element(By.ID, "tab-lab").click()
+        WebDriverWait(browser, 30).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#lab-humans tr[data-agent]")
+        )
+        rows = browser.find_elements(By.CSS_SELECTOR, "#lab-humans tr[data-agent]")
+        assert [r.get_attribute("data-agent") for r in rows] == ["mixbot"]
+        cells = [c.text for c in rows[0].find_elements(By.TAG_NAME, "td")]
+        assert cells[1] == "1", cells  # the declined game is not counted
+        assert re.fullmatch(r"\[\d+(\.\d)?%, \d+(\.\d)?%\]", cells[3]), cells
+    for url in _serve(tmp_path / "plain"):
+        _load(browser, url)
+        assert not _visible(browser, "#data-consent")  # a server that keeps nothing asks nothing
