@@ -32,13 +32,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from uno_env.console import require_extra
 from uno_env.files import write_atomically
 from unolab.agents.agent_files import agent_paths
 
 __all__ = [
     "BACKENDS",
     "CONNECT_TIMEOUT_S",
-    "RAY_INSTALL_HINT",
     "AgentFiles",
     "RayBackendError",
     "check_address",
@@ -50,7 +50,6 @@ __all__ = [
 BACKENDS = ("local", "ray")
 """Where parallel work runs: this machine's processes, or a Ray cluster."""
 
-RAY_INSTALL_HINT = "pip install 'uno-lab[ray]'"
 """How to install the optional Ray extra (the pinned ``ray[tune]``)."""
 
 CONNECT_TIMEOUT_S = 20.0
@@ -71,13 +70,7 @@ def require_ray() -> ModuleType:
     Raises:
         RayBackendError: when Ray is not installed, with the command that installs it.
     """
-    try:
-        import ray
-    except ImportError:
-        raise RayBackendError(
-            f"the ray backend needs Ray, which is not installed: {RAY_INSTALL_HINT}"
-        ) from None
-    return ray
+    return require_extra("ray", RayBackendError, "the ray backend")
 
 
 def check_address(address: str | None) -> str | None:

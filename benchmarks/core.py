@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +24,13 @@ from uno_env.console import run_main
 from uno_env.rng import derive_keys
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
-from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range, parse_speed_args
+from unolab.benchmarks.options import (
+    MAX_BATCH,
+    add_speed_options,
+    int_in_range,
+    parse_speed_args,
+    rlcard_peer,
+)
 
 __all__ = ["BenchResult", "build_parser", "engine_steps_per_second", "main"]
 
@@ -74,14 +79,6 @@ def engine_steps_per_second(rules: Rules, batch_size: int, seconds: float, seed:
     return steps / (time.perf_counter() - start)
 
 
-def _rlcard_rate(seconds: float, seed: int) -> float | None:
-    try:
-        from unolab.benchmarks.rlcard import rlcard_steps_per_second
-    except ImportError:  # the bench extra (rlcard) is not installed
-        return None
-    return rlcard_steps_per_second(seconds=seconds, seed=seed)
-
-
 def build_parser(prog: str = "python -m unolab.benchmarks.core") -> argparse.ArgumentParser:
     """The benchmark's options; every numeric one is checked by argparse (one line, exit 2).
 
@@ -111,18 +108,11 @@ def main(
     # hits every figure alike; each figure is the median of its repeats.
     per_figure = args.seconds / args.repeats
     samples: dict[str, list[float]] = {}
-    rlcard_missing = args.no_rlcard
+    rlcard = rlcard_peer(args.no_rlcard)
     for rep in range(args.repeats):
-        if not rlcard_missing:
-            rate = _rlcard_rate(per_figure, args.seed + rep)
-            if rate is None:
-                rlcard_missing = True
-                print(
-                    "rlcard is not installed (pip install '.[bench]'): peer skipped",
-                    file=sys.stderr,
-                )
-            else:
-                samples.setdefault("RLCard 1.2.0 env.step loop", []).append(rate)
+        if rlcard is not None:
+            rate = rlcard(per_figure, args.seed + rep)
+            samples.setdefault("RLCard 1.2.0 env.step loop", []).append(rate)
         for batch in args.batch_sizes:
             rate = engine_steps_per_second(rules, batch, per_figure, args.seed + rep)
             samples.setdefault(f"uno-lab core B={batch}", []).append(rate)

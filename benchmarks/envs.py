@@ -26,9 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,13 @@ from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.benchmarks.core import engine_steps_per_second
-from unolab.benchmarks.options import MAX_BATCH, add_speed_options, int_in_range, parse_speed_args
+from unolab.benchmarks.options import (
+    MAX_BATCH,
+    add_speed_options,
+    int_in_range,
+    parse_speed_args,
+    rlcard_peer,
+)
 
 __all__ = [
     "ZeroCostVecEnv",
@@ -248,14 +253,7 @@ def main(
 
     per_figure = args.seconds / args.repeats
     samples: dict[str, list[float]] = {}
-    rlcard: Callable[..., float] | None = None
-    if not args.no_rlcard:
-        try:
-            from unolab.benchmarks.rlcard import rlcard_steps_per_second
-
-            rlcard = rlcard_steps_per_second
-        except ImportError:
-            print("rlcard is not installed (pip install '.[bench]'): peer skipped", file=sys.stderr)
+    rlcard = rlcard_peer(args.no_rlcard)
     for rep in range(args.repeats):
         seed = args.seed + rep
         if rlcard is not None:

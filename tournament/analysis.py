@@ -219,6 +219,19 @@ def pairwise_table(table: GameTable) -> dict[str, Any]:
     }
 
 
+def _score_and_wins(total: float, wins: int, games: int) -> dict[str, Any]:
+    """The mean score of ``games`` games (``total`` points) with its Wilson interval, the
+    wins and the win rate (``None`` for no games)."""
+    low, high = score_interval(total, games) if games else (0.0, 1.0)
+    return {
+        "score": total / games if games else None,
+        "score_low": low,
+        "score_high": high,
+        "wins": wins,
+        "win_rate": wins / games if games else None,
+    }
+
+
 def participant_stats(table: GameTable) -> list[dict[str, Any]]:
     """Per participant: games, score (with a Wilson interval), wins, places, forfeits."""
     k = table.num_players
@@ -234,16 +247,11 @@ def participant_stats(table: GameTable) -> list[dict[str, Any]]:
         ranks = table.ranks[at]
         wins = int((at & (table.ranks == 0) & won[:, None]).sum())
         forfeits = int(np.count_nonzero(forfeiters == pid))
-        low, high = score_interval(total, games) if games else (0.0, 1.0)
         out.append(
             {
                 "name": name,
                 "games": games,
-                "score": total / games if games else None,
-                "score_low": low,
-                "score_high": high,
-                "wins": wins,
-                "win_rate": wins / games if games else None,
+                **_score_and_wins(total, wins, games),
                 "positions": np.bincount(ranks, minlength=k).astype(int).tolist(),
                 "forfeits": forfeits,
             }
@@ -260,16 +268,11 @@ def seat_advantage(table: GameTable) -> list[dict[str, Any]]:
     for seat in range(table.num_players):
         total = float(scores[:, seat].sum())
         wins = int(np.count_nonzero(won & (table.ranks[:, seat] == 0)))
-        s_low, s_high = score_interval(total, g) if g else (0.0, 1.0)
         w_low, w_high = wilson_interval(wins, g) if g else (0.0, 1.0)
         out.append(
             {
                 "seat": seat,
-                "score": total / g if g else None,
-                "score_low": s_low,
-                "score_high": s_high,
-                "wins": wins,
-                "win_rate": wins / g if g else None,
+                **_score_and_wins(total, wins, g),
                 "win_low": w_low,
                 "win_high": w_high,
             }

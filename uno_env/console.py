@@ -21,6 +21,9 @@ A path given on a command line goes through :func:`path_argument` (argparse's ``
 that an empty one is refused by name instead of becoming ``.``, the current folder; a path
 named in a config or a record goes through :func:`portable_path`, so that one written on
 Windows (``agents\\mine.safetensors``) is found on Linux and macOS too.
+
+A part that needs an optional extra that is not installed says so in one line with the pip
+command that installs it (:func:`missing_extra_message`, :func:`require_extra`).
 """
 
 from __future__ import annotations
@@ -28,15 +31,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 __all__ = [
     "BROKEN_PIPE_EXIT",
     "CLOSED_STREAM_EXIT",
+    "EXTRA_OF_MODULE",
     "INPUT_ERRNOS",
     "INPUT_ERRORS",
     "INTERRUPTED_EXIT",
@@ -45,11 +51,13 @@ __all__ = [
     "check_output_file",
     "error_line",
     "fail",
+    "missing_extra_message",
     "name_too_long",
     "named_stdout",
     "one_line",
     "path_argument",
     "portable_path",
+    "require_extra",
     "run_main",
     "silence_stdout",
     "standard_streams_closed",
@@ -348,3 +356,66 @@ def _name_limit(path: Path) -> int:
         except (OSError, ValueError):
             return NAME_MAX
     return NAME_MAX
+
+
+EXTRA_OF_MODULE: dict[str, str] = {
+    "openai": "llm",
+    "pyspiel": "openspiel",
+    "fastapi": "web",
+    "starlette": "web",
+    "uvicorn": "web",
+    "httpx": "web",
+    "ray": "ray",
+    "rlcard": "bench",
+    "jupyter": "notebooks",
+    "nbformat": "notebooks",
+    "nbclient": "notebooks",
+    "ipykernel": "notebooks",
+}
+"""The top-level module of each optional dependency -> the extra that installs it."""
+
+_INSTEAD: dict[str, str] = {"bench": ", or leave the peer out with --no-rlcard"}
+"""What else a command without the extra can do, where there is something."""
+
+
+def missing_extra_message(err: ModuleNotFoundError, subject: str = "this") -> str:
+    """One line for a missing module: the extra and the pip command, when it is an extra's.
+
+    Args:
+        err: The import error.
+        subject: What needs the module (``the ray backend``).
+
+    Returns:
+        The message, e.g. ``this needs the 'web' extra (uvicorn is not installed): pip
+        install 'uno-lab[web]'``.
+    """
+    module = (err.name or "").partition(".")[0]
+    extra = EXTRA_OF_MODULE.get(module)
+    if extra is not None:
+        instead = _INSTEAD.get(extra, "")
+        return (
+            f"{subject} needs the '{extra}' extra ({module} is not installed): "
+            f"pip install 'uno-lab[{extra}]'{instead}"
+        )
+    return (
+        f"the module {module or err.name!r} is missing: reinstall uno-lab "
+        "(pip install --force-reinstall uno-lab)"
+    )
+
+
+def require_extra(module: str, error: type[Exception], subject: str) -> ModuleType:
+    """Import ``module``, an optional extra's (one of :data:`EXTRA_OF_MODULE`).
+
+    Args:
+        module: The module's name, e.g. ``ray``.
+        error: What to raise when it is missing.
+        subject: What needs it, as the message names it (``the ray backend``).
+
+    Raises:
+        error: when it is not installed, in one line with the pip command that installs
+            it (:func:`missing_extra_message`).
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        raise error(missing_extra_message(err, subject)) from None

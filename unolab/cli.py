@@ -30,6 +30,7 @@ from uno_env.console import (
     STDOUT_NAME,
     caused_by_input,
     error_line,
+    missing_extra_message,
     named_stdout,
     one_line,
     path_argument,
@@ -54,13 +55,11 @@ from unolab.cli_tools import (
 )
 
 __all__ = [
-    "EXTRA_OF_MODULE",
     "build_parser",
     "cmd_play",
     "cmd_replay",
     "cmd_rules",
     "main",
-    "missing_extra_message",
 ]
 
 
@@ -275,48 +274,6 @@ def _cmd_warmup(args: argparse.Namespace, rest: list[str]) -> int:
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command named in ``argv`` (its first word that is not an option), if any."""
     return next((word for word in argv if not word.startswith("-")), None)
-
-
-EXTRA_OF_MODULE: dict[str, str] = {
-    "fastapi": "web",
-    "starlette": "web",
-    "uvicorn": "web",
-    "httpx": "web",
-    "ray": "ray",
-    "rlcard": "bench",
-    "jupyter": "notebooks",
-    "nbformat": "notebooks",
-    "nbclient": "notebooks",
-    "ipykernel": "notebooks",
-}
-"""The top-level module of each optional dependency -> the extra that installs it."""
-
-_INSTEAD: dict[str, str] = {"bench": ", or leave the peer out with --no-rlcard"}
-"""What else a command without the extra can do, where there is something."""
-
-
-def missing_extra_message(err: ModuleNotFoundError) -> str:
-    """One line for a missing module: the extra and the pip command, when it is an extra's.
-
-    Args:
-        err: The import error.
-
-    Returns:
-        The message, e.g. ``this needs the 'web' extra (uvicorn is not installed): pip
-        install 'uno-lab[web]'``.
-    """
-    module = (err.name or "").partition(".")[0]
-    extra = EXTRA_OF_MODULE.get(module)
-    if extra is not None:
-        instead = _INSTEAD.get(extra, "")
-        return (
-            f"this needs the '{extra}' extra ({module} is not installed): "
-            f"pip install 'uno-lab[{extra}]'{instead}"
-        )
-    return (
-        f"the module {module or err.name!r} is missing: reinstall uno-lab "
-        "(pip install --force-reinstall uno-lab)"
-    )
 
 
 def _asks_for_help(words: Sequence[str]) -> bool:

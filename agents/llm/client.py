@@ -34,12 +34,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from uno_env.console import require_extra
 from uno_env.files import shown
 from uno_env.policy import Seed
 from unolab.agents.llm.spec import LLMSpec
 
 __all__ = [
-    "LLM_INSTALL_HINT",
     "MAX_RETRY_AFTER_S",
     "ChatClient",
     "Completer",
@@ -56,7 +56,6 @@ __all__ = [
     "require_openai",
 ]
 
-LLM_INSTALL_HINT = "pip install 'uno-lab[llm]'"
 """How to install the ``openai`` package the client needs."""
 
 MAX_RETRY_AFTER_S = 600.0
@@ -115,14 +114,7 @@ def require_openai() -> ModuleType:
     Raises:
         LLMSetupError: when it is not installed, with the command that installs it.
     """
-    try:
-        import openai
-    except ImportError:
-        raise LLMSetupError(
-            f"language-model agents need the openai package, which is not installed: "
-            f"{LLM_INSTALL_HINT}"
-        ) from None
-    return openai
+    return require_extra("openai", LLMSetupError, "a language-model agent")
 
 
 @dataclass(frozen=True)
