@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from uno_env.cards import MAX_PLAYERS
 from uno_env.config_values import ConfigError
-from uno_env.console import check_output_file, missing_extra_message, path_argument
+from uno_env.console import check_output_file, path_argument
 from uno_env.files import write_atomically
 from uno_env.rules import Rules, load_rules
 
@@ -163,15 +162,16 @@ def write_figures(out: Path | None, figures: Any, indent: int = 1) -> None:
 def rlcard_peer(skip: bool) -> Callable[[float, int], float] | None:
     """The speed benchmarks' peer: the timer of RLCard's ``env.step`` loop
     (:func:`unolab.benchmarks.rlcard.rlcard_steps_per_second`, called with the seconds and
-    the seed), or ``None`` when ``skip`` (``--no-rlcard``) or when the ``bench`` extra is
-    not installed, which one line on stderr says."""
+    the seed), or ``None`` when ``skip`` (``--no-rlcard``).
+
+    Raises:
+        ModuleNotFoundError: when the ``bench`` extra is not installed, before anything is
+            timed (``uno-lab`` says it in one line: the pip command, or ``--no-rlcard``).
+    """
     if skip:
         return None
-    try:
-        import rlcard  # noqa: F401  (the peer's module imports it only when it plays)
-    except ModuleNotFoundError as err:
-        print(f"peer skipped: {missing_extra_message(err, 'the peer')}", file=sys.stderr)
-        return None
+    import rlcard  # noqa: F401  (the peer's module imports it only when it plays)
+
     from unolab.benchmarks.rlcard import rlcard_steps_per_second
 
     return rlcard_steps_per_second

@@ -51,16 +51,19 @@ def test_a_module_of_no_extra_asks_for_a_reinstall() -> None:
         require_extra("no_such_module_at_all", RuntimeError, "this test")
 
 
-def test_a_speed_benchmark_without_rlcard_skips_its_peer_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("benchmark", ["core", "envs"])
+def test_a_speed_benchmark_without_rlcard_stops_before_timing_unless_told_to_skip_it(
+    monkeypatch: pytest.MonkeyPatch, benchmark: str
 ) -> None:
-    from unolab.benchmarks.core import main
+    import importlib
 
+    main = importlib.import_module(f"unolab.benchmarks.{benchmark}").main
+    sizes = ["--batch-sizes", "4"] if benchmark == "core" else ["--vec-sizes", "4", "--no-ppo"]
+    argv = ["--seconds", "0.05", "--repeats", "1", *sizes]
     monkeypatch.setitem(sys.modules, "rlcard", None)
     monkeypatch.delitem(sys.modules, "unolab.benchmarks.rlcard", raising=False)
-    figures = main(["--seconds", "0.05", "--repeats", "1", "--batch-sizes", "4"])
-    assert "rlcard_steps_per_s" not in figures and figures["engine_B4_steps_per_s"] > 0
-    assert capsys.readouterr().err == (
-        "peer skipped: the peer needs the 'bench' extra (rlcard is not installed): "
-        "pip install 'uno-lab[bench]', or leave the peer out with --no-rlcard\n"
-    )
+    with pytest.raises(ModuleNotFoundError) as missing:
+        main(argv)
+    assert "pip install 'uno-lab[bench]'" in missing_extra_message(missing.value)
+    figures = main([*argv, "--no-rlcard"])
+    assert not any("rlcard" in name for name in figures) and figures
