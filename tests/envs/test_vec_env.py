@@ -35,6 +35,9 @@ def test_shapes_and_masks() -> None:
     np.testing.assert_array_equal(vec.env_method("action_masks", indices=[2, 5]), masks[[2, 5]])
     assert isinstance(vec, MaskedVecEnv)
     np.testing.assert_array_equal(vec.mask_rows([5, 2]), masks[[5, 2]])
+    masks[:] = False  # the caller's copy: the env's own masks stay as they are
+    assert vec.action_masks().any(axis=1).all()
+    masks = vec.action_masks()
     assert vec.get_attr("rules", indices=[0, 1]) == [vec.rules, vec.rules]
     assert vec.has_attr("action_masks")
     assert vec.env_is_wrapped(VecMonitor) == [False] * 8

@@ -293,6 +293,11 @@ class UnoVecEnv(MaskedVecEnv):
         """The learners' legal actions in the games ``indices``, (len(indices), 80) bool."""
         return self.tables.action_masks()[indices]
 
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions, (num_envs, 80) bool (a copy; asked once a step, so
+        taken whole rather than row by row)."""
+        return self.tables.action_masks().copy()
+
     def close(self) -> None:
         """Nothing to release."""
 
