@@ -11,7 +11,7 @@ from uno_env.core.state import NO_FACE, SEAT_STREAM_OFFSET, STREAM_STRIDE
 from uno_env.jit import jit, jit_inline
 from uno_env.rng import game_word, uniform_of
 
-__all__ = ["draw_cards", "reshuffle_order"]
+__all__ = ["draw_cards", "keyed_order", "reshuffle_order"]
 
 _STRIDE = np.uint64(STREAM_STRIDE)
 _SEAT_OFFSET = np.uint64(SEAT_STREAM_OFFSET)
@@ -19,24 +19,28 @@ _ONE = np.uint64(1)
 
 
 @jit
-def reshuffle_order(s: StateArrays, w: Scratch, g: int, n: int) -> None:
-    """Write the permutation of game ``g``'s next reshuffle to ``w.order[:n]``.
-
-    It is ``keyed_permutation(key, stream, n)`` of :mod:`uno_env.rng` (the stable argsort of
-    the first ``n`` words of stream ``hand * 2**20 + shuffles + 1``), and the reshuffle is
-    counted.
-    """
-    stream = np.uint64(s.hand_no[g]) * _STRIDE + np.uint64(s.shuffles[g]) + _ONE
-    s.shuffles[g] += 1
+def keyed_order(key: np.uint64, stream: np.uint64, w: Scratch, n: int) -> None:
+    """Write ``keyed_permutation(key, stream, n)`` of :mod:`uno_env.rng` to ``w.order[:n]``:
+    the stable argsort of the first ``n`` words of the stream."""
     words, order = w.words, w.order
     for i in range(n):
-        words[i] = game_word(s.key[g], stream, np.uint64(i))
+        words[i] = game_word(key, stream, np.uint64(i))
         # Insertion sort: stable, allocation-free, and a pile has at most 108 cards.
         j = i
         while j > 0 and words[order[j - 1]] > words[i]:
             order[j] = order[j - 1]
             j -= 1
         order[j] = i
+
+
+@jit
+def reshuffle_order(s: StateArrays, w: Scratch, g: int, n: int) -> None:
+    """Write the permutation of game ``g``'s next reshuffle to ``w.order[:n]``
+    (:func:`keyed_order` of stream ``hand * 2**20 + shuffles + 1``), and count the
+    reshuffle."""
+    stream = np.uint64(s.hand_no[g]) * _STRIDE + np.uint64(s.shuffles[g]) + _ONE
+    s.shuffles[g] += 1
+    keyed_order(s.key[g], stream, w, n)
 
 
 @jit

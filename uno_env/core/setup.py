@@ -25,7 +25,7 @@ from uno_env.core.params import (
     rule_params,
     scratch,
 )
-from uno_env.core.piles import draw_cards, reshuffle_order
+from uno_env.core.piles import draw_cards, keyed_order, reshuffle_order
 from uno_env.core.state import (
     CHOOSE_COLOUR,
     DEALER_STREAM,
@@ -47,6 +47,8 @@ __all__ = ["game_keys", "init", "next_hand", "reset_games"]
 _STRIDE = np.uint64(STREAM_STRIDE)
 _STARTER_STREAM = np.uint64(TURN_STREAM_OFFSET - 1)
 """RLCard's random colour of a Wild starter: the stream before the first turn's."""
+_DEALER_STREAM = np.uint64(DEALER_STREAM)
+_CANONICAL_DECK = C.CANONICAL_DECK.copy()
 
 
 def game_keys(keys: npt.ArrayLike, what: str = "key") -> npt.NDArray[np.uint64]:
@@ -367,9 +369,85 @@ def reset_games(
         raise ValueError(f"need one key per reset game: {idx.size} games, {key_arr.size} keys")
     new = state.view() if in_place else state.copy()
     if idx.size:
-        fresh = init(rules, keys=key_arr)
-        for name, arr in fresh.array_fields().items():
-            getattr(new, name)[idx] = arr
+        # Dealt where they stand, as init deals them (a test holds the two to each other).
+        _deal_fresh(
+            rule_params(rules),
+            arrays_of(new),
+            scratch(),
+            idx.astype(np.int64),
+            key_arr.astype(np.uint64),
+            rules.hand_size,
+        )
         if in_place:
             state.clear_mask_cache()  # its arrays changed under the mask it may hold
     return new
+
+
+@jit
+def _deal_fresh(
+    r: RuleParams,
+    s: StateArrays,
+    w: Scratch,
+    games: np.ndarray,
+    keys: np.ndarray,
+    hand_size: int,
+) -> None:
+    """Deal a new match into each game of ``games`` (its key from ``keys``), in place: the
+    dealer and the deck drawn from the key as :func:`init` draws them (:func:`keyed_randint`
+    and :func:`keyed_permutation` of the same streams), the cards dealt one at a time from
+    the dealer's left, the starter turned."""
+    n_players = r.num_players
+    for i in range(games.shape[0]):
+        g = games[i]
+        key = keys[i]
+        dealer = int(game_word(key, _DEALER_STREAM, np.uint64(0)) % np.uint64(n_players))
+        s.key[g] = key
+        s.hand_no[g] = 0
+        keyed_order(key, np.uint64(0), w, C.DECK_SIZE)  # hand 0's stream
+        for j in range(C.DECK_SIZE):
+            s.deck[g, j] = _CANONICAL_DECK[w.order[j]]
+        s.hands[g, :, :] = 0
+        for j in range(n_players * hand_size):
+            s.hands[g, (dealer + 1 + j) % n_players, s.deck[g, j]] += 1
+        s.draw_pos[g] = n_players * hand_size
+        s.discard[g, :] = 0
+        s.discard_len[g] = 0
+        s.hand_size[g, :] = hand_size
+        s.top[g] = 0
+        s.colour[g] = 0
+        s.direction[g] = 1
+        s.current[g] = (dealer + 1) % n_players
+        s.phase[g] = PLAY
+        s.drawn[g] = -1
+        s.pending[g] = 0
+        s.penalty_kind[g] = 0
+        s.wd4_seat[g] = -1
+        s.wd4_illegal[g] = False
+        s.declared[g] = False
+        s.uno_exposed[g] = -1
+        s.effect_face[g] = -1
+        s.effect_seat[g] = -1
+        s.shuffles[g] = 0
+        s.dealer[g] = dealer
+        s.turn[g] = 0
+        s.done[g] = False
+        s.truncated[g] = False
+        s.winner[g] = -1
+        s.seat_draws[g, :] = 0
+        s.shown_lacks[g, :, :] = False
+        s.lack_marks[g, :, :] = NO_MARK
+        s.choice_colour[g, :] = -1
+        s.choice_top[g, :] = -1
+        s.choice_draws[g, :] = NO_CHOICE
+        s.last_played[g, :] = -1
+        s.last_named[g, :] = -1
+        s.pile_faces[g, :] = 0
+        s.shown_holds[g, :, :] = False
+        s.finish_rank[g, :] = -1
+        s.hand_points[g, :] = 0
+        s.scores[g, :] = 0
+        s.match_over[g] = False
+        s.step_drawn[g, :] = 0
+        s.step_skipped[g] = -1
+        s.step_events[g] = 0
+        _turn_starter(r, s, w, g)
