@@ -29,8 +29,8 @@ from unolab.benchmarks.options import (
     add_speed_options,
     int_in_range,
     parse_speed_args,
-    rlcard_peer,
 )
+from unolab.benchmarks.rlcard import rlcard_peer
 
 __all__ = ["BenchResult", "build_parser", "engine_steps_per_second", "main"]
 

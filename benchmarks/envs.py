@@ -46,8 +46,8 @@ from unolab.benchmarks.options import (
     add_speed_options,
     int_in_range,
     parse_speed_args,
-    rlcard_peer,
 )
+from unolab.benchmarks.rlcard import rlcard_peer
 
 __all__ = [
     "ZeroCostVecEnv",

@@ -34,7 +34,6 @@ __all__ = [
     "int_in_range",
     "parse_speed_args",
     "positive_seconds",
-    "rlcard_peer",
     "write_figures",
 ]
 
@@ -157,21 +156,3 @@ def write_figures(out: Path | None, figures: Any, indent: int = 1) -> None:
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(out, json.dumps(figures, indent=indent) + "\n")
-
-
-def rlcard_peer(skip: bool) -> Callable[[float, int], float] | None:
-    """The speed benchmarks' peer: the timer of RLCard's ``env.step`` loop
-    (:func:`unolab.benchmarks.rlcard.rlcard_steps_per_second`, called with the seconds and
-    the seed), or ``None`` when ``skip`` (``--no-rlcard``).
-
-    Raises:
-        ModuleNotFoundError: when the ``bench`` extra is not installed, before anything is
-            timed (``uno-lab`` says it in one line: the pip command, or ``--no-rlcard``).
-    """
-    if skip:
-        return None
-    import rlcard  # noqa: F401  (the peer's module imports it only when it plays)
-
-    from unolab.benchmarks.rlcard import rlcard_steps_per_second
-
-    return rlcard_steps_per_second

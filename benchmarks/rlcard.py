@@ -64,6 +64,7 @@ __all__ = [
     "main",
     "make_rlcard_uno",
     "rlcard_games_per_second",
+    "rlcard_peer",
     "rlcard_random_agent_cls",
     "rlcard_steps_per_second",
 ]
@@ -388,6 +389,22 @@ def main(argv: list[str] | None = None) -> None:
     print(f"RLCard UNO env.step loop : {sps:,.0f} steps/s")
     gps = rlcard_games_per_second(seconds=args.seconds, seed=args.seed)
     print(f"RLCard UNO tournament    : {gps:,.1f} games/s")
+
+
+def rlcard_peer(skip: bool) -> Callable[[float, int], float] | None:
+    """The speed benchmarks' peer: the timer of RLCard's ``env.step`` loop
+    (:func:`rlcard_steps_per_second`, called with the seconds and
+    the seed), or ``None`` when ``skip`` (``--no-rlcard``).
+
+    Raises:
+        ModuleNotFoundError: when the ``bench`` extra is not installed, before anything is
+            timed (``uno-lab`` says it in one line: the pip command, or ``--no-rlcard``).
+    """
+    if skip:
+        return None
+    import rlcard  # noqa: F401  (the peer's module imports it only when it plays)
+
+    return rlcard_steps_per_second
 
 
 if __name__ == "__main__":
