@@ -12,6 +12,10 @@ Run ``python -m unolab.benchmarks.envs``. It measures, side by side on the same 
   core's random legal play at the same batch size
   (:func:`unolab.benchmarks.core.engine_steps_per_second`, every seat random, no
   observations encoded), printed as ratios;
+* **ShardedUnoVecEnv learner-steps/s** (``--sharded-workers``) at each VecEnv size, the same
+  loop on :class:`~uno_env.envs.shared_vec_env.ShardedUnoVecEnv` with that many workers (your
+  process and the others), with its observations shared as training takes them and copied
+  as the env's default gives them, against ``UnoVecEnv`` at the same size;
 * **MaskablePPO ``.learn()`` steps/s** on ``UnoVecEnv(n)`` and on a zero-cost dummy VecEnv
   with the same spaces and masks (the ceiling set by PPO itself), both under ``VecMonitor``,
   with the same settings (default: n_steps 128, batch 8192, 4 epochs, one torch thread).
@@ -27,7 +31,7 @@ import argparse
 import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +41,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from uno_env.console import run_main
 from uno_env.envs.pettingzoo_env import env as make_aec_env
-from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.envs.shared_vec_env import ShardedUnoVecEnv
+from uno_env.envs.vec_env import MaskedVecEnv, UnoVecEnv
 from uno_env.rules import Rules
 from uno_env.sampling import uniform_legal_actions
 from unolab.benchmarks.core import engine_steps_per_second
@@ -88,9 +93,15 @@ def aec_turns_per_second(rules: Rules, seconds: float, seed: int = 0) -> float:
     return turns / (time.perf_counter() - start)
 
 
-def vec_steps_per_second(rules: Rules, num_envs: int, seconds: float, seed: int = 0) -> float:
-    """Random masked learners on ``UnoVecEnv(num_envs)``; return learner-steps per second."""
-    vec = UnoVecEnv(num_envs, rules, seed=seed)
+def vec_steps_per_second(
+    rules: Rules, num_envs: int, seconds: float, seed: int = 0, vec: MaskedVecEnv | None = None
+) -> float:
+    """Random masked learners on ``UnoVecEnv(num_envs)`` (or on ``vec``, an env of that size
+    and rules, dealt again from ``seed``); return learner-steps per second."""
+    if vec is None:
+        vec = UnoVecEnv(num_envs, rules, seed=seed)
+    else:
+        vec.seed(seed)
     rng = np.random.default_rng(seed)
     vec.reset()
     vec.step(uniform_legal_actions(vec.action_masks(), rng))  # warm-up
@@ -214,6 +225,13 @@ def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.Arg
         action="store_true",
         help="skip the core's random play at each VecEnv size (the VecEnv's peer)",
     )
+    parser.add_argument(
+        "--sharded-workers",
+        type=int_in_range(2, 256),
+        nargs="+",
+        default=[],
+        help="also time ShardedUnoVecEnv with these worker counts (each 2-256) at each size",
+    )
     parser.add_argument("--no-ppo", action="store_true", help="skip the MaskablePPO figures")
     parser.add_argument(
         "--ppo-envs", type=int_in_range(1, MAX_BATCH), default=256, help="envs of the PPO figures"
@@ -244,16 +262,19 @@ def build_parser(prog: str = "python -m unolab.benchmarks.envs") -> argparse.Arg
     return parser
 
 
-def main(
-    argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.envs"
-) -> dict[str, float]:
-    """Time the envs (and RLCard, the peer), and PPO on UnoVecEnv; print a table and a JSON line; return the figures (``argv``: the options,
-    default the command line; ``prog``: the command named in the usage and error lines)."""
-    args, rules = parse_speed_args(build_parser(prog), argv)
+def _sharded_label(workers: int, n: int, shared: bool) -> str:
+    return f"Sharded w={workers} n={n} {'shared' if shared else 'copied'}"
 
+
+def _time_envs(
+    args: argparse.Namespace,
+    rules: Rules,
+    rlcard: Callable[[float, int], float] | None,
+    sharded: dict[tuple[int, int, bool], ShardedUnoVecEnv],
+    samples: dict[str, list[float]],
+) -> None:
+    """Every figure but PPO's, their repeats interleaved, into ``samples`` by label."""
     per_figure = args.seconds / args.repeats
-    samples: dict[str, list[float]] = {}
-    rlcard = rlcard_peer(args.no_rlcard)
     for rep in range(args.repeats):
         seed = args.seed + rep
         if rlcard is not None:
@@ -269,6 +290,36 @@ def main(
                 samples.setdefault(f"core B={n} random play", []).append(
                     engine_steps_per_second(rules, n, per_figure, seed)
                 )
+            for (workers, size, shared), env in sharded.items():
+                if size == n:
+                    samples.setdefault(_sharded_label(workers, n, shared), []).append(
+                        vec_steps_per_second(rules, n, per_figure, seed, env)
+                    )
+
+
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = "python -m unolab.benchmarks.envs"
+) -> dict[str, float]:
+    """Time the envs (and RLCard, the peer), and PPO on UnoVecEnv; print a table and a JSON line; return the figures (``argv``: the options,
+    default the command line; ``prog``: the command named in the usage and error lines)."""
+    args, rules = parse_speed_args(build_parser(prog), argv)
+
+    samples: dict[str, list[float]] = {}
+    rlcard = rlcard_peer(args.no_rlcard)
+    sharded = {  # started once: a worker process takes a second or two to start
+        (workers, n, shared): ShardedUnoVecEnv(
+            n, rules, seed=args.seed, num_workers=workers, shared_observations=shared
+        )
+        for workers in args.sharded_workers
+        for n in args.vec_sizes
+        if workers <= n
+        for shared in (True, False)
+    }
+    try:
+        _time_envs(args, rules, rlcard, sharded, samples)
+    finally:
+        for env in sharded.values():
+            env.close()
     if not args.no_ppo:
         template = UnoVecEnv(args.ppo_envs, rules, seed=args.seed)
         models = {
@@ -307,6 +358,11 @@ def main(
         if not args.no_core:
             core = figures[f"core_B{n}_steps_per_s"] = medians[f"core B={n} random play"]
             figures[f"vec_n{n}_vs_core"] = vec / core
+        for workers, size, shared in sharded:
+            if size == n:
+                key = f"sharded_w{workers}_n{n}_{'shared' if shared else 'copied'}"
+                rate = figures[f"{key}_steps_per_s"] = medians[_sharded_label(workers, n, shared)]
+                figures[f"{key}_vs_vec"] = rate / vec
     if not args.no_ppo:
         dummy = medians["PPO on zero-cost VecEnv"]
         real = medians[f"PPO on UnoVecEnv n={args.ppo_envs}"]
@@ -335,6 +391,13 @@ def main(
         ]
         if against:
             print(f"UnoVecEnv n={n} vs " + ", vs ".join(against))
+        for workers, size, shared in sharded:
+            if size == n:
+                key = f"sharded_w{workers}_n{n}_{'shared' if shared else 'copied'}_vs_vec"
+                print(
+                    f"ShardedUnoVecEnv {workers} workers, n={n}, observations "
+                    f"{'shared' if shared else 'copied'}: {figures[key]:.2f}x UnoVecEnv n={n}"
+                )
     if not args.no_ppo:
         print(f"PPO on UnoVecEnv vs zero-cost ceiling: {figures['ppo_uno_vs_dummy']:.2f}x")
     print(json.dumps({k: round(v, 3) for k, v in figures.items()}))

@@ -75,10 +75,10 @@ class TrainConfig(RunConfig):
             ``num_players - 1``.
         torch_threads: Torch intra-op threads (1 is fastest on small shared machines; at
             most :data:`MAX_TORCH_THREADS`).
-        num_workers: Worker processes stepping the games (1, the default: the games are
-            stepped in the training process, :class:`~uno_env.envs.vec_env.UnoVecEnv`; more:
+        num_workers: Processes stepping the games, the training process among them (1, the
+            default: :class:`~uno_env.envs.vec_env.UnoVecEnv` in the training process; more:
             :class:`~uno_env.envs.shared_vec_env.ShardedUnoVecEnv`, one shard of the games
-            per worker). At most ``num_envs`` and :data:`MAX_NUM_WORKERS`. The games
+            per worker, the first stepped by the training process itself). At most ``num_envs`` and :data:`MAX_NUM_WORKERS`. The games
             played depend on it (each worker's shard has its own key schedule).
         device: Where the networks train: ``auto`` (the default: ``cuda`` when torch sees
             a GPU, else ``cpu``), ``cpu`` or ``cuda``. Exported agents are CPU tensors
@@ -112,7 +112,7 @@ class TrainConfig(RunConfig):
     seed: int = seed_field()
     learner_seat: str = "random"
     torch_threads: int = int_field(1, 1, MAX_TORCH_THREADS)
-    num_workers: int = int_field(1, 1, MAX_NUM_WORKERS, "worker processes of the env")
+    num_workers: int = int_field(1, 1, MAX_NUM_WORKERS, "processes stepping the env")
     device: str = "auto"
     runs_dir: str = "runs"
     opponents: OpponentMix = field(default_factory=OpponentMix)

@@ -120,7 +120,7 @@ MAX_TORCH_THREADS = 1_024
 """Most torch threads: more than any machine's cores."""
 
 MAX_NUM_WORKERS = 256
-"""Most worker processes of the training env (the bound of
+"""Most workers of the training env (the bound of
 :class:`uno_env.envs.shared_vec_env.ShardedUnoVecEnv` itself): more than any machine's cores."""
 
 

@@ -163,8 +163,8 @@ def _clone_summary(report: Mapping[str, Any]) -> str:
 
 def training_env(config: TrainConfig, rules: Rules, league: League) -> VecEnv:
     """The batched games a run trains on: in this process (``num_workers: 1``), or sharded
-    over ``num_workers`` processes, each building the league's pool itself and told of its
-    snapshots (:meth:`League.share_with`).
+    over ``num_workers`` processes (this one and ``num_workers - 1`` worker processes), each
+    building the league's pool itself and told of its snapshots (:meth:`League.share_with`).
 
     Raises:
         ValueError: for a config the envs refuse; WorkerError: a worker could not start.

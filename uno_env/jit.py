@@ -123,6 +123,15 @@ class Kernel:
             entry = self._entry = self._entry_point(args)
         return entry(*args)
 
+    def compiled(self, *args: Any) -> Callable[..., Any]:
+        """The compiled code itself, for arguments of the types of ``args`` (which fix them
+        as a first call does): a caller on the hottest path calls it without this wrapper.
+        """
+        entry = self._entry
+        if entry is None:
+            entry = self._entry = self._entry_point(args)
+        return entry
+
     def _entry_point(self, args: tuple[Any, ...]) -> Callable[..., Any]:
         dispatcher: Any = self._dispatcher
         if not hasattr(dispatcher, "overloads"):  # NUMBA_DISABLE_JIT: a plain function

@@ -57,22 +57,28 @@ from uno_env.core.kernel import (
     UnoState,
     apply_one,
     arrays_of,
+    deal_fresh,
     fill_mask,
+    new_scratch,
     rule_params,
-    scratch,
 )
 from uno_env.jit import Kernel, jit, jit_inline
 from uno_env.observation import OBS_DIM, encode_one
 from uno_env.policy import RandomActionBot, RandomAnyBot, RandomBot
+from uno_env.rng import game_word
 from uno_env.rules import Rules
 
 __all__ = [
     "COMPILED_BOTS",
+    "COMPILED_REWARDS",
     "HAND_ENDED",
     "RANDOM_ACTION",
     "RANDOM_ANY",
     "RANDOM_CARD",
+    "REDEAL_LIMIT",
     "WAITING",
+    "Autoreset",
+    "BoundAdvance",
     "TableBuffers",
     "advance",
     "colour_choice",
@@ -269,6 +275,58 @@ WAITING = 0
 """:func:`advance` returned with every game at its learner's decision, observations filled."""
 HAND_ENDED = 1
 """:func:`advance` stopped because a hand ended that is not reported yet."""
+REDEAL_LIMIT = 2
+""":func:`advance` stopped because the hands of one game ended before its learner's first
+decision more often in a row than :attr:`Autoreset.max_redeals` allows."""
+
+_NO_REWARD = -1
+COMPILED_REWARDS = ("win_loss",)
+"""The reward schemes (:data:`uno_env.envs.REWARD_SCHEMES` names) whose compiled forms
+:func:`advance` pays itself when it deals the next hands (:class:`Autoreset`); its code is
+the name's index."""
+
+
+class Autoreset:
+    """The key schedule of a batch of learner tables, for :func:`advance` to pay the hands
+    that end and deal the next ones itself, in the same call.
+
+    Game ``g``'s next hand takes the random words of stream ``g * slot_stride +
+    episodes[g]`` of key ``base`` (:func:`uno_env.rng.game_word`): word 0 is its game key,
+    word 1 its learner's seat (modulo the number of seats) unless the seat is fixed. This
+    is the schedule of :func:`uno_env.envs.episode_words`; the arrays are the tables' own,
+    updated in place.
+
+    Args:
+        base: The schedule's base key.
+        slot_stride: The distance between two games' streams.
+        fixed_seat: The learner's seat in every hand, or -1 for a seat drawn per hand.
+        max_redeals: How many hands of one game in a row may end before its learner's first
+            decision.
+        hand_size: Cards dealt to each seat.
+        reward: The reward scheme's code (its index in :data:`COMPILED_REWARDS`).
+        keys: (B,) uint64, each game's current key.
+        episodes: (B,) int64, each game's number of hands dealt so far.
+    """
+
+    def __init__(
+        self,
+        base: int,
+        slot_stride: int,
+        fixed_seat: int,
+        max_redeals: int,
+        hand_size: int,
+        reward: int,
+        keys: npt.NDArray[np.uint64],
+        episodes: npt.NDArray[np.int64],
+    ) -> None:
+        self.base = np.uint64(base)
+        self.slot_stride = np.uint64(slot_stride)
+        self.fixed_seat = int(fixed_seat)
+        self.max_redeals = int(max_redeals)
+        self.hand_size = int(hand_size)
+        self.reward = int(reward)
+        self.keys = keys
+        self.episodes = episodes
 
 
 class TableBuffers:
@@ -281,18 +339,39 @@ class TableBuffers:
         reported: (B,) bool: the games whose finished hand the caller has handled (read and
             written by the caller between calls).
         terminal: (B, OBS_DIM) float32: on :data:`HAND_ENDED`, the learner's observation of
-            each ended game that is not reported yet (other rows are stale).
+            each ended game that is not reported yet (other rows are stale); after an
+            :class:`Autoreset`, that of each game of :attr:`finished`.
+        rewards: (B,) float32: after an :class:`Autoreset`, the learner's reward in each game
+            of :attr:`finished` (other rows are stale).
+        ends: (2, B) bool: likewise, whether each such hand was won (row 0) or cut by
+            ``max_turns`` (row 1).
     """
 
     def __init__(self, num_games: int) -> None:
         self.reported = np.zeros(num_games, dtype=np.bool_)
         self.masks = np.empty((num_games, C.NUM_ACTIONS), dtype=np.bool_)
         self.options = np.empty((num_games, C.NUM_ACTIONS), dtype=np.bool_)
-        self.rows = np.zeros(num_games, dtype=np.int64)
-        self.chosen = np.zeros(num_games, dtype=np.int64)
-        self.acting = np.zeros(num_games, dtype=np.int64)
+        self.rows = np.zeros((_INT_ROWS, num_games), dtype=np.int64)
         self.terminal = np.zeros((num_games, OBS_DIM), dtype=np.float32)
         self.no_actions = np.zeros(0, dtype=np.int64)
+        self.finished_count = np.zeros(1, dtype=np.int64)
+        self.rewards = np.zeros(num_games, dtype=np.float32)
+        self.ends = np.zeros((2, num_games), dtype=np.bool_)
+        self.deal_keys = np.zeros(num_games, dtype=np.uint64)
+
+    @property
+    def finished(self) -> npt.NDArray[np.int64]:
+        """After :func:`advance` dealt the next hands itself, the games whose hand ended in
+        the step, in game order (a view: copy what you keep). Each one's reward is in
+        ``rewards``, its end in ``ends`` (terminated, truncated) and its learner's view of the
+        final state in ``terminal``."""
+        return self.rows[_FINISHED, : int(self.finished_count[0])]
+
+
+_ROUND_GAMES, _CHOSEN, _ACTING, _FINISHED, _REDEALS, _DEALT = range(6)
+_INT_ROWS = 6
+"""The rows of :attr:`TableBuffers.rows`: the games where an opponent acts, each one's
+choice and policy, the finished games, each game's deals in this call, the games to deal."""
 
 
 def advance(
@@ -306,13 +385,14 @@ def advance(
     actions: npt.NDArray[np.int64] | None,
     observations: npt.NDArray[np.float32],
     masks: npt.NDArray[np.bool_],
+    autoreset: Autoreset | None = None,
 ) -> int:
     """Apply the learners' ``actions`` (if given) and play the opponents, in place.
 
     Args:
         rules: The rules of the tables.
         state: The tables' own state, changed in place (its cached mask is cleared).
-        learner: The learner's seat in each game, (B,).
+        learner: The learner's seat in each game, (B,) (changed in place by ``autoreset``).
         assign: Which policy plays the seat k places after the learner, (B, N); column 0
             is unused.
         bots: The compiled form of each policy (:mod:`uno_env.learner_kernel` codes).
@@ -324,32 +404,109 @@ def advance(
         observations: (B, OBS_DIM) float32, filled with the learners' observations on
             :data:`WAITING`.
         masks: (B, 80) bool, filled with the learners' legal actions on :data:`WAITING`.
+        autoreset: With ``actions``: pay each hand that ends and deal the game's next hand
+            from this schedule, in the same call, until every game waits for its learner
+            (the ended games are then ``buffers.finished``; a hand that ends before its
+            learner's first decision is dealt again silently). None: stop at the first
+            ended hand with :data:`HAND_ENDED`.
 
     Returns:
-        :data:`WAITING`, :data:`HAND_ENDED` (with ``buffers.terminal`` filled), or ``-1 - g`` for the first game ``g`` whose
-        learner action is illegal (nothing is changed then).
+        :data:`WAITING`, :data:`HAND_ENDED` (with ``buffers.terminal`` filled),
+        :data:`REDEAL_LIMIT`, or ``-1 - g`` for the first game ``g`` whose learner action is
+        illegal (nothing is changed then).
     """
-    status: int = _ADVANCE(
-        rule_params(rules),
-        arrays_of(state),
-        scratch(),
-        learner,
-        assign,
-        bots,
-        generators,
-        buffers.no_actions if actions is None else actions,
-        buffers.reported,
-        buffers.masks,
-        buffers.options,
-        buffers.rows,
-        buffers.chosen,
-        buffers.acting,
-        buffers.terminal,
-        observations,
-        masks,
+    bound = BoundAdvance(rules, state, learner, assign, bots, generators, buffers, autoreset)
+    return bound(actions, observations, masks)
+
+
+class BoundAdvance:
+    """:func:`advance` for one batch of tables, with every argument but the learners'
+    actions and the outputs gathered once: the form a step calls, where gathering some
+    thirty arguments each time would cost more than the compiled call's own work at one
+    table.
+
+    It holds the arrays it was given (the tables' own, changed in place) and a work space of
+    its own, so it stays valid while those arrays are the batch's: bind again when the
+    state object, the policies' generators, the learner seats' array or the schedule
+    change (an owner's ``assign`` array must stay the one it was bound with). It must not be called
+    from two threads at once (nor may the tables be stepped so).
+
+    Args:
+        rules, state, learner, assign, bots, generators, buffers, autoreset: As for
+            :func:`advance`.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        state: UnoState,
+        learner: npt.NDArray[np.int64],
+        assign: npt.NDArray[np.int64],
+        bots: npt.NDArray[np.int64],
+        generators: npt.NDArray[np.int64],
+        buffers: TableBuffers,
+        autoreset: Autoreset | None = None,
+    ) -> None:
+        self.state = state
+        self.learner = learner
+        self.generators = generators
+        self.autoreset = autoreset
+        fixed = (
+            rule_params(rules),
+            arrays_of(state),
+            new_scratch(),
+            learner,
+            assign,
+            bots,
+            generators,
+            buffers.reported,
+            buffers.masks,
+            buffers.options,
+            buffers.rows,
+            buffers.terminal,
+            buffers.finished_count,
+            buffers.rewards,
+            buffers.ends,
+            buffers.deal_keys,
+        )
+        self._stepping = fixed + _schedule(autoreset or _NO_AUTORESET)
+        self._playing = fixed + _schedule(_NO_AUTORESET)
+        self._no_actions = buffers.no_actions
+        self._entry = _ADVANCE.compiled(
+            *self._playing, self._no_actions, buffers.terminal, buffers.masks
+        )
+
+    def __call__(
+        self,
+        actions: npt.NDArray[np.int64] | None,
+        observations: npt.NDArray[np.float32],
+        masks: npt.NDArray[np.bool_],
+    ) -> int:
+        """:func:`advance` with these actions and outputs (see there)."""
+        if actions is None:
+            status: int = self._entry(*self._playing, self._no_actions, observations, masks)
+        else:
+            status = self._entry(*self._stepping, actions, observations, masks)
+        self.state.clear_mask_cache()
+        return status
+
+
+def _schedule(plan: Autoreset) -> tuple[Any, ...]:
+    return (
+        plan.reward,
+        plan.base,
+        plan.slot_stride,
+        plan.fixed_seat,
+        plan.max_redeals,
+        plan.hand_size,
+        plan.keys,
+        plan.episodes,
     )
-    state.clear_mask_cache()
-    return status
+
+
+_NO_AUTORESET = Autoreset(
+    0, 0, -1, 0, 0, _NO_REWARD, np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+)
 
 
 @jit
@@ -361,18 +518,29 @@ def _advance(
     assign: np.ndarray,
     bots: np.ndarray,
     generators: np.ndarray,
-    actions: np.ndarray,
     reported: np.ndarray,
     work: np.ndarray,
     options: np.ndarray,
     rows: np.ndarray,
-    chosen: np.ndarray,
-    acting: np.ndarray,
     terminal: np.ndarray,
+    finished_count: np.ndarray,
+    rewards: np.ndarray,
+    ends: np.ndarray,
+    deal_keys: np.ndarray,
+    reward: int,
+    base: np.uint64,
+    slot_stride: np.uint64,
+    fixed_seat: int,
+    max_redeals: int,
+    hand_size: int,
+    keys: np.ndarray,
+    episodes: np.ndarray,
+    actions: np.ndarray,
     observations: np.ndarray,
     masks: np.ndarray,
 ) -> int:
-    """See :func:`advance` (``actions`` of length 0: none)."""
+    """See :func:`advance` (``actions`` of length 0: none; ``reward`` -1:
+    no autoreset)."""
     n_games = learner.shape[0]
     n_players = r.num_players
     if actions.shape[0] == n_games:
@@ -387,37 +555,106 @@ def _advance(
         for g in range(n_games):
             if s.phase[g] != OVER:
                 apply_one(r, s, w, g, int(actions[g]))
-    # The games where an opponent must act, in game order; a round can only shorten it.
-    n_rows = 0
-    for g in range(n_games):
-        if s.phase[g] != OVER and s.current[g] != learner[g]:
-            rows[n_rows] = g
-            n_rows += 1
-    while n_rows > 0:
-        for i in range(n_rows):
-            g = rows[i]
-            acting[i] = assign[g, (int(s.current[g]) - learner[g]) % n_players]
-        _round(r, s, w, bots, generators, work, options, rows[:n_rows], chosen, acting)
-        kept = 0
-        for i in range(n_rows):
-            g = rows[i]
-            if s.phase[g] != OVER and s.current[g] != learner[g]:
-                rows[kept] = g
-                kept += 1
-        n_rows = kept
-    ended = False
-    for g in range(n_games):
-        if s.phase[g] == OVER and not reported[g]:
-            ended = True
-            # The learner's view of the final state, for the caller to report.
-            fill_mask(r, s, g, work[g])
-            _encode_row(s, n_players, r.target_score, g, learner[g], work[g], terminal[g])
-    if ended:
-        return HAND_ENDED
+    dealing = reward != _NO_REWARD
+    redeals = rows[_REDEALS]
+    n_finished = 0
+    if dealing:
+        for g in range(n_games):
+            redeals[g] = 0
+    while True:
+        _play_rounds(r, s, w, learner, assign, bots, generators, work, options, rows)
+        ended = False
+        for g in range(n_games):
+            if s.phase[g] == OVER and not reported[g]:
+                ended = True
+                if not dealing or redeals[g] == 0:
+                    # The learner's view of the final state, to report.
+                    fill_mask(r, s, g, work[g])
+                    _encode_row(s, n_players, r.target_score, g, learner[g], work[g], terminal[g])
+        if not ended:
+            break
+        if not dealing:
+            return HAND_ENDED
+        n_deals = 0
+        for g in range(n_games):
+            if s.phase[g] != OVER:
+                continue
+            if redeals[g] == 0:  # the learner acted in this hand: it is reported
+                rows[_FINISHED, n_finished] = g
+                n_finished += 1
+                rewards[g] = _learner_reward(r, s, g, learner[g], reward)
+                ends[0, g] = s.done[g]
+                ends[1, g] = s.truncated[g]
+            redeals[g] += 1
+            if redeals[g] > max_redeals:
+                finished_count[0] = n_finished
+                return REDEAL_LIMIT
+            rows[_DEALT, n_deals] = g
+            n_deals += 1
+        for i in range(n_deals):
+            g = rows[_DEALT, i]
+            stream = np.uint64(g) * slot_stride + np.uint64(episodes[g])
+            episodes[g] += 1
+            keys[g] = game_word(base, stream, np.uint64(0))
+            if fixed_seat < 0:
+                learner[g] = int(game_word(base, stream, np.uint64(1)) % np.uint64(n_players))
+            deal_keys[i] = keys[g]
+        deal_fresh(r, s, w, rows[_DEALT, :n_deals], deal_keys[:n_deals], hand_size)
+    finished_count[0] = n_finished
     for g in range(n_games):
         fill_mask(r, s, g, masks[g])
         _encode_row(s, n_players, r.target_score, g, learner[g], masks[g], observations[g])
     return WAITING
+
+
+@jit_inline
+def _learner_reward(r: RuleParams, s: StateArrays, g: int, seat: int, reward: int) -> float:
+    """The learner's reward for game ``g``'s ended hand under the compiled scheme ``reward``
+    (:data:`COMPILED_REWARDS`): ``win_loss`` is :func:`uno_env.core.hand_rewards`' rule."""
+    if not s.done[g]:
+        return 0.0  # a hand cut by max_turns pays nothing
+    winner = s.winner[g]
+    if r.teams:
+        return 1.0 if seat == winner or seat == (winner + 2) % 4 else -1.0
+    return 1.0 if seat == winner else -1.0 / (r.num_players - 1)
+
+
+@jit_inline
+def _play_rounds(
+    r: RuleParams,
+    s: StateArrays,
+    w: Scratch,
+    learner: np.ndarray,
+    assign: np.ndarray,
+    bots: np.ndarray,
+    generators: np.ndarray,
+    work: np.ndarray,
+    options: np.ndarray,
+    rows: np.ndarray,
+) -> None:
+    """The opponents' rounds until every game waits for its learner or is over."""
+    n_players = r.num_players
+    games = rows[_ROUND_GAMES]
+    chosen = rows[_CHOSEN]
+    acting = rows[_ACTING]
+    # The games where an opponent must act, in game order; a round can only shorten it.
+    n_rows = 0
+    for g in range(learner.shape[0]):
+        if s.phase[g] != OVER and s.current[g] != learner[g]:
+            games[n_rows] = g
+            n_rows += 1
+    while n_rows > 0:
+        for i in range(n_rows):
+            g = games[i]
+            acting[i] = assign[g, (int(s.current[g]) - learner[g]) % n_players]
+        _round(r, s, w, bots, generators, work, options, games[:n_rows], chosen, acting)
+        kept = 0
+        for i in range(n_rows):
+            g = games[i]
+            if s.phase[g] != OVER and s.current[g] != learner[g]:
+                games[kept] = g
+                kept += 1
+        n_rows = kept
 
 
 @jit_inline

@@ -21,6 +21,7 @@ from uno_env.envs.learner_tables import LearnerTables, TablesStoppedError
 from uno_env.envs.opponents import OpponentPool
 from uno_env.envs.vec_env import UnoVecEnv
 from uno_env.learner_kernel import compiled_bot, generator_pointers, next_uniform
+from uno_env.observation import OBS_DIM
 from uno_env.policy import (
     PolicyFactory,
     RandomActionBot,
@@ -91,6 +92,7 @@ CASES: list[tuple[str, dict[str, Any], Callable[[int], list[type]]]] = [
     ("seven_zero 3p", {"preset": "seven_zero", "num_players": 3}, lambda n: [RandomBot] * 2),
     ("rlcard", {"preset": "rlcard"}, lambda n: [RandomActionBot]),
     ("short hands", {"max_turns": 12}, lambda n: [RandomAnyBot]),
+    ("teams", {"num_players": 4, "teams": True}, lambda n: [RandomBot] * 3),
     (
         "house rules",
         {"num_players": 3, "jump_in": True, "stack_draw_two": True, "stack_draw_four": True},
@@ -225,11 +227,52 @@ def test_gym_env_runs_on_the_compiled_path() -> None:
             done = terminated or truncated
 
 
+@pytest.mark.parametrize("reward", ["win_loss", "points", "place"])
+@pytest.mark.parametrize("learner_seat", ["random", 1])
+def test_the_compiled_autoreset_pays_and_deals_as_the_general_path(
+    reward: str, learner_seat: int | str
+) -> None:
+    """With a reward scheme it knows, the compiled loop pays the ended hands and deals the
+    next ones itself; with another, the tables do it in Python: the same games either way."""
+    rules = load_rules({"num_players": 3, "max_turns": 40})
+    runs = []
+    for kind in (RandomBot, PlainRandomBot):
+        tables = LearnerTables(
+            rules,
+            6,
+            PolicyFactory("random", kind),
+            learner_seat=learner_seat,  # type: ignore[arg-type]
+            reward=reward,
+            seed=8,
+        )
+        runs.append(trajectory(tables, 120))
+    assert_same(*runs)
+    assert sum(item.size for item in runs[0][6::9]) > 10  # hands ended (``finished``)
+
+
+@pytest.mark.parametrize("kind", [RandomBot, PlainRandomBot])
+def test_too_many_silent_redeals_stop_the_tables(
+    monkeypatch: pytest.MonkeyPatch, kind: type
+) -> None:
+    """A game whose hands keep ending before its learner decides is an error, on both paths."""
+    monkeypatch.setattr("uno_env.envs.learner_tables.MAX_SILENT_REDEALS", 0)
+    tables = LearnerTables(load_rules(None), 3, PolicyFactory("random", kind), seed=0)
+    tables.reset()
+    rng = np.random.default_rng(0)
+    with pytest.raises(RuntimeError, match="hands in a row ended before the learner's first"):
+        for _ in range(500):  # the first hand that ends is one deal too many
+            tables.step(uniform_legal_actions(tables.action_masks(), rng))
+    with pytest.raises(TablesStoppedError, match="RuntimeError"):
+        tables.action_masks()
+    tables.reset()
+
+
 def test_an_interruption_when_hands_end_stops_the_compiled_tables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Ctrl-C while the ended hands are dealt again, between two compiled calls."""
-    tables = LearnerTables(load_rules(None), 4, None, seed=0)
+    """Ctrl-C while the ended hands are dealt again, between two compiled calls (a reward
+    scheme the compiled loop does not pay: the tables deal in Python)."""
+    tables = LearnerTables(load_rules(None), 4, None, reward="points", seed=0)
     tables.reset()
     assert tables.compiled
 
@@ -248,3 +291,30 @@ def test_an_interruption_when_hands_end_stops_the_compiled_tables(
         tables.step(np.zeros(4, dtype=np.int64))
     tables.reset()
     tables.step(uniform_legal_actions(tables.action_masks(), rng))
+
+
+@pytest.mark.parametrize("kind", [RandomBot, PlainRandomBot])
+def test_a_step_can_write_into_given_arrays(kind: type) -> None:
+    """``step(actions, out=...)`` (a shared block's rows) gives what a plain step gives."""
+    rules = load_rules({"num_players": 3, "max_turns": 40})
+    plain = LearnerTables(rules, 5, PolicyFactory("random", kind), seed=1)
+    into = LearnerTables(rules, 5, PolicyFactory("random", kind), seed=1)
+    plain.reset()
+    into.reset()
+    block = np.zeros((2, 5, OBS_DIM), dtype=np.float32)
+    masks = np.zeros((5, 80), dtype=bool)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for i in range(80):
+        actions = uniform_legal_actions(plain.action_masks(), rng)
+        expected = plain.step(actions)
+        got = into.step(actions, out=(block[i % 2], masks[:]))
+        assert np.shares_memory(got.observations, block[i % 2])
+        np.testing.assert_array_equal(block[i % 2], expected.observations)
+        np.testing.assert_array_equal(masks, plain.action_masks())
+        assert np.shares_memory(into.action_masks(), masks)
+        assert not into.action_masks().flags.writeable
+        np.testing.assert_array_equal(got.rewards, expected.rewards)
+        np.testing.assert_array_equal(got.terminal_observations, expected.terminal_observations)
+        ended += got.finished.size
+    assert ended > 3

@@ -252,7 +252,7 @@ def test_an_env_never_closed_is_shut_down_at_exit() -> None:
         if __name__ == "__main__":
             env = ShardedUnoVecEnv(4, seed=0, num_workers=2)
             env.reset()
-            print("pids", *[p.pid for p in env._workers.processes], flush=True)
+            print("pids", *[p.pid for p in env._workers.processes.values()], flush=True)
         """
     )
     done = subprocess.run(

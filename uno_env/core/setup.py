@@ -370,7 +370,7 @@ def reset_games(
     new = state.view() if in_place else state.copy()
     if idx.size:
         # Dealt where they stand, as init deals them (a test holds the two to each other).
-        _deal_fresh(
+        deal_fresh(
             rule_params(rules),
             arrays_of(new),
             scratch(),
@@ -384,7 +384,7 @@ def reset_games(
 
 
 @jit
-def _deal_fresh(
+def deal_fresh(
     r: RuleParams,
     s: StateArrays,
     w: Scratch,

@@ -40,6 +40,7 @@ from uno_env.rules import Rules
 __all__ = [
     "POINTS_PER_UNIT",
     "REWARD_SCHEMES",
+    "SLOT_STRIDE",
     "CheckedReward",
     "RewardFn",
     "action_id",
@@ -139,6 +140,15 @@ def action_ids(actions: npt.ArrayLike, count: int, unit: str = "game") -> npt.ND
             the value as given.
         TypeError: for actions that are not numbers (bools, text, objects).
     """
+    if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (count,):
+        # What a learning loop hands over at every step: checked with the least work.
+        values = actions.tolist() if 0 < count <= _FEW else None
+        if (
+            min(values) >= 0 and max(values) < C.NUM_ACTIONS
+            if values is not None
+            else ((actions >= 0) & (actions < C.NUM_ACTIONS)).all()
+        ):
+            return actions
     try:
         arr = np.asarray(actions)
     except (ValueError, TypeError, OverflowError):  # ragged lists and the like
@@ -303,7 +313,8 @@ def resolve_reward(reward: str | RewardFn) -> RewardFn:
     return REWARD_SCHEMES[reward]
 
 
-_SLOT_STRIDE = 2**32
+SLOT_STRIDE = 2**32
+"""The distance between two slots' streams in the key schedule (:func:`episode_words`)."""
 
 
 def checked_seed(seed: object, what: str = "seed") -> int | None:
@@ -344,5 +355,5 @@ def episode_words(
     deals the same hands in every env.
     """
     slots_u = np.asarray(slots).astype(np.uint64)
-    streams = slots_u * np.uint64(_SLOT_STRIDE) + np.asarray(episodes).astype(np.uint64)
+    streams = slots_u * np.uint64(SLOT_STRIDE) + np.asarray(episodes).astype(np.uint64)
     return keyed_bits(np.full(slots_u.shape, base, dtype=np.uint64), streams, n_words)

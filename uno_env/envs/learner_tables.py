@@ -52,6 +52,7 @@ import numpy.typing as npt
 from uno_env import core
 from uno_env.core import IllegalActionError, UnoState
 from uno_env.envs import RewardFn, base_key, episode_words, resolve_reward
+from uno_env.envs.common import REWARD_SCHEMES, SLOT_STRIDE
 from uno_env.envs.opponents import CompiledOpponents, OpponentsSpec, as_policy, opponents_act
 from uno_env.envs.table_inputs import (
     ResetNeededError,
@@ -60,7 +61,7 @@ from uno_env.envs.table_inputs import (
     explicit_hands,
     opponent_lineup,
 )
-from uno_env.learner_kernel import WAITING
+from uno_env.learner_kernel import COMPILED_REWARDS, REDEAL_LIMIT, WAITING, Autoreset
 from uno_env.observation import encode
 from uno_env.policy import MaskArray, ObsArray, Policy, PolicyFactory, Resettable
 from uno_env.rules import Rules
@@ -78,6 +79,14 @@ _NO_OBSERVATIONS = np.zeros((0, 0), dtype=np.float32)
 class TablesStoppedError(ResetNeededError):
     """The tables stopped after an opponent's error or an interruption; only ``reset()``
     deals them again."""
+
+
+def _too_many_redeals(rules: Rules) -> RuntimeError:
+    """The error of a game whose hands keep ending before its learner's first decision."""
+    return RuntimeError(
+        f"{MAX_SILENT_REDEALS} hands in a row ended before the learner's first decision "
+        f"(max_turns={rules.max_turns} is too small?)"
+    )
 
 
 _MIDWAY = "interrupted in the middle of a round"
@@ -159,6 +168,17 @@ class LearnerTables:
         self._stopped: str | None = None
         self._masks: MaskArray | None = None
         self._compiled = CompiledOpponents(self.num_games, pooled=self._pool is not None)
+        # The compiled loop pays the hands that end and deals the next ones itself when
+        # it knows the reward scheme (see :meth:`seed`).
+        self._reward_code = next(
+            (
+                code
+                for code, name in enumerate(COMPILED_REWARDS)
+                if self.reward_fn is REWARD_SCHEMES[name]
+            ),
+            None,
+        )
+        self._autoreset: Autoreset | None = None
         if seed is not None:
             self.seed(seed)
 
@@ -244,6 +264,17 @@ class LearnerTables:
         """
         self._base = base_key(seed)
         self._episode[:] = 0
+        if self.autoreset and self._reward_code is not None:
+            self._autoreset = Autoreset(
+                base=int(self._base),
+                slot_stride=SLOT_STRIDE,
+                fixed_seat=-1 if self._fixed_seat is None else self._fixed_seat,
+                max_redeals=MAX_SILENT_REDEALS,
+                hand_size=self.rules.hand_size,
+                reward=self._reward_code,
+                keys=self._keys,
+                episodes=self._episode,
+            )
         for i, factory in self._factories.items():
             self.policies[i] = factory(np.random.default_rng([int(self._base), _BOT_SEED_SALT, i]))
 
@@ -323,11 +354,18 @@ class LearnerTables:
             self._obs = encode(self.rules, self._live_state(), self._learner)
         return self._obs
 
-    def step(self, actions: npt.ArrayLike) -> LearnerStep:
+    def step(
+        self, actions: npt.ArrayLike, out: tuple[ObsArray, MaskArray] | None = None
+    ) -> LearnerStep:
         """Apply the learner's actions, then let the opponents play up to its next decision.
 
         Args:
             actions: One action id per game, shape (B,).
+            out: Arrays to write the learners' next observations, (B, OBS_DIM) float32, and
+                masks, (B, 80) bool, into (C-ordered; a shared block's rows, say) instead of
+                new ones: the compiled loop encodes into them, the general path copies. The
+                result's observations are then ``out[0]``, and ``out[1]`` (made read-only:
+                give views made for this step) is the tables' masks until the next step.
 
         Returns:
             The learner's next observations, rewards, end flags and terminal observations.
@@ -339,24 +377,27 @@ class LearnerTables:
                 interrupted (Ctrl-C), and :meth:`reset` was not called since.
             RuntimeError: if a game is over and waits for :meth:`reset` (no autoreset).
         """
-        state = self._live_state()
+        state = self._state
+        if self._stopped is not None or state is None:
+            state = self._live_state()  # raises, saying why
         if not self.autoreset and not state.live.all():
             raise ResetNeededError("the hand is over: call reset() before stepping again")
         n = self.num_games
         compiled = self._compiled.plays(self.policies)
-        fast = (
+        self._stopped = _MIDWAY  # until the opponents have played up to the learner
+        status: int | None = None
+        if (
             compiled
             and type(actions) is np.ndarray
             and actions.dtype == np.int64
             and actions.shape == (n,)
             and actions.flags.c_contiguous
-        )
-        self._stopped = _MIDWAY  # until the opponents have played up to the learner
-        status: int | None = None
-        if fast:
-            assert isinstance(actions, np.ndarray)
+        ):
             self._obs = self._masks = None
-            status = self._play_compiled(actions)  # it clears ``reported`` first
+            self._compiled.encode_into(out)
+            # One call: it clears ``reported`` first, and with the schedule it deals the
+            # next hands too.
+            status = self._play_compiled(actions, self._autoreset)
             if status < 0:
                 self._stopped = None  # refused before anything changed
                 self._refuse(state, actions)
@@ -369,19 +410,34 @@ class LearnerTables:
                 if isinstance(err, IllegalActionError):
                     raise IllegalActionError(f"learner action refused: {err}") from None
                 raise
+        rewards = np.zeros(n, dtype=np.float32)
+        ended = np.zeros((2, n), dtype=bool)  # one allocation: terminated, truncated
         result = LearnerStep(
             observations=_NO_OBSERVATIONS,
-            rewards=np.zeros(n, dtype=np.float32),
-            terminated=np.zeros(n, dtype=bool),
-            truncated=np.zeros(n, dtype=bool),
+            rewards=rewards,
+            terminated=ended[0],
+            truncated=ended[1],
             finished=_NO_GAMES,
             terminal_observations=_NO_OBSERVATIONS,
         )
-        if status == WAITING:
-            self._stopped = None  # the whole step was one compiled call: no hand ended
+        if status == WAITING:  # the whole step was one compiled call
+            buffers = self._compiled.buffers
+            if buffers.finished_count[0]:  # hands ended, paid and dealt again
+                finished = result.finished = buffers.finished.copy()
+                rewards[finished] = buffers.rewards[finished]
+                ended[:, finished] = buffers.ends[:, finished]
+                result.terminal_observations = buffers.terminal[finished]
+            self._stopped = None  # only now: an interruption above would lose the payouts
         else:
             self._advance_or_stop(np.zeros(n, dtype=bool), result, compiled, status)
         result.observations = self.observations()
+        if out is not None and result.observations is not out[0]:
+            # The general path, or Python dealt the hands that ended: copied in.
+            out[0][...] = result.observations
+            out[1][...] = self.action_masks()
+            out[1].flags.writeable = False
+            self._obs, self._masks = out
+            result.observations = out[0]
         if not self.autoreset:
             result.terminal_observations = result.observations[result.finished]
         return result
@@ -394,14 +450,25 @@ class LearnerTables:
             raise IllegalActionError(f"learner action refused: {err}") from None
         raise AssertionError("the compiled loop refused learner actions that the core allows")
 
-    def _play_compiled(self, actions: npt.NDArray[np.int64] | None) -> int:
+    def _play_compiled(
+        self, actions: npt.NDArray[np.int64] | None, autoreset: Autoreset | None = None
+    ) -> int:
         """One call of the compiled loop; when every game waits for its learner, the
-        observations and masks it encoded are the tables' current ones."""
+        observations and masks it encoded are the tables' current ones.
+
+        Raises:
+            RuntimeError: if a game's hands kept ending before its learner's first decision
+                (:data:`MAX_SILENT_REDEALS`); the caller stops the tables.
+        """
         status, outputs = self._compiled.advance(
-            self.rules, self._own_state(), self._learner, self._assign, actions
+            self.rules, self._own_state(), self._learner, self._assign, actions, autoreset
         )
         if outputs is not None:
             self._obs, self._masks = outputs
+        if status == REDEAL_LIMIT:
+            err = _too_many_redeals(self.rules)
+            self._stopped = f"stopped after an error (RuntimeError: {err})"
+            raise err
         return status
 
     def _advance(
@@ -461,10 +528,7 @@ class LearnerTables:
                     redeals = np.zeros(self.num_games, dtype=np.int64)
                 redeals[again] += 1
                 if redeals.max() > MAX_SILENT_REDEALS:
-                    raise RuntimeError(
-                        f"{MAX_SILENT_REDEALS} hands in a row ended before the learner's "
-                        f"first decision (max_turns={self.rules.max_turns} is too small?)"
-                    )
+                    raise _too_many_redeals(self.rules)
                 self._redeal(again)
                 fresh[again] = True
                 reported[again] = False

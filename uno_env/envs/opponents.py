@@ -33,7 +33,14 @@ from uno_env.config_values import check_float
 from uno_env.core import UnoState
 from uno_env.core.state import ARRAY_FIELDS
 from uno_env.files import shown
-from uno_env.learner_kernel import WAITING, TableBuffers, advance, compiled_bot, generator_pointers
+from uno_env.learner_kernel import (
+    WAITING,
+    Autoreset,
+    BoundAdvance,
+    TableBuffers,
+    compiled_bot,
+    generator_pointers,
+)
 from uno_env.observation import OBS_DIM
 from uno_env.play import choose_actions
 from uno_env.policy import (
@@ -255,11 +262,12 @@ class CompiledOpponents:
         self._generators = _no_generators()
         self._plan_of: list[tuple[object, object]] = []
         self._outputs: tuple[ObsArray, MaskArray] | None = None
+        self._bound: BoundAdvance | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """Its fields for pickling and copying, less the plan (see the class docstring)."""
         fields = self.__dict__.copy()
-        fields.update(_plan_of=[], _bots=None, _generators=_no_generators())
+        fields.update(_plan_of=[], _bots=None, _generators=_no_generators(), _bound=None)
         return fields
 
     def plays(self, policies: Sequence[Policy]) -> bool:
@@ -270,7 +278,8 @@ class CompiledOpponents:
         """
         plan = self._plan_of
         if len(plan) == len(policies):  # a plain loop is cheapest
-            for policy, (known, rng) in zip(policies, plan, strict=True):
+            for i, policy in enumerate(policies):
+                known, rng = plan[i]
                 if policy is not known or getattr(policy, "rng", None) is not rng:
                     break
             else:
@@ -289,6 +298,12 @@ class CompiledOpponents:
         self._plan_of = current
         return self._bots is not None
 
+    def encode_into(self, outputs: tuple[ObsArray, MaskArray] | None) -> None:
+        """Where the next call that returns :data:`~uno_env.learner_kernel.WAITING` encodes
+        the learners' observations, (B, OBS_DIM) float32, and masks, (B, 80) bool (C-ordered
+        rows; a shared block's, say). ``None``: new arrays, allocated when needed."""
+        self._outputs = outputs
+
     def advance(
         self,
         rules: Rules,
@@ -296,6 +311,7 @@ class CompiledOpponents:
         learner: npt.NDArray[np.int64],
         assign: npt.NDArray[np.int64],
         actions: npt.NDArray[np.int64] | None,
+        autoreset: Autoreset | None = None,
     ) -> tuple[int, tuple[ObsArray, MaskArray] | None]:
         """One call of the compiled loop (:func:`uno_env.learner_kernel.advance`), after
         :meth:`plays` said yes for the current policies.
@@ -306,6 +322,9 @@ class CompiledOpponents:
             learner: The learner's seat in each game, (B,).
             assign: Which policy plays the seat k places after the learner, (B, N).
             actions: The learners' actions (C-contiguous int64, (B,)), or None.
+            autoreset: With actions, the tables' key schedule: the loop then pays the hands
+                that end and deals the next ones itself (see
+                :func:`~uno_env.learner_kernel.advance`).
 
         Returns:
             The loop's status, and on :data:`~uno_env.learner_kernel.WAITING` the learners'
@@ -318,18 +337,18 @@ class CompiledOpponents:
                 np.empty((self.num_games, C.NUM_ACTIONS), dtype=np.bool_),
             )
         obs, masks = self._outputs
-        status = advance(
-            rules,
-            state,
-            learner,
-            assign,
-            self._bots,
-            self._generators,
-            self.buffers,
-            actions,
-            obs,
-            masks,
-        )
+        bound = self._bound
+        if (
+            bound is None
+            or bound.state is not state
+            or bound.generators is not self._generators
+            or bound.autoreset is not autoreset
+            or bound.learner is not learner
+        ):
+            bound = self._bound = BoundAdvance(
+                rules, state, learner, assign, self._bots, self._generators, self.buffers, autoreset
+            )
+        status = bound(actions, obs, masks)
         if status != WAITING:
             return status, None
         masks.flags.writeable = False

@@ -1,13 +1,15 @@
-"""The worker side of :class:`~uno_env.envs.shared_vec_env.ShardedUnoVecEnv`: what runs
-inside each worker process, and the parent's handle on those processes.
+"""The worker side of :class:`~uno_env.envs.shared_vec_env.ShardedUnoVecEnv`: the shards a
+worker steps, what runs inside each worker process, and the parent's handle on those processes.
 
-A worker (:func:`worker_main`, started with a :class:`WorkerSpec`) builds its shards, each a
-:class:`~uno_env.envs.vec_env.UnoVecEnv`, then waits on its semaphore: each release is one
-command read from the shared block (:class:`SharedLayout`): :data:`STEP` plays the actions
-in the block and writes back the observations, masks, rewards and ends of hands; :data:`CALL`
-reads a message from its pipe (a reset with new seeds, a function run on the opponents) and
-answers on it; :data:`EXIT` leaves. It then writes :data:`OK` or :data:`FAILED` as its
-status (an error's type and message go on the pipe) and releases its own semaphore. A worker
+A :class:`ShardGroup` (built from a :class:`WorkerSpec`) holds one worker's shards, each a
+:class:`~uno_env.envs.learner_tables.LearnerTables` of its own, and answers the commands of
+the shared block (:class:`SharedLayout`): :data:`STEP` plays the actions in the block and
+writes back the observations, masks, rewards, ends of hands and final observations;
+:data:`CALL` answers a message (a reset with new seeds, a function run on the opponents). The
+parent steps the first group itself; each other group lives in a worker process
+(:func:`worker_main`), which waits on its semaphore: each release is one command read from
+the block (:data:`EXIT` leaves). It then writes :data:`OK` or :data:`FAILED` as its status
+(an error's type and message go on its pipe) and releases its own semaphore. A worker
 ignores Ctrl-C (the parent handles it) and leaves when the parent is gone.
 
 :class:`Workers` holds the processes, their semaphores and pipes and the shared block: what
@@ -29,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from uno_env.envs.common import RewardFn, action_space
-from uno_env.envs.vec_env import UnoVecEnv
+from uno_env.envs.learner_tables import LearnerTables
 from uno_env.rules import Rules
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "FAILED",
     "OK",
     "STEP",
+    "ShardGroup",
     "SharedLayout",
     "WorkerSpec",
     "Workers",
@@ -157,35 +160,99 @@ def worker_main(spec: WorkerSpec, go: Any, done: Any, conn: Any) -> None:
         shm.close()
 
 
-def _build_shards(spec: WorkerSpec) -> tuple[list[Any], list[object]]:
-    envs, opponents = [], []
-    for (start, end), seed in zip(spec.shards, spec.seeds, strict=True):
-        # Each shard its own opponents: their random draws must not depend on which shards
-        # share a worker.
-        recipe: Any = spec.opponents
-        opp = recipe() if spec.build_opponents else copy.deepcopy(recipe)
-        opponents.append(opp)
-        envs.append(
-            UnoVecEnv(
-                end - start,
-                spec.rules,
-                opponents=opp,
-                seed=seed,
-                learner_seat=spec.learner_seat,
-                reward=spec.reward,
+class ShardGroup:
+    """One worker's shards: built from its spec, stepped and commanded through the block.
+
+    Args:
+        spec: The worker's spec.
+        views: The shared block's arrays (:meth:`SharedLayout.views`).
+
+    Raises:
+        Whatever building the shards raises (a bad seat, reward or opponent).
+    """
+
+    def __init__(self, spec: WorkerSpec, views: dict[str, npt.NDArray[Any]]) -> None:
+        self.spec = spec
+        self.views = views
+        self.tables: list[LearnerTables] = []
+        self.opponents: list[object] = []
+        for (start, end), seed in zip(spec.shards, spec.seeds, strict=True):
+            # Each shard its own opponents: their random draws must not depend on which
+            # shards share a worker.
+            recipe: Any = spec.opponents
+            opponents = recipe() if spec.build_opponents else copy.deepcopy(recipe)
+            self.opponents.append(opponents)
+            self.tables.append(
+                LearnerTables(
+                    spec.rules,
+                    end - start,
+                    opponents,
+                    learner_seat=spec.learner_seat,
+                    reward=spec.reward,
+                    autoreset=True,
+                    seed=seed,
+                )
             )
-        )
-    return envs, opponents
+
+    def step(self, observations: npt.NDArray[np.float32] | None = None) -> None:
+        """Play the block's actions in every shard and write back what the learners see.
+
+        Args:
+            observations: Where the learners' observations go, (num_envs, dim) float32, by
+                global table (the parent's own result); None: the block's current buffer.
+        """
+        views = self.views
+        if observations is None:
+            observations = views["obs"][int(views["buffer"][0])]
+        for tables, (start, end) in zip(self.tables, self.spec.shards, strict=True):
+            # Encoded where the parent reads them: no copy.
+            into = (observations[start:end], views["masks"][start:end])
+            out = tables.step(views["actions"][start:end], out=into)
+            views["rewards"][start:end] = out.rewards
+            np.logical_or(out.terminated, out.truncated, out=views["dones"][start:end])
+            views["finished"][start:end] = False
+            if out.finished.size:
+                rows = start + out.finished
+                views["finished"][rows] = True
+                views["terminal"][rows] = out.terminal_observations
+                views["truncated"][rows] = out.truncated[out.finished]
+
+    def command(self, message: tuple[Any, ...]) -> object:
+        """Answer a rare command: ``("reset", seeds or None)`` deals new hands (restarting
+        each shard's key schedule from its seed of ``seeds``, indexed by global shard);
+        ``("opponents", fn, args)`` returns ``fn(opponents, *args)`` for each shard.
+
+        Raises:
+            ValueError: for an unknown command.
+        """
+        views = self.views
+        what = message[0]
+        if what == "reset":
+            seeds = message[1]
+            buffer = int(views["buffer"][0])
+            for i, (tables, (start, end)) in enumerate(
+                zip(self.tables, self.spec.shards, strict=True)
+            ):
+                if seeds is not None:
+                    tables.seed(seeds[self.spec.first_shard + i])
+                views["obs"][buffer, start:end] = tables.reset()
+                views["masks"][start:end] = tables.action_masks()
+            return None
+        if what == "opponents":
+            fn, args = message[1], message[2]
+            return [fn(opponents, *args) for opponents in self.opponents]
+        raise ValueError(f"unknown command {what!r}")
 
 
 def _serve(spec: WorkerSpec, shm: SharedMemory, go: Any, done: Any, conn: Any) -> None:
+    views = spec.layout.views(shm.buf)
     try:
-        envs, opponents = _build_shards(spec)
+        group = ShardGroup(spec, views)
     except BaseException as err:
+        del views
         conn.send(("error", _error_payload(err)))
         return
     conn.send(("ready", None))
-    views = spec.layout.views(shm.buf)
     parent = multiprocessing.parent_process()
     me = spec.index
     try:
@@ -199,60 +266,16 @@ def _serve(spec: WorkerSpec, shm: SharedMemory, go: Any, done: Any, conn: Any) -
                 return
             try:
                 if command == STEP:
-                    _step_shards(spec, envs, views)
+                    group.step()
                 else:
-                    reply = _command(spec, envs, opponents, views, conn.recv())
-                    conn.send(("ok", reply))
+                    conn.send(("ok", group.command(conn.recv())))
                 views["status"][me] = OK
             except Exception as err:
                 views["status"][me] = FAILED
                 conn.send(("error", _error_payload(err)))
             done.release()
     finally:
-        del views  # the block's buffer must have no view left when it is closed
-
-
-def _write(
-    views: dict[str, npt.NDArray[Any]], start: int, end: int, obs: npt.NDArray[np.float32]
-) -> None:
-    views["obs"][int(views["buffer"][0]), start:end] = obs
-
-
-def _step_shards(spec: WorkerSpec, envs: list[Any], views: dict[str, npt.NDArray[Any]]) -> None:
-    for env, (start, end) in zip(envs, spec.shards, strict=True):
-        obs, rewards, dones, infos = env.step(views["actions"][start:end])
-        _write(views, start, end, obs)
-        views["rewards"][start:end] = rewards
-        views["dones"][start:end] = dones
-        views["finished"][start:end] = False
-        views["masks"][start:end] = env.action_masks()
-        for row in np.flatnonzero(dones).tolist():
-            info = infos[row]
-            views["finished"][start + row] = True
-            views["terminal"][start + row] = info["terminal_observation"]
-            views["truncated"][start + row] = bool(info["TimeLimit.truncated"])
-
-
-def _command(
-    spec: WorkerSpec,
-    envs: list[Any],
-    opponents: list[object],
-    views: dict[str, npt.NDArray[Any]],
-    message: tuple[Any, ...],
-) -> object:
-    what = message[0]
-    if what == "reset":
-        seeds = message[1]
-        for i, (env, (start, end)) in enumerate(zip(envs, spec.shards, strict=True)):
-            if seeds is not None:
-                env.seed(seeds[spec.first_shard + i])
-            _write(views, start, end, env.reset())
-            views["masks"][start:end] = env.action_masks()
-        return None
-    if what == "opponents":
-        fn, args = message[1], message[2]
-        return [fn(opp, *args) for opp in opponents]
-    raise ValueError(f"unknown command {what!r}")
+        del views, group  # the block's buffer must have no view left when it is closed
 
 
 class Workers:
@@ -264,11 +287,13 @@ class Workers:
 
     def __init__(self, shm: SharedMemory) -> None:
         self.shm = shm
-        self.processes: list[Any] = []
-        self.go: list[Any] = []
-        self.done: list[Any] = []
-        self.conns: list[Any] = []
+        # By worker index: the parent steps worker 0's shards itself.
+        self.processes: dict[int, Any] = {}
+        self.go: dict[int, Any] = {}
+        self.done: dict[int, Any] = {}
+        self.conns: dict[int, Any] = {}
         self.views: dict[str, npt.NDArray[Any]] | None = None
+        self.local: ShardGroup | None = None
         self.closed = False
 
     def start(self, ctx: Any, spec: WorkerSpec) -> None:
@@ -282,12 +307,12 @@ class Workers:
             name=f"uno-shards-{spec.index}",
             daemon=True,
         )
-        self.go.append(go)
-        self.done.append(done)
-        self.conns.append(parent_end)
+        self.go[spec.index] = go
+        self.done[spec.index] = done
+        self.conns[spec.index] = parent_end
         process.start()
         child_end.close()
-        self.processes.append(process)
+        self.processes[spec.index] = process
 
     def shutdown(self) -> None:
         """Tell each worker to exit, wait briefly, then end the ones still running; free
@@ -297,21 +322,21 @@ class Workers:
         self.closed = True
         if self.views is not None:
             self.views["command"][:] = EXIT
-            for go in self.go:
+            for go in self.go.values():
                 go.release()
         deadline = time.monotonic() + 5.0
-        for process in self.processes:
+        for process in self.processes.values():
             process.join(max(0.0, deadline - time.monotonic()))
-        for process in self.processes:
+        for process in self.processes.values():
             if process.is_alive():
                 process.terminate()
                 process.join(2.0)
             if process.is_alive():
                 process.kill()
                 process.join(2.0)
-        for conn in self.conns:
+        for conn in self.conns.values():
             conn.close()
-        self.views = None
+        self.views = self.local = None
         with contextlib.suppress(BufferError):  # observations still held as views
             self.shm.close()  # (then the memory goes with the last of them)
         with contextlib.suppress(FileNotFoundError):

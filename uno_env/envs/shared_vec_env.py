@@ -2,10 +2,13 @@
 worker processes, one shared-memory block between them.
 
 The ``num_envs`` tables are cut into ``num_shards`` contiguous shards (as even as possible),
-and the shards into ``num_workers`` contiguous groups, one per worker process. Each shard is
-a :class:`~uno_env.envs.vec_env.UnoVecEnv` of its own inside its worker, seeded from the
-env's seed and the global index of its first table (:func:`shard_seed`; a single shard takes
-the seed itself, so one shard plays exactly the hands of ``UnoVecEnv`` with that seed).
+and the shards into ``num_workers`` contiguous groups, one per worker. Worker 0 is the
+parent process itself, which steps its group while the others do theirs (so ``num_workers``
+counts the cores a step uses, and 2 workers start one more process); each other worker is a
+process of its own. Each shard is the tables of a
+:class:`~uno_env.envs.vec_env.UnoVecEnv` of its own, seeded from the env's seed and the
+global index of its first table (:func:`shard_seed`; a single shard takes the seed itself,
+so one shard plays exactly the hands of ``UnoVecEnv`` with that seed).
 
 **What decides the games.** The seed, the actions and the shard layout, never the worker
 count: the same ``num_shards`` gives the same trajectories with 1, 2 or 3 workers. The shard
@@ -17,10 +20,11 @@ explicitly to compare runs across worker counts.
 **How they talk.** The learners' actions, the observations (two buffers, used in turn), the
 legal-action masks, the rewards, the ends of hands and the final observations of finished
 hands live in one :class:`multiprocessing.shared_memory.SharedMemory` block seen through
-NumPy views. A step writes the actions, releases one semaphore per worker and waits on one
-per worker: no pipe carries a step. Each worker also has a pipe for the rare commands (a
-reset with new seeds, a change of the opponents, an error's report). What runs in a worker,
-and the parent's handle on the workers, is :mod:`uno_env.envs.shard_workers`.
+NumPy views. A step writes the actions, releases one semaphore per worker process, steps
+the parent's own group, and waits on one semaphore per worker process: no pipe carries a
+step. Each worker process also has a pipe for the rare commands (a reset with new seeds, a
+change of the opponents, an error's report). What a worker runs, and the parent's handle on
+the processes, is :mod:`uno_env.envs.shard_workers`.
 
 **Opponents** must be built inside the workers: give them as something that pickles (a
 :class:`~uno_env.policy.PolicyFactory` of a bot, ``None`` for the random bot, a pool of
@@ -29,7 +33,8 @@ paths) that builds them there. Each shard builds its own. :meth:`ShardedUnoVecEn
 runs a picklable function on every shard's opponents (a league refilling a snapshot slot).
 
 **Failures.** A worker that raises (an opponent's error) stops the env until ``reset()``,
-and its error is raised in the parent once, with its type when it can be rebuilt. A worker
+and its error is raised in the parent once (the first worker's, in worker order), with its
+type when it can be rebuilt (the parent's own group raises the error itself). A worker
 that dies, or a wait longer than ``timeout`` seconds, closes the env and raises
 :class:`WorkerError` naming the worker and its tables. Workers ignore Ctrl-C (the parent
 handles it) and leave when the parent is gone. ``close()`` (also run at exit) stops them
@@ -60,6 +65,7 @@ from uno_env.envs.shard_workers import (
     FAILED,
     OK,
     STEP,
+    ShardGroup,
     SharedLayout,
     Workers,
     WorkerSpec,
@@ -151,7 +157,8 @@ def _rebuilt(payload: tuple[type[BaseException], str], where: str) -> BaseExcept
 
 
 class ShardedUnoVecEnv(MaskedVecEnv):
-    """``num_envs`` UNO games stepped by ``num_workers`` processes, one learner seat in each.
+    """``num_envs`` UNO games stepped by ``num_workers`` workers (the parent process among
+    them), one learner seat in each.
 
     Takes the arguments of :class:`~uno_env.envs.vec_env.UnoVecEnv` (opponents in a form
     that pickles, or an :class:`OpponentsRecipe`; see the module docstring) and:
@@ -163,7 +170,8 @@ class ShardedUnoVecEnv(MaskedVecEnv):
         seed: Seed of every shard's key schedule (``None``: fresh entropy).
         learner_seat: A fixed seat, or ``"random"``.
         reward: ``"win_loss"`` (default), ``"points"`` or a picklable reward function.
-        num_workers: Worker processes, ``1..min(num_envs, MAX_WORKERS)``.
+        num_workers: Workers, ``1..min(num_envs, MAX_WORKERS)``: the parent process and
+            ``num_workers - 1`` worker processes.
         num_shards: Shards of tables (``None``: ``num_workers``); at least ``num_workers``,
             at most ``num_envs``. The games depend on it, not on ``num_workers``.
         shared_observations: Return the observations as views of the shared block instead
@@ -215,6 +223,8 @@ class ShardedUnoVecEnv(MaskedVecEnv):
         self._dim = int(obs_space.shape[0])
         self._seed = self.seed_or_entropy(checked_seed(seed))
         self.shards = shard_bounds(n, shards)
+        self._remote = range(1, workers)  # the workers that are processes
+        self._mask_rows = np.arange(n, dtype=np.int64) * int(action_space().n)
         groups = shard_bounds(shards, workers)
         self.worker_tables = [(self.shards[a][0], self.shards[b - 1][1]) for a, b in groups]
         layout = SharedLayout.build(n, self._dim, workers)
@@ -250,6 +260,7 @@ class ShardedUnoVecEnv(MaskedVecEnv):
         seat: int | Literal["random"] = (
             int(learner_seat) if isinstance(learner_seat, (int, np.integer)) else learner_seat
         )
+        local: WorkerSpec | None = None
         for index, (a, b) in enumerate(groups):
             spec = WorkerSpec(
                 index=index,
@@ -264,8 +275,14 @@ class ShardedUnoVecEnv(MaskedVecEnv):
                 learner_seat=seat,
                 reward=reward,
             )
-            self._workers.start(ctx, spec)
-        for index in range(self.num_workers):
+            if index == 0:
+                local = spec
+            else:
+                self._workers.start(ctx, spec)
+        assert local is not None
+        # Built while the worker processes start: its errors are raised here as they are.
+        self._workers.local = ShardGroup(local, self._views)
+        for index in self._remote:
             self._receive(index, "starting")
 
     # ------------------------------------------------------------------ talking to workers
@@ -317,9 +334,19 @@ class ShardedUnoVecEnv(MaskedVecEnv):
             self._owed.discard(index)
 
     def _run(
-        self, command: int, doing: str, message: tuple[Any, ...] | None = None
+        self,
+        command: int,
+        doing: str,
+        message: tuple[Any, ...] | None = None,
+        meanwhile: Callable[[], object] | None = None,
+        observations: npt.NDArray[np.float32] | None = None,
     ) -> list[object]:
         """Give every worker ``command`` and wait for all; raise the first worker's error.
+
+        ``meanwhile`` runs in this process once its own shards are done, before it waits for
+        the worker processes (work that would otherwise wait until they are done). A step of
+        this process's own shards writes their observations into ``observations`` (None: the
+        block).
 
         Returns:
             The workers' answers to a ``CALL``, in worker order (none for a step).
@@ -336,15 +363,27 @@ class ShardedUnoVecEnv(MaskedVecEnv):
         views["command"][:] = command
         views["status"][:] = OK
         views["buffer"][0] = self._buffer
-        for index in range(self.num_workers):
+        for index in self._remote:
             if message is not None:
                 self._workers.conns[index].send(message)
             self._owed.add(index)
             self._workers.go[index].release()
-        self._wait(range(self.num_workers), doing)
+        local = self._workers.local
+        assert local is not None
         first: BaseException | None = None
-        answers = []
-        for index in range(self.num_workers):
+        answers: list[object] = []
+        try:  # the parent's own group, while the processes play theirs
+            if command == CALL:
+                assert message is not None
+                answers.append(local.command(message))
+            else:
+                local.step(observations)
+        except Exception as err:
+            first = err
+        if meanwhile is not None and first is None:
+            meanwhile()
+        self._wait(self._remote, doing)
+        for index in self._remote:
             if command == CALL or views["status"][index] == FAILED:
                 try:
                     answers.append(self._receive(index, doing))
@@ -356,20 +395,35 @@ class ShardedUnoVecEnv(MaskedVecEnv):
             raise first
         return answers
 
-    def _guarded(self, command: int, doing: str, message: tuple[Any, ...] | None = None) -> None:
+    def _guarded(
+        self,
+        command: int,
+        doing: str,
+        message: tuple[Any, ...] | None = None,
+        meanwhile: Callable[[], object] | None = None,
+        observations: npt.NDArray[np.float32] | None = None,
+    ) -> None:
         """:meth:`_run` a command that changes the games: a worker's error stops the env
         until ``reset()`` (some shards may have played, others not)."""
         try:
-            self._run(command, doing, message)
+            self._run(command, doing, message, meanwhile, observations)
         except Exception as err:
             if not isinstance(err, WorkerError):
                 self._stopped = f"stopped after an error ({type(err).__name__}: {err})"
             raise
 
-    def _observations(self) -> npt.NDArray[np.float32]:
-        obs = self._views["obs"][self._buffer]
+    def _observations(self, own: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float32]:
+        """This step's observations: a view of the block's current buffer (which the next
+        step leaves alone), or a new array; ``own`` already holds this process's rows."""
+        block = self._views["obs"][self._buffer]
         self._buffer ^= 1
-        return obs if self.shared_observations else obs.copy()
+        if self.shared_observations:
+            return block
+        if own is None:
+            return block.copy()
+        end = self.worker_tables[0][1]
+        own[end:] = block[end:]  # the worker processes' rows; this process's are in place
+        return own
 
     # ------------------------------------------------------------------ core API
 
@@ -405,7 +459,7 @@ class ShardedUnoVecEnv(MaskedVecEnv):
                 f"the env is {self._stopped}: call reset() before stepping again"
             )
         views = self._views
-        legal = views["masks"][np.arange(self.num_envs), actions]
+        legal = views["masks"].reshape(-1)[self._mask_rows + actions]  # masks[env, action]
         if not legal.all():
             env = int(np.flatnonzero(~legal)[0])
             allowed = np.flatnonzero(views["masks"][env]).tolist()
@@ -415,19 +469,34 @@ class ShardedUnoVecEnv(MaskedVecEnv):
             )
         views["actions"][:] = actions
         self._stopped = "interrupted in the middle of a step"
-        self._guarded(STEP, "stepping")
+        infos: list[dict[str, Any]] = []
+
+        def new_infos() -> None:  # while the worker processes finish their shards
+            infos.extend([{} for _ in range(self.num_envs)])
+
+        # Without shared observations this process's shards encode straight into the
+        # returned array, and only the worker processes' rows are copied from the block.
+        own = None if self.shared_observations else np.empty((self.num_envs, self._dim), np.float32)
+        self._guarded(STEP, "stepping", meanwhile=new_infos, observations=own)
         self._stopped = None
-        obs = self._observations()
+        obs = self._observations(own)
         dones = views["dones"].copy()
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        for game in np.flatnonzero(views["finished"]).tolist():
-            infos[game]["terminal_observation"] = views["terminal"][game].copy()
-            infos[game]["TimeLimit.truncated"] = bool(views["truncated"][game])
+        finished = np.flatnonzero(views["finished"])
+        if finished.size:
+            terminal = views["terminal"][finished]  # one copy; each info holds a row of it
+            truncated = views["truncated"][finished].tolist()
+            for row, game in enumerate(finished.tolist()):
+                infos[game]["terminal_observation"] = terminal[row]
+                infos[game]["TimeLimit.truncated"] = truncated[row]
         return obs, views["rewards"].copy(), dones, infos
 
     def mask_rows(self, indices: list[int]) -> npt.NDArray[np.bool_]:
         """The learners' legal actions in the games ``indices``, (len(indices), 80) bool."""
         return self._views["masks"][indices]
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The learners' legal actions, (num_envs, 80) bool (a copy, taken whole)."""
+        return self._views["masks"].copy()
 
     def update_opponents(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """Call ``fn(opponents, *args)`` in every worker, once per shard's opponents.

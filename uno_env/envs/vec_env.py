@@ -282,8 +282,10 @@ class UnoVecEnv(MaskedVecEnv):
             raise RuntimeError("step_wait() without step_async(): call step(actions)")
         actions, self._actions = self._actions, None
         out = self.tables.step(actions)
-        dones = out.terminated | out.truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if not out.finished.size:  # most steps at small sizes: no hand ended
+            return out.observations, out.rewards, np.zeros(self.num_envs, dtype=bool), infos
+        dones = out.terminated | out.truncated
         for row, game in enumerate(out.finished.tolist()):
             infos[game]["terminal_observation"] = out.terminal_observations[row]
             infos[game]["TimeLimit.truncated"] = bool(out.truncated[game])
