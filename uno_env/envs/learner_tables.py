@@ -394,7 +394,7 @@ class LearnerTables:
             and actions.flags.c_contiguous
         ):
             self._obs = self._masks = None
-            self._compiled.encode_into(out)
+            self._compiled.outputs = out
             # One call: it clears ``reported`` first, and with the schedule it deals the
             # next hands too.
             status = self._play_compiled(actions, self._autoreset)
@@ -412,21 +412,22 @@ class LearnerTables:
                 raise
         rewards = np.zeros(n, dtype=np.float32)
         ended = np.zeros((2, n), dtype=bool)  # one allocation: terminated, truncated
-        result = LearnerStep(
-            observations=_NO_OBSERVATIONS,
-            rewards=rewards,
-            terminated=ended[0],
-            truncated=ended[1],
-            finished=_NO_GAMES,
-            terminal_observations=_NO_OBSERVATIONS,
-        )
         if status == WAITING:  # the whole step was one compiled call
             buffers = self._compiled.buffers
-            if buffers.finished_count[0]:  # hands ended, paid and dealt again
-                finished = result.finished = buffers.finished.copy()
-                rewards[finished] = buffers.rewards[finished]
-                ended[:, finished] = buffers.ends[:, finished]
-                result.terminal_observations = buffers.terminal[finished]
+            if self.autoreset and not buffers.finished_count[0]:  # no hand ended
+                self._stopped = None
+                assert self._obs is not None
+                return LearnerStep(
+                    self._obs, rewards, ended[0], ended[1], _NO_GAMES, _NO_OBSERVATIONS
+                )
+        result = LearnerStep(
+            _NO_OBSERVATIONS, rewards, ended[0], ended[1], _NO_GAMES, _NO_OBSERVATIONS
+        )
+        if status == WAITING:  # hands ended, paid and dealt again in the compiled call
+            finished = result.finished = buffers.finished.copy()
+            rewards[finished] = buffers.rewards[finished]
+            ended[:, finished] = buffers.ends[:, finished]
+            result.terminal_observations = buffers.terminal[finished]
             self._stopped = None  # only now: an interruption above would lose the payouts
         else:
             self._advance_or_stop(np.zeros(n, dtype=bool), result, compiled, status)

@@ -252,6 +252,10 @@ class CompiledOpponents:
     Attributes:
         buffers: The loop's work space; the tables read and write its ``reported`` rows and
             read its ``terminal`` rows between calls.
+        outputs: Where the next call that returns :data:`~uno_env.learner_kernel.WAITING`
+            encodes the learners' observations, (B, OBS_DIM) float32, and masks, (B, 80)
+            bool (C-ordered rows; a shared block's, say); ``None`` (what such a call leaves):
+            new arrays, allocated when needed.
     """
 
     def __init__(self, num_games: int, pooled: bool) -> None:
@@ -261,7 +265,7 @@ class CompiledOpponents:
         self._bots: npt.NDArray[np.int64] | None = None
         self._generators = _no_generators()
         self._plan_of: list[tuple[object, object]] = []
-        self._outputs: tuple[ObsArray, MaskArray] | None = None
+        self.outputs: tuple[ObsArray, MaskArray] | None = None
         self._bound: BoundAdvance | None = None
 
     def __getstate__(self) -> dict[str, object]:
@@ -298,12 +302,6 @@ class CompiledOpponents:
         self._plan_of = current
         return self._bots is not None
 
-    def encode_into(self, outputs: tuple[ObsArray, MaskArray] | None) -> None:
-        """Where the next call that returns :data:`~uno_env.learner_kernel.WAITING` encodes
-        the learners' observations, (B, OBS_DIM) float32, and masks, (B, 80) bool (C-ordered
-        rows; a shared block's, say). ``None``: new arrays, allocated when needed."""
-        self._outputs = outputs
-
     def advance(
         self,
         rules: Rules,
@@ -331,12 +329,12 @@ class CompiledOpponents:
             observations and (read-only) masks, which then belong to the caller.
         """
         assert self._bots is not None, "advance() before plays() accepted the policies"
-        if self._outputs is None:
-            self._outputs = (
+        if self.outputs is None:
+            self.outputs = (
                 np.empty((self.num_games, OBS_DIM), dtype=np.float32),
                 np.empty((self.num_games, C.NUM_ACTIONS), dtype=np.bool_),
             )
-        obs, masks = self._outputs
+        obs, masks = self.outputs
         bound = self._bound
         if (
             bound is None
@@ -351,6 +349,6 @@ class CompiledOpponents:
         status = bound(actions, obs, masks)
         if status != WAITING:
             return status, None
-        masks.flags.writeable = False
-        self._outputs = None
+        masks.setflags(write=False)
+        self.outputs = None
         return status, (obs, masks)
