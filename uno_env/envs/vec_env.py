@@ -284,7 +284,7 @@ class UnoVecEnv(MaskedVecEnv):
         out = self.tables.step(actions)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if not out.finished.size:  # most steps at small sizes: no hand ended
-            return out.observations, out.rewards, np.zeros(self.num_envs, dtype=bool), infos
+            return out.observations, out.rewards, out.terminated, infos  # all False, new
         dones = out.terminated | out.truncated
         for row, game in enumerate(out.finished.tolist()):
             infos[game]["terminal_observation"] = out.terminal_observations[row]
