@@ -38,6 +38,7 @@ TABLE_END = "<!-- end of table -->"
 GUIDES_WITH_TABLES = (
     "bots.md",
     "distributed.md",
+    "envs.md",
     "llm.md",
     "rlcard_uno.md",
     "search.md",
