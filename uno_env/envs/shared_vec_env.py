@@ -1,5 +1,5 @@
 """``ShardedUnoVecEnv``: the tables of a :class:`~uno_env.envs.vec_env.UnoVecEnv` spread over
-worker processes, one shared-memory block between them.
+your process and worker processes, one shared-memory block between them.
 
 The ``num_envs`` tables are cut into ``num_shards`` contiguous shards (as even as possible),
 and the shards into ``num_workers`` contiguous groups, one per worker. Worker 0 is the
@@ -26,7 +26,7 @@ step. Each worker process also has a pipe for the rare commands (a reset with ne
 change of the opponents, an error's report). What a worker runs, and the parent's handle on
 the processes, is :mod:`uno_env.envs.shard_workers`.
 
-**Opponents** must be built inside the workers: give them as something that pickles (a
+**Opponents** are built inside each worker (yours too): give them as something that pickles (a
 :class:`~uno_env.policy.PolicyFactory` of a bot, ``None`` for the random bot, a pool of
 factories) or as an :class:`OpponentsRecipe`, a picklable function and its arguments (names,
 paths) that builds them there. Each shard builds its own. :meth:`ShardedUnoVecEnv.update_opponents`
