@@ -412,18 +412,17 @@ class LearnerTables:
                 raise
         rewards = np.zeros(n, dtype=np.float32)
         ended = np.zeros((2, n), dtype=bool)  # one allocation: terminated, truncated
-        if status == WAITING:  # the whole step was one compiled call
-            buffers = self._compiled.buffers
-            if self.autoreset and not buffers.finished_count[0]:  # no hand ended
-                self._stopped = None
-                assert self._obs is not None
-                return LearnerStep(
-                    self._obs, rewards, ended[0], ended[1], _NO_GAMES, _NO_OBSERVATIONS
-                )
+        if status == WAITING and not self._compiled.buffers.finished_count[0]:
+            # The whole step was one compiled call and no hand ended (the common step).
+            self._stopped = None
+            assert self._obs is not None
+            terminal = _NO_OBSERVATIONS if self.autoreset else self._obs[:0]
+            return LearnerStep(self._obs, rewards, ended[0], ended[1], _NO_GAMES, terminal)
         result = LearnerStep(
             _NO_OBSERVATIONS, rewards, ended[0], ended[1], _NO_GAMES, _NO_OBSERVATIONS
         )
         if status == WAITING:  # hands ended, paid and dealt again in the compiled call
+            buffers = self._compiled.buffers
             finished = result.finished = buffers.finished.copy()
             rewards[finished] = buffers.rewards[finished]
             ended[:, finished] = buffers.ends[:, finished]
