@@ -301,6 +301,7 @@ class LearnerTables:
             if isinstance(policy, Resettable):
                 policy.reset()
         self._stopped = _MIDWAY  # until the opponents have played up to the learner
+        self._compiled.outputs = None  # new arrays, not those of a step cut short
         self._assign_hands(games, key_arr, seat_arr)
         self._state = core.init(self.rules, keys=self._keys)
         self._advance_or_stop(
